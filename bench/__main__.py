@@ -1,0 +1,55 @@
+"""Run every benchmark and print one table; write ``bench/results.json``.
+
+Usage: ``python -m bench [--quick] [--only NAME ...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+import sys
+from pathlib import Path
+
+from bench.harness import Figure
+
+
+def _modules() -> list[str]:
+    here = Path(__file__).parent
+    return sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller sizes")
+    parser.add_argument("--only", nargs="*", default=None, help="module names (bench_*)")
+    args = parser.parse_args()
+
+    figures: list[Figure] = []
+    for name in _modules():
+        if args.only and name not in args.only:
+            continue
+        print(f"== {name}", file=sys.stderr, flush=True)
+        module = importlib.import_module(f"bench.{name}")
+        figures.extend(module.run(quick=args.quick))
+
+    header = f"{'figure':<6} {'what':<58} {'value':>14} {'baseline':>14} {'ratio':>8} {'goal':>8}"
+    print(header)
+    print("-" * len(header))
+    for f in figures:
+        value = f"{f.value.median:.4g} {f.value.unit}"
+        base = f"{f.baseline.median:.4g} {f.baseline.unit}"
+        mark = "ok" if f.met else "MISS"
+        print(
+            f"{f.key:<6} {f.title[:58]:<58} {value:>14} {base:>14} {f.ratio:>8.3f}"
+            f" {f.goal:>8} {mark}"
+        )
+    out = Path(__file__).parent / "results.json"
+    out.write_text(json.dumps([f.as_dict() for f in figures], indent=2) + "\n")
+    print(f"\nwritten: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""The catalog domain: descriptors, commands, update entries and the versioned ``Catalog``.
+
+Owns: ``Catalog`` (one immutable version), descriptors, ``commands`` (what users ask for),
+``entries`` (the deltas the log stores), ``prepare`` (command batch → entries), events,
+marshalling. Later: ``CatalogService`` (reads), ``CatalogManager`` (writes), ``CatalogNode``.
+
+May import: updatelog, schemasync. Never imports api or spark.
+"""
+
+from catalog import commands
+from catalog.catalog import Catalog
+from catalog.column_types import ColumnType
+from catalog.descriptors import (
+    Collation,
+    ColumnDescriptor,
+    IndexColumn,
+    IndexDescriptor,
+    IndexKind,
+    IndexStatus,
+    SchemaDescriptor,
+    TableDescriptor,
+    TableVersion,
+    ZoneDescriptor,
+)
+from catalog.entries import UpdateEntry
+from catalog.errors import (
+    AlreadyExistsError,
+    CatalogError,
+    ConcurrentUpdateError,
+    ErrorCode,
+    NotFoundError,
+    ValidationError,
+    VersionCompactedError,
+)
+from catalog.events import CatalogEvent
+from catalog.prepare import Prepared, apply_entries, prepare
+from catalog.update import RequestOutcome, VersionedUpdate
+
+__all__ = [
+    "AlreadyExistsError",
+    "Catalog",
+    "CatalogError",
+    "CatalogEvent",
+    "Collation",
+    "ColumnDescriptor",
+    "ColumnType",
+    "ConcurrentUpdateError",
+    "ErrorCode",
+    "IndexColumn",
+    "IndexDescriptor",
+    "IndexKind",
+    "IndexStatus",
+    "NotFoundError",
+    "Prepared",
+    "RequestOutcome",
+    "SchemaDescriptor",
+    "TableDescriptor",
+    "TableVersion",
+    "UpdateEntry",
+    "ValidationError",
+    "VersionCompactedError",
+    "VersionedUpdate",
+    "ZoneDescriptor",
+    "apply_entries",
+    "commands",
+    "prepare",
+]

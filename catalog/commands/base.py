@@ -1,0 +1,122 @@
+"""The contract every command follows, and the checks commands share.
+
+A command is validated in two steps, as in Ignite 3: its shape when it is built (pydantic
+validators: names, duplicates, ranges), and its meaning against the catalog in ``entries``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field
+
+from catalog.catalog import Catalog
+from catalog.descriptors import SchemaDescriptor
+from catalog.descriptors.schemas import SYSTEM_SCHEMAS
+from catalog.entries.base import EntryBase
+from catalog.errors import AlreadyExistsError, ErrorCode, ValidationError
+from catalog.model import Model
+
+MAX_NAME_LENGTH = 128
+
+
+def check_name(name: str) -> str:
+    """Check an object name: 1..128 characters, no control characters. Names are case-sensitive.
+
+    Raises:
+        ValidationError: the name is empty, too long, or contains a control character.
+    """
+    if not name:
+        raise ValidationError("a name must not be empty")
+    if len(name) > MAX_NAME_LENGTH:
+        raise ValidationError(f"a name must be at most {MAX_NAME_LENGTH} characters: {name!r}")
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        raise ValidationError(f"a name must not contain control characters: {name!r}")
+    return name
+
+
+Name = Annotated[str, AfterValidator(check_name)]
+"""An object name, checked by ``check_name``."""
+
+
+def unique(values: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """Return ``values`` if they hold no duplicates.
+
+    Raises:
+        ValidationError: a value occurs twice.
+    """
+    seen: set[str] = set()
+    for v in values:
+        if v in seen:
+            raise ValidationError(f"duplicate {what}: {v}")
+        seen.add(v)
+    return values
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateContext:
+    """What a command sees: the catalog before its batch and the one updated so far.
+
+    ``catalog`` already holds the effects of the earlier commands of the same batch;
+    ``base`` does not (an index created in the same batch as its table starts AVAILABLE).
+    """
+
+    base: Catalog
+    catalog: Catalog
+
+
+class CommandBase(Model):
+    """A DDL command. Subclasses declare a stable ``op: Literal[...]`` tag and ``entries``."""
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:
+        """Validate against ``ctx.catalog`` and return the update entries (empty: no-op).
+
+        Raises:
+            CatalogError: with a stable code, when the command does not fit the catalog.
+        """
+        raise NotImplementedError(type(self).__name__)  # every concrete command overrides it
+
+
+def SchemaField() -> Any:
+    """Declare the ``schema`` field (stored as ``schema_``; see ``Model``), default PUBLIC."""
+    return Field(default="PUBLIC", alias="schema")
+
+
+def user_schema(catalog: Catalog, name: str) -> SchemaDescriptor:
+    """Return schema ``name`` for user DDL: it must exist and not be a system schema.
+
+    Raises:
+        NotFoundError: SCHEMA_NOT_FOUND.
+        ValidationError: the schema is a system schema.
+    """
+    schema = catalog.schema(name)
+    if schema.name in SYSTEM_SCHEMAS:
+        raise ValidationError(f"objects in system schema {schema.name} cannot be changed")
+    return schema
+
+
+def ensure_relation_name_free(catalog: Catalog, schema: SchemaDescriptor, name: str) -> None:
+    """Check that no table or alive index of ``schema`` is named ``name`` (one namespace).
+
+    Raises:
+        AlreadyExistsError: TABLE_EXISTS or INDEX_EXISTS, after what holds the name.
+    """
+    if catalog.find_table(schema.name, name) is not None:
+        raise AlreadyExistsError(
+            f"table {schema.name}.{name} already exists", code=ErrorCode.TABLE_EXISTS
+        )
+    if catalog.find_index(schema.name, name) is not None:
+        raise AlreadyExistsError(
+            f"index {schema.name}.{name} already exists", code=ErrorCode.INDEX_EXISTS
+        )
+
+
+def pk_index_name(table_name: str) -> str:
+    """Return the name of a table's primary-key index, ``<TABLE>_PK``.
+
+    Raises:
+        ValidationError: the resulting name would be longer than the name limit.
+    """
+    return check_name(f"{table_name}_PK")

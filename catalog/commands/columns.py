@@ -1,0 +1,204 @@
+"""Column definitions and the commands that change a table's columns."""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import Field, model_validator
+
+from catalog.column_types import (
+    ColumnType,
+    DefaultValue,
+    check_widening,
+    normalize_default,
+    resolve_params,
+)
+from catalog.commands.base import (
+    CommandBase,
+    Name,
+    SchemaField,
+    UpdateContext,
+    unique,
+    user_schema,
+)
+from catalog.descriptors import ColumnDescriptor, TableDescriptor
+from catalog.entries import AlterColumnEntry, DropColumnsEntry, EntryBase, NewColumnsEntry
+from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
+from catalog.model import Model
+
+
+class Column(Model):
+    """A column definition as users write it; parameters left out get the type's defaults."""
+
+    name: Name
+    type: ColumnType
+    nullable: bool = True
+    precision: int | None = None
+    scale: int | None = None
+    length: int | None = None
+    default: DefaultValue | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        self.to_descriptor(0)
+        return self
+
+    def to_descriptor(self, column_id: int) -> ColumnDescriptor:
+        """Return the stored column with id ``column_id``, parameters and default resolved.
+
+        Raises:
+            ValidationError: bad parameters or a default that does not fit the type.
+        """
+        params = resolve_params(self.type, self.precision, self.scale, self.length)
+        default = None if self.default is None else normalize_default(params, self.default)
+        return ColumnDescriptor.model_construct(
+            id=column_id,
+            name=self.name,
+            type=self.type,
+            nullable=self.nullable,
+            precision=params.precision,
+            scale=params.scale,
+            length=params.length,
+            default=default,
+        )
+
+
+def _table(ctx: UpdateContext, schema: str, name: str) -> TableDescriptor:
+    return ctx.catalog.table(user_schema(ctx.catalog, schema).name, name)
+
+
+def _column(table: TableDescriptor, name: str) -> ColumnDescriptor:
+    column = table.column(name)
+    if column is None:
+        raise NotFoundError(
+            f"column {name} not found in table {table.name}", code=ErrorCode.COLUMN_NOT_FOUND
+        )
+    return column
+
+
+class AddColumnsCommand(CommandBase):
+    """``ALTER TABLE ... ADD COLUMN``: append columns; a NOT NULL one needs a constant default."""
+
+    op: Literal["add_columns"] = "add_columns"
+    schema_: Name = SchemaField()
+    table: Name
+    columns: tuple[Column, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        unique(tuple(c.name for c in self.columns), "column name")
+        for c in self.columns:
+            if not c.nullable and c.default is None:
+                raise ValidationError(f"NOT NULL column {c.name} needs a default value")
+        return self
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        table = _table(ctx, self.schema_, self.table)
+        for c in self.columns:
+            if table.column(c.name) is not None:
+                raise AlreadyExistsError(
+                    f"column {c.name} already exists in table {table.name}",
+                    code=ErrorCode.COLUMN_EXISTS,
+                )
+        first = table.next_column_id
+        columns = tuple(c.to_descriptor(first + i) for i, c in enumerate(self.columns))
+        return [NewColumnsEntry(table_id=table.id, columns=columns)]
+
+
+class DropColumnsCommand(CommandBase):
+    """``ALTER TABLE ... DROP COLUMN``: not a key column, not in an alive index, not all."""
+
+    op: Literal["drop_columns"] = "drop_columns"
+    schema_: Name = SchemaField()
+    table: Name
+    columns: tuple[Name, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        unique(self.columns, "column name")
+        return self
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        table = _table(ctx, self.schema_, self.table)
+        dropped = [_column(table, name) for name in self.columns]
+        indexed = {
+            column_id
+            for index in ctx.catalog.table_indexes(table.id)
+            if index.is_alive
+            for column_id in index.column_ids
+        }
+        for c in dropped:
+            if c.id in table.primary_key:
+                raise ValidationError(f"cannot drop primary-key column {c.name}")
+            if c.id in indexed:
+                raise ValidationError(f"cannot drop column {c.name}: an index uses it")
+        if len(dropped) == len(table.columns):
+            raise ValidationError(f"cannot drop every column of table {table.name}")
+        return [DropColumnsEntry(table_id=table.id, column_ids=tuple(c.id for c in dropped))]
+
+
+class AlterColumnCommand(CommandBase):
+    """``ALTER TABLE ... ALTER COLUMN``: widen the type, DROP NOT NULL, or set the default.
+
+    Fields left out are unchanged. ``default`` given as null drops the default.
+    """
+
+    op: Literal["alter_column"] = "alter_column"
+    schema_: Name = SchemaField()
+    table: Name
+    column: Name
+    type: ColumnType | None = None
+    precision: int | None = None
+    scale: int | None = None
+    length: int | None = None
+    nullable: bool | None = None
+    default: DefaultValue | None = None
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        table = _table(ctx, self.schema_, self.table)
+        old = _column(table, self.column)
+        new_type = self.type or old.type
+        same_type = new_type is old.type
+        params = resolve_params(
+            new_type,
+            self.precision
+            if self.precision is not None
+            else (old.precision if same_type else None),
+            self.scale if self.scale is not None else (old.scale if same_type else None),
+            self.length if self.length is not None else (old.length if same_type else None),
+        )
+        is_key = old.id in table.primary_key
+        if params != old.params:
+            if is_key:
+                raise ValidationError(
+                    f"cannot change the type of primary-key column {old.name}",
+                    code=ErrorCode.UNSUPPORTED_CHANGE,
+                )
+            check_widening(old.params, params)
+        nullable = old.nullable if self.nullable is None else self.nullable
+        if nullable and not old.nullable and is_key:
+            raise ValidationError(
+                f"cannot drop NOT NULL of primary-key column {old.name}",
+                code=ErrorCode.UNSUPPORTED_CHANGE,
+            )
+        if not nullable and old.nullable:
+            raise ValidationError(
+                f"cannot set NOT NULL on existing column {old.name}",
+                code=ErrorCode.UNSUPPORTED_CHANGE,
+            )
+        default = self.default if "default" in self.model_fields_set else old.default
+        if default is not None:
+            default = normalize_default(params, default)
+        new = old.model_copy(
+            update={
+                "type": params.type,
+                "precision": params.precision,
+                "scale": params.scale,
+                "length": params.length,
+                "nullable": nullable,
+                "default": default,
+            }
+        )
+        if new == old:
+            return []
+        return [AlterColumnEntry(table_id=table.id, column=new)]

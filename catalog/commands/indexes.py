@@ -1,0 +1,202 @@
+"""Commands that create, drop and rename indexes, and move them through their lifecycle."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal, Self
+
+from pydantic import Field, model_validator
+
+from catalog.commands.base import (
+    CommandBase,
+    Name,
+    SchemaField,
+    UpdateContext,
+    ensure_relation_name_free,
+    unique,
+    user_schema,
+)
+from catalog.descriptors import (
+    Collation,
+    IndexColumn,
+    IndexDescriptor,
+    IndexKind,
+    IndexStatus,
+)
+from catalog.entries import (
+    DropIndexEntry,
+    EntryBase,
+    MakeIndexAvailableEntry,
+    NewIndexEntry,
+    ObjectIdGenUpdateEntry,
+    RemoveIndexEntry,
+    RenameIndexEntry,
+    StartBuildingIndexEntry,
+)
+from catalog.errors import ErrorCode, NotFoundError, ValidationError
+from catalog.model import Model
+
+
+class IndexColumnSpec(Model):
+    """An indexed column with an optional collation (sorted indexes only)."""
+
+    name: Name
+    collation: Collation | None = None
+
+
+class CreateIndexCommand(CommandBase):
+    """``CREATE INDEX``: hash or sorted (default), optionally unique.
+
+    ``columns`` are names, or ``{"name": ..., "collation": ...}`` for sorted indexes
+    (default collation ASC_NULLS_FIRST). A unique index must contain every colocation column.
+    On an existing table the index starts REGISTERED and must be built; created in the same
+    batch as its table it starts AVAILABLE.
+    """
+
+    op: Literal["create_index"] = "create_index"
+    schema_: Name = SchemaField()
+    table: Name
+    name: Name
+    columns: tuple[Name | IndexColumnSpec, ...] = Field(min_length=1)
+    kind: IndexKind = IndexKind.SORTED
+    unique: bool = False
+    if_not_exists: bool = False
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        unique(tuple(spec.name for spec in self.column_specs), "index column")
+        if self.kind is IndexKind.HASH and any(s.collation for s in self.column_specs):
+            raise ValidationError("a hash index takes no collations")
+        return self
+
+    @property
+    def column_specs(self) -> tuple[IndexColumnSpec, ...]:
+        """Return the columns, each as an ``IndexColumnSpec``."""
+        return tuple(IndexColumnSpec(name=c) if isinstance(c, str) else c for c in self.columns)
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        cat = ctx.catalog
+        schema = user_schema(cat, self.schema_)
+        if cat.find_index(schema.name, self.name) is not None and self.if_not_exists:
+            return []
+        ensure_relation_name_free(cat, schema, self.name)
+        table = cat.table(schema.name, self.table)
+        columns: list[IndexColumn] = []
+        for spec in self.column_specs:
+            column = table.column(spec.name)
+            if column is None:
+                raise NotFoundError(
+                    f"column {spec.name} not found in table {table.name}",
+                    code=ErrorCode.COLUMN_NOT_FOUND,
+                )
+            collation = None
+            if self.kind is IndexKind.SORTED:
+                collation = spec.collation or Collation.ASC_NULLS_FIRST
+            columns.append(IndexColumn(column_id=column.id, collation=collation))
+        if self.unique:
+            indexed = {c.column_id for c in columns}
+            missing = [i for i in table.colocation_columns if i not in indexed]
+            if missing:
+                names = ", ".join(table.column_names(tuple(missing)))
+                raise ValidationError(
+                    f"a unique index must contain every colocation column; missing: {names}"
+                )
+        with_table = not ctx.base.has_table(table.id)  # created earlier in this same batch
+        index = IndexDescriptor(
+            id=cat.object_id_gen,
+            schema_id=schema.id,
+            table_id=table.id,
+            name=self.name,
+            kind=self.kind,
+            unique=self.unique,
+            columns=tuple(columns),
+            status=IndexStatus.AVAILABLE if with_table else IndexStatus.REGISTERED,
+            created_with_table=with_table,
+        )
+        return [NewIndexEntry(index=index), ObjectIdGenUpdateEntry(delta=1)]
+
+
+class DropIndexCommand(CommandBase):
+    """``DROP INDEX``: an AVAILABLE index moves to STOPPING; one never made available is removed.
+
+    The primary-key index cannot be dropped (drop the table instead).
+    """
+
+    op: Literal["drop_index"] = "drop_index"
+    schema_: Name = SchemaField()
+    name: Name
+    if_exists: bool = False
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        schema = user_schema(ctx.catalog, self.schema_)
+        index = ctx.catalog.find_index(schema.name, self.name)
+        if index is None:
+            if self.if_exists:
+                return []
+            raise NotFoundError(
+                f"index {schema.name}.{self.name} not found", code=ErrorCode.INDEX_NOT_FOUND
+            )
+        if ctx.catalog.table_by_id(index.table_id).pk_index_id == index.id:
+            raise ValidationError(f"cannot drop primary-key index {index.name}")
+        if index.status is IndexStatus.AVAILABLE:
+            return [DropIndexEntry(index_id=index.id)]
+        return [RemoveIndexEntry(index_id=index.id)]
+
+
+class RenameIndexCommand(CommandBase):
+    """``ALTER INDEX ... RENAME TO``."""
+
+    op: Literal["rename_index"] = "rename_index"
+    schema_: Name = SchemaField()
+    name: Name
+    new_name: Name
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        schema = user_schema(ctx.catalog, self.schema_)
+        index = ctx.catalog.index(schema.name, self.name)
+        ensure_relation_name_free(ctx.catalog, schema, self.new_name)
+        return [RenameIndexEntry(index_id=index.id, new_name=self.new_name)]
+
+
+class _IndexStatusCommand(CommandBase):
+    index_id: int
+    from_status: ClassVar[IndexStatus]
+
+    def _index(self, ctx: UpdateContext) -> IndexDescriptor:
+        index = ctx.catalog.index_by_id(self.index_id)
+        if index.status is not self.from_status:
+            raise ValidationError(
+                f"index {index.name} (id {index.id}) is {index.status}, "
+                f"expected {self.from_status}",
+                code=ErrorCode.INDEX_STATUS_CONFLICT,
+            )
+        return index
+
+
+class StartBuildingIndexCommand(_IndexStatusCommand):
+    """Move a REGISTERED index to BUILDING (issued by the index builder)."""
+
+    op: Literal["start_building_index"] = "start_building_index"
+    from_status: ClassVar[IndexStatus] = IndexStatus.REGISTERED
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        return [StartBuildingIndexEntry(index_id=self._index(ctx).id)]
+
+
+class MakeIndexAvailableCommand(_IndexStatusCommand):
+    """Move a BUILDING index to AVAILABLE (issued once the build finished)."""
+
+    op: Literal["make_index_available"] = "make_index_available"
+    from_status: ClassVar[IndexStatus] = IndexStatus.BUILDING
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        return [MakeIndexAvailableEntry(index_id=self._index(ctx).id)]
+
+
+class RemoveIndexCommand(_IndexStatusCommand):
+    """Remove a STOPPING index for good (issued once no reader can still use it)."""
+
+    op: Literal["remove_index"] = "remove_index"
+    from_status: ClassVar[IndexStatus] = IndexStatus.STOPPING
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        return [RemoveIndexEntry(index_id=self._index(ctx).id)]

@@ -1,0 +1,189 @@
+"""Commands that create, drop and rename tables."""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import Field, model_validator
+
+from catalog.commands.base import (
+    CommandBase,
+    Name,
+    SchemaField,
+    UpdateContext,
+    ensure_relation_name_free,
+    pk_index_name,
+    unique,
+    user_schema,
+)
+from catalog.commands.columns import Column
+from catalog.descriptors import (
+    Collation,
+    IndexColumn,
+    IndexDescriptor,
+    IndexKind,
+    IndexStatus,
+    TableDescriptor,
+    TableVersion,
+    ZoneDescriptor,
+)
+from catalog.descriptors.tables import INITIAL_TABLE_VERSION
+from catalog.entries import (
+    DropTableEntry,
+    EntryBase,
+    NewIndexEntry,
+    NewTableEntry,
+    ObjectIdGenUpdateEntry,
+    RemoveIndexEntry,
+    RenameIndexEntry,
+    RenameTableEntry,
+)
+from catalog.errors import ErrorCode, NotFoundError, ValidationError
+
+
+class CreateTableCommand(CommandBase):
+    """``CREATE TABLE``: columns, a NOT NULL primary key, colocation columns and a zone.
+
+    The primary-key index ``<TABLE>_PK`` is created AVAILABLE with the table. Colocation
+    columns default to the primary key; the zone defaults to the catalog's default zone.
+    """
+
+    op: Literal["create_table"] = "create_table"
+    schema_: Name = SchemaField()
+    name: Name
+    columns: tuple[Column, ...] = Field(min_length=1)
+    primary_key: tuple[Name, ...] = Field(min_length=1)
+    primary_key_kind: IndexKind = IndexKind.HASH
+    colocation_columns: tuple[Name, ...] | None = None
+    zone: Name | None = None
+    if_not_exists: bool = False
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        unique(tuple(c.name for c in self.columns), "column name")
+        unique(self.primary_key, "primary-key column")
+        by_name = {c.name: c for c in self.columns}
+        for name in self.primary_key:
+            column = by_name.get(name)
+            if column is None:
+                raise ValidationError(f"primary-key column {name} is not a column of the table")
+            if column.nullable:
+                raise ValidationError(f"primary-key column {name} must be NOT NULL")
+        if self.colocation_columns is not None:
+            if not self.colocation_columns:
+                raise ValidationError("colocation columns must not be empty")
+            unique(self.colocation_columns, "colocation column")
+            for name in self.colocation_columns:
+                if name not in self.primary_key:
+                    raise ValidationError(f"colocation column {name} is not a primary-key column")
+        pk_index_name(self.name)
+        return self
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        cat = ctx.catalog
+        schema = user_schema(cat, self.schema_)
+        if cat.find_table(schema.name, self.name) is not None and self.if_not_exists:
+            return []
+        ensure_relation_name_free(cat, schema, self.name)
+        pk_name = pk_index_name(self.name)
+        ensure_relation_name_free(cat, schema, pk_name)
+        zone = self._zone(ctx)
+
+        table_id, pk_index_id = cat.object_id_gen, cat.object_id_gen + 1
+        columns = tuple(c.to_descriptor(i) for i, c in enumerate(self.columns))
+        ids = {c.name: c.id for c in columns}
+        primary_key = tuple(ids[n] for n in self.primary_key)
+        table = TableDescriptor(
+            id=table_id,
+            schema_id=schema.id,
+            name=self.name,
+            zone_id=zone.id,
+            pk_index_id=pk_index_id,
+            primary_key=primary_key,
+            colocation_columns=tuple(ids[n] for n in self.colocation_columns or self.primary_key),
+            next_column_id=len(columns),
+            versions=(TableVersion(version=INITIAL_TABLE_VERSION, columns=columns),),
+        )
+        sorted_pk = self.primary_key_kind is IndexKind.SORTED
+        pk_index = IndexDescriptor(
+            id=pk_index_id,
+            schema_id=schema.id,
+            table_id=table_id,
+            name=pk_name,
+            kind=self.primary_key_kind,
+            unique=True,
+            columns=tuple(
+                IndexColumn(column_id=i, collation=Collation.ASC_NULLS_FIRST if sorted_pk else None)
+                for i in primary_key
+            ),
+            status=IndexStatus.AVAILABLE,
+            created_with_table=True,
+        )
+        return [
+            NewTableEntry(table=table),
+            NewIndexEntry(index=pk_index),
+            ObjectIdGenUpdateEntry(delta=2),
+        ]
+
+    def _zone(self, ctx: UpdateContext) -> ZoneDescriptor:
+        if self.zone is not None:
+            return ctx.catalog.zone(self.zone)
+        zone = ctx.catalog.default_zone()
+        if zone is None:
+            raise NotFoundError("no zone given and no default zone", code=ErrorCode.ZONE_NOT_FOUND)
+        return zone
+
+
+class DropTableCommand(CommandBase):
+    """``DROP TABLE``: removes the table and every one of its indexes."""
+
+    op: Literal["drop_table"] = "drop_table"
+    schema_: Name = SchemaField()
+    name: Name
+    if_exists: bool = False
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        schema = user_schema(ctx.catalog, self.schema_)
+        table = ctx.catalog.find_table(schema.name, self.name)
+        if table is None:
+            if self.if_exists:
+                return []
+            raise NotFoundError(
+                f"table {schema.name}.{self.name} not found", code=ErrorCode.TABLE_NOT_FOUND
+            )
+        return drop_table_entries(ctx, table)
+
+
+def drop_table_entries(ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:
+    """Return the entries that remove ``table`` and all of its indexes (any status)."""
+    entries: list[EntryBase] = [
+        RemoveIndexEntry(index_id=index.id) for index in ctx.catalog.table_indexes(table.id)
+    ]
+    entries.append(DropTableEntry(table_id=table.id))
+    return entries
+
+
+class RenameTableCommand(CommandBase):
+    """``ALTER TABLE ... RENAME TO``: renames the table and its primary-key index."""
+
+    op: Literal["rename_table"] = "rename_table"
+    schema_: Name = SchemaField()
+    name: Name
+    new_name: Name
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        pk_index_name(self.new_name)
+        return self
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        cat = ctx.catalog
+        schema = user_schema(cat, self.schema_)
+        table = cat.table(schema.name, self.name)
+        ensure_relation_name_free(cat, schema, self.new_name)
+        pk_name = pk_index_name(self.new_name)
+        ensure_relation_name_free(cat, schema, pk_name)
+        return [
+            RenameTableEntry(table_id=table.id, new_name=self.new_name),
+            RenameIndexEntry(index_id=table.pk_index_id, new_name=pk_name),
+        ]

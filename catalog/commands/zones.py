@@ -1,0 +1,193 @@
+"""Commands that create, alter, rename and drop distribution zones."""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import Field, model_validator
+
+from catalog.commands.base import CommandBase, Name, UpdateContext, unique
+from catalog.descriptors import ZoneDescriptor
+from catalog.descriptors.zones import (
+    DEFAULT_FILTER,
+    DEFAULT_PARTITIONS,
+    DEFAULT_STORAGE_PROFILE,
+    MAX_PARTITIONS,
+    default_quorum,
+    quorum_range,
+)
+from catalog.entries import (
+    AlterZoneEntry,
+    DropZoneEntry,
+    EntryBase,
+    NewZoneEntry,
+    ObjectIdGenUpdateEntry,
+    SetDefaultZoneEntry,
+)
+from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
+
+
+def _check_quorum(replicas: int, quorum: int) -> None:
+    low, high = quorum_range(replicas)
+    if not low <= quorum <= high:
+        raise ValidationError(
+            f"quorum {quorum} is out of range [{low}, {high}] for {replicas} replica(s)"
+        )
+
+
+def _check_filter(node_filter: str) -> str:
+    # A node filter is a JSONPath over node attributes; we only accept the rooted form.
+    if not node_filter.startswith("$"):
+        raise ValidationError(
+            f"a node filter must be a JSONPath starting with '$': {node_filter!r}"
+        )
+    return node_filter
+
+
+def _ensure_zone_name_free(ctx: UpdateContext, name: str) -> None:
+    if ctx.catalog.find_zone(name) is not None:
+        raise AlreadyExistsError(f"zone {name} already exists", code=ErrorCode.ZONE_EXISTS)
+
+
+def _find_zone(ctx: UpdateContext, name: str, if_exists: bool) -> ZoneDescriptor | None:
+    zone = ctx.catalog.find_zone(name)
+    if zone is None and not if_exists:
+        raise NotFoundError(f"zone {name} not found", code=ErrorCode.ZONE_NOT_FOUND)
+    return zone
+
+
+class CreateZoneCommand(CommandBase):
+    """``CREATE ZONE``: partitions (fixed for life), replicas, quorum, profiles, node filter."""
+
+    op: Literal["create_zone"] = "create_zone"
+    name: Name
+    partitions: int = Field(default=DEFAULT_PARTITIONS, ge=1, le=MAX_PARTITIONS)
+    replicas: int = Field(default=1, ge=1)
+    quorum: int | None = Field(default=None, ge=1)
+    storage_profiles: tuple[Name, ...] = Field(default=(DEFAULT_STORAGE_PROFILE,), min_length=1)
+    filter: str = DEFAULT_FILTER
+    if_not_exists: bool = False
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.quorum is not None:
+            _check_quorum(self.replicas, self.quorum)
+        unique(self.storage_profiles, "storage profile")
+        _check_filter(self.filter)
+        return self
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        if ctx.catalog.find_zone(self.name) is not None and self.if_not_exists:
+            return []
+        _ensure_zone_name_free(ctx, self.name)
+        zone = ZoneDescriptor(
+            id=ctx.catalog.object_id_gen,
+            name=self.name,
+            partitions=self.partitions,
+            replicas=self.replicas,
+            quorum=self.quorum if self.quorum is not None else default_quorum(self.replicas),
+            storage_profiles=self.storage_profiles,
+            filter=self.filter,
+        )
+        return [NewZoneEntry(zone=zone), ObjectIdGenUpdateEntry(delta=1)]
+
+
+class AlterZoneCommand(CommandBase):
+    """``ALTER ZONE ... SET``: replicas, quorum, storage profiles, node filter.
+
+    Partitions cannot change. When replicas change and no quorum is given, the current quorum
+    is moved into the valid range for the new replica count.
+    """
+
+    op: Literal["alter_zone"] = "alter_zone"
+    name: Name
+    partitions: int | None = None
+    replicas: int | None = Field(default=None, ge=1)
+    quorum: int | None = Field(default=None, ge=1)
+    storage_profiles: tuple[Name, ...] | None = Field(default=None, min_length=1)
+    filter: str | None = None
+    if_exists: bool = False
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.partitions is not None:
+            raise ValidationError(
+                "the number of partitions of a zone cannot change",
+                code=ErrorCode.UNSUPPORTED_CHANGE,
+            )
+        if self.storage_profiles is not None:
+            unique(self.storage_profiles, "storage profile")
+        if self.filter is not None:
+            _check_filter(self.filter)
+        return self
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        zone = _find_zone(ctx, self.name, self.if_exists)
+        if zone is None:
+            return []
+        replicas = zone.replicas if self.replicas is None else self.replicas
+        if self.quorum is not None:
+            _check_quorum(replicas, self.quorum)
+            quorum = self.quorum
+        else:
+            low, high = quorum_range(replicas)
+            quorum = min(max(zone.quorum, low), high)
+        new = zone.model_copy(
+            update={
+                "replicas": replicas,
+                "quorum": quorum,
+                "storage_profiles": self.storage_profiles or zone.storage_profiles,
+                "filter": self.filter if self.filter is not None else zone.filter,
+            }
+        )
+        return [] if new == zone else [AlterZoneEntry(zone=new)]
+
+
+class RenameZoneCommand(CommandBase):
+    """``ALTER ZONE ... RENAME TO``."""
+
+    op: Literal["rename_zone"] = "rename_zone"
+    name: Name
+    new_name: Name
+    if_exists: bool = False
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        zone = _find_zone(ctx, self.name, self.if_exists)
+        if zone is None:
+            return []
+        _ensure_zone_name_free(ctx, self.new_name)
+        return [AlterZoneEntry(zone=zone.model_copy(update={"name": self.new_name}))]
+
+
+class DropZoneCommand(CommandBase):
+    """``DROP ZONE``: only a zone that holds no tables and is not the default."""
+
+    op: Literal["drop_zone"] = "drop_zone"
+    name: Name
+    if_exists: bool = False
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        zone = _find_zone(ctx, self.name, self.if_exists)
+        if zone is None:
+            return []
+        if ctx.catalog.default_zone_id == zone.id:
+            raise ValidationError(
+                f"zone {zone.name} is the default zone; set another default first",
+                code=ErrorCode.ZONE_IN_USE,
+            )
+        if ctx.catalog.zone_has_tables(zone.id):
+            raise ValidationError(f"zone {zone.name} holds tables", code=ErrorCode.ZONE_IN_USE)
+        return [DropZoneEntry(zone_id=zone.id)]
+
+
+class SetDefaultZoneCommand(CommandBase):
+    """``ALTER ZONE ... SET DEFAULT``: tables created without a zone go there."""
+
+    op: Literal["set_default_zone"] = "set_default_zone"
+    name: Name
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        zone = ctx.catalog.zone(self.name)
+        if ctx.catalog.default_zone_id == zone.id:
+            return []
+        return [SetDefaultZoneEntry(zone_id=zone.id)]

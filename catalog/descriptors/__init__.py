@@ -1,0 +1,28 @@
+"""Descriptors: the frozen pydantic models a catalog version is made of."""
+
+from catalog.descriptors.indexes import (
+    Collation,
+    IndexColumn,
+    IndexDescriptor,
+    IndexKind,
+    IndexStatus,
+)
+from catalog.descriptors.schemas import SchemaDescriptor
+from catalog.descriptors.tables import ColumnDescriptor, TableDescriptor, TableVersion
+from catalog.descriptors.zones import ZoneDescriptor
+
+Descriptor = SchemaDescriptor | TableDescriptor | IndexDescriptor | ZoneDescriptor
+
+__all__ = [
+    "Collation",
+    "ColumnDescriptor",
+    "Descriptor",
+    "IndexColumn",
+    "IndexDescriptor",
+    "IndexKind",
+    "IndexStatus",
+    "SchemaDescriptor",
+    "TableDescriptor",
+    "TableVersion",
+    "ZoneDescriptor",
+]

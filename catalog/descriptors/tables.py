@@ -1,0 +1,102 @@
+"""``TableDescriptor``, its ``ColumnDescriptor``s and the history of its schema versions."""
+
+from __future__ import annotations
+
+from catalog.column_types import ColumnType, DefaultValue, TypeParams
+from catalog.model import Model
+
+INITIAL_TABLE_VERSION = 1
+
+
+class ColumnDescriptor(Model):
+    """A column. Its ``id`` is unique within its table and never reused."""
+
+    id: int
+    name: str
+    type: ColumnType
+    nullable: bool = True
+    precision: int | None = None
+    scale: int | None = None
+    length: int | None = None
+    default: DefaultValue | None = None
+
+    @property
+    def params(self) -> TypeParams:
+        """Return the type with its parameters."""
+        return TypeParams(self.type, self.precision, self.scale, self.length)
+
+
+class TableVersion(Model):
+    """The columns of one schema version of a table."""
+
+    version: int
+    columns: tuple[ColumnDescriptor, ...]
+
+
+class TableDescriptor(Model):
+    """A table: where it lives, its key, and every schema version it has had.
+
+    ``versions[-1]`` is the current schema. The table's schema version starts at 1 and is
+    bumped only by column changes; renames and index changes leave it alone.
+    """
+
+    id: int
+    schema_id: int
+    name: str
+    zone_id: int
+    pk_index_id: int
+    primary_key: tuple[int, ...]
+    """Primary-key column ids, in key order."""
+    colocation_columns: tuple[int, ...]
+    """Column ids rows are partitioned by; a non-empty subset of the primary key."""
+    next_column_id: int
+    versions: tuple[TableVersion, ...]
+
+    @property
+    def schema_version(self) -> int:
+        """Return the current schema version."""
+        return self.versions[-1].version
+
+    @property
+    def columns(self) -> tuple[ColumnDescriptor, ...]:
+        """Return the columns of the current schema version."""
+        return self.versions[-1].columns
+
+    def column(self, name: str) -> ColumnDescriptor | None:
+        """Return the current column named ``name``, if any."""
+        for c in self.versions[-1].columns:
+            if c.name == name:
+                return c
+        return None
+
+    def column_by_id(self, column_id: int) -> ColumnDescriptor | None:
+        """Return the current column with id ``column_id``, if any."""
+        for c in self.versions[-1].columns:
+            if c.id == column_id:
+                return c
+        return None
+
+    def version(self, schema_version: int) -> TableVersion:
+        """Return the columns of one of this table's schema versions.
+
+        Raises:
+            KeyError: the table never had that schema version.
+        """
+        index = schema_version - self.versions[0].version
+        if 0 <= index < len(self.versions):
+            return self.versions[index]
+        raise KeyError(f"table {self.name} has no schema version {schema_version}")
+
+    def column_names(self, column_ids: tuple[int, ...]) -> list[str]:
+        """Return the current names of ``column_ids``, in order."""
+        by_id = {c.id: c.name for c in self.versions[-1].columns}
+        return [by_id[i] for i in column_ids]
+
+    def with_columns(
+        self, columns: tuple[ColumnDescriptor, ...], next_column_id: int
+    ) -> TableDescriptor:
+        """Return a copy with ``columns`` as a new schema version."""
+        new_version = TableVersion.model_construct(version=self.schema_version + 1, columns=columns)
+        return self.model_copy(
+            update={"versions": (*self.versions, new_version), "next_column_id": next_column_id}
+        )

@@ -1,0 +1,99 @@
+"""Update entries: the small deltas a command turns into, and that the log stores.
+
+``UpdateEntry`` is a discriminated union on the stable ``type`` tag.
+"""
+
+from typing import Annotated
+
+from pydantic import Field
+
+from catalog.entries.base import EntryBase
+from catalog.entries.ids import ObjectIdGenUpdateEntry
+from catalog.entries.indexes import (
+    DropIndexEntry,
+    MakeIndexAvailableEntry,
+    NewIndexEntry,
+    RemoveIndexEntry,
+    RenameIndexEntry,
+    StartBuildingIndexEntry,
+)
+from catalog.entries.schemas import DropSchemaEntry, NewSchemaEntry
+from catalog.entries.tables import (
+    AlterColumnEntry,
+    DropColumnsEntry,
+    DropTableEntry,
+    NewColumnsEntry,
+    NewTableEntry,
+    RenameTableEntry,
+)
+from catalog.entries.zones import AlterZoneEntry, DropZoneEntry, NewZoneEntry, SetDefaultZoneEntry
+
+ENTRY_TYPES: tuple[type[EntryBase], ...] = (
+    NewSchemaEntry,
+    DropSchemaEntry,
+    NewTableEntry,
+    DropTableEntry,
+    NewColumnsEntry,
+    AlterColumnEntry,
+    DropColumnsEntry,
+    RenameTableEntry,
+    NewIndexEntry,
+    StartBuildingIndexEntry,
+    MakeIndexAvailableEntry,
+    DropIndexEntry,
+    RemoveIndexEntry,
+    RenameIndexEntry,
+    NewZoneEntry,
+    AlterZoneEntry,
+    DropZoneEntry,
+    SetDefaultZoneEntry,
+    ObjectIdGenUpdateEntry,
+)
+
+UpdateEntry = Annotated[
+    NewSchemaEntry
+    | DropSchemaEntry
+    | NewTableEntry
+    | DropTableEntry
+    | NewColumnsEntry
+    | AlterColumnEntry
+    | DropColumnsEntry
+    | RenameTableEntry
+    | NewIndexEntry
+    | StartBuildingIndexEntry
+    | MakeIndexAvailableEntry
+    | DropIndexEntry
+    | RemoveIndexEntry
+    | RenameIndexEntry
+    | NewZoneEntry
+    | AlterZoneEntry
+    | DropZoneEntry
+    | SetDefaultZoneEntry
+    | ObjectIdGenUpdateEntry,
+    Field(discriminator="type"),
+]
+
+__all__ = [
+    "ENTRY_TYPES",
+    "AlterColumnEntry",
+    "AlterZoneEntry",
+    "DropColumnsEntry",
+    "DropIndexEntry",
+    "DropSchemaEntry",
+    "DropTableEntry",
+    "DropZoneEntry",
+    "EntryBase",
+    "MakeIndexAvailableEntry",
+    "NewColumnsEntry",
+    "NewIndexEntry",
+    "NewSchemaEntry",
+    "NewTableEntry",
+    "NewZoneEntry",
+    "ObjectIdGenUpdateEntry",
+    "RemoveIndexEntry",
+    "RenameIndexEntry",
+    "RenameTableEntry",
+    "SetDefaultZoneEntry",
+    "StartBuildingIndexEntry",
+    "UpdateEntry",
+]

@@ -1,0 +1,94 @@
+"""Update entries for tables and their columns."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from catalog.catalog import Catalog
+from catalog.descriptors import ColumnDescriptor, Descriptor, TableDescriptor
+from catalog.entries.base import EntryBase
+from catalog.events import CatalogEvent
+
+
+class NewTableEntry(EntryBase):
+    """Add a table (its primary-key index comes as a separate ``NewIndexEntry``)."""
+
+    type: Literal["new_table"] = "new_table"
+    table: TableDescriptor
+    event: ClassVar[CatalogEvent | None] = CatalogEvent.TABLE_CREATE
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        return catalog.with_table(self.table)
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
+        return self.table
+
+
+class DropTableEntry(EntryBase):
+    """Remove a table whose indexes were already removed."""
+
+    type: Literal["drop_table"] = "drop_table"
+    table_id: int
+    event: ClassVar[CatalogEvent | None] = CatalogEvent.TABLE_DROP
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        return catalog.without_table(self.table_id)
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
+        return before.table_by_id(self.table_id)
+
+
+class _TableAlterEntry(EntryBase):
+    table_id: int
+    event: ClassVar[CatalogEvent | None] = CatalogEvent.TABLE_ALTER
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:
+        return after.table_by_id(self.table_id)
+
+
+class NewColumnsEntry(_TableAlterEntry):
+    """Append columns (with ids already assigned) as a new schema version."""
+
+    type: Literal["new_columns"] = "new_columns"
+    columns: tuple[ColumnDescriptor, ...]
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        table = catalog.table_by_id(self.table_id)
+        next_id = max(table.next_column_id, *(c.id + 1 for c in self.columns))
+        return catalog.with_table(table.with_columns((*table.columns, *self.columns), next_id))
+
+
+class AlterColumnEntry(_TableAlterEntry):
+    """Replace one column (matched by id) as a new schema version."""
+
+    type: Literal["alter_column"] = "alter_column"
+    column: ColumnDescriptor
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        table = catalog.table_by_id(self.table_id)
+        columns = tuple(self.column if c.id == self.column.id else c for c in table.columns)
+        return catalog.with_table(table.with_columns(columns, table.next_column_id))
+
+
+class DropColumnsEntry(_TableAlterEntry):
+    """Remove columns by id as a new schema version."""
+
+    type: Literal["drop_columns"] = "drop_columns"
+    column_ids: tuple[int, ...]
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        table = catalog.table_by_id(self.table_id)
+        gone = set(self.column_ids)
+        columns = tuple(c for c in table.columns if c.id not in gone)
+        return catalog.with_table(table.with_columns(columns, table.next_column_id))
+
+
+class RenameTableEntry(_TableAlterEntry):
+    """Rename a table; its schema version stays."""
+
+    type: Literal["rename_table"] = "rename_table"
+    new_name: str
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        table = catalog.table_by_id(self.table_id)
+        return catalog.with_table(table.model_copy(update={"name": self.new_name}))

@@ -1,0 +1,66 @@
+"""Update entries for distribution zones."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from catalog.catalog import Catalog
+from catalog.descriptors import Descriptor, ZoneDescriptor
+from catalog.entries.base import EntryBase
+from catalog.events import CatalogEvent
+
+
+class NewZoneEntry(EntryBase):
+    """Add a zone."""
+
+    type: Literal["new_zone"] = "new_zone"
+    zone: ZoneDescriptor
+    event: ClassVar[CatalogEvent | None] = CatalogEvent.ZONE_CREATE
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        return catalog.with_zone(self.zone)
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
+        return self.zone
+
+
+class AlterZoneEntry(EntryBase):
+    """Replace a zone (matched by id) with its new descriptor; renames use it too."""
+
+    type: Literal["alter_zone"] = "alter_zone"
+    zone: ZoneDescriptor
+    event: ClassVar[CatalogEvent | None] = CatalogEvent.ZONE_ALTER
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        return catalog.with_zone(self.zone)
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
+        return self.zone
+
+
+class DropZoneEntry(EntryBase):
+    """Remove a zone that holds no tables and is not the default."""
+
+    type: Literal["drop_zone"] = "drop_zone"
+    zone_id: int
+    event: ClassVar[CatalogEvent | None] = CatalogEvent.ZONE_DROP
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        return catalog.without_zone(self.zone_id)
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
+        return before.zone_by_id(self.zone_id)
+
+
+class SetDefaultZoneEntry(EntryBase):
+    """Make a zone the default for tables created without one."""
+
+    type: Literal["set_default_zone"] = "set_default_zone"
+    zone_id: int
+    event: ClassVar[CatalogEvent | None] = CatalogEvent.SET_DEFAULT_ZONE
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        return catalog.with_default_zone(self.zone_id)
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
+        return after.zone_by_id(self.zone_id)

@@ -1,0 +1,111 @@
+"""Errors raised by the catalog.
+
+::
+
+    CatalogError
+    ├── ValidationError          VALIDATION_ERROR, UNSUPPORTED_CHANGE, SCHEMA_NOT_EMPTY,
+    │                            ZONE_IN_USE, INDEX_STATUS_CONFLICT
+    ├── NotFoundError            SCHEMA_NOT_FOUND, TABLE_NOT_FOUND, COLUMN_NOT_FOUND,
+    │                            INDEX_NOT_FOUND, ZONE_NOT_FOUND
+    ├── AlreadyExistsError       SCHEMA_EXISTS, TABLE_EXISTS, COLUMN_EXISTS, INDEX_EXISTS,
+    │                            ZONE_EXISTS
+    ├── ConcurrentUpdateError    CONCURRENT_UPDATE
+    └── VersionCompactedError    VERSION_COMPACTED
+
+Every error carries a stable machine-readable ``code`` (an ``ErrorCode``); the REST layer maps
+codes to HTTP statuses in one table. Codes are never renamed or reused.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+class ErrorCode(enum.StrEnum):
+    """Stable error codes of the catalog domain."""
+
+    VALIDATION_ERROR = "VALIDATION_ERROR"
+    UNSUPPORTED_CHANGE = "UNSUPPORTED_CHANGE"
+    SCHEMA_NOT_EMPTY = "SCHEMA_NOT_EMPTY"
+    ZONE_IN_USE = "ZONE_IN_USE"
+    INDEX_STATUS_CONFLICT = "INDEX_STATUS_CONFLICT"
+    SCHEMA_NOT_FOUND = "SCHEMA_NOT_FOUND"
+    TABLE_NOT_FOUND = "TABLE_NOT_FOUND"
+    COLUMN_NOT_FOUND = "COLUMN_NOT_FOUND"
+    INDEX_NOT_FOUND = "INDEX_NOT_FOUND"
+    ZONE_NOT_FOUND = "ZONE_NOT_FOUND"
+    SCHEMA_EXISTS = "SCHEMA_EXISTS"
+    TABLE_EXISTS = "TABLE_EXISTS"
+    COLUMN_EXISTS = "COLUMN_EXISTS"
+    INDEX_EXISTS = "INDEX_EXISTS"
+    ZONE_EXISTS = "ZONE_EXISTS"
+    CONCURRENT_UPDATE = "CONCURRENT_UPDATE"
+    VERSION_COMPACTED = "VERSION_COMPACTED"
+
+
+class CatalogError(Exception):
+    """Root of every error the catalog raises on purpose."""
+
+    default_code: ErrorCode = ErrorCode.VALIDATION_ERROR
+
+    def __init__(self, message: str, *, code: ErrorCode | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code: ErrorCode = code or self.default_code
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+
+class ValidationError(CatalogError, ValueError):
+    """A command is invalid by itself or against the current catalog.
+
+    Attributes:
+        details: per-field problems when the error comes from the shape of the input, each
+            ``{"loc": [...], "msg": "..."}``.
+    """
+
+    default_code = ErrorCode.VALIDATION_ERROR
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: ErrorCode | None = None,
+        details: Iterable[Mapping[str, Any]] = (),
+    ) -> None:
+        super().__init__(message, code=code)
+        self.details: list[dict[str, Any]] = [dict(d) for d in details]
+
+
+class NotFoundError(CatalogError):
+    """A named or numbered object does not exist."""
+
+    default_code = ErrorCode.TABLE_NOT_FOUND
+
+
+class AlreadyExistsError(CatalogError):
+    """An object with that name already exists in that namespace."""
+
+    default_code = ErrorCode.TABLE_EXISTS
+
+
+class ConcurrentUpdateError(CatalogError):
+    """Concurrent writers kept winning the compare-and-set; the bounded retries ran out."""
+
+    default_code = ErrorCode.CONCURRENT_UPDATE
+
+
+class VersionCompactedError(CatalogError):
+    """The requested catalog version is older than the snapshot and no longer kept."""
+
+    default_code = ErrorCode.VERSION_COMPACTED
+
+    def __init__(self, version: int, earliest_version: int) -> None:
+        super().__init__(
+            f"catalog version {version} was compacted; the earliest kept is {earliest_version}"
+        )
+        self.version = version
+        self.earliest_version = earliest_version

@@ -1,0 +1,4 @@
+"""Spark data plane: schemas at a timestamp and the ``catalog`` PySpark data source (Spark issue).
+
+May import: catalog (read side), schemasync, api (client). Nothing imports ``spark``.
+"""

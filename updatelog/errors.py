@@ -1,0 +1,66 @@
+"""Errors raised by the update log.
+
+::
+
+    UpdateLogError                      code
+    ├── VersionConflictError            VERSION_CONFLICT
+    ├── LogCompactedError               VERSION_COMPACTED
+    ├── StorageUnavailableError         STORAGE_UNAVAILABLE
+    ├── FormatError                     FORMAT_ERROR
+    ├── SettingsMismatchError           SETTINGS_MISMATCH
+    └── InvalidStoreUrlError            INVALID_STORE_URL
+
+Every error carries a stable ``code`` that the REST layer maps to an HTTP status.
+"""
+
+from __future__ import annotations
+
+
+class UpdateLogError(Exception):
+    """Root of every error the update log raises."""
+
+    code: str = "UPDATE_LOG_ERROR"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class VersionConflictError(UpdateLogError):
+    """A compare-and-set lost: someone else moved the guarded key first."""
+
+    code = "VERSION_CONFLICT"
+
+
+class LogCompactedError(UpdateLogError):
+    """The requested version is older than the snapshot and no longer retained."""
+
+    code = "VERSION_COMPACTED"
+
+    def __init__(self, message: str, *, earliest_version: int) -> None:
+        super().__init__(message)
+        self.earliest_version = earliest_version
+
+
+class StorageUnavailableError(UpdateLogError):
+    """The store did not answer within the bounded timeouts and retries."""
+
+    code = "STORAGE_UNAVAILABLE"
+
+
+class FormatError(UpdateLogError):
+    """A stored or received value is corrupted, or of an unknown or newer format version."""
+
+    code = "FORMAT_ERROR"
+
+
+class SettingsMismatchError(UpdateLogError):
+    """This node is configured differently from the cluster settings stored in the log."""
+
+    code = "SETTINGS_MISMATCH"
+
+
+class InvalidStoreUrlError(UpdateLogError):
+    """The store URL cannot be understood."""
+
+    code = "INVALID_STORE_URL"

@@ -1,0 +1,176 @@
+"""The ``UpdateLog`` protocol: versioned opaque payloads with CAS append, watch and snapshots.
+
+The log knows nothing about tables. It stores ``bytes`` under contiguous version numbers and
+guards every append with two compare-and-set conditions (the previous version and the safe
+time), exactly as design.md's "Storage" and "Time" sections describe.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+class AppendConflict(enum.Enum):
+    """Why an append did not commit."""
+
+    VERSION = "version"
+    """``catalog.version`` is no longer ``version - 1``."""
+    SAFE_TIME = "safe_time"
+    """``catalog.safe_time`` is already ``>= proposal_ts``."""
+    REQUEST = "request"
+    """One of the request ids is already recorded; ``request_version`` says by which version."""
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """The outcome of ``UpdateLog.append``.
+
+    Attributes:
+        committed: True when the payload was written as ``version``.
+        version: the latest version in the log after the attempt (the appended one on success).
+        safe_time: the safe time in the log after the attempt.
+        conflict: why it did not commit; None on success.
+        request_version: for ``AppendConflict.REQUEST``, the version that committed the
+            already-recorded request id.
+        request_id: for ``AppendConflict.REQUEST``, which request id was already recorded.
+    """
+
+    committed: bool
+    version: int
+    safe_time: int
+    conflict: AppendConflict | None = None
+    request_version: int | None = None
+    request_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One stored version: an update payload, or the full snapshot at the snapshot version."""
+
+    version: int
+    payload: bytes
+    is_snapshot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SafeTimeAdvanced:
+    """Watch event: the log's safe time is now at least ``safe_time``."""
+
+    safe_time: int
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRequired:
+    """Watch event: the next version to deliver was compacted into a snapshot.
+
+    The consumer must reload from ``read(snapshot_version)`` (whose first entry is the
+    snapshot) and then watch again from ``snapshot_version + 1``.
+    """
+
+    snapshot_version: int
+
+
+WatchEvent = LogEntry | SafeTimeAdvanced | SnapshotRequired
+
+
+@dataclass(frozen=True, slots=True)
+class SafeTimeResult:
+    """The outcome of ``raise_safe_time``: the resulting safe time and the latest version."""
+
+    safe_time: int
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSettings:
+    """Settings fixed for the life of a cluster, written once at initialisation."""
+
+    delay_ms: int
+    max_clock_skew_ms: int
+    format_version: int = 1
+
+
+@runtime_checkable
+class UpdateLog(Protocol):
+    """A durable, totally ordered log of versioned payloads guarded by compare-and-set.
+
+    Versions start at 1 and are contiguous from ``earliest_version()`` (the snapshot version,
+    or 1 before any snapshot) to ``latest_version()``. An empty log has latest version 0.
+    """
+
+    async def append(
+        self,
+        version: int,
+        payload: bytes,
+        proposal_ts: int,
+        request_ids: Sequence[str] = (),
+    ) -> AppendResult:
+        """Append ``payload`` as ``version`` in one atomic transaction.
+
+        It commits only if ``catalog.version == version - 1`` (or absent when ``version == 1``),
+        ``catalog.safe_time < proposal_ts``, and no ``request_ids`` entry is recorded yet. On
+        commit it also sets ``catalog.safe_time = proposal_ts`` and records every request id.
+        An ambiguous outcome (timeout during commit) is resolved by reading back.
+
+        Raises:
+            StorageUnavailableError: the store did not answer within the bounded retries.
+        """
+        ...
+
+    async def read(self, from_version: int, to_version: int | None = None) -> list[LogEntry]:
+        """Read versions ``from_version..to_version`` (inclusive; default: latest) in one range.
+
+        Raises:
+            LogCompactedError: ``from_version`` is older than the snapshot version.
+        """
+        ...
+
+    async def latest_version(self) -> int:
+        """Return ``catalog.version``, or 0 for an empty log."""
+        ...
+
+    async def earliest_version(self) -> int:
+        """Return the snapshot version, 1 when no snapshot was saved, or 0 for an empty log."""
+        ...
+
+    async def safe_time(self) -> int:
+        """Return ``catalog.safe_time``, or 0 if never set."""
+        ...
+
+    async def raise_safe_time(self, ts: int) -> SafeTimeResult:
+        """Raise ``catalog.safe_time`` to ``ts`` by compare-and-set; never lower it."""
+        ...
+
+    async def request_version(self, request_id: str) -> int | None:
+        """Return the version that committed ``request_id``, or None if it is unknown."""
+        ...
+
+    def watch(self, from_version: int) -> AsyncIterator[WatchEvent]:
+        """Yield every version from ``from_version`` on, in order, then live ones.
+
+        Never skips or repeats a version. Interleaves ``SafeTimeAdvanced`` events. If the next
+        version to deliver has been compacted, yields ``SnapshotRequired`` and stops.
+        """
+        ...
+
+    async def save_snapshot(self, version: int, payload: bytes) -> bool:
+        """Overwrite ``version`` with a snapshot and delete older versions, atomically.
+
+        Returns False (and changes nothing) if the snapshot would move backwards or stay.
+        """
+        ...
+
+    async def init_settings(self, settings: ClusterSettings) -> ClusterSettings:
+        """Store ``settings`` if none are stored yet, and return the stored ones.
+
+        Raises:
+            SettingsMismatchError: the stored settings differ from ``settings``.
+        """
+        ...
+
+    async def close(self) -> None:
+        """Release connections and stop background work. Idempotent."""
+        ...
