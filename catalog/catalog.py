@@ -458,19 +458,61 @@ class Catalog:
         tables: Iterable[TableDescriptor],
         indexes: Iterable[IndexDescriptor],
     ) -> Catalog:
-        """Build a catalog from its objects (how a snapshot is loaded)."""
+        """Build a catalog from its objects in one pass (how a snapshot is loaded).
+
+        Raises:
+            ValueError: the objects do not form a consistent catalog (duplicate ids or
+                names, references to missing objects).
+        """
+        schemas, zones, tables, indexes = list(schemas), list(zones), list(tables), list(indexes)
+        schema_by_name = {s.name: s.id for s in schemas}
+        zone_by_name = {z.name: z.id for z in zones}
+        table_by_name = {(t.schema_id, t.name): t.id for t in tables}
+        index_by_name = {(i.schema_id, i.name): i.id for i in indexes if i.is_alive}
+        schema_tables: dict[int, dict[int, None]] = {}
+        zone_tables: dict[int, dict[int, None]] = {}
+        for t in tables:
+            schema_tables.setdefault(t.schema_id, {})[t.id] = None
+            zone_tables.setdefault(t.zone_id, {})[t.id] = None
+        table_indexes: dict[int, list[int]] = {t.id: [] for t in tables}
+        for i in indexes:
+            table_indexes.setdefault(i.table_id, []).append(i.id)
+
         cat = cls(version, activation_ts, object_id_gen)
-        for schema in schemas:
-            cat = cat.with_schema(schema)
-        for zone in zones:
-            cat = cat.with_zone(zone)
-        for table in tables:
-            cat = cat.with_table(table)
-        for index in indexes:
-            cat = cat.with_index(index)
-        if default_zone_id is not None:
-            cat = cat.with_default_zone(default_zone_id)
+        cat._schemas = Map({s.id: s for s in schemas})
+        cat._schema_by_name = Map(schema_by_name)
+        cat._zones = Map({z.id: z for z in zones})
+        cat._zone_by_name = Map(zone_by_name)
+        cat._tables = Map({t.id: t for t in tables})
+        cat._table_by_name = Map(table_by_name)
+        cat._indexes = Map({i.id: i for i in indexes})
+        cat._index_by_name = Map(index_by_name)
+        cat._schema_tables = Map({k: Map(v) for k, v in schema_tables.items()})
+        cat._zone_tables = Map({k: Map(v) for k, v in zone_tables.items()})
+        cat._table_indexes = Map({k: tuple(sorted(v)) for k, v in table_indexes.items()})
+        cat.default_zone_id = default_zone_id
+        cat._check_consistency(len(schemas), len(zones), len(tables), len(indexes))
         return cat
+
+    def _check_consistency(self, schemas: int, zones: int, tables: int, indexes: int) -> None:
+        sizes = [
+            (len(self._schemas), len(self._schema_by_name), schemas, "schema"),
+            (len(self._zones), len(self._zone_by_name), zones, "zone"),
+            (len(self._tables), len(self._table_by_name), tables, "table"),
+        ]
+        for by_id, by_name, given, kind in sizes:
+            if not by_id == by_name == given:
+                raise ValueError(f"duplicate {kind} ids or names")
+        if len(self._indexes) != indexes:
+            raise ValueError("duplicate index ids")
+        if any(t.schema_id not in self._schemas for t in self._tables.values()):
+            raise ValueError("a table refers to a missing schema")
+        if any(t.zone_id not in self._zones for t in self._tables.values()):
+            raise ValueError("a table refers to a missing zone")
+        if any(i.table_id not in self._tables for i in self._indexes.values()):
+            raise ValueError("an index refers to a missing table")
+        if self.default_zone_id is not None and self.default_zone_id not in self._zones:
+            raise ValueError("the default zone is missing")
 
 
 def _missing(kind: str, object_id: int, code: ErrorCode) -> NotFoundError:

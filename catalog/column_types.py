@@ -12,7 +12,7 @@ type            canonical default
 ==============  ===========================================================
 BOOLEAN         ``bool``
 INT8..INT64     ``int`` within the type's range
-FLOAT32/64      finite ``float``
+FLOAT32/64      finite ``float`` (FLOAT32: within its range)
 DECIMAL         ``str`` of the value quantized to the column's scale
 STRING          ``str`` no longer than the column's length
 BYTES           ``str`` of lowercase hex digits, ``len/2`` <= length
@@ -30,6 +30,7 @@ import datetime as dt
 import decimal
 import enum
 import math
+import struct
 import uuid
 from dataclasses import dataclass
 
@@ -173,6 +174,8 @@ def _normalize(params: TypeParams, value: object) -> DefaultValue:
         f = float(value)
         if not math.isfinite(f):
             raise ValueError("must be finite")
+        if ctype is ColumnType.FLOAT32:
+            struct.pack("<f", f)  # OverflowError beyond FLOAT32's range
         return f
     if ctype is ColumnType.DECIMAL:
         return _normalize_decimal(params, value)

@@ -14,6 +14,7 @@ else, so a corrupted value can never become a wrong catalog.
 from __future__ import annotations
 
 import enum
+import gc
 import hashlib
 import types
 import typing
@@ -67,33 +68,73 @@ _DESCRIPTOR_TAGS: dict[str, type[Model]] = {
 
 
 def _wire_fields(cls: type[Model]) -> list[str]:
-    fields = _WIRE_FIELDS.get(cls)
-    if fields is None:
-        fields = [
-            name
-            for name, info in cls.model_fields.items()
-            if get_origin(info.annotation) is not Literal
-        ]
-        _WIRE_FIELDS[cls] = fields
-    return fields
+    """Return the fields of ``cls`` that go on the wire: all but constant (Literal) tags."""
+    return [
+        name
+        for name, info in cls.model_fields.items()
+        if get_origin(info.annotation) is not Literal
+    ]
 
 
-_WIRE_FIELDS: dict[type[Model], list[str]] = {}
+_ENCODERS: dict[type[Model], Callable[[Any], Any]] = {}
+
+
+def _encoder(cls: type[Model]) -> Callable[[Any], Any]:
+    """Return an encoder generated for ``cls``: one list display over the instance's fields.
+
+    String enums need no conversion: msgpack writes them as the strings they are.
+    """
+    cached = _ENCODERS.get(cls)
+    if cached is not None:
+        return cached
+    env: dict[str, Any] = {}
+    parts = []
+    for i, name in enumerate(_wire_fields(cls)):
+        annotation = cls.model_fields[name].annotation
+        item = _nested_model(annotation)
+        if item is not None and get_origin(annotation) is tuple:
+            env[f"E{i}"] = _encoder(item)
+            parts.append(f"[E{i}(x) for x in d[{name!r}]]")
+        elif item is not None:
+            env[f"E{i}"] = _encoder(item)
+            parts.append(f"E{i}(d[{name!r}])")
+        elif _is_entry_tuple(annotation):
+            env[f"E{i}"] = _to_wire
+            parts.append(f"E{i}(d[{name!r}])")
+        else:
+            parts.append(f"d[{name!r}]")
+    source = f"def encode(o):\n    d = o.__dict__\n    return [{', '.join(parts)}]"
+    exec(source, env)
+    encode: Callable[[Any], Any] = env["encode"]
+    if issubclass(cls, EntryBase):
+        tag = cls.model_fields["type"].default
+        plain = encode
+        encode = lambda o: [tag, plain(o)]  # noqa: E731
+    _ENCODERS[cls] = encode
+    return encode
+
+
+def _nested_model(annotation: Any) -> type[Model] | None:
+    """Return the model type of a ``Model`` or ``tuple[Model, ...]`` field, else None."""
+    if get_origin(annotation) is tuple:
+        annotation = get_args(annotation)[0]
+    if isinstance(annotation, type) and issubclass(annotation, Model):
+        return annotation if not issubclass(annotation, EntryBase) else None
+    return None
+
+
+def _is_entry_tuple(annotation: Any) -> bool:
+    return (
+        get_origin(annotation) is tuple and get_origin(get_args(annotation)[0]) is typing.Annotated
+    )
 
 
 def _to_wire(value: Any) -> Any:
-    t = type(value)
-    if t is int or t is str or t is bool or t is float or value is None:
-        return value
     if isinstance(value, Model):
-        body = [_to_wire(getattr(value, name)) for name in _wire_fields(t)]
-        tag = getattr(value, "type", None) if isinstance(value, EntryBase) else None
-        return body if tag is None else [tag, body]
+        return _encoder(type(value))(value)
     if isinstance(value, tuple | list):
         return [_to_wire(v) for v in value]
-    if isinstance(value, enum.Enum):
-        return value.value
-    raise TypeError(f"cannot marshal {t.__name__}")
+    return value
 
 
 def _pack(kind: Kind, body: Any) -> bytes:
@@ -152,7 +193,7 @@ def _compile(annotation: Any) -> Decoder:
         return _model_decoder(annotation)
     if origin is tuple:
         item = _compile(get_args(annotation)[0])
-        return lambda value: tuple(item(v) for v in _list(value))
+        return lambda value: tuple([item(v) for v in _list(value)])
     if origin in (typing.Union, types.UnionType):
         return _union_decoder(get_args(annotation))
     raise TypeError(f"no wire decoder for {annotation!r}")
@@ -187,28 +228,104 @@ def _union_decoder(members: tuple[Any, ...]) -> Decoder:
 
 
 _MODEL_DECODERS: dict[type[Model], Decoder] = {}
+_SCALAR_CHECKS = {int: "int", str: "str", bool: "bool"}
 
 
 def _model_decoder(cls: type[M]) -> Callable[[Any], M]:
+    """Return a decoder generated for ``cls``: strict type checks, then direct construction.
+
+    Snapshots hold thousands of descriptors, so the per-object cost matters: the generated
+    function checks each positional field inline and builds the instance the way pydantic's
+    ``model_construct`` does, without its generic per-field loop.
+    """
     cached = _MODEL_DECODERS.get(cls)
     if cached is not None:
         return cached
     names = _wire_fields(cls)
-    # model_construct takes a field under its alias when it has one (``schema_`` → ``schema``).
-    keys = [cls.model_fields[n].alias or n for n in names]
-    decoders: list[Decoder] = []
+    env: dict[str, Any] = {
+        "cls": cls,
+        "_fail": _fail,
+        "_new": object.__new__,
+        "_set": object.__setattr__,
+        "_list_type": list,
+        "_none": None,
+    }
+    body = [
+        "def decode(v):",
+        f"    if type(v) is not _list_type or len(v) != {len(names)}:",
+        f"        raise _fail('{cls.__name__} needs {len(names)} fields')",
+    ]
+    if names:
+        body.append(f"    {', '.join(f'a{i}' for i in range(len(names)))}, = v")
+    for i, name in enumerate(names):
+        body.extend(
+            _field_check(env, i, cls.model_fields[name].annotation, f"{cls.__name__}.{name}")
+        )
+    constants = {
+        n: info.default
+        for n, info in cls.model_fields.items()
+        if get_origin(info.annotation) is Literal
+    }
+    env["_constants"] = constants
+    items = ", ".join(f"{n!r}: a{i}" for i, n in enumerate(names))
+    body += [
+        "    o = _new(cls)",
+        f"    _set(o, '__dict__', {{**_constants, {items}}})",
+        "    _set(o, '__pydantic_fields_set__', set(_fields))",
+        "    _set(o, '__pydantic_extra__', _none)",
+        "    _set(o, '__pydantic_private__', _none)",
+        "    return o",
+    ]
+    env["_fields"] = tuple(cls.model_fields)
+    # Register a trampoline first, so that recursive models find a decoder while compiling.
+    holder: list[Decoder] = []
+    _MODEL_DECODERS[cls] = lambda v: holder[0](v)
+    exec("\n".join(body), env)
+    holder.append(env["decode"])
+    _MODEL_DECODERS[cls] = env["decode"]
+    return typing.cast(Callable[[Any], M], env["decode"])
 
-    def decode(value: Any) -> M:
-        items = _list(value)
-        if len(items) != len(keys):
-            raise _fail(f"{cls.__name__} needs {len(keys)} fields, got {len(items)}")
-        values = {key: d(v) for key, d, v in zip(keys, decoders, items, strict=True)}
-        return typing.cast(M, cls.model_construct(**values))
 
-    # Register before compiling the fields, so recursive models find their own decoder.
-    _MODEL_DECODERS[cls] = decode
-    decoders.extend(_compile(cls.model_fields[n].annotation) for n in names)
-    return decode
+def _field_check(env: dict[str, Any], i: int, annotation: Any, where: str) -> list[str]:
+    """Return the generated lines that check (and convert) positional field ``a{i}``."""
+    var = f"a{i}"
+    optional = False
+    members = (
+        get_args(annotation) if get_origin(annotation) in (typing.Union, types.UnionType) else ()
+    )
+    if len(members) == 2 and type(None) in members:
+        optional = True
+        annotation = next(m for m in members if m is not type(None))
+    indent = "        " if optional else "    "
+    lines: list[str] = []
+    if annotation in _SCALAR_CHECKS:
+        lines.append(f"{indent}if type({var}) is not {_SCALAR_CHECKS[annotation]}:")
+        lines.append(f"{indent}    raise _fail('{where}: expected {_SCALAR_CHECKS[annotation]}')")
+    elif annotation is float:
+        lines.append(f"{indent}if type({var}) is int: {var} = float({var})")
+        lines.append(
+            f"{indent}elif type({var}) is not float: raise _fail('{where}: expected a number')"
+        )
+    elif isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        env[f"E{i}"] = annotation._value2member_map_
+        lines.append(f"{indent}{var} = E{i}.get({var}) if type({var}) is str else _none")
+        lines.append(
+            f"{indent}if {var} is _none: raise _fail('{where}: not a {annotation.__name__}')"
+        )
+    elif get_origin(annotation) is tuple and _nested_model(annotation) is not None:
+        item = _nested_model(annotation)
+        assert item is not None
+        env[f"D{i}"] = _model_decoder(item)
+        lines.append(
+            f"{indent}if type({var}) is not _list_type: raise _fail('{where}: not a list')"
+        )
+        lines.append(f"{indent}{var} = tuple([D{i}(x) for x in {var}])")
+    else:
+        env[f"D{i}"] = _compile(annotation)
+        lines.append(f"{indent}{var} = D{i}({var})")
+    if optional:
+        lines.insert(0, f"    if {var} is not _none:")
+    return lines
 
 
 def _unpack(data: bytes, kind: Kind) -> Any:
@@ -321,7 +438,15 @@ def decode_snapshot(data: bytes) -> Catalog:
     Raises:
         FormatError: garbage, a wrong kind, a newer format, or inconsistent content.
     """
-    result: Catalog = _decoding(Kind.SNAPSHOT, data, _build_catalog)
+    # A snapshot creates tens of thousands of acyclic objects at once; letting the cyclic GC
+    # walk the growing heap over and over while they are made costs more than the decoding.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        result: Catalog = _decoding(Kind.SNAPSHOT, data, _build_catalog)
+    finally:
+        if paused:
+            gc.enable()
     return result
 
 

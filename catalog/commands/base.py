@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator
 
 from catalog.catalog import Catalog
 from catalog.descriptors import SchemaDescriptor
@@ -23,13 +23,18 @@ MAX_NAME_LENGTH = 128
 
 
 def check_name(name: str) -> str:
-    """Check an object name: 1..128 characters, no control characters. Names are case-sensitive.
+    """Check an object name: 1..128 characters, not blank, no control characters.
+
+    Names are case-sensitive.
 
     Raises:
-        ValidationError: the name is empty, too long, or contains a control character.
+        ValidationError: the name is empty or blank, too long, or contains a control character.
     """
     if not name:
         raise ValidationError("a name must not be empty")
+    if name.isspace():
+        # Ignite's validateIdentifier refuses blank names too.
+        raise ValidationError(f"a name must not be blank: {name!r}")
     if len(name) > MAX_NAME_LENGTH:
         raise ValidationError(f"a name must be at most {MAX_NAME_LENGTH} characters: {name!r}")
     if any(unicodedata.category(ch) == "Cc" for ch in name):
@@ -77,11 +82,6 @@ class CommandBase(Model):
             CatalogError: with a stable code, when the command does not fit the catalog.
         """
         raise NotImplementedError(type(self).__name__)  # every concrete command overrides it
-
-
-def SchemaField() -> Any:
-    """Declare the ``schema`` field (stored as ``schema_``; see ``Model``), default PUBLIC."""
-    return Field(default="PUBLIC", alias="schema")
 
 
 def user_schema(catalog: Catalog, name: str) -> SchemaDescriptor:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from catalog.column_types import (
     ColumnType,
@@ -16,12 +16,12 @@ from catalog.column_types import (
 from catalog.commands.base import (
     CommandBase,
     Name,
-    SchemaField,
     UpdateContext,
     unique,
     user_schema,
 )
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
+from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.entries import AlterColumnEntry, DropColumnsEntry, EntryBase, NewColumnsEntry
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
 from catalog.model import Model
@@ -80,7 +80,7 @@ class AddColumnsCommand(CommandBase):
     """``ALTER TABLE ... ADD COLUMN``: append columns; a NOT NULL one needs a constant default."""
 
     op: Literal["add_columns"] = "add_columns"
-    schema_: Name = SchemaField()
+    schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     table: Name
     columns: tuple[Column, ...] = Field(min_length=1)
 
@@ -109,7 +109,7 @@ class DropColumnsCommand(CommandBase):
     """``ALTER TABLE ... DROP COLUMN``: not a key column, not in an alive index, not all."""
 
     op: Literal["drop_columns"] = "drop_columns"
-    schema_: Name = SchemaField()
+    schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     table: Name
     columns: tuple[Name, ...] = Field(min_length=1)
 
@@ -144,7 +144,7 @@ class AlterColumnCommand(CommandBase):
     """
 
     op: Literal["alter_column"] = "alter_column"
-    schema_: Name = SchemaField()
+    schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     table: Name
     column: Name
     type: ColumnType | None = None
@@ -153,6 +153,15 @@ class AlterColumnCommand(CommandBase):
     length: int | None = None
     nullable: bool | None = None
     default: DefaultValue | None = None
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # An absent ``default`` keeps the column's default and a null one drops it, so the
+        # dumped (and stored) shape must keep that difference for ``parse`` to read it back.
+        data: dict[str, Any] = handler(self)
+        if "default" not in self.model_fields_set:
+            data.pop("default", None)
+        return data
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
         table = _table(ctx, self.schema_, self.table)

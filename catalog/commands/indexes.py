@@ -9,7 +9,6 @@ from pydantic import Field, model_validator
 from catalog.commands.base import (
     CommandBase,
     Name,
-    SchemaField,
     UpdateContext,
     ensure_relation_name_free,
     unique,
@@ -22,6 +21,7 @@ from catalog.descriptors import (
     IndexKind,
     IndexStatus,
 )
+from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.entries import (
     DropIndexEntry,
     EntryBase,
@@ -53,7 +53,7 @@ class CreateIndexCommand(CommandBase):
     """
 
     op: Literal["create_index"] = "create_index"
-    schema_: Name = SchemaField()
+    schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     table: Name
     name: Name
     columns: tuple[Name | IndexColumnSpec, ...] = Field(min_length=1)
@@ -122,11 +122,13 @@ class DropIndexCommand(CommandBase):
     """
 
     op: Literal["drop_index"] = "drop_index"
-    schema_: Name = SchemaField()
+    schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     name: Name
     if_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        if self.if_exists and ctx.catalog.find_schema(self.schema_) is None:
+            return []  # as in Ignite: IF EXISTS covers a missing schema too
         schema = user_schema(ctx.catalog, self.schema_)
         index = ctx.catalog.find_index(schema.name, self.name)
         if index is None:
@@ -146,7 +148,7 @@ class RenameIndexCommand(CommandBase):
     """``ALTER INDEX ... RENAME TO``."""
 
     op: Literal["rename_index"] = "rename_index"
-    schema_: Name = SchemaField()
+    schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     name: Name
     new_name: Name
 

@@ -9,7 +9,6 @@ from pydantic import Field, model_validator
 from catalog.commands.base import (
     CommandBase,
     Name,
-    SchemaField,
     UpdateContext,
     ensure_relation_name_free,
     pk_index_name,
@@ -27,6 +26,7 @@ from catalog.descriptors import (
     TableVersion,
     ZoneDescriptor,
 )
+from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.descriptors.tables import INITIAL_TABLE_VERSION
 from catalog.entries import (
     DropTableEntry,
@@ -49,7 +49,7 @@ class CreateTableCommand(CommandBase):
     """
 
     op: Literal["create_table"] = "create_table"
-    schema_: Name = SchemaField()
+    schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     name: Name
     columns: tuple[Column, ...] = Field(min_length=1)
     primary_key: tuple[Name, ...] = Field(min_length=1)
@@ -138,11 +138,13 @@ class DropTableCommand(CommandBase):
     """``DROP TABLE``: removes the table and every one of its indexes."""
 
     op: Literal["drop_table"] = "drop_table"
-    schema_: Name = SchemaField()
+    schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     name: Name
     if_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        if self.if_exists and ctx.catalog.find_schema(self.schema_) is None:
+            return []  # as in Ignite: IF EXISTS covers a missing schema too
         schema = user_schema(ctx.catalog, self.schema_)
         table = ctx.catalog.find_table(schema.name, self.name)
         if table is None:
@@ -167,7 +169,7 @@ class RenameTableCommand(CommandBase):
     """``ALTER TABLE ... RENAME TO``: renames the table and its primary-key index."""
 
     op: Literal["rename_table"] = "rename_table"
-    schema_: Name = SchemaField()
+    schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     name: Name
     new_name: Name
 

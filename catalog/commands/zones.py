@@ -110,11 +110,6 @@ class AlterZoneCommand(CommandBase):
 
     @model_validator(mode="after")
     def _check(self) -> Self:
-        if self.partitions is not None:
-            raise ValidationError(
-                "the number of partitions of a zone cannot change",
-                code=ErrorCode.UNSUPPORTED_CHANGE,
-            )
         if self.storage_profiles is not None:
             unique(self.storage_profiles, "storage profile")
         if self.filter is not None:
@@ -122,6 +117,13 @@ class AlterZoneCommand(CommandBase):
         return self
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        # Checked here, not in ``_check``: a validator's error reaches the caller re-wrapped as
+        # VALIDATION_ERROR, and this refusal must keep its UNSUPPORTED_CHANGE code.
+        if self.partitions is not None:
+            raise ValidationError(
+                "the number of partitions of a zone cannot change",
+                code=ErrorCode.UNSUPPORTED_CHANGE,
+            )
         zone = _find_zone(ctx, self.name, self.if_exists)
         if zone is None:
             return []

@@ -1,0 +1,176 @@
+"""Catalog core figures: memory across versions, apply cost vs size, snapshot round trip.
+
+- P4: memory of 10k tables created one per version, all versions kept ÷ the final catalog
+  alone (goal <= 3). Ignite keeps a full set of lookup maps per version: O(n²).
+- P5: time to apply one entry at 10k tables ÷ at 100 tables (goal <= 2).
+- P8: msgpack snapshot round trip of 1k tables ÷ a pydantic JSON round trip of the same
+  descriptors (goal <= 0.2 for time, <= 0.6 for size).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+import tracemalloc
+
+from bench.harness import Figure, Sample, measure, progress
+from catalog import Catalog, ColumnType, prepare
+from catalog import commands as c
+from catalog.descriptors import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
+from catalog.entries import NewTableEntry
+from catalog.marshalling import decode_snapshot, encode_snapshot
+from catalog.model import Model
+
+
+def _create(name: str) -> c.CreateTableCommand:
+    return c.CreateTable(
+        schema="PUBLIC",
+        name=name,
+        columns=[
+            c.Column(name="ID", type=ColumnType.INT64, nullable=False),
+            c.Column(name="NAME", type=ColumnType.STRING, length=64),
+            c.Column(name="AMOUNT", type=ColumnType.DECIMAL, precision=18, scale=2),
+            c.Column(name="CREATED", type=ColumnType.TIMESTAMP),
+            c.Column(name="ACTIVE", type=ColumnType.BOOLEAN, default=True),
+        ],
+        primary_key=["ID"],
+    )
+
+
+def build_versions(tables: int) -> list[Catalog]:
+    """Create ``tables`` tables, one catalog version each; return every version."""
+    versions = [Catalog.initial()]
+    for i in range(tables):
+        current = versions[-1]
+        prepared = prepare(current, [_create(f"T{i}")])
+        versions.append(prepared.catalog.with_version(current.version + 1, current.version + 1))
+    return versions
+
+
+def _memory(build: object) -> int:
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    kept = build()  # type: ignore[operator]
+    gc.collect()
+    used = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    del kept
+    return used
+
+
+def p4_memory(tables: int, repeats: int) -> Figure:
+    progress(f"P4: {tables} tables, one version each, all versions kept")
+    final = build_versions(tables)[-1]
+    encoded = encode_snapshot(final)
+    all_versions = measure(
+        lambda: float(_memory(lambda: build_versions(tables))), repeats=repeats, warmup=0, unit="B"
+    )
+    alone = measure(
+        lambda: float(_memory(lambda: decode_snapshot(encoded))),
+        repeats=repeats,
+        warmup=0,
+        unit="B",
+    )
+    return Figure(
+        "P4",
+        f"memory: {tables} tables one per version, all kept ÷ final catalog alone",
+        all_versions,
+        alone,
+        "<= 3",
+    )
+
+
+def _apply_seconds(cat: Catalog, rounds: int) -> float:
+    entries = [NewTableEntry(table=t) for t in _fresh_tables(cat, rounds)]
+    start = time.perf_counter()
+    for entry in entries:
+        entry.apply(cat)
+    return (time.perf_counter() - start) / rounds
+
+
+def _fresh_tables(cat: Catalog, count: int) -> list[TableDescriptor]:
+    template = prepare(cat, [_create("PROBE")]).entries[0]
+    assert isinstance(template, NewTableEntry)
+    base = cat.object_id_gen + 10
+    return [
+        template.table.model_copy(update={"id": base + i, "name": f"PROBE{i}"})
+        for i in range(count)
+    ]
+
+
+def p5_apply(repeats: int) -> Figure:
+    progress("P5: apply one entry at 100 and at 10k tables")
+    small = build_versions(100)[-1]
+    large = build_versions(10_000)[-1]
+    rounds = 2000
+    at_large = measure(lambda: _apply_seconds(large, rounds), repeats=repeats, unit="s")
+    at_small = measure(lambda: _apply_seconds(small, rounds), repeats=repeats, unit="s")
+    return Figure("P5", "apply one entry at 10k tables ÷ at 100 tables", at_large, at_small, "<= 2")
+
+
+class CatalogDocument(Model):
+    """The same catalog content as one pydantic document: the JSON baseline for P8."""
+
+    version: int
+    activation_ts: int
+    object_id_gen: int
+    default_zone_id: int | None
+    schemas: list[SchemaDescriptor]
+    zones: list[ZoneDescriptor]
+    tables: list[TableDescriptor]
+    indexes: list[IndexDescriptor]
+
+
+def _document(cat: Catalog) -> CatalogDocument:
+    return CatalogDocument(
+        version=cat.version,
+        activation_ts=cat.activation_ts,
+        object_id_gen=cat.object_id_gen,
+        default_zone_id=cat.default_zone_id,
+        schemas=cat.schemas(),
+        zones=cat.zones(),
+        tables=cat.tables(),
+        indexes=cat.indexes(),
+    )
+
+
+def p8_snapshot(repeats: int) -> list[Figure]:
+    progress("P8: snapshot round trip of 1k tables, msgpack vs pydantic JSON")
+    cat = build_versions(1000)[-1]
+    doc = _document(cat)
+
+    def ours() -> float:
+        start = time.perf_counter()
+        decode_snapshot(encode_snapshot(cat))
+        return time.perf_counter() - start
+
+    def json_round_trip() -> float:
+        start = time.perf_counter()
+        CatalogDocument.model_validate_json(doc.model_dump_json())
+        return time.perf_counter() - start
+
+    ours_size = float(len(encode_snapshot(cat)))
+    json_size = float(len(doc.model_dump_json()))
+    return [
+        Figure(
+            "P8t",
+            "snapshot round trip 1k tables: msgpack ÷ pydantic JSON (time)",
+            measure(ours, repeats=repeats, unit="s"),
+            measure(json_round_trip, repeats=repeats, unit="s"),
+            "<= 0.2",
+        ),
+        Figure(
+            "P8s",
+            "snapshot of 1k tables: msgpack ÷ pydantic JSON (size)",
+            Sample(ours_size, ours_size, ours_size, "B"),
+            Sample(json_size, json_size, json_size, "B"),
+            "<= 0.6",
+        ),
+    ]
+
+
+def run(quick: bool) -> list[Figure]:
+    """Measure P4, P5 and P8."""
+    repeats = 3 if quick else 7
+    return [p4_memory(10_000, 1 if quick else 3), p5_apply(repeats), *p8_snapshot(repeats)]

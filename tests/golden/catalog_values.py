@@ -1,0 +1,108 @@
+"""Deterministic catalog values whose format-1 encodings are kept as golden files.
+
+Regenerate (only when adding a new golden file, never to paper over a change):
+``python -m tests.golden.catalog_values``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from catalog import Catalog, ColumnType, VersionedUpdate, prepare
+from catalog import commands as c
+from catalog.commands import CommandBase
+from catalog.marshalling import (
+    encode_commands,
+    encode_descriptor,
+    encode_entries,
+    encode_snapshot,
+    encode_update,
+)
+
+GOLDEN_DIR = Path(__file__).parent / "catalog"
+
+
+def golden_commands() -> list[CommandBase]:
+    """Return a batch that touches every kind of object and most column types."""
+    return [
+        c.CreateSchema(name="SALES"),
+        c.CreateZone(name="Z3", partitions=8, replicas=3, storage_profiles=["default", "ssd"]),
+        c.CreateTable(
+            schema="SALES",
+            name="ORDERS",
+            columns=[
+                c.Column(name="ID", type=ColumnType.INT64, nullable=False),
+                c.Column(name="REGION", type=ColumnType.STRING, length=16, nullable=False),
+                c.Column(
+                    name="AMOUNT", type=ColumnType.DECIMAL, precision=18, scale=2, default="0"
+                ),
+                c.Column(name="PLACED", type=ColumnType.TIMESTAMP_TZ, precision=3),
+                c.Column(name="DAY", type=ColumnType.DATE, default="2024-02-29"),
+                c.Column(name="TAG", type=ColumnType.BYTES, length=4, default="cafe"),
+                c.Column(name="RATE", type=ColumnType.FLOAT32, default=0.5),
+                c.Column(name="OK", type=ColumnType.BOOLEAN, default=True),
+                c.Column(name="REF", type=ColumnType.UUID),
+                c.Column(name="AT", type=ColumnType.TIME, precision=0, default="12:00:00"),
+            ],
+            primary_key=["ID", "REGION"],
+            primary_key_kind="sorted",
+            colocation_columns=["REGION"],
+            zone="Z3",
+        ),
+        c.CreateIndex(
+            schema="SALES",
+            table="ORDERS",
+            name="ORDERS_BY_DAY",
+            columns=["DAY", c.IndexColumnSpec(name="AMOUNT", collation="DESC_NULLS_LAST")],
+        ),
+    ]
+
+
+def golden_catalogs() -> tuple[Catalog, Catalog, VersionedUpdate]:
+    """Return version 1, version 2 (after the golden batch plus alters) and update 2."""
+    v1 = Catalog.initial(activation_ts=1_700_000_000_000 << 16)
+    batch = [
+        *golden_commands(),
+        c.AddColumns(
+            schema="SALES", table="ORDERS", columns=[c.Column(name="NOTE", type="STRING")]
+        ),
+        c.AlterColumn(schema="SALES", table="ORDERS", column="RATE", type="FLOAT64"),
+        c.DropColumns(schema="SALES", table="ORDERS", columns=["REF"]),
+    ]
+    prepared = prepare(v1, batch)
+    update = VersionedUpdate(
+        version=2,
+        proposal_ts=(1_700_000_000_500 << 16) + 3,
+        delay_ms=500,
+        entries=prepared.entries,
+        requests=[{"request_id": "req-1", "applied": [True] * len(batch)}],
+    )
+    return v1, update.apply_to(v1), update
+
+
+def golden_files() -> dict[str, bytes]:
+    """Return every golden file's name and current encoding."""
+    v1, v2, update = golden_catalogs()
+    table = v2.table("SALES", "ORDERS")
+    return {
+        "update_v1.bin": encode_update(update),
+        "snapshot_initial_v1.bin": encode_snapshot(v1),
+        "snapshot_v1.bin": encode_snapshot(v2),
+        "entries_v1.bin": encode_entries(update.entries),
+        "commands_v1.bin": encode_commands(golden_commands()),
+        "descriptor_table_v1.bin": encode_descriptor(table),
+        "descriptor_index_v1.bin": encode_descriptor(v2.index("SALES", "ORDERS_BY_DAY")),
+        "descriptor_zone_v1.bin": encode_descriptor(v2.zone("Z3")),
+        "descriptor_schema_v1.bin": encode_descriptor(v2.schema("SALES")),
+    }
+
+
+if __name__ == "__main__":
+    GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
+    for name, data in golden_files().items():
+        path = GOLDEN_DIR / name
+        if path.exists():
+            print(f"kept     {path} (golden files are never rewritten)")
+            continue
+        path.write_bytes(data)
+        print(f"written  {path}")
