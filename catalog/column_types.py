@@ -251,6 +251,8 @@ def _normalize_decimal(params: TypeParams, value: object) -> str:
     integral_digits = max(digits - params.scale, 0)
     if integral_digits > params.precision - params.scale:
         raise ValueError(f"does not fit DECIMAL({params.precision}, {params.scale})")
+    if q == 0:
+        q = q.copy_abs()  # SQL decimals have no negative zero: "-0.00" is spelled "0.00"
     return format(q, "f")
 
 

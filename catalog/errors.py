@@ -6,7 +6,7 @@
     ├── ValidationError          VALIDATION_ERROR, UNSUPPORTED_CHANGE, SCHEMA_NOT_EMPTY,
     │                            ZONE_IN_USE, INDEX_STATUS_CONFLICT
     ├── NotFoundError            SCHEMA_NOT_FOUND, TABLE_NOT_FOUND, COLUMN_NOT_FOUND,
-    │                            INDEX_NOT_FOUND, ZONE_NOT_FOUND
+    │                            INDEX_NOT_FOUND, ZONE_NOT_FOUND, VERSION_NOT_FOUND
     ├── AlreadyExistsError       SCHEMA_EXISTS, TABLE_EXISTS, COLUMN_EXISTS, INDEX_EXISTS,
     │                            ZONE_EXISTS
     ├── ConcurrentUpdateError    CONCURRENT_UPDATE
@@ -43,6 +43,7 @@ class ErrorCode(enum.StrEnum):
     ZONE_EXISTS = "ZONE_EXISTS"
     CONCURRENT_UPDATE = "CONCURRENT_UPDATE"
     VERSION_COMPACTED = "VERSION_COMPACTED"
+    VERSION_NOT_FOUND = "VERSION_NOT_FOUND"
 
 
 class CatalogError(Exception):

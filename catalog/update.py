@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from catalog.catalog import Catalog
-from catalog.entries import UpdateEntry
+from catalog.entries import (
+    EntryBase,
+    NewSchemaEntry,
+    NewZoneEntry,
+    ObjectIdGenUpdateEntry,
+    SetDefaultZoneEntry,
+    UpdateEntry,
+)
 from catalog.model import Model
 from catalog.prepare import apply_entries
-
-LOGICAL_BITS = 16
-"""Hybrid timestamps keep physical milliseconds above a 16-bit logical counter."""
+from schemasync.service import ms_to_hlc
 
 
 class RequestOutcome(Model):
@@ -33,7 +38,7 @@ class VersionedUpdate(Model):
 
     def activation_ts(self, previous_activation_ts: int) -> int:
         """Return this version's activation timestamp given the previous version's."""
-        return max(previous_activation_ts + 1, self.proposal_ts + (self.delay_ms << LOGICAL_BITS))
+        return max(previous_activation_ts + 1, self.proposal_ts + ms_to_hlc(self.delay_ms))
 
     def apply_to(self, previous: Catalog) -> Catalog:
         """Return catalog ``version``, built from ``previous`` (which must be ``version - 1``).
@@ -48,3 +53,16 @@ class VersionedUpdate(Model):
         return apply_entries(previous, self.entries).with_version(
             self.version, self.activation_ts(previous.activation_ts)
         )
+
+
+def initial_update(proposal_ts: int) -> VersionedUpdate:
+    """Return version 1: the entries that build ``Catalog.initial()`` from nothing, delay 0."""
+    initial = Catalog.initial()
+    entries: list[EntryBase] = [NewSchemaEntry(schema=s) for s in initial.schemas()]
+    entries += [NewZoneEntry(zone=z) for z in initial.zones()]
+    assert initial.default_zone_id is not None
+    entries += [
+        SetDefaultZoneEntry(zone_id=initial.default_zone_id),
+        ObjectIdGenUpdateEntry(delta=initial.object_id_gen),
+    ]
+    return VersionedUpdate(version=1, proposal_ts=proposal_ts, delay_ms=0, entries=tuple(entries))

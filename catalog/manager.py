@@ -1,0 +1,314 @@
+"""``CatalogManager``: the write side. Validates commands and appends them with CAS.
+
+One path for every command (design.md, "The life of a command"): validate against the latest
+local catalog, append ``VersionedUpdate(N)`` only if the log is still at N-1, wait until N is
+applied here and the clock has passed its activation plus the maximum clock skew.
+
+Group commit: while an append is in flight, further ``execute`` calls on this node queue up
+and go into the next version together. Each caller keeps its own all-or-nothing batch (a
+failing batch is left out with its own error) and gets its own ``ApplyResult``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from catalog.catalog import Catalog
+from catalog.commands import CommandBase
+from catalog.entries.base import EntryBase
+from catalog.errors import CatalogError, ConcurrentUpdateError, ValidationError
+from catalog.marshalling import encode_snapshot, encode_update
+from catalog.prepare import prepare
+from catalog.service import CatalogService
+from catalog.update import RequestOutcome, VersionedUpdate
+from schemasync.clock import Clock
+from schemasync.service import SchemaSyncService
+from updatelog.log import AppendConflict, UpdateLog
+
+MAX_REQUEST_ID_LENGTH = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyResult:
+    """What ``execute`` returns.
+
+    Attributes:
+        version: the catalog version holding the change (the current one if nothing changed).
+        applied: per command, False where it was a no-op (IF [NOT] EXISTS, unchanged value).
+            Empty when the request was answered from a version compacted since.
+        activation_ts: when ``version`` becomes active (hybrid timestamp).
+    """
+
+    version: int
+    applied: tuple[bool, ...]
+    activation_ts: int
+
+
+@dataclass(eq=False)
+class _Request:
+    commands: list[CommandBase]
+    request_id: str | None
+    future: asyncio.Future[_Outcome] = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """How a queued request ended: committed, refused (after ``version``), or deduplicated."""
+
+    version: int
+    applied: tuple[bool, ...] = ()
+    activation_ts: int = 0
+    error: CatalogError | None = None
+    committed_by_request: bool = False
+
+
+class CatalogManager:
+    """Executes catalog commands on this node.
+
+    Args:
+        log: the update log.
+        service: this node's catalog service (the applied versions).
+        schema_sync: the completion gate.
+        clock: this node's clock (proposal timestamps).
+        delay_ms: the schema sync delay recorded in every update.
+        max_attempts: how many times a batch is re-validated after losing the CAS.
+    """
+
+    def __init__(
+        self,
+        log: UpdateLog,
+        service: CatalogService,
+        schema_sync: SchemaSyncService,
+        clock: Clock,
+        *,
+        delay_ms: int,
+        max_attempts: int = 16,
+        backoff_base_s: float = 0.002,
+        backoff_cap_s: float = 0.2,
+    ) -> None:
+        self._log = log
+        self._service = service
+        self._schema_sync = schema_sync
+        self._clock = clock
+        self._delay_ms = delay_ms
+        self._max_attempts = max_attempts
+        self._backoff_base_s = backoff_base_s
+        self._backoff_cap_s = backoff_cap_s
+        self._queue: list[_Request] = []
+        self._flusher: asyncio.Task[None] | None = None
+        self.stats = {"appends": 0, "conflicts": 0, "retries": 0, "merged": 0}
+
+    async def execute(
+        self, commands: CommandBase | Sequence[CommandBase], request_id: str | None = None
+    ) -> ApplyResult:
+        """Apply ``commands`` as one atomic batch; return once the change is visible everywhere.
+
+        With a ``request_id`` that already committed (a client retrying after a timeout), the
+        original result is returned and nothing is appended again.
+
+        Raises:
+            CatalogError: a command does not fit (raised once the version it was validated
+                against is active, so the conflicting object is visible to the caller).
+            ConcurrentUpdateError: other writers kept winning for ``max_attempts`` rounds.
+            StorageUnavailableError: the log could not be reached.
+        """
+        batch = [commands] if isinstance(commands, CommandBase) else list(commands)
+        if not batch:
+            raise ValidationError("a batch needs at least one command")
+        if request_id is not None and not 0 < len(request_id) <= MAX_REQUEST_ID_LENGTH:
+            raise ValidationError(f"a request id has 1..{MAX_REQUEST_ID_LENGTH} characters")
+        if request_id is not None:
+            known = await self._log.request_version(request_id)
+            if known is not None:
+                return await self._answer_from_log(known, request_id)
+        future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Request(batch, request_id, future))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.get_running_loop().create_task(self._flush())
+        outcome = await future
+        if outcome.committed_by_request:
+            assert request_id is not None
+            return await self._answer_from_log(outcome.version, request_id)
+        if outcome.error is not None:
+            if request_id is not None:
+                # A copy of this request may have committed while this one was queued (a
+                # client retry racing its original): then the error is just its effect.
+                known = await self._log.request_version(request_id)
+                if known is not None:
+                    return await self._answer_from_log(known, request_id)
+            # As Ignite (IGNITE-21776): refuse only once the version we validated against is
+            # active, so a caller told TABLE_EXISTS can read that table right away.
+            await self._gate(outcome.version)
+            raise outcome.error
+        await self._schema_sync.wait_for_activation(outcome.activation_ts)
+        return ApplyResult(outcome.version, outcome.applied, outcome.activation_ts)
+
+    async def _gate(self, version: int) -> None:
+        try:
+            activation = self._service.catalog(version).activation_ts
+        except CatalogError:
+            activation = self._service.latest_catalog().activation_ts
+        await self._schema_sync.wait_for_activation(activation)
+
+    async def _answer_from_log(self, version: int, request_id: str) -> ApplyResult:
+        await self._service.catalog_ready(version)
+        outcome = self._service.request_outcome(version, request_id)
+        try:
+            activation = self._service.catalog(version).activation_ts
+        except CatalogError:
+            # Compacted since: the earliest retained version activates no earlier.
+            activation = self._service.catalog(self._service.earliest_version).activation_ts
+        await self._schema_sync.wait_for_activation(activation)
+        return ApplyResult(version, outcome.applied if outcome else (), activation)
+
+    # -- group commit ---------------------------------------------------------------------
+
+    async def _flush(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue, []
+            try:
+                await self._commit(batch)
+            except Exception as e:  # the log failed: every waiting caller hears about it
+                for request in batch:
+                    if not request.future.done():
+                        request.future.set_exception(e)
+
+    async def _commit(self, pending: list[_Request]) -> None:
+        for attempt in range(self._max_attempts):
+            pending = [r for r in pending if not r.future.done()]
+            if not pending:
+                return
+            base = self._service.latest_catalog()
+            included, entries, deferred = self._validate(base, pending)
+            if deferred:
+                pending = [r for r in pending if r not in deferred]
+                self._queue.extend(deferred)
+            if not included:
+                return
+            if not entries and all(r.request_id is None for r, _ in included):
+                # Every command was a no-op and nobody needs a record of it: no new version.
+                # (With a request id the version is appended anyway, entries empty, so that
+                # a retry of that request is answered, not executed again.)
+                for request, applied in included:
+                    request.future.set_result(_Outcome(base.version, applied, base.activation_ts))
+                return
+            update = self._update(base, included, entries)
+            request_ids = [r.request_id for r, _ in included if r.request_id is not None]
+            self.stats["appends"] += 1
+            self.stats["merged"] += len(included) - 1
+            result = await self._log.append(
+                update.version, encode_update(update), update.proposal_ts, request_ids
+            )
+            if result.committed:
+                await self._service.catalog_ready(update.version)
+                committed = self._service.catalog(update.version)
+                for request, applied in included:
+                    request.future.set_result(
+                        _Outcome(update.version, applied, committed.activation_ts)
+                    )
+                return
+            self.stats["conflicts"] += 1
+            if result.conflict is AppendConflict.REQUEST:
+                for request, _ in included:
+                    if request.request_id == result.request_id:
+                        assert result.request_version is not None
+                        request.future.set_result(
+                            _Outcome(result.request_version, committed_by_request=True)
+                        )
+                continue  # the others are still valid; no backoff needed
+            if result.conflict is AppendConflict.SAFE_TIME:
+                self._clock.update(result.safe_time)
+            else:
+                await self._service.catalog_ready(result.version)
+            self.stats["retries"] += 1
+            delay = min(self._backoff_cap_s, self._backoff_base_s * 2**attempt)
+            await asyncio.sleep(random.uniform(0, delay))
+        for request in pending:
+            if not request.future.done():
+                request.future.set_exception(
+                    ConcurrentUpdateError(
+                        f"gave up after {self._max_attempts} attempts: other writers kept "
+                        "committing first; retry the request"
+                    )
+                )
+
+    def _validate(
+        self, base: Catalog, pending: list[_Request]
+    ) -> tuple[list[tuple[_Request, tuple[bool, ...]]], list[EntryBase], list[_Request]]:
+        """Prepare each request on top of the previous ones; refuse the ones that fail.
+
+        Returns the included requests with their applied flags, all their entries, and the
+        requests deferred to the next round.
+        """
+        current = base
+        included: list[tuple[_Request, tuple[bool, ...]]] = []
+        entries: list[EntryBase] = []
+        deferred: list[_Request] = []
+        seen_ids: set[str] = set()
+        for request in pending:
+            if request.request_id is not None and request.request_id in seen_ids:
+                # The same id twice in one version would be one record for two batches:
+                # the second waits for the next round, where it is deduplicated.
+                deferred.append(request)
+                continue
+            try:
+                prepared = prepare(current, request.commands)
+            except CatalogError as e:
+                request.future.set_result(_Outcome(base.version, error=e))
+                continue
+            if request.request_id is not None:
+                seen_ids.add(request.request_id)
+            current = prepared.catalog
+            entries.extend(prepared.entries)
+            included.append((request, prepared.applied))
+        return included, entries, deferred
+
+    def _update(
+        self,
+        base: Catalog,
+        included: list[tuple[_Request, tuple[bool, ...]]],
+        entries: list[EntryBase],
+    ) -> VersionedUpdate:
+        return VersionedUpdate(
+            version=base.version + 1,
+            proposal_ts=self._clock.now(),
+            delay_ms=self._delay_ms,
+            entries=tuple(entries),
+            requests=tuple(
+                RequestOutcome(request_id=r.request_id, applied=applied)
+                for r, applied in included
+                if r.request_id is not None
+            ),
+        )
+
+    # -- compaction -----------------------------------------------------------------------
+
+    async def compact(self, keep_versions: int) -> int | None:
+        """Snapshot so that only the latest ``keep_versions`` versions are retained.
+
+        Returns:
+            The new snapshot version, or None when there was nothing to compact.
+        """
+        if keep_versions < 1:
+            raise ValidationError("keep_versions must be at least 1")
+        target = self._service.latest_version - keep_versions + 1
+        return await self.compact_to(target)
+
+    async def compact_to(self, version: int) -> int | None:
+        """Snapshot at ``version``: every older version is deleted from the log and the cache."""
+        if version <= self._service.earliest_version:
+            return None
+        payload = encode_snapshot(self._service.catalog(version))
+        if not await self._log.save_snapshot(version, payload):
+            return None
+        self._service.truncate_before(version)
+        return version
+
+    async def close(self) -> None:
+        """Wait for queued requests to finish. Idempotent."""
+        flusher, self._flusher = self._flusher, None
+        if flusher is not None:
+            await asyncio.gather(flusher, return_exceptions=True)

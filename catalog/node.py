@@ -1,0 +1,271 @@
+"""``CatalogNode``: one catalog node, wiring the log, clock, service, manager and schema sync.
+
+::
+
+    async with CatalogNode.open("sqlite:///./data/catalog.db", node_name="n1") as node:
+        result = await node.manager.execute([...])
+        cat = node.service.active_catalog(node.clock.now())
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from catalog.errors import CatalogError
+from catalog.manager import CatalogManager
+from catalog.marshalling import encode_update
+from catalog.service import CatalogService
+from catalog.update import initial_update
+from schemasync.clock import Clock, HybridClock, physical_of
+from schemasync.service import SchemaSyncService, ms_to_hlc
+from updatelog.errors import StorageUnavailableError
+from updatelog.log import ClusterSettings, UpdateLog
+from updatelog.url import open_log
+
+if TYPE_CHECKING:
+    from catalog.sync import SyncCatalogNode
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPolicy:
+    """When a node compacts the log on its own.
+
+    A snapshot is taken at the newest version that leaves at least ``retain_versions``
+    versions and every version active within the last ``retain_ms`` milliseconds, so readers
+    pinned to a recent timestamp keep their catalog.
+    """
+
+    retain_versions: int = 1000
+    retain_ms: int = 600_000
+    check_interval_s: float = 5.0
+
+
+class CatalogNode:
+    """A running catalog node. Create it with ``open`` (async) or ``open_sync``."""
+
+    def __init__(
+        self,
+        *,
+        node_name: str,
+        log: UpdateLog,
+        clock: Clock,
+        settings: ClusterSettings,
+        service: CatalogService,
+        manager: CatalogManager,
+        schema_sync: SchemaSyncService,
+        owns_log: bool,
+        compaction: CompactionPolicy | None,
+        follow_interval_s: float,
+    ) -> None:
+        self.node_name = node_name
+        self.log = log
+        self.clock = clock
+        self.settings = settings
+        self.service = service
+        self.manager = manager
+        self.schema_sync = schema_sync
+        self._owns_log = owns_log
+        self._compaction = compaction
+        self._follow_interval_s = follow_interval_s
+        self._maintenance: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @classmethod
+    async def start(
+        cls,
+        store: str | UpdateLog,
+        node_name: str,
+        *,
+        delay_ms: int = 500,
+        max_clock_skew_ms: int = 500,
+        clock: Clock | None = None,
+        safe_time_ticker: bool = True,
+        compaction: CompactionPolicy | None = None,
+        follow_interval_s: float = 1.0,
+    ) -> CatalogNode:
+        """Start a node: initialise the cluster if needed, recover, then follow the log.
+
+        Args:
+            store: a store URL (``sqlite:///...``, ``etcd://...``) or an open ``UpdateLog``
+                (which the node then does not close).
+            node_name: this node's name.
+            delay_ms: the schema sync delay; must match the cluster's.
+            max_clock_skew_ms: the maximum clock skew; must match the cluster's.
+            clock: this node's clock (a ``HybridClock`` by default).
+            safe_time_ticker: keep safe time near ``now - delay/2`` in the background.
+            compaction: an automatic compaction policy, or None to compact only on request.
+            follow_interval_s: how often to notice snapshots taken by other nodes.
+
+        Raises:
+            SettingsMismatchError: the cluster was created with other delay/skew settings.
+            StorageUnavailableError: the store cannot be reached.
+        """
+        owns_log = isinstance(store, str)
+        update_log = open_log(store) if isinstance(store, str) else store
+        try:
+            node = await cls._start(
+                update_log,
+                node_name,
+                owns_log=owns_log,
+                settings=ClusterSettings(delay_ms=delay_ms, max_clock_skew_ms=max_clock_skew_ms),
+                clock=clock or HybridClock(),
+                safe_time_ticker=safe_time_ticker,
+                compaction=compaction,
+                follow_interval_s=follow_interval_s,
+            )
+        except BaseException:
+            if owns_log:
+                await update_log.close()
+            raise
+        return node
+
+    @classmethod
+    async def _start(
+        cls,
+        update_log: UpdateLog,
+        node_name: str,
+        *,
+        owns_log: bool,
+        settings: ClusterSettings,
+        clock: Clock,
+        safe_time_ticker: bool,
+        compaction: CompactionPolicy | None,
+        follow_interval_s: float,
+    ) -> CatalogNode:
+        settings = await update_log.init_settings(settings)
+        if await update_log.latest_version() == 0:
+            # Concurrent first starts race on the same CAS; exactly one writes version 1.
+            first = initial_update(clock.now())
+            await update_log.append(1, encode_update(first), first.proposal_ts)
+        service = CatalogService(update_log, node_name=node_name)
+        await service.recover()
+        service.start()
+        schema_sync = SchemaSyncService(
+            update_log,
+            clock,
+            delay_ms=settings.delay_ms,
+            max_clock_skew_ms=settings.max_clock_skew_ms,
+            applied=service.applied,
+            observed_safe_time=service.observed_safe_time,
+        )
+        manager = CatalogManager(
+            update_log, service, schema_sync, clock, delay_ms=settings.delay_ms
+        )
+        node = cls(
+            node_name=node_name,
+            log=update_log,
+            clock=clock,
+            settings=settings,
+            service=service,
+            manager=manager,
+            schema_sync=schema_sync,
+            owns_log=owns_log,
+            compaction=compaction,
+            follow_interval_s=follow_interval_s,
+        )
+        if safe_time_ticker:
+            schema_sync.start_ticker()
+        node._maintenance = asyncio.get_running_loop().create_task(
+            node._maintain(), name=f"catalog-maintenance-{node_name}"
+        )
+        return node
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def open(
+        cls,
+        store: str | UpdateLog,
+        node_name: str,
+        *,
+        delay_ms: int = 500,
+        max_clock_skew_ms: int = 500,
+        clock: Clock | None = None,
+        safe_time_ticker: bool = True,
+        compaction: CompactionPolicy | None = None,
+        follow_interval_s: float = 1.0,
+    ) -> AsyncIterator[CatalogNode]:
+        """Start a node for the duration of an ``async with`` block (see ``start``)."""
+        node = await cls.start(
+            store,
+            node_name,
+            delay_ms=delay_ms,
+            max_clock_skew_ms=max_clock_skew_ms,
+            clock=clock,
+            safe_time_ticker=safe_time_ticker,
+            compaction=compaction,
+            follow_interval_s=follow_interval_s,
+        )
+        try:
+            yield node
+        finally:
+            await node.close()
+
+    @staticmethod
+    def open_sync(store: str | UpdateLog, node_name: str, **options: Any) -> SyncCatalogNode:
+        """Start a node driven from synchronous code (see ``SyncCatalogNode``)."""
+        from catalog.sync import SyncCatalogNode  # the facade wraps this class
+
+        return SyncCatalogNode.open(store, node_name, **options)
+
+    @property
+    def ready(self) -> bool:
+        """Return True once recovery finished, the watch is live and nothing has failed."""
+        return self.service.watch_live and self.service.failure is None and not self._closed
+
+    async def wait_ready(self, timeout_s: float = 10.0) -> None:
+        """Wait until the node has applied every version the log had when called."""
+        latest = await self.log.latest_version()
+        await asyncio.wait_for(self.service.catalog_ready(latest), timeout_s)
+
+    async def _maintain(self) -> None:
+        while True:
+            await asyncio.sleep(self._follow_interval_s)
+            try:
+                earliest = await self.log.earliest_version()
+                if earliest > self.service.earliest_version:
+                    self.service.truncate_before(earliest)
+                if self._compaction is not None:
+                    await self._compact_by_policy(self._compaction)
+            except StorageUnavailableError as e:
+                log.warning("%s: maintenance: %s", self.node_name, e)
+
+    async def _compact_by_policy(self, policy: CompactionPolicy) -> None:
+        service = self.service
+        by_count = service.latest_version - policy.retain_versions + 1
+        horizon = self.clock.now() - ms_to_hlc(policy.retain_ms)
+        if physical_of(horizon) <= 0 or by_count <= service.earliest_version:
+            return
+        try:
+            by_age = service.active_catalog_version(horizon)
+        except CatalogError:  # nothing retained is that old
+            return
+        await self.manager.compact_to(min(by_count, by_age))
+
+    async def close(self) -> None:
+        """Stop the node: finish queued commands, stop following the log. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        maintenance, self._maintenance = self._maintenance, None
+        if maintenance is not None:
+            maintenance.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await maintenance
+        await self.manager.close()
+        await self.schema_sync.close()
+        await self.service.close()
+        if self._owns_log:
+            await self.log.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"CatalogNode({self.node_name!r}, versions "
+            f"{self.service.earliest_version}..{self.service.latest_version})"
+        )

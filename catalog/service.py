@@ -1,0 +1,355 @@
+"""``CatalogService``: the read side. Applies the log into a versioned cache and fires events.
+
+Every retained version is kept as an immutable ``Catalog``; versions share structure, so
+keeping thousands costs little. A version is published only after it was read back from the
+log (so it is durable), all at once: readers see version N whole or not at all. Events fire
+after publication, in entry order, and ``catalog_ready(N)`` resolves once they are done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from catalog.catalog import Catalog
+from catalog.descriptors import Descriptor
+from catalog.entries.base import EntryBase
+from catalog.errors import CatalogError, ErrorCode, NotFoundError, VersionCompactedError
+from catalog.events import CatalogEvent
+from catalog.marshalling import decode_snapshot, decode_update
+from catalog.update import RequestOutcome, VersionedUpdate
+from schemasync.watermark import Watermark
+from updatelog.errors import FormatError, LogCompactedError, StorageUnavailableError
+from updatelog.log import LogEntry, SafeTimeAdvanced, SnapshotRequired, UpdateLog
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogEventParameters:
+    """What a listener is told.
+
+    Attributes:
+        event: the kind of event.
+        version: the catalog version the change is in; ``catalog(version)`` is readable.
+        activation_ts: when that version becomes active.
+        descriptor: the object the event is about (the removed one for drops).
+        entry: the update entry that fired the event.
+        index: the entry's position within the version (events of a version are ordered).
+    """
+
+    event: CatalogEvent
+    version: int
+    activation_ts: int
+    descriptor: Descriptor | None
+    entry: EntryBase
+    index: int
+
+
+Listener = Callable[[CatalogEventParameters], Awaitable[None] | None]
+
+
+class _Window:
+    """The retained versions: ``versions[i]`` is version ``earliest + i``.
+
+    Appending publishes a version (list appends are atomic); truncation swaps the window.
+    """
+
+    __slots__ = ("activations", "earliest", "requests", "versions")
+
+    def __init__(self, earliest: int) -> None:
+        self.earliest = earliest
+        self.versions: list[Catalog] = []
+        self.activations: list[int] = []
+        self.requests: dict[int, tuple[RequestOutcome, ...]] = {}
+
+
+class CatalogService:
+    """Versioned, immutable local cache of the catalog, fed by the update log.
+
+    Args:
+        log: the update log to apply.
+        node_name: for log messages.
+    """
+
+    def __init__(self, log: UpdateLog, *, node_name: str = "node") -> None:
+        self._log = log
+        self.node_name = node_name
+        self._window = _Window(earliest=1)
+        self._listeners: dict[CatalogEvent, list[Listener]] = {}
+        self.applied = Watermark(0)
+        """The latest version applied here with its listeners finished."""
+        self.observed_safe_time = Watermark(0)
+        """The log's safe time as observed after applying every version before it."""
+        self._watch_task: asyncio.Task[None] | None = None
+        self.watch_live = False
+        self.failure: BaseException | None = None
+
+    # -- reads ----------------------------------------------------------------------------
+
+    @property
+    def earliest_version(self) -> int:
+        """Return the earliest retained version (0 before anything was applied)."""
+        window = self._window
+        return window.earliest if window.versions else 0
+
+    @property
+    def latest_version(self) -> int:
+        """Return the latest published version (0 before anything was applied)."""
+        window = self._window
+        return window.earliest + len(window.versions) - 1 if window.versions else 0
+
+    def latest_catalog(self) -> Catalog:
+        """Return the latest published catalog.
+
+        Raises:
+            NotFoundError: VERSION_NOT_FOUND before version 1 was applied.
+        """
+        window = self._window
+        if not window.versions:
+            raise NotFoundError(
+                "no catalog version is applied yet", code=ErrorCode.VERSION_NOT_FOUND
+            )
+        return window.versions[-1]
+
+    def catalog(self, version: int) -> Catalog:
+        """Return catalog ``version`` exactly.
+
+        Raises:
+            VersionCompactedError: the version is older than the snapshot.
+            NotFoundError: VERSION_NOT_FOUND for a version not applied here (yet).
+        """
+        window = self._window
+        index = version - window.earliest
+        if index < 0:
+            raise VersionCompactedError(version, window.earliest)
+        if index >= len(window.versions):
+            raise NotFoundError(
+                f"catalog version {version} is not applied on {self.node_name} "
+                f"(latest is {self.latest_version})",
+                code=ErrorCode.VERSION_NOT_FOUND,
+            )
+        return window.versions[index]
+
+    def active_catalog_version(self, ts: int) -> int:
+        """Return the version active at hybrid timestamp ``ts`` among those applied here.
+
+        Only exact after ``wait_for_metadata_completeness(ts)``.
+
+        Raises:
+            VersionCompactedError: ``ts`` is before the earliest retained version's activation.
+            NotFoundError: VERSION_NOT_FOUND when no version is active yet at ``ts``.
+        """
+        window = self._window
+        index = bisect.bisect_right(window.activations, ts) - 1
+        if index < 0:
+            if window.earliest > 1:
+                raise VersionCompactedError(window.earliest - 1, window.earliest)
+            raise NotFoundError(
+                f"no catalog version is active at {ts}", code=ErrorCode.VERSION_NOT_FOUND
+            )
+        return window.earliest + index
+
+    def active_catalog(self, ts: int) -> Catalog:
+        """Return the catalog active at hybrid timestamp ``ts`` (see ``active_catalog_version``)."""
+        return self.catalog(self.active_catalog_version(ts))
+
+    def digest(self, version: int) -> str:
+        """Return the digest of catalog ``version`` (equal on every node that applied it)."""
+        return self.catalog(version).digest()
+
+    def request_outcome(self, version: int, request_id: str) -> RequestOutcome | None:
+        """Return what version ``version`` recorded for ``request_id``, if it is retained."""
+        for outcome in self._window.requests.get(version, ()):
+            if outcome.request_id == request_id:
+                return outcome
+        return None
+
+    async def catalog_ready(self, version: int) -> None:
+        """Wait until ``version`` is applied here and its event listeners have finished."""
+        await self.applied.wait_for(version)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def listen(self, event: CatalogEvent, listener: Listener) -> None:
+        """Call ``listener`` (sync or async) for every ``event`` applied from now on."""
+        self._listeners.setdefault(event, []).append(listener)
+
+    def unlisten(self, event: CatalogEvent, listener: Listener) -> None:
+        """Stop calling ``listener`` for ``event``."""
+        with contextlib.suppress(ValueError):
+            self._listeners.get(event, []).remove(listener)
+
+    def _has_listeners(self, update: VersionedUpdate) -> bool:
+        return any(e.event is not None and self._listeners.get(e.event) for e in update.entries)
+
+    async def _fire(self, events: list[CatalogEventParameters]) -> None:
+        for params in events:
+            for listener in list(self._listeners.get(params.event, ())):
+                await self._call(listener, params)
+
+    async def _call(self, listener: Listener, params: CatalogEventParameters) -> None:
+        try:
+            result = listener(params)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            # A broken listener must not stop the node from applying the log.
+            log.exception(
+                "%s: listener %r failed on %s of version %d",
+                self.node_name,
+                listener,
+                params.event,
+                params.version,
+            )
+
+    # -- applying the log -----------------------------------------------------------------
+
+    async def recover(self) -> None:
+        """Load the snapshot (or version 1) and range-read the tail. Fires no events."""
+        earliest = await self._log.earliest_version()
+        if earliest == 0:
+            return
+        try:
+            entries = await self._log.read(earliest)
+        except LogCompactedError as e:
+            entries = await self._log.read(e.earliest_version)
+        for entry in entries:
+            await self._apply(entry, fire=False)
+
+    def start(self) -> None:
+        """Start following the log from the latest applied version."""
+        if self._watch_task is None:
+            self._watch_task = asyncio.get_running_loop().create_task(
+                self._follow(), name=f"catalog-watch-{self.node_name}"
+            )
+
+    async def _follow(self) -> None:
+        backoff = 0.05
+        while True:
+            try:
+                async for event in self._log.watch(self.latest_version + 1):
+                    self.watch_live = True
+                    backoff = 0.05
+                    if isinstance(event, LogEntry):
+                        await self._apply(event, fire=True)
+                    elif isinstance(event, SafeTimeAdvanced):
+                        self.observed_safe_time.advance(event.safe_time)
+                    elif isinstance(event, SnapshotRequired):
+                        await self._reload(event.snapshot_version)
+                        break
+            except StorageUnavailableError as e:
+                self.watch_live = False
+                log.warning("%s: watch interrupted (%s); resuming", self.node_name, e)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+            except (FormatError, ValueError, CatalogError) as e:
+                # A corrupted, too-new or inconsistent value: stop rather than skip or guess.
+                # Readers keep the versions applied so far; readiness reports the failure.
+                self.watch_live = False
+                self.failure = e
+                log.error("%s: cannot apply the log: %s", self.node_name, e)
+                self.applied.fail_waiters(e)
+                return
+
+    async def _reload(self, snapshot_version: int) -> None:
+        for entry in await self._log.read(snapshot_version):
+            await self._apply(entry, fire=True)
+
+    async def _apply(self, entry: LogEntry, *, fire: bool) -> None:
+        if entry.is_snapshot:
+            self._load_snapshot(entry)
+            return
+        latest = self.latest_version
+        if entry.version <= latest:
+            return  # already applied (a re-read after a watch resumed)
+        if entry.version != latest + 1:
+            raise FormatError(
+                f"{self.node_name}: the log skipped from version {latest} to {entry.version}"
+            )
+        update = decode_update(entry.payload)
+        if update.version != entry.version:
+            raise FormatError(f"log key {entry.version} holds update {update.version}")
+        before = self._window.versions[-1] if self._window.versions else Catalog()
+        events: list[CatalogEventParameters] = []
+        if fire and self._has_listeners(update):
+            catalog, events = self._apply_with_events(before, update)
+        else:
+            catalog = update.apply_to(before)
+        self._publish(catalog, update.requests)
+        await self._fire(events)
+        self.applied.advance(catalog.version)
+
+    @staticmethod
+    def _apply_with_events(
+        before: Catalog, update: VersionedUpdate
+    ) -> tuple[Catalog, list[CatalogEventParameters]]:
+        """Apply ``update`` entry by entry, collecting each event with its descriptor."""
+        activation_ts = update.activation_ts(before.activation_ts)
+        current = before
+        events: list[CatalogEventParameters] = []
+        for index, entry in enumerate(update.entries):
+            after = entry.apply(current)
+            if entry.event is not None:
+                events.append(
+                    CatalogEventParameters(
+                        event=entry.event,
+                        version=update.version,
+                        activation_ts=activation_ts,
+                        descriptor=entry.subject(current, after),
+                        entry=entry,
+                        index=index,
+                    )
+                )
+            current = after
+        return current.with_version(update.version, activation_ts), events
+
+    def _load_snapshot(self, entry: LogEntry) -> None:
+        snapshot = decode_snapshot(entry.payload)
+        if snapshot.version != entry.version:
+            raise FormatError(f"log key {entry.version} holds snapshot {snapshot.version}")
+        if self.earliest_version <= entry.version <= self.latest_version:
+            self.truncate_before(entry.version)
+            return
+        window = _Window(earliest=snapshot.version)
+        window.versions.append(snapshot)
+        window.activations.append(snapshot.activation_ts)
+        self._window = window
+        self.applied.advance(snapshot.version)
+
+    def _publish(self, catalog: Catalog, requests: tuple[RequestOutcome, ...]) -> None:
+        window = self._window
+        if not window.versions:
+            window.earliest = catalog.version
+        if requests:
+            window.requests[catalog.version] = requests
+        # Append the catalog before its activation: a reader that finds the activation
+        # always finds the catalog it indexes.
+        window.versions.append(catalog)
+        window.activations.append(catalog.activation_ts)
+
+    def truncate_before(self, version: int) -> None:
+        """Drop every retained version older than ``version`` (after a snapshot at it)."""
+        window = self._window
+        if version <= window.earliest or not window.versions:
+            return
+        cut = min(version - window.earliest, len(window.versions) - 1)
+        new = _Window(earliest=window.earliest + cut)
+        new.versions = window.versions[cut:]
+        new.activations = window.activations[cut:]
+        new.requests = {v: r for v, r in window.requests.items() if v >= new.earliest}
+        self._window = new
+
+    async def close(self) -> None:
+        """Stop following the log. Idempotent."""
+        task, self._watch_task = self._watch_task, None
+        self.watch_live = False
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -1,0 +1,284 @@
+"""One and two nodes on each backend: the command path, readiness, events, recovery, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from catalog import CatalogError, CatalogEvent, ErrorCode, VersionCompactedError
+from catalog import commands as c
+from catalog.catalog import Catalog
+from catalog.node import CatalogNode
+from catalog.service import CatalogEventParameters
+from schemasync.clock import ManualClock, physical_of
+from schemasync.errors import TimestampTooFarError
+from schemasync.service import ensured_activation
+from tests.integration.catalog.support import create_table, request_ids_in_log, run, settle
+from updatelog.errors import SettingsMismatchError
+
+
+def test_first_start_writes_version_1_once(store_url: str) -> None:
+    async def scenario() -> None:
+        nodes = await asyncio.gather(
+            *(
+                CatalogNode.start(store_url, f"n{i}", delay_ms=0, max_clock_skew_ms=0)
+                for i in range(3)
+            )
+        )
+        try:
+            assert await nodes[0].log.latest_version() == 1
+            for node in nodes:
+                await node.wait_ready()
+                assert (
+                    node.service.latest_catalog().digest()
+                    == Catalog.initial()
+                    .with_version(1, node.service.catalog(1).activation_ts)
+                    .digest()
+                )
+        finally:
+            await asyncio.gather(*(n.close() for n in nodes))
+
+    run(scenario())
+
+
+def test_execute_waits_for_activation_plus_skew(store_url: str) -> None:
+    """With a manual clock, execute returns only once the clock passes activation + skew."""
+
+    async def scenario() -> None:
+        clock = ManualClock(start_ms=1_000_000)
+        async with CatalogNode.open(
+            store_url,
+            "n1",
+            delay_ms=500,
+            max_clock_skew_ms=300,
+            clock=clock,
+            safe_time_ticker=False,
+        ) as node:
+            task = asyncio.create_task(node.manager.execute(create_table("T")))
+            await asyncio.sleep(0.3)
+            assert not task.done()
+            assert node.service.latest_version == 2  # applied, not yet complete
+            activation = node.service.catalog(2).activation_ts
+            clock.set(physical_of(ensured_activation(activation, 300)) - 1)
+            await asyncio.sleep(0.1)
+            assert not task.done()
+            clock.advance(1)
+            result = await asyncio.wait_for(task, 5)
+            assert result.version == 2 and result.applied == (True,)
+            assert result.activation_ts == activation
+            assert physical_of(activation) >= 1_000_000 + 500
+
+    run(scenario())
+
+
+def test_request_id_makes_a_retry_return_the_original_result(store_url: str) -> None:
+    async def scenario() -> None:
+        async with (
+            CatalogNode.open(store_url, "a", delay_ms=0, max_clock_skew_ms=0) as a,
+            CatalogNode.open(store_url, "b", delay_ms=0, max_clock_skew_ms=0) as b,
+        ):
+            first = await a.manager.execute(
+                [create_table("T"), c.CreateSchema(name="S", if_not_exists=True)], request_id="r-1"
+            )
+            # The client timed out and retries on another node, even with a batch that would
+            # now fail (TABLE_EXISTS): the original result comes back, nothing is appended.
+            again = await b.manager.execute([create_table("T")], request_id="r-1")
+            assert again == first
+            assert await a.log.latest_version() == first.version
+            assert (await request_ids_in_log(a))["r-1"] == [first.version]
+
+    run(scenario())
+
+
+def test_concurrent_duplicates_of_one_request_commit_once(store_url: str) -> None:
+    async def scenario() -> None:
+        async with (
+            CatalogNode.open(store_url, "a", delay_ms=0, max_clock_skew_ms=0) as a,
+            CatalogNode.open(store_url, "b", delay_ms=0, max_clock_skew_ms=0) as b,
+        ):
+            results = await asyncio.gather(
+                *(
+                    node.manager.execute(create_table("T"), request_id="same")
+                    for node in (a, b, a, b, a)
+                )
+            )
+            assert len({r.version for r in results}) == 1
+            assert (await request_ids_in_log(a))["same"] == [results[0].version]
+
+    run(scenario())
+
+
+def test_refused_batch_changes_nothing_and_names_the_code(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+            await node.manager.execute(create_table("T"))
+            before = await node.log.latest_version()
+            with pytest.raises(CatalogError) as info:
+                await node.manager.execute([create_table("U"), create_table("T")], request_id="bad")
+            assert info.value.code is ErrorCode.TABLE_EXISTS
+            assert await node.log.latest_version() == before
+            assert node.service.latest_catalog().find_table("PUBLIC", "U") is None
+            assert "bad" not in await request_ids_in_log(node)
+
+    run(scenario())
+
+
+def test_group_commit_merges_concurrent_commands(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+            start = node.service.latest_version
+            commands = [create_table(f"T{i}") for i in range(40)] + [create_table("T0")]
+            results = await asyncio.gather(
+                *(node.manager.execute(cmd) for cmd in commands), return_exceptions=True
+            )
+            ok = [r for r in results if not isinstance(r, BaseException)]
+            refused = [r for r in results if isinstance(r, CatalogError)]
+            assert len(ok) == 40 and len(refused) == 1
+            assert refused[0].code is ErrorCode.TABLE_EXISTS
+            produced = node.service.latest_version - start
+            assert produced <= 5, f"{produced} versions for 41 concurrent commands"
+            assert len(node.service.latest_catalog().tables()) == 40
+
+    run(scenario())
+
+
+def test_events_fire_in_entry_order_and_ready_waits_for_async_listeners(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+            seen: list[tuple[CatalogEvent, int, int, str]] = []
+            gate = asyncio.Event()
+
+            async def slow(e: CatalogEventParameters) -> None:
+                await gate.wait()
+                seen.append((e.event, e.version, e.index, getattr(e.descriptor, "name", "")))
+
+            def broken(e: CatalogEventParameters) -> None:
+                raise RuntimeError("listener bug")
+
+            node.service.listen(CatalogEvent.TABLE_CREATE, slow)
+            node.service.listen(CatalogEvent.INDEX_CREATE, slow)
+            node.service.listen(CatalogEvent.TABLE_CREATE, broken)
+            task = asyncio.create_task(node.manager.execute(create_table("T")))
+            await asyncio.sleep(0.2)
+            assert node.service.latest_version == 2
+            assert not task.done()
+            ready = asyncio.create_task(node.service.catalog_ready(2))
+            await asyncio.sleep(0.05)
+            assert not ready.done()
+            gate.set()
+            await asyncio.wait_for(asyncio.gather(task, ready), 5)
+            assert seen == [
+                (CatalogEvent.TABLE_CREATE, 2, 0, "T"),
+                (CatalogEvent.INDEX_CREATE, 2, 1, "T_PK"),
+            ]
+            # The broken listener did not stop the node.
+            await node.manager.execute(create_table("U"))
+            assert node.service.latest_catalog().find_table("PUBLIC", "U") is not None
+
+    run(scenario())
+
+
+def test_broken_listener_is_logged(store_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+            node.service.listen(CatalogEvent.SCHEMA_CREATE, lambda e: 1 / 0)  # type: ignore[arg-type,return-value]
+            await node.manager.execute(c.CreateSchema(name="S"))
+
+    with caplog.at_level(logging.ERROR):
+        run(scenario())
+    assert any("listener" in r.message and "failed" in r.message for r in caplog.records)
+
+
+def test_restart_recovers_every_version_with_equal_activations(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", delay_ms=5, max_clock_skew_ms=5) as node:
+            for i in range(5):
+                await node.manager.execute(create_table(f"T{i}"))
+            before = {
+                v: (node.service.digest(v), node.service.catalog(v).activation_ts)
+                for v in range(1, 7)
+            }
+        async with CatalogNode.open(store_url, "n1", delay_ms=5, max_clock_skew_ms=5) as node:
+            await node.wait_ready()
+            after = {
+                v: (node.service.digest(v), node.service.catalog(v).activation_ts)
+                for v in range(1, 7)
+            }
+            assert after == before
+
+    run(scenario())
+
+
+def test_compaction_drops_old_versions_everywhere_and_restart_loads_the_snapshot(
+    store_url: str,
+) -> None:
+    async def scenario() -> None:
+        a = await CatalogNode.start(
+            store_url, "a", delay_ms=0, max_clock_skew_ms=0, follow_interval_s=0.05
+        )
+        b = await CatalogNode.start(
+            store_url, "b", delay_ms=0, max_clock_skew_ms=0, follow_interval_s=0.05
+        )
+        try:
+            for i in range(4):
+                await a.manager.execute(create_table(f"T{i}"))
+            await settle([a, b])
+            await b.close()  # b is down while a keeps going and compacts
+            for i in range(4, 8):
+                await a.manager.execute(create_table(f"T{i}"))
+            latest = a.service.latest_version
+            snapshot = await a.manager.compact(keep_versions=3)
+            assert snapshot == latest - 2
+            assert a.service.earliest_version == snapshot
+            with pytest.raises(VersionCompactedError) as info:
+                a.service.catalog(2)
+            assert info.value.code is ErrorCode.VERSION_COMPACTED
+            b = await CatalogNode.start(
+                store_url, "b", delay_ms=0, max_clock_skew_ms=0, follow_interval_s=0.05
+            )
+            await settle([a, b])
+            assert b.service.earliest_version == snapshot
+            for v in range(snapshot, latest + 1):
+                assert a.service.digest(v) == b.service.digest(v)
+            # A third node that was up during compaction drops the old versions too.
+            c_node = await CatalogNode.start(
+                store_url, "c", delay_ms=0, max_clock_skew_ms=0, follow_interval_s=0.05
+            )
+            await c_node.close()
+            await a.manager.execute(create_table("AFTER"))
+            await settle([a, b])
+            assert b.service.latest_catalog().find_table("PUBLIC", "AFTER") is not None
+        finally:
+            await a.close()
+            await b.close()
+
+    run(scenario())
+
+
+def test_settings_are_fixed_for_the_cluster(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "a", delay_ms=100, max_clock_skew_ms=50):
+            with pytest.raises(SettingsMismatchError):
+                await CatalogNode.start(store_url, "b", delay_ms=200, max_clock_skew_ms=50)
+
+    run(scenario())
+
+
+def test_reads_far_in_the_future_are_refused(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "a", delay_ms=100, max_clock_skew_ms=50) as node:
+            far = node.clock.now() + (10_000 << 16)
+            with pytest.raises(TimestampTooFarError):
+                await node.schema_sync.wait_for_metadata_completeness(far)
+
+    run(scenario())
+
+
+def test_sync_facade(store_url: str) -> None:
+    with CatalogNode.open_sync(store_url, "n1", delay_ms=10, max_clock_skew_ms=10) as node:
+        result = node.execute(create_table("T"))
+        cat = node.active_catalog(node.now())
+        assert cat.version >= result.version
+        assert cat.table("PUBLIC", "T").name == "T"

@@ -1,0 +1,126 @@
+"""Builders for the catalogs the command tests start from, and assertions they share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from catalog import (
+    Catalog,
+    CatalogError,
+    CatalogEvent,
+    ColumnType,
+    ErrorCode,
+    IndexStatus,
+    Prepared,
+    prepare,
+)
+from catalog import commands as c
+from catalog.commands import CommandBase
+
+# Ids handed out by Catalog.initial(): PUBLIC 0, SYSTEM 1, zone Default 2; the next is 3.
+PUBLIC_ID = 0
+SYSTEM_ID = 1
+DEFAULT_ZONE_ID = 2
+FIRST_FREE_ID = 3
+
+
+def col(name: str, ctype: ColumnType = ColumnType.INT32, **kw: Any) -> c.Column:
+    """Return a column definition (nullable unless ``nullable=False`` is given)."""
+    return c.Column(name=name, type=ctype, **kw)
+
+
+def key(name: str = "ID", ctype: ColumnType = ColumnType.INT64, **kw: Any) -> c.Column:
+    """Return a NOT NULL column fit for a primary key."""
+    return c.Column(name=name, type=ctype, nullable=False, **kw)
+
+
+def create_table(
+    name: str = "T",
+    *,
+    columns: tuple[c.Column, ...] | None = None,
+    primary_key: tuple[str, ...] = ("ID",),
+    **kw: Any,
+) -> c.CreateTableCommand:
+    """Return CREATE TABLE name (ID INT64 NOT NULL PK, A INT32, B STRING) unless told otherwise."""
+    if columns is None:
+        columns = (key(), col("A"), col("B", ColumnType.STRING))
+    return c.CreateTable(name=name, columns=columns, primary_key=primary_key, **kw)
+
+
+def run(cat: Catalog, *commands: CommandBase) -> Prepared:
+    """Prepare ``commands`` as one batch and check that ``cat`` itself did not change."""
+    before = cat.digest()
+    prepared = prepare(cat, list(commands))
+    assert cat.digest() == before
+    assert prepared.catalog.version == cat.version
+    assert len(prepared.applied) == len(commands)
+    return prepared
+
+
+def apply(cat: Catalog, *commands: CommandBase) -> Catalog:
+    """Return ``cat`` with ``commands`` applied as one batch."""
+    return run(cat, *commands).catalog
+
+
+def refused(cat: Catalog, code: ErrorCode, *commands: CommandBase) -> CatalogError:
+    """Assert that the batch is refused with ``code`` and that ``cat`` is left as it was."""
+    before = cat.digest()
+    with pytest.raises(CatalogError) as info:
+        prepare(cat, list(commands))
+    assert info.value.code is code, str(info.value)
+    assert cat.digest() == before
+    return info.value
+
+
+def bad_shape(
+    build: Callable[[], object], code: ErrorCode = ErrorCode.VALIDATION_ERROR
+) -> CatalogError:
+    """Assert that building a command (or parsing it) is refused with ``code``."""
+    with pytest.raises(CatalogError) as info:
+        build()
+    assert info.value.code is code, str(info.value)
+    return info.value
+
+
+def entry_types(prepared: Prepared) -> list[str]:
+    """Return the ``type`` tag of every entry of a prepared batch."""
+    return [str(e.model_dump()["type"]) for e in prepared.entries]
+
+
+def events(prepared: Prepared) -> list[CatalogEvent | None]:
+    """Return the event of every entry of a prepared batch."""
+    return [e.event for e in prepared.entries]
+
+
+def with_table(cat: Catalog | None = None, name: str = "T", **kw: Any) -> Catalog:
+    """Return ``cat`` (default: the initial catalog) with a table from ``create_table``."""
+    return apply(cat or Catalog.initial(), create_table(name, **kw))
+
+
+def with_index(
+    cat: Catalog,
+    name: str,
+    columns: tuple[str, ...],
+    *,
+    table: str = "T",
+    status: IndexStatus = IndexStatus.REGISTERED,
+    **kw: Any,
+) -> Catalog:
+    """Return ``cat`` with a new index on an existing table, moved on to ``status``."""
+    cat = apply(cat, c.CreateIndex(table=table, name=name, columns=columns, **kw))
+    index = cat.index(kw.get("schema", "PUBLIC"), name)
+    assert index.status is IndexStatus.REGISTERED
+    steps: list[CommandBase] = []
+    if status is not IndexStatus.REGISTERED:
+        steps.append(c.StartBuildingIndex(index_id=index.id))
+    if status in (IndexStatus.AVAILABLE, IndexStatus.STOPPING):
+        steps.append(c.MakeIndexAvailable(index_id=index.id))
+    if status is IndexStatus.STOPPING:
+        steps.append(c.DropIndex(schema=kw.get("schema", "PUBLIC"), name=name))
+    for step in steps:
+        cat = apply(cat, step)
+    assert cat.index_by_id(index.id).status is status
+    return cat
