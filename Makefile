@@ -1,16 +1,20 @@
-# Two commands matter on a fresh machine: `make run` (with the REST issue) and `make test`.
+# Two commands matter on a fresh machine: `make run` (serve on the embedded SQLite store at
+# http://127.0.0.1:8000) and `make test`.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test check lint typecheck format bench clean
+.PHONY: run test check lint typecheck format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[etcd,test,dev]'
+	$(BIN)/pip install --quiet -e '.[etcd,api,test,dev]'
 	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/catalog serve --host 127.0.0.1 --port 8000
 
 test: $(STAMP)
 	$(BIN)/pytest -q
@@ -20,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy catalog updatelog schemasync tests bench
+	$(BIN)/mypy catalog updatelog schemasync api tests bench
 
 check: lint typecheck test
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import gc
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -54,19 +55,49 @@ class CatalogEventParameters:
 Listener = Callable[[CatalogEventParameters], Awaitable[None] | None]
 
 
+def events_of(
+    before: Catalog, update: VersionedUpdate
+) -> tuple[Catalog, list[CatalogEventParameters]]:
+    """Apply ``update`` to ``before`` entry by entry, collecting each event with its descriptor.
+
+    Returns the new catalog version and its events in entry order.
+    """
+    activation_ts = update.activation_ts(before.activation_ts)
+    current = before
+    events: list[CatalogEventParameters] = []
+    for index, entry in enumerate(update.entries):
+        after = entry.apply(current)
+        if entry.event is not None:
+            events.append(
+                CatalogEventParameters(
+                    event=entry.event,
+                    version=update.version,
+                    activation_ts=activation_ts,
+                    descriptor=entry.subject(current, after),
+                    entry=entry,
+                    index=index,
+                )
+            )
+        current = after
+    return current.with_version(update.version, activation_ts), events
+
+
 class _Window:
     """The retained versions: ``versions[i]`` is version ``earliest + i``.
 
     Appending publishes a version (list appends are atomic); truncation swaps the window.
     """
 
-    __slots__ = ("activations", "earliest", "requests", "versions")
+    __slots__ = ("activations", "earliest", "updates", "versions")
 
     def __init__(self, earliest: int) -> None:
         self.earliest = earliest
         self.versions: list[Catalog] = []
         self.activations: list[int] = []
-        self.requests: dict[int, tuple[RequestOutcome, ...]] = {}
+        self.updates: dict[int, VersionedUpdate] = {}
+        """The update that produced each retained version (none for a loaded snapshot).
+
+        Cheap to keep: its entries hold the very descriptor objects the catalogs share."""
 
 
 class CatalogService:
@@ -165,10 +196,39 @@ class CatalogService:
 
     def request_outcome(self, version: int, request_id: str) -> RequestOutcome | None:
         """Return what version ``version`` recorded for ``request_id``, if it is retained."""
-        for outcome in self._window.requests.get(version, ()):
+        update = self._window.updates.get(version)
+        for outcome in update.requests if update is not None else ():
             if outcome.request_id == request_id:
                 return outcome
         return None
+
+    def update(self, version: int) -> VersionedUpdate:
+        """Return the update that produced retained version ``version``.
+
+        Raises:
+            VersionCompactedError: the version is older than the earliest retained update
+                (a snapshot has no update).
+            NotFoundError: VERSION_NOT_FOUND for a version not applied here (yet).
+        """
+        window = self._window
+        found = window.updates.get(version)
+        if found is not None:
+            return found
+        if version > self.latest_version:
+            self.catalog(version)  # raises VERSION_NOT_FOUND
+        first = min(window.updates, default=self.latest_version + 1)
+        raise VersionCompactedError(version, first)
+
+    def events(self, version: int) -> list[CatalogEventParameters]:
+        """Return the events of retained version ``version``, in entry order.
+
+        Raises:
+            VersionCompactedError: the version's update or its predecessor is not retained.
+            NotFoundError: VERSION_NOT_FOUND for a version not applied here (yet).
+        """
+        update = self.update(version)
+        before = self.catalog(version - 1) if version > 1 else Catalog()
+        return events_of(before, update)[1]
 
     async def catalog_ready(self, version: int) -> None:
         """Wait until ``version`` is applied here and its event listeners have finished."""
@@ -219,8 +279,18 @@ class CatalogService:
             entries = await self._log.read(earliest)
         except LogCompactedError as e:
             entries = await self._log.read(e.earliest_version)
-        for entry in entries:
-            await self._apply(entry, fire=False)
+        # Recovery builds a large, acyclic heap in one go. Left running, the cyclic GC walks
+        # it again and again while it grows (more than half of a 20k-version replay); paused,
+        # one full collection at the end moves it all to the oldest generation in one pass.
+        collect = gc.isenabled()
+        gc.disable()
+        try:
+            for entry in entries:
+                await self._apply(entry, fire=False)
+        finally:
+            if collect:
+                gc.enable()
+                gc.collect()
 
     def start(self) -> None:
         """Start following the log from the latest applied version."""
@@ -233,16 +303,17 @@ class CatalogService:
         backoff = 0.05
         while True:
             try:
-                async for event in self._log.watch(self.latest_version + 1):
-                    self.watch_live = True
-                    backoff = 0.05
-                    if isinstance(event, LogEntry):
-                        await self._apply(event, fire=True)
-                    elif isinstance(event, SafeTimeAdvanced):
-                        self.observed_safe_time.advance(event.safe_time)
-                    elif isinstance(event, SnapshotRequired):
-                        await self._reload(event.snapshot_version)
-                        break
+                async with contextlib.aclosing(self._log.watch(self.latest_version + 1)) as events:
+                    async for event in events:
+                        self.watch_live = True
+                        backoff = 0.05
+                        if isinstance(event, LogEntry):
+                            await self._apply(event, fire=True)
+                        elif isinstance(event, SafeTimeAdvanced):
+                            self.observed_safe_time.advance(event.safe_time)
+                        elif isinstance(event, SnapshotRequired):
+                            await self._reload(event.snapshot_version)
+                            break
             except StorageUnavailableError as e:
                 self.watch_live = False
                 log.warning("%s: watch interrupted (%s); resuming", self.node_name, e)
@@ -278,36 +349,12 @@ class CatalogService:
         before = self._window.versions[-1] if self._window.versions else Catalog()
         events: list[CatalogEventParameters] = []
         if fire and self._has_listeners(update):
-            catalog, events = self._apply_with_events(before, update)
+            catalog, events = events_of(before, update)
         else:
             catalog = update.apply_to(before)
-        self._publish(catalog, update.requests)
+        self._publish(catalog, update)
         await self._fire(events)
         self.applied.advance(catalog.version)
-
-    @staticmethod
-    def _apply_with_events(
-        before: Catalog, update: VersionedUpdate
-    ) -> tuple[Catalog, list[CatalogEventParameters]]:
-        """Apply ``update`` entry by entry, collecting each event with its descriptor."""
-        activation_ts = update.activation_ts(before.activation_ts)
-        current = before
-        events: list[CatalogEventParameters] = []
-        for index, entry in enumerate(update.entries):
-            after = entry.apply(current)
-            if entry.event is not None:
-                events.append(
-                    CatalogEventParameters(
-                        event=entry.event,
-                        version=update.version,
-                        activation_ts=activation_ts,
-                        descriptor=entry.subject(current, after),
-                        entry=entry,
-                        index=index,
-                    )
-                )
-            current = after
-        return current.with_version(update.version, activation_ts), events
 
     def _load_snapshot(self, entry: LogEntry) -> None:
         snapshot = decode_snapshot(entry.payload)
@@ -322,12 +369,11 @@ class CatalogService:
         self._window = window
         self.applied.advance(snapshot.version)
 
-    def _publish(self, catalog: Catalog, requests: tuple[RequestOutcome, ...]) -> None:
+    def _publish(self, catalog: Catalog, update: VersionedUpdate) -> None:
         window = self._window
         if not window.versions:
             window.earliest = catalog.version
-        if requests:
-            window.requests[catalog.version] = requests
+        window.updates[catalog.version] = update
         # Append the catalog before its activation: a reader that finds the activation
         # always finds the catalog it indexes.
         window.versions.append(catalog)
@@ -342,7 +388,7 @@ class CatalogService:
         new = _Window(earliest=window.earliest + cut)
         new.versions = window.versions[cut:]
         new.activations = window.activations[cut:]
-        new.requests = {v: r for v, r in window.requests.items() if v >= new.earliest}
+        new.updates = {v: u for v, u in window.updates.items() if v >= new.earliest}
         self._window = new
 
     async def close(self) -> None:

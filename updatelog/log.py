@@ -8,7 +8,7 @@ time), exactly as design.md's "Storage" and "Time" sections describe.
 from __future__ import annotations
 
 import enum
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -148,11 +148,12 @@ class UpdateLog(Protocol):
         """Return the version that committed ``request_id``, or None if it is unknown."""
         ...
 
-    def watch(self, from_version: int) -> AsyncIterator[WatchEvent]:
+    def watch(self, from_version: int) -> AsyncGenerator[WatchEvent, None]:
         """Yield every version from ``from_version`` on, in order, then live ones.
 
         Never skips or repeats a version. Interleaves ``SafeTimeAdvanced`` events. If the next
-        version to deliver has been compacted, yields ``SnapshotRequired`` and stops.
+        version to deliver has been compacted, yields ``SnapshotRequired`` and stops. The
+        generator holds a connection or stream: close it (``aclose``) when done.
         """
         ...
 

@@ -106,12 +106,16 @@ class AddColumnsCommand(CommandBase):
 
 
 class DropColumnsCommand(CommandBase):
-    """``ALTER TABLE ... DROP COLUMN``: not a key column, not in an alive index, not all."""
+    """``ALTER TABLE ... DROP COLUMN``: not a key column, not in an alive index, not all.
+
+    With ``if_exists``, columns that do not exist are skipped (Ignite's IF EXISTS).
+    """
 
     op: Literal["drop_columns"] = "drop_columns"
     schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     table: Name
     columns: tuple[Name, ...] = Field(min_length=1)
+    if_exists: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -120,7 +124,10 @@ class DropColumnsCommand(CommandBase):
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
         table = _table(ctx, self.schema_, self.table)
-        dropped = [_column(table, name) for name in self.columns]
+        names = [n for n in self.columns if not self.if_exists or table.column(n) is not None]
+        if not names:
+            return []
+        dropped = [_column(table, name) for name in names]
         indexed = {
             column_id
             for index in ctx.catalog.table_indexes(table.id)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from catalog import Catalog, CatalogEvent, ColumnType, ErrorCode, IndexStatus
+from catalog import Catalog, CatalogError, CatalogEvent, ColumnType, ErrorCode, IndexStatus, prepare
 from catalog import commands as c
 from catalog.column_types import DefaultValue
 from tests.unit.catalog.helpers import (
@@ -448,3 +448,28 @@ def test_refused_alter_in_a_batch_changes_nothing() -> None:
         c.AlterColumn(table="T", column="A", type=ColumnType.INT8),
     )
     assert cat.table("PUBLIC", "T").schema_version == 1
+
+
+def test_drop_columns_if_exists_skips_missing_columns() -> None:
+    base = prepare(
+        Catalog.initial(),
+        [
+            c.CreateTable(
+                name="T",
+                columns=[
+                    c.Column(name="ID", type=ColumnType.INT64, nullable=False),
+                    c.Column(name="A", type=ColumnType.INT32),
+                ],
+                primary_key=["ID"],
+            )
+        ],
+    ).catalog
+    skipped = prepare(base, [c.DropColumns(table="T", columns=["A", "NOPE"], if_exists=True)])
+    assert skipped.applied == (True,)
+    assert [col.name for col in skipped.catalog.table("PUBLIC", "T").columns] == ["ID"]
+    nothing = prepare(base, [c.DropColumns(table="T", columns=["NOPE"], if_exists=True)])
+    assert nothing.applied == (False,)
+    assert nothing.entries == ()
+    with pytest.raises(CatalogError) as info:
+        prepare(base, [c.DropColumns(table="T", columns=["NOPE"])])
+    assert info.value.code is ErrorCode.COLUMN_NOT_FOUND

@@ -1,0 +1,123 @@
+"""The FastAPI application: one catalog node behind the REST API of design.md."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api import errors
+from api.config import ServerSettings
+from api.metrics import ApiMetrics
+from api.routes import catalog as catalog_routes
+from api.routes import ddl, events, ops, versions
+from catalog.errors import CatalogError
+from catalog.node import CatalogNode
+from schemasync.errors import SchemaSyncError
+from updatelog.errors import UpdateLogError
+
+log = logging.getLogger(__name__)
+
+
+class BodyLimitMiddleware:
+    """Refuse request bodies over ``max_bytes`` with 413, before anything parses them."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, counting its body bytes."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise errors.ApiError(
+                        errors.REQUEST_TOO_LARGE, f"request body exceeds {self.max_bytes} bytes"
+                    )
+            return message
+
+        await self.app(scope, limited, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = errors.problem(
+            errors.REQUEST_TOO_LARGE, f"request body exceeds {self.max_bytes} bytes"
+        )
+        await response(scope, receive, send)
+
+
+def create_app(
+    settings: ServerSettings | None = None, *, node: CatalogNode | None = None
+) -> FastAPI:
+    """Build the app. It opens a node from ``settings`` on start-up, unless given one.
+
+    Args:
+        settings: server settings (from the environment by default).
+        node: an already started node to serve (the app then does not close it).
+    """
+    settings = settings or ServerSettings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = node is None
+        served = node or await CatalogNode.start(
+            settings.store,
+            settings.node_name,
+            delay_ms=settings.delay_ms,
+            max_clock_skew_ms=settings.max_clock_skew_ms,
+        )
+        app.state.node = served
+        app.state.metrics.bind(served)
+        log.info("catalog node %s serving %s", served.node_name, _redacted(settings.store))
+        try:
+            yield
+        finally:
+            if owned:
+                await served.close()
+
+    app = FastAPI(
+        title="event-catalog",
+        version="1",
+        summary="An event-sourced, versioned DDL catalog.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.metrics = ApiMetrics()
+    app.state.sse_subscribers = 0
+    for router in (ddl.router, catalog_routes.router, versions.router, events.router, ops.router):
+        app.include_router(router)
+    handlers: list[tuple[Any, Any]] = [
+        (CatalogError, errors.on_catalog_error),
+        (UpdateLogError, errors.on_log_error),
+        (SchemaSyncError, errors.on_schema_sync_error),
+        (errors.ApiError, errors.on_api_error),
+        (RequestValidationError, errors.on_request_validation),
+        (StarletteHTTPException, errors.on_http_error),
+        (Exception, errors.on_unexpected),
+    ]
+    for exc_type, handler in handlers:
+        app.add_exception_handler(exc_type, handler)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    return app
+
+
+def _redacted(url: str) -> str:
+    head, sep, query = url.partition("?")
+    return head + (sep + "…" if query else "")

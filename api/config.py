@@ -1,0 +1,47 @@
+"""Server configuration from flags and the environment (flags win)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field
+
+DEFAULT_STORE = "sqlite:///./data/catalog.db"
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return default if raw is None or raw == "" else int(raw)
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """How ``catalog serve`` runs.
+
+    Attributes:
+        store: the update-log URL (``CATALOG_STORE``).
+        node_name: this node's name (``CATALOG_NODE_NAME``; the host name by default).
+        host: the bind address (``CATALOG_HOST``).
+        port: the bind port (``CATALOG_PORT``).
+        delay_ms: schema sync delay (``CATALOG_DELAY_MS``); fixed for the cluster's life.
+        max_clock_skew_ms: maximum clock skew (``CATALOG_MAX_CLOCK_SKEW_MS``); likewise.
+        max_body_bytes: the largest request body accepted (``CATALOG_MAX_BODY_BYTES``).
+        ready_timeout_max_s: the longest wait ``/v1/versions/{N}/ready`` allows.
+        sse_heartbeat_s: how often an idle event stream sends a keep-alive comment.
+    """
+
+    store: str = field(default_factory=lambda: os.environ.get("CATALOG_STORE", DEFAULT_STORE))
+    node_name: str = field(
+        default_factory=lambda: os.environ.get("CATALOG_NODE_NAME") or socket.gethostname()
+    )
+    host: str = field(default_factory=lambda: os.environ.get("CATALOG_HOST", "127.0.0.1"))
+    port: int = field(default_factory=lambda: _env_int("CATALOG_PORT", 8000))
+    delay_ms: int = field(default_factory=lambda: _env_int("CATALOG_DELAY_MS", 500))
+    max_clock_skew_ms: int = field(
+        default_factory=lambda: _env_int("CATALOG_MAX_CLOCK_SKEW_MS", 500)
+    )
+    max_body_bytes: int = field(
+        default_factory=lambda: _env_int("CATALOG_MAX_BODY_BYTES", 1024 * 1024)
+    )
+    ready_timeout_max_s: float = 300.0
+    sse_heartbeat_s: float = 15.0

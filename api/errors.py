@@ -1,0 +1,170 @@
+"""Errors as ``application/problem+json`` (RFC 9457), with the domain's stable ``code``.
+
+One table maps every code to its HTTP status. Bad input is always a 4xx; a 5xx means the
+node cannot serve (store down, corrupted store, a bug), never that the request was wrong.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from catalog.errors import CatalogError, ErrorCode
+from schemasync.errors import SchemaSyncError
+from updatelog.errors import UpdateLogError
+
+PROBLEM_JSON = "application/problem+json"
+
+# Codes of the API layer itself (the domain's codes are in catalog.errors.ErrorCode).
+MALFORMED_REQUEST = "MALFORMED_REQUEST"
+REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
+TIMEOUT = "TIMEOUT"
+NOT_READY = "NOT_READY"
+NOT_FOUND = "NOT_FOUND"
+METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
+INTERNAL_ERROR = "INTERNAL_ERROR"
+
+STATUS_BY_CODE: dict[str, int] = {
+    ErrorCode.VALIDATION_ERROR: 422,
+    ErrorCode.UNSUPPORTED_CHANGE: 422,
+    ErrorCode.SCHEMA_NOT_EMPTY: 409,
+    ErrorCode.ZONE_IN_USE: 409,
+    ErrorCode.INDEX_STATUS_CONFLICT: 409,
+    ErrorCode.SCHEMA_NOT_FOUND: 404,
+    ErrorCode.TABLE_NOT_FOUND: 404,
+    ErrorCode.COLUMN_NOT_FOUND: 404,
+    ErrorCode.INDEX_NOT_FOUND: 404,
+    ErrorCode.ZONE_NOT_FOUND: 404,
+    ErrorCode.VERSION_NOT_FOUND: 404,
+    ErrorCode.SCHEMA_EXISTS: 409,
+    ErrorCode.TABLE_EXISTS: 409,
+    ErrorCode.COLUMN_EXISTS: 409,
+    ErrorCode.INDEX_EXISTS: 409,
+    ErrorCode.ZONE_EXISTS: 409,
+    ErrorCode.CONCURRENT_UPDATE: 503,
+    ErrorCode.VERSION_COMPACTED: 410,
+    "TIMESTAMP_IN_FUTURE": 422,
+    "STORAGE_UNAVAILABLE": 503,
+    "FORMAT_ERROR": 503,
+    "SETTINGS_MISMATCH": 503,
+    "VERSION_CONFLICT": 409,
+    MALFORMED_REQUEST: 400,
+    REQUEST_TOO_LARGE: 413,
+    TIMEOUT: 504,
+    NOT_READY: 503,
+    NOT_FOUND: 404,
+    METHOD_NOT_ALLOWED: 405,
+    UNSUPPORTED_MEDIA_TYPE: 415,
+    INTERNAL_ERROR: 500,
+}
+
+RETRYABLE = {ErrorCode.CONCURRENT_UPDATE, "STORAGE_UNAVAILABLE", NOT_READY, TIMEOUT}
+
+
+class ApiError(Exception):
+    """An error raised by the API layer with one of the codes above."""
+
+    def __init__(self, code: str, message: str, *, details: list[dict[str, Any]] | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or []
+
+
+def problem(
+    code: str, detail: str, *, errors: list[dict[str, Any]] | None = None, status: int | None = None
+) -> JSONResponse:
+    """Return a problem+json response for ``code``."""
+    status = status or STATUS_BY_CODE.get(code, 500)
+    body: dict[str, Any] = {
+        "type": f"urn:event-catalog:error:{code}",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "code": code,
+        "detail": detail,
+    }
+    if errors:
+        body["errors"] = errors
+    headers = {"Retry-After": "1"} if code in RETRYABLE else None
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def _json_safe(details: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in d.items() if k in ("loc", "msg", "type")} for d in details]
+
+
+async def on_catalog_error(_: Request, e: Exception) -> JSONResponse:
+    """Map a domain error to its status."""
+    assert isinstance(e, CatalogError)
+    details = getattr(e, "details", None) or None
+    return problem(str(e.code), e.message, errors=_json_safe(details) if details else None)
+
+
+async def on_log_error(_: Request, e: Exception) -> JSONResponse:
+    """Map an update-log error (store down, corrupted value) to its status."""
+    assert isinstance(e, UpdateLogError)
+    return problem(e.code, e.message)
+
+
+async def on_schema_sync_error(_: Request, e: Exception) -> JSONResponse:
+    """Map a schema-sync error (e.g. a timestamp too far ahead) to its status."""
+    assert isinstance(e, SchemaSyncError)
+    return problem(e.code, e.message)
+
+
+async def on_api_error(_: Request, e: Exception) -> JSONResponse:
+    """Map an API-layer error to its status."""
+    assert isinstance(e, ApiError)
+    return problem(e.code, e.message, errors=e.details or None)
+
+
+async def on_request_validation(_: Request, e: Exception) -> JSONResponse:
+    """Map FastAPI's validation errors: malformed JSON → 400, anything else → 422."""
+    assert isinstance(e, RequestValidationError)
+    errors: list[dict[str, Any]] = []
+    for err in e.errors():
+        loc = [str(p) for p in err.get("loc", ())]
+        cause = err.get("ctx", {}).get("error") if isinstance(err.get("ctx"), dict) else None
+        if isinstance(cause, CatalogError):
+            # A command refused its own shape: show its located problems, not a wrapper.
+            nested = getattr(cause, "details", None) or [{"loc": [], "msg": cause.message}]
+            errors += [
+                {
+                    "loc": loc + [str(p) for p in d.get("loc", [])],
+                    "msg": str(d.get("msg")),
+                    "type": "value_error",
+                }
+                for d in nested
+            ]
+        else:
+            errors.append(
+                {"loc": loc, "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
+            )
+    if any(err["type"] == "json_invalid" for err in errors):
+        return problem(MALFORMED_REQUEST, "the request body is not valid JSON", errors=errors)
+    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+    where = ".".join(first["loc"])
+    detail = f"invalid request: {where + ': ' if where else ''}{first['msg']}"
+    if len(errors) > 1:
+        detail += f" (and {len(errors) - 1} more problem(s))"
+    return problem(ErrorCode.VALIDATION_ERROR, detail, errors=errors)
+
+
+async def on_http_error(_: Request, e: Exception) -> JSONResponse:
+    """Map routing errors (unknown path, wrong method) to problem+json."""
+    assert isinstance(e, StarletteHTTPException)
+    code = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 415: UNSUPPORTED_MEDIA_TYPE}.get(
+        e.status_code, MALFORMED_REQUEST if e.status_code < 500 else INTERNAL_ERROR
+    )
+    return problem(code, str(e.detail), status=e.status_code)
+
+
+async def on_unexpected(_: Request, e: Exception) -> JSONResponse:
+    """A bug: answer 500 without leaking internals (the traceback goes to the log)."""
+    return problem(INTERNAL_ERROR, f"internal error ({type(e).__name__}); see the server log")

@@ -1,0 +1,1 @@
+"""REST routes, one module per resource: ddl, catalog reads, versions, events, operations."""

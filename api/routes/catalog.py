@@ -1,0 +1,93 @@
+"""Reads of the catalog: whole, one table, one index, zones — at a version or a time."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+
+from api.models import CatalogBody, IndexBody, Problem, TableBody, ZoneBody
+from api.routes.params import AT_DOC, VERSION_DOC, json_response, node_of, resolve_catalog
+
+router = APIRouter(prefix="/v1", tags=["catalog"])
+
+ERRORS = {
+    status: {"model": Problem, "content": {"application/problem+json": {}}}
+    for status in (404, 410, 422, 503)
+}
+Version = Annotated[int | None, Query(ge=1, description=VERSION_DOC)]
+At = Annotated[str | None, Query(min_length=1, max_length=64, description=AT_DOC)]
+
+
+@router.get("/catalog", response_model=CatalogBody, responses=ERRORS)  # type: ignore[arg-type]
+async def get_catalog(request: Request, version: Version = None, at: At = None) -> Response:
+    """The whole catalog at a version, as of a time, or the latest."""
+    cat = await resolve_catalog(node_of(request), version, at)
+    return json_response(
+        CatalogBody(
+            version=cat.version,
+            activation_ts=cat.activation_ts,
+            object_id_gen=cat.object_id_gen,
+            default_zone_id=cat.default_zone_id,
+            schemas=cat.schemas(),
+            zones=cat.zones(),
+            tables=cat.tables(),
+            indexes=cat.indexes(),
+        )
+    )
+
+
+@router.get(
+    "/schemas/{schema}/tables/{name}",
+    response_model=TableBody,
+    responses=ERRORS,  # type: ignore[arg-type]
+)
+async def get_table(
+    request: Request, schema: str, name: str, version: Version = None, at: At = None
+) -> Response:
+    """One table with its indexes and zone."""
+    cat = await resolve_catalog(node_of(request), version, at)
+    table = cat.table(schema, name)
+    return json_response(
+        TableBody.model_construct(
+            version=cat.version,
+            activation_ts=cat.activation_ts,
+            schema_=schema,
+            table=table,
+            indexes=cat.table_indexes(table.id),
+            zone=cat.zone_by_id(table.zone_id),
+        )
+    )
+
+
+@router.get("/schemas/{schema}/tables", response_model=list[str], responses=ERRORS)  # type: ignore[arg-type]
+async def list_tables(
+    request: Request, schema: str, version: Version = None, at: At = None
+) -> list[str]:
+    """The names of a schema's tables."""
+    cat = await resolve_catalog(node_of(request), version, at)
+    return [t.name for t in cat.schema_tables(cat.schema(schema).id)]
+
+
+@router.get(
+    "/schemas/{schema}/indexes/{name}",
+    response_model=IndexBody,
+    responses=ERRORS,  # type: ignore[arg-type]
+)
+async def get_index(
+    request: Request, schema: str, name: str, version: Version = None, at: At = None
+) -> Response:
+    """One (alive) index."""
+    cat = await resolve_catalog(node_of(request), version, at)
+    return json_response(IndexBody(version=cat.version, index=cat.index(schema, name)))
+
+
+@router.get("/zones/{name}", response_model=ZoneBody, responses=ERRORS)  # type: ignore[arg-type]
+async def get_zone(request: Request, name: str, version: Version = None, at: At = None) -> Response:
+    """One zone and the ids of the tables it holds."""
+    cat = await resolve_catalog(node_of(request), version, at)
+    zone = cat.zone(name)
+    return json_response(
+        ZoneBody(version=cat.version, zone=zone, table_ids=[t.id for t in cat.zone_tables(zone.id)])
+    )

@@ -1,0 +1,76 @@
+"""``POST /v1/ddl`` and ``POST /v1/sql``: change the catalog, exactly once per request id."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import Response
+
+from api.models import ApplyResultBody, DdlRequest, Problem, SqlRequest
+from api.routes.params import json_response, node_of
+from api.sql import parse_sql
+from catalog.commands import CommandBase
+from catalog.errors import CatalogError, ValidationError
+
+router = APIRouter(prefix="/v1", tags=["ddl"])
+
+ERRORS = {
+    status: {"model": Problem, "content": {"application/problem+json": {}}}
+    for status in (400, 404, 409, 410, 413, 422, 503, 504)
+}
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        max_length=200,
+        description="Same as request_id: a retry with the same key is applied at most once.",
+    ),
+]
+
+
+def _request_id(body_id: str | None, header_id: str | None) -> str | None:
+    if body_id and header_id and body_id != header_id:
+        raise ValidationError("request_id and the Idempotency-Key header differ")
+    return body_id or header_id
+
+
+async def _execute(
+    request: Request, commands: list[CommandBase], request_id: str | None
+) -> Response:
+    node = node_of(request)
+    metrics = request.app.state.metrics
+    ops = [str(getattr(c, "op", type(c).__name__)) for c in commands]
+    started = time.perf_counter()
+    try:
+        result = await node.manager.execute(commands, request_id=request_id)
+    except CatalogError as e:
+        metrics.record(ops, [str(e.code)] * len(ops), started)
+        raise
+    metrics.record(
+        ops, ["ok" if a else "noop" for a in result.applied] or ["ok"] * len(ops), started
+    )
+    body = ApplyResultBody(
+        version=result.version, applied=list(result.applied), activation_ts=result.activation_ts
+    )
+    return json_response(body)
+
+
+@router.post("/ddl", response_model=ApplyResultBody, responses=ERRORS)  # type: ignore[arg-type]
+async def ddl(
+    request: Request, payload: DdlRequest, idempotency_key: IdempotencyKey = None
+) -> Response:
+    """Apply commands as one atomic batch; answer once the new version is visible everywhere."""
+    request_id = _request_id(payload.request_id, idempotency_key)
+    return await _execute(request, list(payload.commands), request_id)
+
+
+@router.post("/sql", response_model=ApplyResultBody, responses=ERRORS)  # type: ignore[arg-type]
+async def sql(
+    request: Request, payload: SqlRequest, idempotency_key: IdempotencyKey = None
+) -> Response:
+    """Apply DDL statements (one or more, ``;``-separated) as one atomic batch."""
+    request_id = _request_id(payload.request_id, idempotency_key)
+    return await _execute(request, parse_sql(payload.sql), request_id)

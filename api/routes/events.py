@@ -1,0 +1,124 @@
+"""``GET /v1/events``: catalog events as server-sent events, replayed then live.
+
+Each event's ``id`` is ``<version>.<entry index>``; a client that reconnects with
+``Last-Event-ID`` resumes right after it, so nothing is lost or repeated. Retained history is
+replayed first (from ``from_version``), then the stream follows new versions as they apply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.responses import StreamingResponse
+
+from api.models import Problem
+from api.routes.params import node_of
+from catalog.errors import CatalogError, ErrorCode, ValidationError, VersionCompactedError
+from catalog.node import CatalogNode
+from catalog.service import CatalogEventParameters
+
+router = APIRouter(prefix="/v1", tags=["events"])
+
+
+def parse_event_id(text: str) -> tuple[int, int]:
+    """Parse ``<version>.<index>``.
+
+    Raises:
+        ValidationError: anything else.
+    """
+    version, dot, index = text.strip().partition(".")
+    if not (dot and version.isdigit() and index.isdigit()) or int(version) < 1:
+        raise ValidationError(f"Last-Event-ID {text!r} is not <version>.<index>")
+    return int(version), int(index)
+
+
+def format_event(e: CatalogEventParameters) -> str:
+    """Return one SSE frame for a catalog event."""
+    data = {
+        "event": str(e.event),
+        "version": e.version,
+        "index": e.index,
+        "activation_ts": e.activation_ts,
+        "descriptor": e.descriptor.model_dump(mode="json") if e.descriptor is not None else None,
+        "entry": e.entry.model_dump(mode="json"),
+    }
+    return f"id: {e.version}.{e.index}\nevent: {e.event}\ndata: {json.dumps(data)}\n\n"
+
+
+def _error_frame(code: str, message: str) -> str:
+    return f"event: error\ndata: {json.dumps({'code': code, 'detail': message})}\n\n"
+
+
+async def _stream(
+    request: Request, node: CatalogNode, version: int, skip_through: int, heartbeat_s: float
+) -> AsyncIterator[str]:
+    metrics = request.app.state.metrics
+    metrics.sse_subscribers.inc()
+    try:
+        yield ": catalog events\n\n"
+        service = node.service
+        while True:
+            if service.applied.value < version:
+                try:
+                    await asyncio.wait_for(service.applied.wait_for(version), heartbeat_s)
+                except TimeoutError:
+                    yield ": keep-alive\n\n"
+                continue
+            try:
+                events = service.events(version)
+            except VersionCompactedError as e:
+                yield _error_frame(str(e.code), e.message)
+                return
+            except CatalogError as e:  # the node failed; tell the client and stop
+                yield _error_frame(str(e.code), e.message)
+                return
+            for event in events:
+                if event.index > skip_through:
+                    yield format_event(event)
+            version, skip_through = version + 1, -1
+    finally:
+        metrics.sse_subscribers.dec()
+
+
+@router.get(
+    "/events",
+    response_class=StreamingResponse,
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "A stream of catalog events"},
+        410: {"model": Problem, "content": {"application/problem+json": {}}},
+        422: {"model": Problem, "content": {"application/problem+json": {}}},
+    },
+)
+async def events(
+    request: Request,
+    from_version: Annotated[
+        int | None, Query(ge=1, description="Replay from this version (default: live only)")
+    ] = None,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=64)] = None,
+) -> StreamingResponse:
+    """Stream one event per catalog entry: retained history from ``from_version``, then live."""
+    node = node_of(request)
+    service = node.service
+    if last_event_id:
+        version, skip_through = parse_event_id(last_event_id)
+    else:
+        version, skip_through = (from_version or service.applied.value + 1), -1
+    if version <= service.latest_version:
+        service.update(version)  # VERSION_COMPACTED (410) before the stream starts
+    elif (
+        version > service.latest_version + 1 and last_event_id is None and from_version is not None
+    ):
+        raise CatalogError(
+            f"version {version} does not exist yet (latest is {service.latest_version})",
+            code=ErrorCode.VERSION_NOT_FOUND,
+        )
+    heartbeat = request.app.state.settings.sse_heartbeat_s
+    return StreamingResponse(
+        _stream(request, node, version, skip_through, heartbeat),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

@@ -1,0 +1,83 @@
+"""Operations: clock and schema sync, cluster nodes, liveness, readiness, metrics."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, Response
+
+from api.errors import NOT_READY, problem
+from api.models import NodeInfo, NodesBody, Problem, SchemaSyncBody, TimeBody
+from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
+
+router = APIRouter(tags=["operations"])
+
+ERRORS = {
+    status: {"model": Problem, "content": {"application/problem+json": {}}}
+    for status in (410, 422, 503)
+}
+
+
+@router.get("/v1/time", response_model=TimeBody)
+async def get_time(request: Request) -> Response:
+    """This node's hybrid clock: pin a timestamp for a job with it."""
+    node = node_of(request)
+    return json_response(TimeBody(now=node.clock.now(), physical_ms=node.clock.physical_ms()))
+
+
+@router.post("/v1/schema-sync/wait", response_model=SchemaSyncBody, responses=ERRORS)  # type: ignore[arg-type]
+async def schema_sync_wait(
+    request: Request, at: Annotated[str, Query(min_length=1, max_length=64, description=AT_DOC)]
+) -> Response:
+    """Wait until metadata is complete at ``at``; answer the version active then."""
+    node = node_of(request)
+    ts = parse_timestamp(at)
+    await node.schema_sync.wait_for_metadata_completeness(ts)
+    return json_response(SchemaSyncBody(at=ts, version=node.service.active_catalog_version(ts)))
+
+
+@router.get("/v1/cluster/nodes", response_model=NodesBody)
+async def cluster_nodes(request: Request) -> Response:
+    """The catalog nodes and how far each has applied the log.
+
+    Lists this node only until nodes register themselves (the cluster issue).
+    """
+    node = node_of(request)
+    settings = request.app.state.settings
+    me = NodeInfo(
+        name=node.node_name,
+        address=f"http://{settings.host}:{settings.port}",
+        applied_version=node.service.applied.value,
+        heartbeat_ms=node.clock.physical_ms(),
+    )
+    return json_response(NodesBody(nodes=[me]))
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    """Liveness: the process answers."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz", responses={503: {"model": Problem}})
+async def readyz(request: Request) -> JSONResponse:
+    """Readiness: recovery finished, the log's watch is live, nothing failed."""
+    node = getattr(request.app.state, "node", None)
+    if node is None or not node.ready:
+        reason = (
+            "starting"
+            if node is None
+            else (
+                f"failed: {node.service.failure}" if node.service.failure else "following the log"
+            )
+        )
+        return problem(NOT_READY, f"not ready ({reason})")
+    return JSONResponse({"status": "ready", "latest_version": node.service.latest_version})
+
+
+@router.get("/metrics", response_class=Response)
+async def metrics(request: Request) -> Response:
+    """Prometheus metrics."""
+    body = await request.app.state.metrics.render()
+    return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -1,0 +1,89 @@
+"""Versions: the retained ones, waiting for one, and the difference between two."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import Response
+
+from api.errors import TIMEOUT, ApiError
+from api.models import ChangeBody, DiffBody, Problem, ReadyBody, VersionInfo, VersionsBody
+from api.routes.params import json_response, node_of
+from catalog.diff import diff
+from catalog.errors import CatalogError
+
+router = APIRouter(prefix="/v1", tags=["versions"])
+
+ERRORS = {
+    status: {"model": Problem, "content": {"application/problem+json": {}}}
+    for status in (404, 410, 422, 503, 504)
+}
+
+
+@router.get("/versions", response_model=VersionsBody, responses=ERRORS)  # type: ignore[arg-type]
+async def list_versions(
+    request: Request,
+    from_version: Annotated[int | None, Query(ge=1, description="First version to list")] = None,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+) -> Response:
+    """Retained versions with their activation timestamps (a page of at most ``limit``)."""
+    service = node_of(request).service
+    earliest, latest = service.earliest_version, service.latest_version
+    first = max(earliest, from_version or earliest)
+    last = min(latest, first + limit - 1)
+    infos = [
+        VersionInfo(version=v, activation_ts=service.catalog(v).activation_ts)
+        for v in range(first, last + 1)
+    ]
+    return json_response(VersionsBody(earliest=earliest, latest=latest, versions=infos))
+
+
+@router.get("/versions/{version}/ready", response_model=ReadyBody, responses=ERRORS)  # type: ignore[arg-type]
+async def version_ready(
+    request: Request,
+    version: Annotated[int, Path(ge=1)],
+    timeout: Annotated[float, Query(ge=0, description="Seconds to wait (capped)")] = 30.0,
+) -> Response:
+    """Wait until ``version`` is applied on this node and its listeners ran."""
+    node = node_of(request)
+    limit = min(timeout, request.app.state.settings.ready_timeout_max_s)
+    try:
+        await asyncio.wait_for(node.service.catalog_ready(version), limit)
+    except TimeoutError as e:
+        raise ApiError(
+            TIMEOUT,
+            f"version {version} was not applied on {node.node_name} within {limit:g} s "
+            f"(latest applied: {node.service.latest_version})",
+        ) from e
+    try:
+        activation: int | None = node.service.catalog(version).activation_ts
+    except CatalogError:  # compacted since: applied long ago
+        activation = None
+    return json_response(ReadyBody(version=version, ready=True, activation_ts=activation))
+
+
+@router.get("/diff", response_model=DiffBody, responses=ERRORS)  # type: ignore[arg-type]
+async def get_diff(
+    request: Request,
+    from_version: Annotated[int, Query(alias="from", ge=1)],
+    to_version: Annotated[int, Query(alias="to", ge=1)],
+) -> Response:
+    """Objects added, dropped or altered between two versions, with before and after."""
+    service = node_of(request).service
+    before, after = service.catalog(from_version), service.catalog(to_version)
+    changes = [
+        ChangeBody(
+            object_type=c.object_type,
+            id=c.id,
+            name=c.name,
+            change=str(c.change),
+            before=c.before.model_dump(mode="json") if c.before is not None else None,
+            after=c.after.model_dump(mode="json") if c.after is not None else None,
+        )
+        for c in diff(before, after)
+    ]
+    return json_response(
+        DiffBody(from_version=from_version, to_version=to_version, changes=changes)
+    )

@@ -1,0 +1,183 @@
+"""``parse_sql``: DDL text → the same catalog commands ``POST /v1/ddl`` takes.
+
+One or more ``;``-separated statements make one batch (all or nothing, like a command list).
+Statements are parsed with sqlglot's default dialect (plus Ignite's ``X'..'`` and ``BYTES``);
+the Ignite 3 syntax sqlglot does not know is read from its tokens (see ``api.sql_tables`` and
+``api.sql_zones``). Supported:
+
+- ``CREATE SCHEMA [IF NOT EXISTS] s``; ``DROP SCHEMA [IF EXISTS] s [CASCADE]``
+- ``CREATE TABLE [IF NOT EXISTS] [s.]t (col TYPE [NULL | NOT NULL] [DEFAULT const]
+  [PRIMARY KEY], ..., [CONSTRAINT c] PRIMARY KEY [USING HASH | SORTED] (a, ...))
+  [COLOCATE [BY] (a, ...)] [ZONE z | WITH (PRIMARY_ZONE = 'z')]``; ``DROP TABLE [IF EXISTS]``
+- ``ALTER TABLE [s.]t`` ``ADD [COLUMN] def`` (or ``ADD [COLUMN] (def, ...)``),
+  ``DROP [COLUMN] [IF EXISTS] c`` (or ``(c, ...)`` or ``c, ...``),
+  ``ALTER [COLUMN] c SET DATA TYPE T`` / ``TYPE T``, ``... DROP NOT NULL``, ``... SET NOT NULL``,
+  ``... SET DEFAULT v``, ``... DROP DEFAULT``, ``RENAME TO u``
+- ``CREATE [UNIQUE] INDEX [IF NOT EXISTS] i ON [s.]t [USING HASH | SORTED | TREE]
+  (a [ASC | DESC] [NULLS FIRST | LAST], ...)``; ``DROP INDEX [IF EXISTS] [s.]i``;
+  ``ALTER INDEX [s.]i RENAME TO j``
+- ``CREATE ZONE``, ``ALTER ZONE ... SET (...) | RENAME TO | SET DEFAULT``, ``DROP ZONE``
+
+Unquoted identifiers are upper-cased (``orders`` is ``ORDERS``), quoted ones keep their case;
+the schema defaults to PUBLIC. Anything else is refused with a ``ValidationError`` naming the
+statement by its number and text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.errors import TokenError
+from sqlglot.tokenizer_core import Token, TokenType
+
+from api import sql_tables as tables
+from api.sql_tokens import DIALECT, parse_statement, tokenize
+from api.sql_zones import is_zone_statement, zone_command
+from catalog.commands import CommandBase
+from catalog.errors import ValidationError
+
+MAX_SHOWN = 80
+"""How many characters of a refused statement its error message quotes."""
+
+SUPPORTED = (
+    "CREATE/DROP SCHEMA, CREATE/ALTER/DROP TABLE, CREATE/ALTER/DROP INDEX, CREATE/ALTER/DROP ZONE"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One statement of a script: its 1-based number and its text."""
+
+    number: int
+    text: str
+
+
+def split_statements(text: str) -> list[Statement]:
+    """Split ``text`` at its top-level ``;`` (not inside strings or comments); drop empty ones.
+
+    Raises:
+        ValidationError: the text cannot be tokenized (e.g. an unterminated string), naming
+            the statement where that happened.
+    """
+    tokenizer = DIALECT.tokenizer()
+    try:
+        toks = tokenizer.tokenize(text)
+    except TokenError as e:
+        # The tokens read before the error say which statement it is in.
+        partial: list[Token] = tokenizer.tokens
+        groups = _groups(partial)
+        unfinished = groups.pop()[0] if groups and groups[-1][1] is None else None
+        after_last = partial[-1].end + 1 if partial else 0
+        start = unfinished[0].start if unfinished else after_last
+        shown = _shown(text[start:].strip())
+        # sqlglot reports an unterminated block comment as an IndexError.
+        cause = e.__cause__ or e
+        reason = "unterminated comment or literal" if isinstance(cause, IndexError) else cause
+        raise ValidationError(
+            f"statement {len(groups) + 1} {shown}: cannot read SQL: {reason}"
+        ) from e
+    return [
+        Statement(i + 1, text[group[0].start : len(text) if end is None else end.start].strip())
+        for i, (group, end) in enumerate(_groups(toks))
+    ]
+
+
+def _groups(toks: list[Token]) -> list[tuple[list[Token], Token | None]]:
+    """Return the non-empty runs of tokens between semicolons, each with its ``;`` (or None)."""
+    groups: list[tuple[list[Token], Token | None]] = []
+    current: list[Token] = []
+    for token in toks:
+        if token.token_type is TokenType.SEMICOLON:
+            if current:
+                groups.append((current, token))
+            current = []
+        else:
+            current.append(token)
+    if current:
+        groups.append((current, None))
+    return groups
+
+
+def parse_sql(text: str) -> list[CommandBase]:
+    """Turn DDL statements into catalog commands, in order, as one batch.
+
+    Args:
+        text: one or more statements separated by ``;``.
+
+    Returns:
+        The commands, ready for ``CatalogManager.execute`` or ``catalog.prepare``.
+
+    Raises:
+        ValidationError: no statement, an unsupported statement or clause, a syntax error,
+            or a command whose shape is invalid; the message starts with
+            ``statement N "<text>"`` and keeps the underlying code and details.
+    """
+    statements = split_statements(text)
+    if not statements:
+        raise ValidationError("no SQL statement to run")
+    commands: list[CommandBase] = []
+    for statement in statements:
+        try:
+            commands.extend(statement_commands(statement.text))
+        except ValidationError as e:
+            raise ValidationError(
+                f"statement {statement.number} {_shown(statement.text)}: {e.message}",
+                code=e.code,
+                details=e.details,
+            ) from e
+    return commands
+
+
+def _shown(text: str) -> str:
+    flat = " ".join(text.split())
+    if len(flat) > MAX_SHOWN:
+        flat = flat[: MAX_SHOWN - 3] + "..."
+    return f'"{flat}"'
+
+
+def statement_commands(text: str) -> list[CommandBase]:
+    """Turn one statement (no ``;``) into its commands.
+
+    Raises:
+        ValidationError: the statement is not supported or not valid.
+    """
+    toks = tokenize(text)
+    if is_zone_statement(toks):
+        return [zone_command(toks)]
+    is_table = len(toks) >= 2 and toks[1].token_type is TokenType.TABLE
+    if is_table and toks[0].token_type is TokenType.CREATE:
+        return [tables.create_table_from_text(text, toks)]
+    added = tables.add_columns_in_parens(text, toks)
+    if added is not None:
+        return [added]
+    node = parse_statement(text)
+    if isinstance(node, exp.Command) or node.find(exp.Command) is not None:
+        dropped = tables.drop_columns_list(toks)
+        if dropped is not None:
+            return [dropped]
+        if isinstance(node, exp.Alter) or (toks[0].token_type is TokenType.ALTER and is_table):
+            raise ValidationError(tables.ONE_KIND_OF_ACTION)
+        raise ValidationError(f"unsupported statement (supported: {SUPPORTED})")
+    return _commands(node, toks)
+
+
+def _commands(node: exp.Expr, toks: list[Token]) -> list[CommandBase]:
+    kind = str(node.args.get("kind") or "").upper()
+    if isinstance(node, exp.Create) and kind == "SCHEMA":
+        return [tables.create_schema(node)]
+    if isinstance(node, exp.Create) and kind == "TABLE":
+        return [tables.create_table(node, tables.TableOptions())]
+    if isinstance(node, exp.Create) and kind == "INDEX":
+        return [tables.create_index(node, toks)]
+    if isinstance(node, exp.Drop):
+        return tables.drop(node)
+    if isinstance(node, exp.Alter) and kind == "TABLE":
+        return tables.alter_table(node)
+    if isinstance(node, exp.Alter) and kind == "INDEX":
+        return [tables.alter_index(node)]
+    first = toks[0].text.upper()
+    if first in ("CREATE", "ALTER", "DROP"):
+        what = f"{first} {kind}" if kind else first
+        raise ValidationError(f"{what} is not supported (supported: {SUPPORTED})")
+    raise ValidationError(f"{first} is not a supported DDL statement (supported: {SUPPORTED})")

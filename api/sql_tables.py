@@ -1,0 +1,497 @@
+"""Schema, table, column and index statements: sqlglot's syntax tree → catalog commands.
+
+sqlglot parses these statements itself, except for Ignite 3 clauses it does not know, which are
+read from its tokens here:
+
+- after ``CREATE TABLE``'s column list: ``COLOCATE [BY] (cols)``, ``ZONE z`` and
+  ``WITH (PRIMARY_ZONE = 'z')`` (also ``ZONE = ...``, with or without parentheses);
+- ``PRIMARY KEY USING HASH | SORTED (cols)``;
+- ``ALTER TABLE t ADD [COLUMN] (col TYPE ..., ...)``;
+- ``ALTER TABLE t DROP [COLUMN] [IF EXISTS] a, b`` (sqlglot only reads ``DROP COLUMN (a, b)``
+  and ``DROP COLUMN a, DROP COLUMN b``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.tokenizer_core import Token, TokenType
+
+from api.sql_ast import check_args, name_of, qualified_name, schema_name, sql_of
+from api.sql_columns import ColumnSpec, column_spec, column_type, default_value
+from api.sql_tokens import TokenReader, describe, is_word, parse_statement
+from catalog.commands import (
+    AddColumnsCommand,
+    AlterColumnCommand,
+    Column,
+    CommandBase,
+    CreateIndexCommand,
+    CreateSchemaCommand,
+    CreateTableCommand,
+    DropColumnsCommand,
+    DropIndexCommand,
+    DropSchemaCommand,
+    DropTableCommand,
+    IndexColumnSpec,
+    RenameIndexCommand,
+    RenameTableCommand,
+)
+from catalog.descriptors import Collation, IndexKind
+from catalog.descriptors.schemas import PUBLIC_SCHEMA
+from catalog.errors import ValidationError
+
+ONE_KIND_OF_ACTION = (
+    "unsupported ALTER TABLE form; the actions are ADD [COLUMN], DROP [COLUMN], ALTER COLUMN "
+    "and RENAME TO, one kind of action per statement"
+)
+_INDEX_KINDS = {"HASH": IndexKind.HASH, "SORTED": IndexKind.SORTED, "TREE": IndexKind.SORTED}
+_COLLATIONS = {
+    (False, True): Collation.ASC_NULLS_FIRST,
+    (False, False): Collation.ASC_NULLS_LAST,
+    (True, True): Collation.DESC_NULLS_FIRST,
+    (True, False): Collation.DESC_NULLS_LAST,
+}
+
+
+# --- schemas -------------------------------------------------------------------------------
+
+
+def create_schema(node: exp.Create) -> CommandBase:
+    """``CREATE SCHEMA [IF NOT EXISTS] s``."""
+    check_args(node, {"this", "kind", "exists"}, "CREATE SCHEMA")
+    if_not_exists = bool(node.args.get("exists"))
+    return CreateSchemaCommand(name=schema_name(node.this), if_not_exists=if_not_exists)
+
+
+def drop(node: exp.Drop) -> list[CommandBase]:
+    """``DROP SCHEMA | TABLE | INDEX [IF EXISTS] name [, ...]`` (CASCADE for schemas only).
+
+    Raises:
+        ValidationError: another kind of object, or an unsupported clause.
+    """
+    kind = str(node.args.get("kind") or "").upper()
+    what = f"DROP {kind}"
+    if_exists = bool(node.args.get("exists"))
+    if kind == "SCHEMA":
+        check_args(node, {"kind", "tables", "exists", "cascade"}, what)
+        cascade = bool(node.args.get("cascade"))
+        return [
+            DropSchemaCommand(name=schema_name(t), cascade=cascade, if_exists=if_exists)
+            for t in node.args["tables"]
+        ]
+    check_args(node, {"kind", "tables", "exists"}, what)
+    if kind == "TABLE":
+        return [
+            DropTableCommand(schema=s, name=n, if_exists=if_exists)
+            for s, n in (qualified_name(t, "table") for t in node.args["tables"])
+        ]
+    if kind == "INDEX":
+        return [
+            DropIndexCommand(schema=s, name=n, if_exists=if_exists)
+            for s, n in (qualified_name(t, "index") for t in node.args["tables"])
+        ]
+    raise ValidationError(f"{what} is not supported (only SCHEMA, TABLE, INDEX and ZONE)")
+
+
+# --- CREATE TABLE --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TableOptions:
+    """The Ignite clauses of ``CREATE TABLE`` read from tokens (None: not given)."""
+
+    primary_key_kind: IndexKind | None = None
+    colocation_columns: tuple[str, ...] | None = None
+    zone: str | None = None
+
+
+def create_table_from_text(text: str, toks: Sequence[Token]) -> CommandBase:
+    """``CREATE TABLE``: sqlglot reads up to the column list's ``)``, we read the rest.
+
+    Raises:
+        ValidationError: a clause or element we do not support.
+    """
+    close = _matching_paren(toks, _first(toks, TokenType.L_PAREN))
+    tail: Sequence[Token]
+    if close is None:  # no column list: let sqlglot say what it is (AS SELECT, a typo, ...)
+        head_toks, tail, head_end = toks, (), len(text)
+    else:
+        head_toks, tail, head_end = toks[: close + 1], toks[close + 1 :], toks[close].end + 1
+    head, pk_kind = _strip_pk_using(text[:head_end], head_toks)
+    options = _table_options(TokenReader(tail), pk_kind)
+    node = parse_statement(head)
+    if not isinstance(node, exp.Create) or str(node.args.get("kind")).upper() != "TABLE":
+        raise ValidationError("cannot read this CREATE TABLE statement")
+    return create_table(node, options)
+
+
+def create_table(node: exp.Create, options: TableOptions) -> CommandBase:
+    """Turn sqlglot's ``CREATE TABLE`` plus the Ignite ``options`` into a command.
+
+    Raises:
+        ValidationError: no or several primary keys, or an unsupported element or clause.
+    """
+    if node.args.get("expression") is not None:
+        raise ValidationError("CREATE TABLE ... AS SELECT is not supported")
+    check_args(node, {"this", "kind", "exists"}, "CREATE TABLE")
+    body = node.this
+    if not isinstance(body, exp.Schema):
+        raise ValidationError("CREATE TABLE needs a column list")
+    check_args(body, {"this", "expressions"}, "CREATE TABLE")
+    schema, name = qualified_name(body.this, "table")
+    specs: list[ColumnSpec] = []
+    keys: list[tuple[str, ...]] = []
+    for element in body.expressions:
+        if isinstance(element, exp.ColumnDef):
+            spec = column_spec(element)
+            if spec.primary_key:
+                keys.append((spec.name,))
+            specs.append(spec)
+        else:
+            keys.append(_primary_key(element))
+    if not keys:
+        raise ValidationError(f"table {name} needs a PRIMARY KEY")
+    if len(keys) > 1:
+        raise ValidationError(f"table {name} has more than one PRIMARY KEY")
+    primary_key = keys[0]
+    extra: dict[str, Any] = {}
+    if options.primary_key_kind is not None:
+        extra["primary_key_kind"] = options.primary_key_kind
+    return CreateTableCommand(
+        schema=schema,
+        name=name,
+        columns=tuple(s.to_column(key=s.name in primary_key) for s in specs),
+        primary_key=primary_key,
+        colocation_columns=options.colocation_columns,
+        zone=options.zone,
+        if_not_exists=bool(node.args.get("exists")),
+        **extra,
+    )
+
+
+def _primary_key(element: exp.Expr) -> tuple[str, ...]:
+    # A named constraint is accepted, its name dropped: the key index is always <TABLE>_PK.
+    if isinstance(element, exp.Constraint) and len(element.expressions) == 1:
+        element = element.expressions[0]
+    if not isinstance(element, exp.PrimaryKey):
+        raise ValidationError(f"unsupported table element {sql_of(element)}")
+    include = element.args.get("include")
+    if isinstance(include, exp.Expr):
+        check_args(include, (), "PRIMARY KEY")
+    check_args(element, {"expressions", "include"}, "PRIMARY KEY")
+    return tuple(name_of(e, "a primary-key column") for e in element.expressions)
+
+
+def _first(toks: Sequence[Token], token_type: TokenType) -> int | None:
+    return next((i for i, t in enumerate(toks) if t.token_type is token_type), None)
+
+
+def _matching_paren(toks: Sequence[Token], start: int | None) -> int | None:
+    if start is None:
+        return None
+    depth = 0
+    for i in range(start, len(toks)):
+        if toks[i].token_type is TokenType.L_PAREN:
+            depth += 1
+        elif toks[i].token_type is TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def _strip_pk_using(head: str, toks: Sequence[Token]) -> tuple[str, IndexKind | None]:
+    """Blank out ``USING HASH|SORTED`` after ``PRIMARY KEY`` (offsets stay) and return it."""
+    kind: IndexKind | None = None
+    for i, token in enumerate(toks[:-2]):
+        if token.token_type is TokenType.PRIMARY_KEY and is_word(toks[i + 1], "USING"):
+            word = toks[i + 2].text.upper()
+            if word not in ("HASH", "SORTED"):
+                raise ValidationError(
+                    f"PRIMARY KEY USING {toks[i + 2].text}: expected HASH or SORTED"
+                )
+            kind = IndexKind(word.lower())
+            start, end = toks[i + 1].start, toks[i + 2].end + 1
+            head = head[:start] + " " * (end - start) + head[end:]
+    return head, kind
+
+
+def _table_options(reader: TokenReader, pk_kind: IndexKind | None) -> TableOptions:
+    colocate: tuple[str, ...] | None = None
+    zone: str | None = None
+    while not reader.at_end():
+        if reader.accept_words("COLOCATE"):
+            if colocate is not None:
+                raise ValidationError("COLOCATE BY given twice")
+            reader.accept_words("BY")
+            colocate = reader.names_in_parens("colocation column")
+        elif reader.accept_words("ZONE"):
+            zone = _set_zone(zone, reader.name("a zone name"))
+        elif reader.accept_words("WITH"):
+            parens = reader.accept(TokenType.L_PAREN) is not None
+            while True:
+                option = reader.name("a table option")
+                if option not in ("PRIMARY_ZONE", "ZONE"):
+                    raise ValidationError(f"unsupported table option {option} (supported: ZONE)")
+                reader.expect(TokenType.EQ, f"'=' after {option}")
+                # A string is the zone's exact name; an identifier follows the quoting rules.
+                literal = reader.accept(TokenType.STRING)
+                zone = _set_zone(zone, literal.text if literal else reader.name("a zone name"))
+                if not reader.accept(TokenType.COMMA):
+                    break
+            if parens:
+                reader.expect(TokenType.R_PAREN, "')' after the table options")
+        else:
+            raise ValidationError(
+                f"unexpected {describe(reader.peek())} after the column list; "
+                "expected COLOCATE BY, ZONE or WITH"
+            )
+    return TableOptions(primary_key_kind=pk_kind, colocation_columns=colocate, zone=zone)
+
+
+def _set_zone(current: str | None, zone: str) -> str:
+    if current is not None:
+        raise ValidationError("the table's zone is given twice")
+    return zone
+
+
+# --- ALTER TABLE ---------------------------------------------------------------------------
+
+
+def alter_table(node: exp.Alter) -> list[CommandBase]:
+    """``ALTER TABLE``: ADD / DROP / ALTER COLUMN actions and RENAME TO, in order.
+
+    Consecutive ADDs become one ``add_columns`` and consecutive DROPs one ``drop_columns``.
+
+    Raises:
+        ValidationError: an unsupported action or clause.
+    """
+    if node.args.get("exists"):
+        raise ValidationError("ALTER TABLE IF EXISTS is not supported")
+    check_args(node, {"this", "kind", "actions"}, "ALTER TABLE")
+    schema, table = qualified_name(node.this, "table")
+    commands: list[CommandBase] = []
+    for action in node.args.get("actions") or []:
+        previous = commands[-1] if commands else None
+        if isinstance(action, exp.ColumnDef):
+            column = _added_column(action)
+            if isinstance(previous, AddColumnsCommand):
+                commands[-1] = previous.model_copy(update={"columns": (*previous.columns, column)})
+            else:
+                commands.append(AddColumnsCommand(schema=schema, table=table, columns=(column,)))
+        elif isinstance(action, exp.Drop):
+            dropped = _drop_columns(action, schema, table)
+            if isinstance(previous, DropColumnsCommand) and previous.if_exists == dropped.if_exists:
+                columns = (*previous.columns, *dropped.columns)
+                commands[-1] = dropped.model_copy(update={"columns": columns})
+            else:
+                commands.append(dropped)
+        elif isinstance(action, exp.AlterColumn):
+            commands.append(_alter_column(action, schema, table))
+        elif isinstance(action, exp.AlterRename):
+            commands.append(_rename(action, schema, table, "table"))
+        else:
+            raise ValidationError(f"unsupported ALTER TABLE action {sql_of(action)}")
+    if not commands:
+        raise ValidationError("ALTER TABLE without an action")
+    return commands
+
+
+def _added_column(defn: exp.ColumnDef) -> Column:
+    spec = column_spec(defn)
+    if defn.args.get("exists"):
+        raise ValidationError(f"ADD COLUMN IF NOT EXISTS {spec.name} is not supported")
+    if spec.primary_key:
+        raise ValidationError(f"an added column ({spec.name}) cannot be a PRIMARY KEY")
+    return spec.to_column()
+
+
+def _drop_columns(action: exp.Drop, schema: str, table: str) -> DropColumnsCommand:
+    if str(action.args.get("kind") or "").upper() != "COLUMN":
+        raise ValidationError(f"unsupported ALTER TABLE action {sql_of(action)}")
+    check_args(action, {"kind", "tables", "exists"}, "DROP COLUMN")
+    names: list[str] = []
+    for target in action.args.get("tables") or []:
+        items = target.expressions if isinstance(target, exp.Tuple) else [target]
+        names.extend(name_of(item, "a column") for item in items)
+    if_exists = bool(action.args.get("exists"))
+    return DropColumnsCommand(schema=schema, table=table, columns=tuple(names), if_exists=if_exists)
+
+
+def _alter_column(action: exp.AlterColumn, schema: str, table: str) -> AlterColumnCommand:
+    column = name_of(action.this, "a column")
+    what = f"ALTER COLUMN {column}"
+    check_args(action, {"this", "dtype", "default", "drop", "allow_null"}, what)
+    dtype, default = action.args.get("dtype"), action.args.get("default")
+    drop_, allow_null = bool(action.args.get("drop")), action.args.get("allow_null")
+    fields: dict[str, Any] = {}
+    if dtype is not None:
+        sql_type = column_type(dtype)
+        fields = {
+            "type": sql_type.type,
+            "precision": sql_type.precision,
+            "scale": sql_type.scale,
+            "length": sql_type.length,
+        }
+    elif allow_null is not None and drop_ == bool(allow_null):
+        fields["nullable"] = bool(allow_null)  # DROP NOT NULL, or SET NOT NULL
+    elif default is not None:
+        fields["default"] = default_value(default, None)
+    elif drop_ and allow_null is None:
+        fields["default"] = None  # DROP DEFAULT
+    else:
+        raise ValidationError(f"unsupported {what} form")
+    return AlterColumnCommand(schema=schema, table=table, column=column, **fields)
+
+
+def _rename(action: exp.AlterRename, schema: str, name: str, what: str) -> CommandBase:
+    check_args(action, {"this"}, f"ALTER {what.upper()} RENAME")
+    new_schema, new_name = qualified_name(action.this, f"new {what} name")
+    target = action.this
+    if isinstance(target, exp.Table) and target.args.get("db") is not None and new_schema != schema:
+        raise ValidationError(f"a {what} cannot move to another schema ({new_schema})")
+    if what == "index":
+        return RenameIndexCommand(schema=schema, name=name, new_name=new_name)
+    return RenameTableCommand(schema=schema, name=name, new_name=new_name)
+
+
+def alter_index(node: exp.Alter) -> CommandBase:
+    """``ALTER INDEX [schema.]i RENAME TO j``."""
+    if node.args.get("exists"):
+        raise ValidationError("ALTER INDEX IF EXISTS is not supported")
+    check_args(node, {"this", "kind", "actions"}, "ALTER INDEX")
+    schema, name = qualified_name(node.this, "index")
+    actions = node.args.get("actions") or []
+    if len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
+        raise ValidationError("ALTER INDEX supports only RENAME TO")
+    return _rename(actions[0], schema, name, "index")
+
+
+def _token_table(reader: TokenReader) -> tuple[str, str]:
+    reader.expect_words("ALTER", "TABLE")
+    if reader.at_words("IF", "EXISTS"):
+        raise ValidationError("ALTER TABLE IF EXISTS is not supported")
+    first = reader.name("a table name")
+    if reader.accept(TokenType.DOT):
+        return first, reader.name("a table name")
+    return PUBLIC_SCHEMA, first
+
+
+def add_columns_in_parens(text: str, toks: Sequence[Token]) -> CommandBase | None:
+    """Ignite's ``ALTER TABLE t ADD [COLUMN] (defs)``; None if the statement is not that form.
+
+    The definitions are parsed by sqlglot, as the body of a ``CREATE TABLE``.
+    """
+    reader = TokenReader(toks)
+    if not reader.at_words("ALTER", "TABLE"):
+        return None
+    schema, table = _token_table(reader)
+    if not reader.accept_words("ADD"):
+        return None
+    reader.accept_words("COLUMN")
+    start = reader.position
+    if reader.accept(TokenType.L_PAREN) is None:
+        return None
+    close = _matching_paren(toks, start)
+    if close != len(toks) - 1:
+        raise ValidationError("expected end of statement after ADD COLUMN (...)")
+    body = text[toks[start].end + 1 : toks[close].start]
+    node = parse_statement(f"CREATE TABLE _ ({body})")
+    if not isinstance(node, exp.Create) or not isinstance(node.this, exp.Schema):
+        raise ValidationError("cannot read the column definitions of ADD COLUMN (...)")
+    columns = []
+    for defn in node.this.expressions:
+        if not isinstance(defn, exp.ColumnDef):
+            raise ValidationError(f"ADD COLUMN: expected a column definition, got {sql_of(defn)}")
+        columns.append(_added_column(defn))
+    return AddColumnsCommand(schema=schema, table=table, columns=tuple(columns))
+
+
+def drop_columns_list(toks: Sequence[Token]) -> CommandBase | None:
+    """``ALTER TABLE t DROP [COLUMN] [IF EXISTS] (a, b) | a, [DROP [COLUMN]] b``; None: not DROP."""
+    reader = TokenReader(toks)
+    if not reader.at_words("ALTER", "TABLE"):
+        return None
+    schema, table = _token_table(reader)
+    if not reader.accept_words("DROP"):
+        return None
+    reader.accept_words("COLUMN")
+    if_exists = reader.accept_words("IF", "EXISTS")
+    if (reader.peek() or toks[0]).token_type is TokenType.L_PAREN:
+        names = list(reader.names_in_parens("column name"))
+        reader.expect_end()
+        return DropColumnsCommand(
+            schema=schema, table=table, columns=tuple(names), if_exists=if_exists
+        )
+    names = [reader.name("a column name")]
+    while reader.accept(TokenType.COMMA):
+        if any(reader.at_words(word) for word in ("ADD", "ALTER", "RENAME")):
+            raise ValidationError(ONE_KIND_OF_ACTION)
+        if reader.accept_words("DROP"):
+            reader.accept_words("COLUMN")
+        names.append(reader.name("a column name"))
+    reader.expect_end()
+    return DropColumnsCommand(schema=schema, table=table, columns=tuple(names), if_exists=if_exists)
+
+
+# --- CREATE INDEX --------------------------------------------------------------------------
+
+
+def create_index(node: exp.Create, toks: Sequence[Token]) -> CommandBase:
+    """``CREATE [UNIQUE] INDEX [IF NOT EXISTS] i ON [s.]t [USING HASH|SORTED|TREE] (cols)``.
+
+    Sorted (the default) columns take ``ASC|DESC [NULLS FIRST|LAST]``; as in the catalog,
+    NULLs sort low unless told otherwise (``ASC`` = NULLS FIRST, ``DESC`` = NULLS LAST).
+
+    Raises:
+        ValidationError: an unknown index kind, expressions instead of columns, or ordering
+            on a hash index.
+    """
+    check_args(node, {"this", "kind", "exists", "unique"}, "CREATE INDEX")
+    index = node.this
+    if not isinstance(index, exp.Index):
+        raise ValidationError("cannot read this CREATE INDEX statement")
+    check_args(index, {"this", "table", "params"}, "CREATE INDEX")
+    if index.this is None:
+        raise ValidationError("an index needs a name")
+    name = name_of(index.this, "the index")
+    schema, table = qualified_name(index.args.get("table"), "table")
+    params = index.args.get("params")
+    if not isinstance(params, exp.IndexParameters) or not params.args.get("columns"):
+        raise ValidationError("expected ON [schema.]table [USING ...] (columns)")
+    check_args(params, {"using", "columns"}, "CREATE INDEX")
+    using = params.args.get("using")
+    kind = IndexKind.SORTED
+    if using is not None:
+        word = (using.name if isinstance(using, exp.Expr) else str(using)).upper()
+        if word not in _INDEX_KINDS:
+            raise ValidationError(f"unsupported index type {word} (HASH, SORTED or TREE)")
+        kind = _INDEX_KINDS[word]
+    if kind is IndexKind.HASH and any(
+        is_word(t, w) for t in toks for w in ("ASC", "DESC", "NULLS")
+    ):
+        raise ValidationError("a hash index takes no ASC/DESC/NULLS ordering")
+    columns = tuple(_index_column(c) for c in params.args["columns"])
+    return CreateIndexCommand(
+        schema=schema,
+        table=table,
+        name=name,
+        columns=columns,
+        kind=kind,
+        unique=bool(node.args.get("unique")),
+        if_not_exists=bool(node.args.get("exists")),
+    )
+
+
+def _index_column(node: exp.Expr) -> str | IndexColumnSpec:
+    if not isinstance(node, exp.Ordered):
+        return name_of(node, "an index column")
+    check_args(node, {"this", "desc", "nulls_first"}, "index column")
+    name = name_of(node.this, "an index column")
+    desc, nulls_first = node.args.get("desc"), bool(node.args.get("nulls_first"))
+    if desc is None and nulls_first:
+        return name  # no ordering written: the catalog's default, ASC NULLS FIRST
+    return IndexColumnSpec(name=name, collation=_COLLATIONS[(bool(desc), nulls_first)])

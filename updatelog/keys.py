@@ -1,0 +1,209 @@
+"""The key layout of the update log: the one place that builds keys.
+
+Both backends store the same keys (design.md, "Storage: the update log"), so an etcd dump and
+an SQLite file read the same way::
+
+    <prefix>/catalog.version            latest version N
+    <prefix>/catalog.update.<N>         update N, or the full snapshot at the snapshot version
+    <prefix>/catalog.snapshot.version   earliest retained version S
+    <prefix>/catalog.safe_time          schema safe time
+    <prefix>/catalog.request.<id>       version that committed request <id>
+    <prefix>/catalog.nodes.<name>       node registry entry
+    <prefix>/catalog.settings           cluster settings
+
+Version numbers in update keys are zero-padded to ``VERSION_DIGITS`` digits so that byte order
+of the keys equals numeric order and one range read returns versions in order. Keys are
+``str``; backends encode them as UTF-8, whose byte order matches code-point order.
+
+Integers stored as values (version, safe time) use ``encode_u64``: 8 bytes, big-endian,
+unsigned, so comparing two encoded values byte by byte (as etcd's ``Compare`` does) orders them
+numerically.
+"""
+
+from __future__ import annotations
+
+from updatelog.errors import FormatError
+
+VERSION_DIGITS = 20
+"""Width of the zero-padded version in update keys: enough for every unsigned 64-bit value."""
+
+U64_MAX = 2**64 - 1
+
+_CATALOG = "catalog."
+
+
+def encode_u64(value: int) -> bytes:
+    """Encode ``value`` as 8 big-endian bytes, so byte order equals numeric order.
+
+    Args:
+        value: an integer in ``0..2**64-1``.
+
+    Returns:
+        The fixed-width encoding.
+
+    Raises:
+        ValueError: ``value`` is negative or does not fit in 64 bits.
+    """
+    if not 0 <= value <= U64_MAX:
+        raise ValueError(f"{value} does not fit in an unsigned 64-bit integer")
+    return value.to_bytes(8, "big")
+
+
+def decode_u64(data: bytes) -> int:
+    """Decode 8 big-endian bytes written by ``encode_u64``.
+
+    Args:
+        data: exactly 8 bytes.
+
+    Returns:
+        The integer.
+
+    Raises:
+        FormatError: ``data`` is not exactly 8 bytes long.
+    """
+    if len(data) != 8:
+        raise FormatError(f"expected an 8-byte unsigned integer, got {len(data)} bytes")
+    return int.from_bytes(data, "big")
+
+
+def _check_name(what: str, name: str) -> str:
+    if not name:
+        raise ValueError(f"{what} must not be empty")
+    if any(ord(ch) < 0x20 or ch == "\x7f" for ch in name):
+        raise ValueError(f"{what} {name!r} contains control characters")
+    return name
+
+
+class KeyLayout:
+    """Builds every key of one catalog, under an optional prefix.
+
+    The prefix lets several catalogs share one etcd (or one SQLite file). Leading and trailing
+    slashes are ignored, so ``"a/b"``, ``"/a/b"`` and ``"a/b/"`` name the same catalog; a
+    non-empty prefix is joined to the key names with ``"/"``.
+
+    Args:
+        prefix: the catalog's key prefix; empty for none.
+
+    Raises:
+        ValueError: the prefix contains control characters.
+    """
+
+    def __init__(self, prefix: str = "") -> None:
+        normalized = prefix.strip("/")
+        if normalized:
+            _check_name("key prefix", normalized)
+        self.prefix = normalized
+        self._base = f"{normalized}/{_CATALOG}" if normalized else _CATALOG
+        self.version = self._base + "version"
+        self.snapshot_version = self._base + "snapshot.version"
+        self.safe_time = self._base + "safe_time"
+        self.settings = self._base + "settings"
+        self.update_prefix = self._base + "update."
+        self.request_prefix = self._base + "request."
+        self.nodes_prefix = self._base + "nodes."
+
+    def __repr__(self) -> str:
+        return f"KeyLayout(prefix={self.prefix!r})"
+
+    @property
+    def all_range(self) -> tuple[str, str]:
+        """Return ``[start, end)`` covering every key of this catalog (and nothing else)."""
+        return self._base, prefix_range_end(self._base)
+
+    def update(self, version: int) -> str:
+        """Return the key of update ``version``.
+
+        Args:
+            version: a version in ``0..10**VERSION_DIGITS-1``.
+
+        Returns:
+            ``<prefix>/catalog.update.<zero-padded version>``.
+
+        Raises:
+            ValueError: the version is negative or too large for the fixed width.
+        """
+        if not 0 <= version < 10**VERSION_DIGITS:
+            raise ValueError(f"version {version} is outside 0..{10**VERSION_DIGITS - 1}")
+        return f"{self.update_prefix}{version:0{VERSION_DIGITS}d}"
+
+    def update_range(self, from_version: int, to_version: int) -> tuple[str, str]:
+        """Return ``[start, end)`` keys covering updates ``from_version..to_version`` inclusive.
+
+        Args:
+            from_version: first version of the range.
+            to_version: last version of the range (inclusive).
+
+        Returns:
+            The start key (inclusive) and the end key (exclusive), for a range read or delete.
+        """
+        return self.update(from_version), self.update(to_version + 1)
+
+    def version_of_update(self, key: str) -> int:
+        """Return the version encoded in an update key built by ``update``.
+
+        Args:
+            key: a key from this layout's update range.
+
+        Returns:
+            The version number.
+
+        Raises:
+            FormatError: ``key`` is not an update key of this layout.
+        """
+        digits = key[len(self.update_prefix) :]
+        if (
+            not key.startswith(self.update_prefix)
+            or len(digits) != VERSION_DIGITS
+            or not digits.isascii()
+            or not digits.isdigit()
+        ):
+            raise FormatError(f"{key!r} is not an update key under {self.update_prefix!r}")
+        return int(digits)
+
+    def request(self, request_id: str) -> str:
+        """Return the key recording which version committed ``request_id``.
+
+        Args:
+            request_id: a client-chosen idempotency key; not empty, no control characters.
+
+        Returns:
+            ``<prefix>/catalog.request.<request_id>``.
+
+        Raises:
+            ValueError: the request id is empty or contains control characters.
+        """
+        return self.request_prefix + _check_name("request id", request_id)
+
+    def node(self, name: str) -> str:
+        """Return the registry key of node ``name``.
+
+        Args:
+            name: the node name; not empty, no control characters.
+
+        Returns:
+            ``<prefix>/catalog.nodes.<name>``.
+
+        Raises:
+            ValueError: the name is empty or contains control characters.
+        """
+        return self.nodes_prefix + _check_name("node name", name)
+
+
+def prefix_range_end(prefix: str) -> str:
+    """Return the smallest key greater than every key that starts with ``prefix``.
+
+    This is etcd's ``range_end`` for a prefix read, as a ``str``: the last character is
+    incremented (keys here never end in U+10FFFF, as they are built from ASCII separators).
+
+    Args:
+        prefix: a non-empty key prefix.
+
+    Returns:
+        The exclusive end of the prefix range.
+
+    Raises:
+        ValueError: ``prefix`` is empty.
+    """
+    if not prefix:
+        raise ValueError("an empty prefix has no range end")
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
