@@ -100,7 +100,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.metrics = ApiMetrics()
-    app.state.sse_subscribers = 0
+    app.state.response_cache = catalog_routes.ResponseCache()
     for router in (ddl.router, catalog_routes.router, versions.router, events.router, ops.router):
         app.include_router(router)
     handlers: list[tuple[Any, Any]] = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -9,6 +11,7 @@ from fastapi.responses import Response
 
 from api.models import CatalogBody, IndexBody, Problem, TableBody, ZoneBody
 from api.routes.params import AT_DOC, VERSION_DOC, json_response, node_of, resolve_catalog
+from catalog.catalog import Catalog
 
 router = APIRouter(prefix="/v1", tags=["catalog"])
 
@@ -48,17 +51,41 @@ async def get_table(
 ) -> Response:
     """One table with its indexes and zone."""
     cat = await resolve_catalog(node_of(request), version, at)
+    cache: ResponseCache = request.app.state.response_cache
+    body = cache.get(("table", cat.version, schema, name), lambda: _table_json(cat, schema, name))
+    return Response(body, media_type="application/json")
+
+
+class ResponseCache:
+    """Serialised answers keyed by catalog version and path: a version never changes."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
+
+    def get(self, key: tuple[object, ...], build: Callable[[], bytes]) -> bytes:
+        """Return the bytes cached for ``key``, building and keeping them on a miss."""
+        found = self._entries.get(key)
+        if found is None:
+            found = self._entries[key] = build()
+            if len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        else:
+            self._entries.move_to_end(key)
+        return found
+
+
+def _table_json(cat: Catalog, schema: str, name: str) -> bytes:
     table = cat.table(schema, name)
-    return json_response(
-        TableBody.model_construct(
-            version=cat.version,
-            activation_ts=cat.activation_ts,
-            schema_=schema,
-            table=table,
-            indexes=cat.table_indexes(table.id),
-            zone=cat.zone_by_id(table.zone_id),
-        )
+    body = TableBody.model_construct(
+        version=cat.version,
+        activation_ts=cat.activation_ts,
+        schema_=schema,
+        table=table,
+        indexes=cat.table_indexes(table.id),
+        zone=cat.zone_by_id(table.zone_id),
     )
+    return body.model_dump_json(by_alias=True).encode()
 
 
 @router.get("/schemas/{schema}/tables", response_model=list[str], responses=ERRORS)  # type: ignore[arg-type]
