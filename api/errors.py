@@ -77,6 +77,13 @@ class ApiError(Exception):
         self.details = details or []
 
 
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """Return OpenAPI ``responses`` documenting problem+json answers with these statuses."""
+    from api.models import Problem  # the models module imports the catalog; keep this one light
+
+    return {status: {"model": Problem, "content": {PROBLEM_JSON: {}}} for status in statuses}
+
+
 def problem(
     code: str, detail: str, *, errors: list[dict[str, Any]] | None = None, status: int | None = None
 ) -> JSONResponse:

@@ -9,21 +9,18 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from api.models import CatalogBody, IndexBody, Problem, TableBody, ZoneBody
+from api.errors import problem_responses
+from api.models import CatalogBody, IndexBody, TableBody, ZoneBody
 from api.routes.params import AT_DOC, VERSION_DOC, json_response, node_of, resolve_catalog
 from catalog.catalog import Catalog
 
-router = APIRouter(prefix="/v1", tags=["catalog"])
+router = APIRouter(prefix="/v1", tags=["catalog"], responses=problem_responses(404, 410, 422, 503))
 
-ERRORS = {
-    status: {"model": Problem, "content": {"application/problem+json": {}}}
-    for status in (404, 410, 422, 503)
-}
 Version = Annotated[int | None, Query(ge=1, description=VERSION_DOC)]
 At = Annotated[str | None, Query(min_length=1, max_length=64, description=AT_DOC)]
 
 
-@router.get("/catalog", response_model=CatalogBody, responses=ERRORS)  # type: ignore[arg-type]
+@router.get("/catalog", response_model=CatalogBody)
 async def get_catalog(request: Request, version: Version = None, at: At = None) -> Response:
     """The whole catalog at a version, as of a time, or the latest."""
     cat = await resolve_catalog(node_of(request), version, at)
@@ -44,7 +41,6 @@ async def get_catalog(request: Request, version: Version = None, at: At = None) 
 @router.get(
     "/schemas/{schema}/tables/{name}",
     response_model=TableBody,
-    responses=ERRORS,  # type: ignore[arg-type]
 )
 async def get_table(
     request: Request, schema: str, name: str, version: Version = None, at: At = None
@@ -88,7 +84,7 @@ def _table_json(cat: Catalog, schema: str, name: str) -> bytes:
     return body.model_dump_json(by_alias=True).encode()
 
 
-@router.get("/schemas/{schema}/tables", response_model=list[str], responses=ERRORS)  # type: ignore[arg-type]
+@router.get("/schemas/{schema}/tables", response_model=list[str])
 async def list_tables(
     request: Request, schema: str, version: Version = None, at: At = None
 ) -> list[str]:
@@ -100,7 +96,6 @@ async def list_tables(
 @router.get(
     "/schemas/{schema}/indexes/{name}",
     response_model=IndexBody,
-    responses=ERRORS,  # type: ignore[arg-type]
 )
 async def get_index(
     request: Request, schema: str, name: str, version: Version = None, at: At = None
@@ -110,7 +105,7 @@ async def get_index(
     return json_response(IndexBody(version=cat.version, index=cat.index(schema, name)))
 
 
-@router.get("/zones/{name}", response_model=ZoneBody, responses=ERRORS)  # type: ignore[arg-type]
+@router.get("/zones/{name}", response_model=ZoneBody)
 async def get_zone(request: Request, name: str, version: Version = None, at: At = None) -> Response:
     """One zone and the ids of the tables it holds."""
     cat = await resolve_catalog(node_of(request), version, at)

@@ -8,18 +8,19 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import Response
 
-from api.models import ApplyResultBody, DdlRequest, Problem, SqlRequest
+from api.errors import problem_responses
+from api.models import ApplyResultBody, DdlRequest, SqlRequest
 from api.routes.params import json_response, node_of
 from api.sql import parse_sql
 from catalog.commands import CommandBase
 from catalog.errors import CatalogError, ValidationError
 
-router = APIRouter(prefix="/v1", tags=["ddl"])
+router = APIRouter(
+    prefix="/v1",
+    tags=["ddl"],
+    responses=problem_responses(400, 404, 409, 410, 413, 422, 503),
+)
 
-ERRORS = {
-    status: {"model": Problem, "content": {"application/problem+json": {}}}
-    for status in (400, 404, 409, 410, 413, 422, 503, 504)
-}
 
 IdempotencyKey = Annotated[
     str | None,
@@ -58,7 +59,7 @@ async def _execute(
     return json_response(body)
 
 
-@router.post("/ddl", response_model=ApplyResultBody, responses=ERRORS)  # type: ignore[arg-type]
+@router.post("/ddl", response_model=ApplyResultBody)
 async def ddl(
     request: Request, payload: DdlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:
@@ -67,7 +68,7 @@ async def ddl(
     return await _execute(request, list(payload.commands), request_id)
 
 
-@router.post("/sql", response_model=ApplyResultBody, responses=ERRORS)  # type: ignore[arg-type]
+@router.post("/sql", response_model=ApplyResultBody)
 async def sql(
     request: Request, payload: SqlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:

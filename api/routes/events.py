@@ -15,7 +15,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
-from api.models import Problem
+from api.errors import problem_responses
 from api.routes.params import node_of
 from catalog.errors import CatalogError, ErrorCode, ValidationError, VersionCompactedError
 from catalog.node import CatalogNode
@@ -89,8 +89,7 @@ async def _stream(
     response_class=StreamingResponse,
     responses={
         200: {"content": {"text/event-stream": {}}, "description": "A stream of catalog events"},
-        410: {"model": Problem, "content": {"application/problem+json": {}}},
-        422: {"model": Problem, "content": {"application/problem+json": {}}},
+        **problem_responses(404, 410, 422, 503),
     },
 )
 async def events(

@@ -7,16 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from api.errors import NOT_READY, problem
-from api.models import NodeInfo, NodesBody, Problem, SchemaSyncBody, TimeBody
+from api.errors import NOT_READY, problem, problem_responses
+from api.models import NodeInfo, NodesBody, SchemaSyncBody, TimeBody
 from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
 
-router = APIRouter(tags=["operations"])
-
-ERRORS = {
-    status: {"model": Problem, "content": {"application/problem+json": {}}}
-    for status in (410, 422, 503)
-}
+router = APIRouter(tags=["operations"], responses=problem_responses(404, 410, 422, 503))
 
 
 @router.get("/v1/time", response_model=TimeBody)
@@ -26,7 +21,7 @@ async def get_time(request: Request) -> Response:
     return json_response(TimeBody(now=node.clock.now(), physical_ms=node.clock.physical_ms()))
 
 
-@router.post("/v1/schema-sync/wait", response_model=SchemaSyncBody, responses=ERRORS)  # type: ignore[arg-type]
+@router.post("/v1/schema-sync/wait", response_model=SchemaSyncBody)
 async def schema_sync_wait(
     request: Request, at: Annotated[str, Query(min_length=1, max_length=64, description=AT_DOC)]
 ) -> Response:
@@ -60,7 +55,7 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", responses={503: {"model": Problem}})
+@router.get("/readyz")
 async def readyz(request: Request) -> JSONResponse:
     """Readiness: recovery finished, the log's watch is live, nothing failed."""
     node = getattr(request.app.state, "node", None)

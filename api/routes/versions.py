@@ -8,21 +8,18 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 
-from api.errors import TIMEOUT, ApiError
-from api.models import ChangeBody, DiffBody, Problem, ReadyBody, VersionInfo, VersionsBody
+from api.errors import TIMEOUT, ApiError, problem_responses
+from api.models import ChangeBody, DiffBody, ReadyBody, VersionInfo, VersionsBody
 from api.routes.params import json_response, node_of
 from catalog.diff import diff
 from catalog.errors import CatalogError
 
-router = APIRouter(prefix="/v1", tags=["versions"])
-
-ERRORS = {
-    status: {"model": Problem, "content": {"application/problem+json": {}}}
-    for status in (404, 410, 422, 503, 504)
-}
+router = APIRouter(
+    prefix="/v1", tags=["versions"], responses=problem_responses(404, 410, 422, 503, 504)
+)
 
 
-@router.get("/versions", response_model=VersionsBody, responses=ERRORS)  # type: ignore[arg-type]
+@router.get("/versions", response_model=VersionsBody)
 async def list_versions(
     request: Request,
     from_version: Annotated[int | None, Query(ge=1, description="First version to list")] = None,
@@ -40,7 +37,7 @@ async def list_versions(
     return json_response(VersionsBody(earliest=earliest, latest=latest, versions=infos))
 
 
-@router.get("/versions/{version}/ready", response_model=ReadyBody, responses=ERRORS)  # type: ignore[arg-type]
+@router.get("/versions/{version}/ready", response_model=ReadyBody)
 async def version_ready(
     request: Request,
     version: Annotated[int, Path(ge=1)],
@@ -64,7 +61,7 @@ async def version_ready(
     return json_response(ReadyBody(version=version, ready=True, activation_ts=activation))
 
 
-@router.get("/diff", response_model=DiffBody, responses=ERRORS)  # type: ignore[arg-type]
+@router.get("/diff", response_model=DiffBody)
 async def get_diff(
     request: Request,
     from_version: Annotated[int, Query(alias="from", ge=1)],

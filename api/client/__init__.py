@@ -1,0 +1,55 @@
+"""The Python client of the catalog REST API: ``CatalogClient`` (sync) and ``AsyncCatalogClient``.
+
+Both speak the same calls, return the catalog's own typed objects (``Catalog``,
+``TableDescriptor``, ``ApplyResult``) and raise ``CatalogApiError`` subclasses carrying the
+server's ``code``. Modules: ``calls`` (one request spec per endpoint, retry policy, failover;
+no I/O), ``events`` (the event model and resumable SSE), ``errors``, ``sync``, ``aio``.
+
+May import: httpx, pydantic, catalog, api.models. Never FastAPI: a client installs without the
+server.
+"""
+
+from api.client.aio import AsyncCatalogClient, AsyncEventStream
+from api.client.calls import Commands, ReadyStatus, RetryPolicy, Timestamp
+from api.client.errors import (
+    AlreadyExistsError,
+    CatalogApiError,
+    CompactedError,
+    ConflictError,
+    EventStreamError,
+    InvalidRequestError,
+    NotFoundError,
+    ResponseFormatError,
+    ServerError,
+    UnavailableError,
+    UnreachableError,
+    WaitTimeoutError,
+)
+from api.client.events import CatalogEventMessage
+from api.client.sync import CatalogClient, EventStream
+from catalog.manager import ApplyResult
+
+__all__ = [
+    "AlreadyExistsError",
+    "ApplyResult",
+    "AsyncCatalogClient",
+    "AsyncEventStream",
+    "CatalogApiError",
+    "CatalogClient",
+    "CatalogEventMessage",
+    "Commands",
+    "CompactedError",
+    "ConflictError",
+    "EventStream",
+    "EventStreamError",
+    "InvalidRequestError",
+    "NotFoundError",
+    "ReadyStatus",
+    "ResponseFormatError",
+    "RetryPolicy",
+    "ServerError",
+    "Timestamp",
+    "UnavailableError",
+    "UnreachableError",
+    "WaitTimeoutError",
+]

@@ -1,0 +1,301 @@
+"""``AsyncCatalogClient``: the asyncio twin of ``CatalogClient`` (``httpx.AsyncClient``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from types import TracebackType
+from typing import TypeVar
+
+import httpx
+
+from api.client import calls
+from api.client.calls import Call, Commands, ReadyStatus, RetryPolicy, Timestamp
+from api.client.errors import CatalogApiError, UnreachableError, error_from_response
+from api.client.events import (
+    CatalogEventMessage,
+    EventCursor,
+    Reconnects,
+    SseDecoder,
+    stream_error_is_transient,
+)
+from api.models import DiffBody, NodeInfo, ReadyBody, TableBody, TimeBody, VersionsBody, ZoneBody
+from catalog.catalog import Catalog
+from catalog.descriptors import IndexDescriptor, TableDescriptor
+from catalog.manager import ApplyResult
+
+T = TypeVar("T")
+
+
+class AsyncCatalogClient:
+    """The asyncio twin of ``CatalogClient``: same arguments, same calls, awaited.
+
+    ::
+
+        async with AsyncCatalogClient("http://127.0.0.1:8000") as client:
+            result = await client.sql("CREATE TABLE t (id INT PRIMARY KEY)")
+            async with client.events(from_version=result.version) as events:
+                async for event in events:
+                    ...
+    """
+
+    def __init__(
+        self,
+        urls: str | Sequence[str] = calls.DEFAULT_URL,
+        *,
+        timeout: float | httpx.Timeout = 10.0,
+        retry: RetryPolicy | None = None,
+        stream_timeout_s: float = 60.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self._failover = calls.Failover(calls.base_urls(urls))
+        self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        self._retry = retry or RetryPolicy()
+        self._stream_timeout = httpx.Timeout(self._timeout.connect, read=stream_timeout_s)
+        self._http = httpx.AsyncClient(
+            timeout=self._timeout, transport=transport, headers=headers, follow_redirects=False
+        )
+
+    @property
+    def urls(self) -> list[str]:
+        """Return the base URLs, in configured order."""
+        return list(self._failover.urls)
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncCatalogClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def send(self, call: Call[T]) -> T:
+        """Send ``call`` with retries and failover; return its decoded answer.
+
+        Raises:
+            CatalogApiError: the server refused the request (a typed subclass).
+            UnreachableError: no base URL answered within the attempts.
+        """
+        failures: list[str] = []
+        refused: CatalogApiError | None = None
+        timeout = calls.timeout_for(self._timeout, call.extra_read_s)
+        pause = 0.0
+        for attempt, url in enumerate(self._failover.order(self._retry.max_attempts)):
+            if attempt:
+                await asyncio.sleep(pause)
+            try:
+                response = await self._http.request(
+                    call.method,
+                    url + call.path,
+                    params=call.params,
+                    json=call.body,
+                    timeout=timeout,
+                )
+            except httpx.TransportError as e:
+                if not calls.is_retryable(e):
+                    raise
+                failures.append(calls.describe(url, e))
+                fresh = isinstance(e, httpx.ConnectError) and attempt + 1 < len(self.urls)
+                pause = 0.0 if fresh else self._retry.pause(attempt + 1)
+                continue
+            retry_after = (
+                None if response.status_code in call.ok_statuses else calls.retry_after(response)
+            )
+            if retry_after is not None:
+                refused = error_from_response(response)
+                failures.append(f"{url}: {refused}")
+                pause = self._retry.pause(attempt + 1, retry_after)
+                continue
+            self._failover.answered(url)
+            return calls.decode(call, response)
+        raise refused or calls.unreachable(call, failures)
+
+    # -- writes ---------------------------------------------------------------------------
+
+    async def execute(self, commands: Commands, request_id: str | None = None) -> ApplyResult:
+        """Apply commands as one atomic batch (see ``CatalogClient.execute``)."""
+        return await self.send(calls.execute_call(commands, request_id))
+
+    async def sql(self, text: str, request_id: str | None = None) -> ApplyResult:
+        """Apply DDL statements as one atomic batch (see ``CatalogClient.sql``)."""
+        return await self.send(calls.sql_call(text, request_id))
+
+    # -- reads ----------------------------------------------------------------------------
+
+    async def catalog(self, version: int | None = None, at: Timestamp | None = None) -> Catalog:
+        """Return the whole catalog at ``version``, as of ``at``, or the latest."""
+        return await self.send(calls.catalog_call(version, at))
+
+    async def table(
+        self, schema: str, name: str, version: int | None = None, at: Timestamp | None = None
+    ) -> TableDescriptor:
+        """Return one table's descriptor."""
+        return (await self.table_info(schema, name, version, at)).table
+
+    async def table_info(
+        self, schema: str, name: str, version: int | None = None, at: Timestamp | None = None
+    ) -> TableBody:
+        """Return one table with its indexes, zone and the version read."""
+        return await self.send(calls.table_call(schema, name, version, at))
+
+    async def tables(
+        self, schema: str = "PUBLIC", version: int | None = None, at: Timestamp | None = None
+    ) -> list[str]:
+        """Return the names of a schema's tables."""
+        return await self.send(calls.tables_call(schema, version, at))
+
+    async def index(
+        self, schema: str, name: str, version: int | None = None, at: Timestamp | None = None
+    ) -> IndexDescriptor:
+        """Return one (alive) index."""
+        return await self.send(calls.index_call(schema, name, version, at))
+
+    async def zone(
+        self, name: str, version: int | None = None, at: Timestamp | None = None
+    ) -> ZoneBody:
+        """Return one zone with the ids of its tables."""
+        return await self.send(calls.zone_call(name, version, at))
+
+    # -- versions and time ----------------------------------------------------------------
+
+    async def versions(
+        self, from_version: int | None = None, limit: int | None = None
+    ) -> VersionsBody:
+        """Return the retained versions (a page of them) with earliest and latest."""
+        return await self.send(calls.versions_call(from_version, limit))
+
+    async def wait_ready(self, version: int, timeout: float = 30.0) -> ReadyBody:
+        """Wait until ``version`` is applied on the server (``WaitTimeoutError`` if not)."""
+        return await self.send(calls.ready_call(version, timeout))
+
+    async def wait_for_metadata_completeness(self, ts: Timestamp) -> int:
+        """Wait until the catalog is complete at ``ts``; return the version active then."""
+        return await self.send(calls.completeness_call(ts))
+
+    async def time(self) -> TimeBody:
+        """Return the server's hybrid clock reading and its physical milliseconds."""
+        return await self.send(calls.time_call())
+
+    async def now(self) -> int:
+        """Return the server's hybrid clock reading."""
+        return (await self.time()).now
+
+    async def diff(self, from_version: int, to_version: int) -> DiffBody:
+        """Return the objects added, dropped or altered between two versions."""
+        return await self.send(calls.diff_call(from_version, to_version))
+
+    # -- operations -----------------------------------------------------------------------
+
+    async def nodes(self) -> list[NodeInfo]:
+        """Return the catalog nodes and their applied versions."""
+        return await self.send(calls.nodes_call())
+
+    async def health(self) -> bool:
+        """Return True if a server answers ``/healthz``, False if none can be reached."""
+        try:
+            return await self.send(calls.health_call())
+        except UnreachableError:
+            return False
+
+    async def ready(self) -> ReadyStatus:
+        """Return whether a server is ready (recovered, following the log, reachable)."""
+        try:
+            return await self.send(calls.readiness_call())
+        except UnreachableError as e:
+            return ReadyStatus(False, None, e.detail)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def events(
+        self, from_version: int | None = None, *, last_event_id: str | None = None
+    ) -> AsyncEventStream:
+        """Return an async iterator of catalog events (see ``CatalogClient.events``).
+
+        A live-only stream starts right after the latest version when it is entered
+        (``async with``) or first read, whichever comes first.
+        """
+        return AsyncEventStream(self, EventCursor(from_version, last_event_id))
+
+    async def _stream_events(
+        self, cursor: EventCursor
+    ) -> AsyncGenerator[CatalogEventMessage, None]:
+        reconnects = Reconnects(self._retry)
+        while True:
+            if cursor.needs_pin:
+                cursor.pin((await self.versions()).latest)
+            params, headers = cursor.request()
+            url = self._failover.order(1)[0]
+            started = time.monotonic()
+            try:
+                async with self._http.stream(
+                    "GET",
+                    url + "/v1/events",
+                    params=params,
+                    headers=headers,
+                    timeout=self._stream_timeout,
+                ) as response:
+                    if not response.is_success:
+                        await response.aread()
+                        error = error_from_response(response)
+                        if not stream_error_is_transient(error, cursor):
+                            raise error
+                        reason = f"{url}: {error}"
+                    else:
+                        self._failover.answered(url)
+                        decoder = SseDecoder()
+                        async for line in response.aiter_lines():
+                            frame = decoder.feed(line)
+                            message = None if frame is None else cursor.accept(frame, url)
+                            if message is not None:
+                                reconnects.delivered()
+                                yield message
+                        reason = f"{url}: the stream ended"
+            except httpx.TransportError as e:
+                if not calls.is_retryable(e):
+                    raise
+                reason = calls.describe(url, e)
+            self._failover.failed(url)
+            await asyncio.sleep(reconnects.failed(reason, time.monotonic() - started))
+
+
+class AsyncEventStream(AsyncIterator[CatalogEventMessage]):
+    """Catalog events from ``AsyncCatalogClient.events``: ``async for``, then ``aclose()``."""
+
+    def __init__(self, client: AsyncCatalogClient, cursor: EventCursor) -> None:
+        self._client = client
+        self._cursor = cursor
+        self._events = client._stream_events(cursor)
+
+    @property
+    def last_event_id(self) -> str | None:
+        """Return the id of the last event delivered (save it to resume later)."""
+        return self._cursor.last_event_id
+
+    async def __anext__(self) -> CatalogEventMessage:
+        return await anext(self._events)
+
+    async def aclose(self) -> None:
+        """Close the connection."""
+        await self._events.aclose()
+
+    async def __aenter__(self) -> AsyncEventStream:
+        if self._cursor.needs_pin:
+            self._cursor.pin((await self._client.versions()).latest)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,428 @@
+"""What both clients share: one ``Call`` per endpoint, the retry policy and the failover order.
+
+A ``Call`` says what to send and how to decode the answer; it holds no I/O, so the sync and
+the async client differ only in how they send it and how they sleep between attempts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote, urlsplit
+
+import httpx
+import pydantic
+
+from api.client.errors import (
+    BAD_RESPONSE,
+    UNREACHABLE,
+    ResponseFormatError,
+    UnreachableError,
+    error_from_response,
+)
+from api.models import (
+    ApplyResultBody,
+    CatalogBody,
+    DiffBody,
+    IndexBody,
+    NodeInfo,
+    NodesBody,
+    ReadyBody,
+    SchemaSyncBody,
+    TableBody,
+    TimeBody,
+    VersionsBody,
+    ZoneBody,
+)
+from catalog.catalog import Catalog
+from catalog.commands import CommandBase, dump
+from catalog.descriptors import IndexDescriptor
+from catalog.manager import ApplyResult
+
+T = TypeVar("T")
+
+Timestamp = int | dt.datetime | str
+"""A point in time for ``at=``: a hybrid timestamp, an aware datetime, or RFC 3339 text."""
+
+Commands = CommandBase | Mapping[str, Any] | Sequence[CommandBase | Mapping[str, Any]]
+"""Commands for ``execute``: command objects or their JSON dicts, one or a list."""
+
+# The server's codes that mean "try again (maybe elsewhere)"; TIMEOUT is excluded because it
+# answers a wait the caller bounded on purpose.
+RETRYABLE_CODES = frozenset({"STORAGE_UNAVAILABLE", "NOT_READY", "CONCURRENT_UPDATE"})
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How hard a client tries before it gives up.
+
+    Attributes:
+        max_attempts: attempts per call, over all base URLs (at least one per URL is made).
+        backoff_s: the first pause between attempts; it doubles per attempt.
+        backoff_cap_s: the longest pause.
+        max_reconnects: consecutive failed reconnections of an event stream before it raises.
+    """
+
+    max_attempts: int = 4
+    backoff_s: float = 0.1
+    backoff_cap_s: float = 2.0
+    max_reconnects: int = 8
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1 or self.max_reconnects < 0:
+            raise ValueError("max_attempts must be at least 1 and max_reconnects at least 0")
+        if self.backoff_s < 0 or self.backoff_cap_s < 0:
+            raise ValueError("backoff times are not negative")
+
+    def pause(self, attempt: int, retry_after: float | None = None) -> float:
+        """Return the pause before retry number ``attempt`` (1-based), with jitter."""
+        ceiling = min(self.backoff_cap_s, self.backoff_s * 2.0 ** max(0, attempt - 1))
+        if retry_after is not None:
+            ceiling = min(self.backoff_cap_s, max(ceiling, retry_after))
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+def base_urls(urls: str | Sequence[str]) -> list[str]:
+    """Normalise base URLs: a list, or one string with commas; no trailing slash.
+
+    Raises:
+        ValueError: no URL, or one that is not ``http(s)://host[:port]``.
+    """
+    raw = urls.split(",") if isinstance(urls, str) else list(urls)
+    found = [u.strip().rstrip("/") for u in raw if u.strip()]
+    if not found:
+        raise ValueError("give at least one base URL")
+    for url in found:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"{url!r} is not an http(s)://host:port base URL")
+    return found
+
+
+class Failover:
+    """The base URLs in the order to try them: the one that answered last comes first."""
+
+    def __init__(self, urls: Sequence[str]) -> None:
+        self.urls = list(urls)
+        self._preferred = 0
+
+    def order(self, attempts: int) -> list[str]:
+        """Return the URL of each attempt: round robin from the preferred one."""
+        n = len(self.urls)
+        return [self.urls[(self._preferred + i) % n] for i in range(max(attempts, n))]
+
+    def answered(self, url: str) -> None:
+        """Remember that ``url`` answered, so the next call starts there."""
+        self._preferred = self.urls.index(url)
+
+    def failed(self, url: str) -> None:
+        """Move past ``url`` if it is the preferred one (for long-lived connections)."""
+        if self.urls[self._preferred] == url:
+            self._preferred = (self._preferred + 1) % len(self.urls)
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    """One request to the API and how to decode its answer."""
+
+    method: str
+    path: str
+    decode: Callable[[httpx.Response], T]
+    params: dict[str, str] = field(default_factory=dict)
+    body: Any = None
+    extra_read_s: float = 0.0
+    """Added to the read timeout: the server waits this long on purpose."""
+    ok_statuses: frozenset[int] = frozenset()
+    """Non-2xx statuses ``decode`` handles itself (not errors, not retried)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyStatus:
+    """``GET /readyz``: whether the node serves, and why not."""
+
+    ready: bool
+    latest_version: int | None
+    detail: str
+
+
+def timeout_for(base: httpx.Timeout, extra_read_s: float) -> httpx.Timeout:
+    """Return ``base`` with ``extra_read_s`` more to read (for calls that wait server-side)."""
+    if not extra_read_s or base.read is None:
+        return base
+    return httpx.Timeout(
+        connect=base.connect, read=base.read + extra_read_s, write=base.write, pool=base.pool
+    )
+
+
+def is_retryable(error: httpx.TransportError) -> bool:
+    """Return True for failures a retry elsewhere may cure (not a malformed request)."""
+    return isinstance(
+        error, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError
+    )
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """Return a retryable response's ``Retry-After`` in seconds, None if it is not retryable."""
+    if response.status_code != 503:
+        return None
+    try:
+        code = response.json().get("code")
+    except (ValueError, AttributeError):
+        return None
+    if code not in RETRYABLE_CODES:
+        return None
+    header = response.headers.get("Retry-After", "")
+    return float(header) if header.isdigit() else 0.0
+
+
+def unreachable(call: Call[Any], failures: list[str]) -> UnreachableError:
+    """Return the error raised when every attempt failed without a response."""
+    return UnreachableError(
+        UNREACHABLE,
+        f"{call.method} {call.path}: no catalog server answered after {len(failures)} "
+        f"attempt(s): {'; '.join(failures)}",
+    )
+
+
+def describe(url: str, error: BaseException) -> str:
+    """Return one line about a failed attempt."""
+    return (
+        f"{url}: {type(error).__name__}: {error}"
+        if str(error)
+        else f"{url}: {type(error).__name__}"
+    )
+
+
+def decode(call: Call[T], response: httpx.Response) -> T:
+    """Decode ``response`` for ``call``.
+
+    Raises:
+        CatalogApiError: the typed error of a refused request.
+        ResponseFormatError: a 2xx body of the wrong shape.
+    """
+    if response.is_success or response.status_code in call.ok_statuses:
+        try:
+            return call.decode(response)
+        except (pydantic.ValidationError, ValueError, KeyError, TypeError) as e:
+            raise ResponseFormatError(
+                BAD_RESPONSE,
+                f"{call.method} {call.path}: unexpected response: {e}",
+                status=response.status_code,
+                url=str(response.request.url),
+            ) from e
+    raise error_from_response(response)
+
+
+# -- the calls ----------------------------------------------------------------------------
+
+
+def segment(text: str) -> str:
+    """Quote one path segment (an object name)."""
+    return quote(text, safe="")
+
+
+def timestamp_param(at: Timestamp) -> str:
+    """Return ``at=`` as the server reads it.
+
+    Raises:
+        ValueError: a naive datetime (its offset would be a guess), or a negative timestamp.
+    """
+    if isinstance(at, dt.datetime):
+        if at.tzinfo is None:
+            raise ValueError("at= needs an aware datetime (with tzinfo)")
+        return at.isoformat()
+    if isinstance(at, int):
+        if at < 0:
+            raise ValueError("a hybrid timestamp is not negative")
+        return str(at)
+    return at
+
+
+def read_params(version: int | None, at: Timestamp | None) -> dict[str, str]:
+    """Return the query of a read: ``version=`` or ``at=`` (not both), or nothing for latest.
+
+    Raises:
+        ValueError: both were given.
+    """
+    if version is not None and at is not None:
+        raise ValueError("give either version= or at=, not both")
+    if version is not None:
+        return {"version": str(version)}
+    if at is not None:
+        return {"at": timestamp_param(at)}
+    return {}
+
+
+def command_dicts(commands: Commands) -> list[Any]:
+    """Return the JSON of ``commands``: command objects are dumped, dicts are sent as they are.
+
+    Dicts are not parsed here: the server is the one authority on what a command is, so a
+    client older than the server can still send the newer server's commands.
+    """
+    many: Sequence[CommandBase | Mapping[str, Any]] = (
+        [commands] if isinstance(commands, CommandBase | Mapping) else commands
+    )
+    return [dump([c])[0] if isinstance(c, CommandBase) else dict(c) for c in many]
+
+
+def _apply_result(response: httpx.Response) -> ApplyResult:
+    body = ApplyResultBody.model_validate_json(response.content)
+    return ApplyResult(body.version, tuple(body.applied), body.activation_ts)
+
+
+def execute_call(commands: Commands, request_id: str | None) -> Call[ApplyResult]:
+    """``POST /v1/ddl`` with a request id (a new uuid4 when none is given)."""
+    body = {"commands": command_dicts(commands), "request_id": request_id or uuid.uuid4().hex}
+    return Call("POST", "/v1/ddl", _apply_result, body=body)
+
+
+def sql_call(text: str, request_id: str | None) -> Call[ApplyResult]:
+    """``POST /v1/sql`` with a request id (a new uuid4 when none is given)."""
+    body = {"sql": text, "request_id": request_id or uuid.uuid4().hex}
+    return Call("POST", "/v1/sql", _apply_result, body=body)
+
+
+def catalog_from_body(body: CatalogBody) -> Catalog:
+    """Rebuild the typed ``Catalog`` the server holds from its JSON."""
+    return Catalog.from_parts(
+        version=body.version,
+        activation_ts=body.activation_ts,
+        object_id_gen=body.object_id_gen,
+        default_zone_id=body.default_zone_id,
+        schemas=body.schemas,
+        zones=body.zones,
+        tables=body.tables,
+        indexes=body.indexes,
+    )
+
+
+def catalog_call(version: int | None, at: Timestamp | None) -> Call[Catalog]:
+    """``GET /v1/catalog``."""
+    return Call(
+        "GET",
+        "/v1/catalog",
+        lambda r: catalog_from_body(CatalogBody.model_validate_json(r.content)),
+        params=read_params(version, at),
+    )
+
+
+def table_call(
+    schema: str, name: str, version: int | None, at: Timestamp | None
+) -> Call[TableBody]:
+    """``GET /v1/schemas/{schema}/tables/{name}``."""
+    return Call(
+        "GET",
+        f"/v1/schemas/{segment(schema)}/tables/{segment(name)}",
+        lambda r: TableBody.model_validate_json(r.content),
+        params=read_params(version, at),
+    )
+
+
+_NAMES: pydantic.TypeAdapter[list[str]] = pydantic.TypeAdapter(list[str])
+
+
+def tables_call(schema: str, version: int | None, at: Timestamp | None) -> Call[list[str]]:
+    """``GET /v1/schemas/{schema}/tables``."""
+    return Call(
+        "GET",
+        f"/v1/schemas/{segment(schema)}/tables",
+        lambda r: _NAMES.validate_json(r.content),
+        params=read_params(version, at),
+    )
+
+
+def index_call(
+    schema: str, name: str, version: int | None, at: Timestamp | None
+) -> Call[IndexDescriptor]:
+    """``GET /v1/schemas/{schema}/indexes/{name}``."""
+    return Call(
+        "GET",
+        f"/v1/schemas/{segment(schema)}/indexes/{segment(name)}",
+        lambda r: IndexBody.model_validate_json(r.content).index,
+        params=read_params(version, at),
+    )
+
+
+def zone_call(name: str, version: int | None, at: Timestamp | None) -> Call[ZoneBody]:
+    """``GET /v1/zones/{name}``."""
+    return Call(
+        "GET",
+        f"/v1/zones/{segment(name)}",
+        lambda r: ZoneBody.model_validate_json(r.content),
+        params=read_params(version, at),
+    )
+
+
+def versions_call(from_version: int | None, limit: int | None) -> Call[VersionsBody]:
+    """``GET /v1/versions``."""
+    params = {"from_version": str(from_version)} if from_version is not None else {}
+    if limit is not None:
+        params["limit"] = str(limit)
+    return Call(
+        "GET", "/v1/versions", lambda r: VersionsBody.model_validate_json(r.content), params=params
+    )
+
+
+def ready_call(version: int, timeout_s: float) -> Call[ReadyBody]:
+    """``GET /v1/versions/{N}/ready?timeout=``: the read timeout grows by the wait."""
+    return Call(
+        "GET",
+        f"/v1/versions/{version}/ready",
+        lambda r: ReadyBody.model_validate_json(r.content),
+        params={"timeout": repr(float(timeout_s))},
+        extra_read_s=timeout_s,
+    )
+
+
+def completeness_call(at: Timestamp) -> Call[int]:
+    """``POST /v1/schema-sync/wait?at=``: the version active at ``at``."""
+    return Call(
+        "POST",
+        "/v1/schema-sync/wait",
+        lambda r: SchemaSyncBody.model_validate_json(r.content).version,
+        params={"at": timestamp_param(at)},
+    )
+
+
+def time_call() -> Call[TimeBody]:
+    """``GET /v1/time``."""
+    return Call("GET", "/v1/time", lambda r: TimeBody.model_validate_json(r.content))
+
+
+def diff_call(from_version: int, to_version: int) -> Call[DiffBody]:
+    """``GET /v1/diff?from=&to=``."""
+    return Call(
+        "GET",
+        "/v1/diff",
+        lambda r: DiffBody.model_validate_json(r.content),
+        params={"from": str(from_version), "to": str(to_version)},
+    )
+
+
+def nodes_call() -> Call[list[NodeInfo]]:
+    """``GET /v1/cluster/nodes``."""
+    return Call(
+        "GET", "/v1/cluster/nodes", lambda r: NodesBody.model_validate_json(r.content).nodes
+    )
+
+
+def health_call() -> Call[bool]:
+    """``GET /healthz``."""
+    return Call("GET", "/healthz", lambda r: r.json().get("status") == "ok")
+
+
+def _ready_status(response: httpx.Response) -> ReadyStatus:
+    body = response.json()
+    if response.status_code == 200:
+        return ReadyStatus(True, int(body["latest_version"]), str(body.get("status", "ready")))
+    return ReadyStatus(False, None, str(body.get("detail", "not ready")))
+
+
+def readiness_call() -> Call[ReadyStatus]:
+    """``GET /readyz``: a 503 is an answer (not ready), not an error."""
+    return Call("GET", "/readyz", _ready_status, ok_statuses=frozenset({503}))

@@ -1,0 +1,254 @@
+"""Catalog events as the client sees them, and the resumable server-sent-events protocol.
+
+The server sends one frame per catalog event with ``id: <version>.<index>``. A stream that
+breaks reconnects with ``Last-Event-ID`` set to the last id it delivered, and the server
+replays from right after it; ``EventCursor`` keeps that position and drops anything at or
+before it, so a consumer sees every event once, in order.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pydantic
+
+from api.client.calls import RETRYABLE_CODES, RetryPolicy
+from api.client.errors import (
+    BAD_RESPONSE,
+    UNREACHABLE,
+    CatalogApiError,
+    NotFoundError,
+    ResponseFormatError,
+    UnreachableError,
+    error_from_event,
+)
+from catalog.descriptors import (
+    Descriptor,
+    IndexDescriptor,
+    SchemaDescriptor,
+    TableDescriptor,
+    ZoneDescriptor,
+)
+from catalog.entries import UpdateEntry
+from catalog.events import CatalogEvent
+
+_ENTRY: pydantic.TypeAdapter[UpdateEntry] = pydantic.TypeAdapter(UpdateEntry)
+
+_DESCRIPTOR_BY_PREFIX: dict[str, type[Descriptor]] = {
+    "SCHEMA_": SchemaDescriptor,
+    "TABLE_": TableDescriptor,
+    "INDEX_": IndexDescriptor,
+    "ZONE_": ZoneDescriptor,
+    "SET_DEFAULT_ZONE": ZoneDescriptor,
+}
+
+
+class CatalogEventMessage(pydantic.BaseModel):
+    """One catalog event from ``GET /v1/events``.
+
+    Attributes:
+        id: the stream position, ``<version>.<index>`` (what ``Last-Event-ID`` resumes from).
+        event: the kind of event.
+        version: the catalog version the change is in.
+        index: the entry's position within the version.
+        activation_ts: when ``version`` becomes active (hybrid timestamp).
+        descriptor: the object the event is about (the removed one for drops).
+        entry: the update entry that fired the event.
+    """
+
+    model_config = pydantic.ConfigDict(frozen=True)
+
+    id: str
+    event: CatalogEvent
+    version: int
+    index: int
+    activation_ts: int
+    descriptor: Descriptor | None
+    entry: UpdateEntry
+
+    @classmethod
+    def from_frame(cls, event_id: str, data: str) -> CatalogEventMessage:
+        """Decode one event frame's ``id`` and JSON ``data``.
+
+        Raises:
+            pydantic.ValidationError, ValueError: the frame is not a catalog event.
+        """
+        raw: dict[str, Any] = json.loads(data)
+        kind = CatalogEvent(raw["event"])
+        descriptor: Descriptor | None = None
+        if raw.get("descriptor") is not None:
+            model = next(m for p, m in _DESCRIPTOR_BY_PREFIX.items() if kind.startswith(p))
+            descriptor = model.model_validate(raw["descriptor"])
+        # The parts are validated one by one (the descriptor by the event's kind, not by
+        # guessing from the union), so the message is assembled without validating again.
+        return cls.model_construct(
+            id=event_id,
+            event=kind,
+            version=int(raw["version"]),
+            index=int(raw["index"]),
+            activation_ts=int(raw["activation_ts"]),
+            descriptor=descriptor,
+            entry=_ENTRY.validate_python(raw["entry"]),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the event as the server sent it (plus its ``id``)."""
+        return {
+            "id": self.id,
+            "event": str(self.event),
+            "version": self.version,
+            "index": self.index,
+            "activation_ts": self.activation_ts,
+            "descriptor": (
+                self.descriptor.model_dump(mode="json") if self.descriptor is not None else None
+            ),
+            "entry": self.entry.model_dump(mode="json"),
+        }
+
+
+@dataclass(slots=True)
+class SseFrame:
+    """One server-sent event: its ``id``, ``event`` type and ``data`` lines joined."""
+
+    id: str | None = None
+    event: str = "message"
+    data: list[str] = field(default_factory=list)
+
+
+class SseDecoder:
+    """Turn the lines of a ``text/event-stream`` into frames (comments are keep-alives)."""
+
+    def __init__(self) -> None:
+        self._frame = SseFrame()
+
+    def feed(self, line: str) -> SseFrame | None:
+        """Take one line (without its line break); return a frame when a blank line ends one."""
+        if not line:
+            frame, self._frame = self._frame, SseFrame()
+            return frame if frame.data or frame.id is not None else None
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "id":
+            self._frame.id = value
+        elif name == "event":
+            self._frame.event = value
+        elif name == "data":
+            self._frame.data.append(value)
+        return None
+
+
+def parse_event_id(text: str) -> tuple[int, int] | None:
+    """Return ``(version, index)`` of an event id, None if it is not one."""
+    version, dot, index = text.partition(".")
+    if dot and version.isdigit() and index.isdigit():
+        return int(version), int(index)
+    return None
+
+
+class EventCursor:
+    """Where an event stream stands: what to ask for on (re)connection, what to drop.
+
+    Args:
+        from_version: the first version to replay; None for live events only. A live-only
+            cursor is pinned to a version by ``pin`` before it first connects, so a
+            reconnection before the first event still misses nothing.
+        last_event_id: resume right after this event id (e.g. one saved from an earlier run).
+    """
+
+    def __init__(self, from_version: int | None = None, last_event_id: str | None = None) -> None:
+        self.from_version = from_version
+        self.last_event_id = last_event_id
+        self.pinned = False
+        self._last = parse_event_id(last_event_id) if last_event_id else None
+        if last_event_id is not None and self._last is None:
+            raise ValueError(f"last_event_id {last_event_id!r} is not <version>.<index>")
+
+    @property
+    def needs_pin(self) -> bool:
+        """Return True if the cursor does not know where it starts yet."""
+        return self.from_version is None and self.last_event_id is None
+
+    def pin(self, latest_version: int) -> None:
+        """Start live: right after ``latest_version``."""
+        self.from_version = latest_version + 1
+        self.pinned = True
+
+    def request(self) -> tuple[dict[str, str], dict[str, str]]:
+        """Return the query parameters and headers of the next connection."""
+        if self.last_event_id is not None:
+            return {}, {"Last-Event-ID": self.last_event_id, "Accept": "text/event-stream"}
+        params = {"from_version": str(self.from_version)} if self.from_version else {}
+        return params, {"Accept": "text/event-stream"}
+
+    def accept(self, frame: SseFrame, url: str | None = None) -> CatalogEventMessage | None:
+        """Return the frame's event, or None for a frame already delivered or not an event.
+
+        Raises:
+            CatalogApiError: an ``error`` frame (``CompactedError`` for VERSION_COMPACTED).
+        """
+        data = "\n".join(frame.data)
+        if frame.event == "error":
+            raise error_from_event(data, url)
+        if frame.id is None:
+            return None
+        position = parse_event_id(frame.id)
+        if position is None or (self._last is not None and position <= self._last):
+            return None
+        try:
+            message = CatalogEventMessage.from_frame(frame.id, data)
+        except (pydantic.ValidationError, ValueError, KeyError, StopIteration) as e:
+            raise ResponseFormatError(
+                BAD_RESPONSE, f"undecodable event {frame.id}: {e}", url=url
+            ) from e
+        self._last, self.last_event_id = position, frame.id
+        return message
+
+
+class Reconnects:
+    """Bounded reconnection of an event stream: consecutive failures, with backoff.
+
+    A connection that delivered an event, or stayed up for ``healthy_after_s``, resets the
+    count, so a long-lived stream survives any number of spaced-out server restarts while
+    a server that keeps refusing or dropping it makes the stream raise.
+    """
+
+    def __init__(self, policy: RetryPolicy, healthy_after_s: float = 10.0) -> None:
+        self._policy = policy
+        self._healthy_after_s = healthy_after_s
+        self._reasons: list[str] = []
+
+    def delivered(self) -> None:
+        """Note that the stream delivered an event."""
+        self._reasons.clear()
+
+    def failed(self, reason: str, lived_s: float = 0.0) -> float:
+        """Note a broken or refused connection; return the pause before the next one.
+
+        Raises:
+            UnreachableError: ``max_reconnects`` consecutive failures.
+        """
+        if lived_s >= self._healthy_after_s:
+            self._reasons.clear()
+        self._reasons.append(reason)
+        if len(self._reasons) > self._policy.max_reconnects:
+            raise UnreachableError(
+                UNREACHABLE,
+                f"event stream: gave up after {len(self._reasons)} failed connection(s): "
+                + "; ".join(self._reasons[-3:]),
+            )
+        return self._policy.pause(len(self._reasons))
+
+
+def stream_error_is_transient(error: CatalogApiError, cursor: EventCursor) -> bool:
+    """Return True if a refused stream connection is worth retrying.
+
+    A node that is starting or whose store is down may serve again soon; a node behind the
+    version a live stream was pinned to (another node answered ``versions``) catches up.
+    """
+    if error.code in RETRYABLE_CODES:
+        return True
+    return isinstance(error, NotFoundError) and error.code == "VERSION_NOT_FOUND" and cursor.pinned

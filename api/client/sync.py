@@ -1,0 +1,325 @@
+"""``CatalogClient``: the blocking client (``httpx.Client``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import TypeVar
+
+import httpx
+
+from api.client import calls
+from api.client.calls import Call, Commands, ReadyStatus, RetryPolicy, Timestamp
+from api.client.errors import CatalogApiError, UnreachableError, error_from_response
+from api.client.events import (
+    CatalogEventMessage,
+    EventCursor,
+    Reconnects,
+    SseDecoder,
+    stream_error_is_transient,
+)
+from api.models import DiffBody, NodeInfo, ReadyBody, TableBody, TimeBody, VersionsBody, ZoneBody
+from catalog.catalog import Catalog
+from catalog.descriptors import IndexDescriptor, TableDescriptor
+from catalog.manager import ApplyResult
+
+T = TypeVar("T")
+
+
+class CatalogClient:
+    """A client of the catalog REST API, with failover between base URLs and safe retries.
+
+    Every call is retried on connection errors, timeouts and "try again" answers (503),
+    with backoff, moving on to the next base URL. DDL calls carry a request id (a new uuid4
+    when none is given) that every retry reuses, so a change is applied once even when the
+    first answer was lost::
+
+        with CatalogClient(["http://a:8000", "http://b:8000"]) as client:
+            result = client.sql("CREATE TABLE t (id INT PRIMARY KEY)")
+            table = client.table("PUBLIC", "T", version=result.version)
+
+    Args:
+        urls: base URLs, as a list or one comma-separated string.
+        timeout: seconds (or an ``httpx.Timeout``) for each attempt.
+        retry: attempts, backoff and event-stream reconnections.
+        stream_timeout_s: the longest silence of an event stream before it reconnects (the
+            server sends a keep-alive every 15 s).
+        transport: an ``httpx`` transport to send through (tests, proxies, custom TLS).
+        headers: extra headers for every request.
+    """
+
+    def __init__(
+        self,
+        urls: str | Sequence[str] = calls.DEFAULT_URL,
+        *,
+        timeout: float | httpx.Timeout = 10.0,
+        retry: RetryPolicy | None = None,
+        stream_timeout_s: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self._failover = calls.Failover(calls.base_urls(urls))
+        self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        self._retry = retry or RetryPolicy()
+        self._stream_timeout = httpx.Timeout(self._timeout.connect, read=stream_timeout_s)
+        self._http = httpx.Client(
+            timeout=self._timeout, transport=transport, headers=headers, follow_redirects=False
+        )
+
+    @property
+    def urls(self) -> list[str]:
+        """Return the base URLs, in configured order."""
+        return list(self._failover.urls)
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    def __enter__(self) -> CatalogClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def send(self, call: Call[T]) -> T:
+        """Send ``call`` with retries and failover; return its decoded answer.
+
+        Raises:
+            CatalogApiError: the server refused the request (a typed subclass).
+            UnreachableError: no base URL answered within the attempts.
+        """
+        failures: list[str] = []
+        refused: CatalogApiError | None = None
+        timeout = calls.timeout_for(self._timeout, call.extra_read_s)
+        pause = 0.0
+        for attempt, url in enumerate(self._failover.order(self._retry.max_attempts)):
+            if attempt:
+                time.sleep(pause)
+            try:
+                response = self._http.request(
+                    call.method,
+                    url + call.path,
+                    params=call.params,
+                    json=call.body,
+                    timeout=timeout,
+                )
+            except httpx.TransportError as e:
+                if not calls.is_retryable(e):
+                    raise
+                failures.append(calls.describe(url, e))
+                # A refused connection never reached the server: try the next URL at once.
+                fresh = isinstance(e, httpx.ConnectError) and attempt + 1 < len(self.urls)
+                pause = 0.0 if fresh else self._retry.pause(attempt + 1)
+                continue
+            retry_after = (
+                None if response.status_code in call.ok_statuses else calls.retry_after(response)
+            )
+            if retry_after is not None:
+                refused = error_from_response(response)
+                failures.append(f"{url}: {refused}")
+                pause = self._retry.pause(attempt + 1, retry_after)
+                continue
+            self._failover.answered(url)
+            return calls.decode(call, response)
+        raise refused or calls.unreachable(call, failures)
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def execute(self, commands: Commands, request_id: str | None = None) -> ApplyResult:
+        """Apply commands as one atomic batch; return once the change is visible everywhere.
+
+        Args:
+            commands: command objects (``catalog.commands``) or their JSON dicts.
+            request_id: makes retries safe; a new uuid4 when None (reused by every retry).
+
+        Raises:
+            CatalogApiError: the batch was refused (e.g. ``AlreadyExistsError``).
+        """
+        return self.send(calls.execute_call(commands, request_id))
+
+    def sql(self, text: str, request_id: str | None = None) -> ApplyResult:
+        """Apply DDL statements (``;``-separated) as one atomic batch (see ``execute``)."""
+        return self.send(calls.sql_call(text, request_id))
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def catalog(self, version: int | None = None, at: Timestamp | None = None) -> Catalog:
+        """Return the whole catalog at ``version``, as of ``at``, or the latest."""
+        return self.send(calls.catalog_call(version, at))
+
+    def table(
+        self, schema: str, name: str, version: int | None = None, at: Timestamp | None = None
+    ) -> TableDescriptor:
+        """Return one table's descriptor."""
+        return self.table_info(schema, name, version, at).table
+
+    def table_info(
+        self, schema: str, name: str, version: int | None = None, at: Timestamp | None = None
+    ) -> TableBody:
+        """Return one table with its indexes, zone and the version read."""
+        return self.send(calls.table_call(schema, name, version, at))
+
+    def tables(
+        self, schema: str = "PUBLIC", version: int | None = None, at: Timestamp | None = None
+    ) -> list[str]:
+        """Return the names of a schema's tables."""
+        return self.send(calls.tables_call(schema, version, at))
+
+    def index(
+        self, schema: str, name: str, version: int | None = None, at: Timestamp | None = None
+    ) -> IndexDescriptor:
+        """Return one (alive) index."""
+        return self.send(calls.index_call(schema, name, version, at))
+
+    def zone(self, name: str, version: int | None = None, at: Timestamp | None = None) -> ZoneBody:
+        """Return one zone with the ids of its tables."""
+        return self.send(calls.zone_call(name, version, at))
+
+    # -- versions and time ----------------------------------------------------------------
+
+    def versions(self, from_version: int | None = None, limit: int | None = None) -> VersionsBody:
+        """Return the retained versions (a page of them) with earliest and latest."""
+        return self.send(calls.versions_call(from_version, limit))
+
+    def wait_ready(self, version: int, timeout: float = 30.0) -> ReadyBody:
+        """Wait until ``version`` is applied on the server.
+
+        Raises:
+            WaitTimeoutError: not within ``timeout`` seconds.
+        """
+        return self.send(calls.ready_call(version, timeout))
+
+    def wait_for_metadata_completeness(self, ts: Timestamp) -> int:
+        """Wait until the catalog is complete at ``ts``; return the version active then."""
+        return self.send(calls.completeness_call(ts))
+
+    def time(self) -> TimeBody:
+        """Return the server's hybrid clock reading and its physical milliseconds."""
+        return self.send(calls.time_call())
+
+    def now(self) -> int:
+        """Return the server's hybrid clock reading (pin a job's timestamp with it)."""
+        return self.time().now
+
+    def diff(self, from_version: int, to_version: int) -> DiffBody:
+        """Return the objects added, dropped or altered between two versions."""
+        return self.send(calls.diff_call(from_version, to_version))
+
+    # -- operations -----------------------------------------------------------------------
+
+    def nodes(self) -> list[NodeInfo]:
+        """Return the catalog nodes and their applied versions."""
+        return self.send(calls.nodes_call())
+
+    def health(self) -> bool:
+        """Return True if a server answers ``/healthz``, False if none can be reached."""
+        try:
+            return self.send(calls.health_call())
+        except UnreachableError:
+            return False
+
+    def ready(self) -> ReadyStatus:
+        """Return whether a server is ready (recovered, following the log, reachable)."""
+        try:
+            return self.send(calls.readiness_call())
+        except UnreachableError as e:
+            return ReadyStatus(False, None, e.detail)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def events(
+        self, from_version: int | None = None, *, last_event_id: str | None = None
+    ) -> EventStream:
+        """Return an iterator of catalog events that reconnects and resumes by id.
+
+        Args:
+            from_version: replay retained history from this version, then follow live
+                events; None for live events only.
+            last_event_id: resume right after this event id (``CatalogEventMessage.id``).
+
+        The iterator raises ``CompactedError`` when its resume point was compacted, and
+        ``UnreachableError`` after ``retry.max_reconnects`` failed reconnections in a row.
+        A live-only stream starts right after the latest version at the time of this call
+        (it asks ``versions()`` now), so events of later changes are never missed, even
+        before the first one is read.
+        """
+        cursor = EventCursor(from_version, last_event_id)
+        if cursor.needs_pin:
+            cursor.pin(self.versions().latest)
+        return EventStream(self, cursor)
+
+    def _stream_events(self, cursor: EventCursor) -> Generator[CatalogEventMessage, None, None]:
+        reconnects = Reconnects(self._retry)
+        while True:
+            if cursor.needs_pin:
+                cursor.pin(self.versions().latest)
+            params, headers = cursor.request()
+            url = self._failover.order(1)[0]
+            started = time.monotonic()
+            try:
+                with self._http.stream(
+                    "GET",
+                    url + "/v1/events",
+                    params=params,
+                    headers=headers,
+                    timeout=self._stream_timeout,
+                ) as response:
+                    if not response.is_success:
+                        response.read()
+                        error = error_from_response(response)
+                        if not stream_error_is_transient(error, cursor):
+                            raise error
+                        reason = f"{url}: {error}"
+                    else:
+                        self._failover.answered(url)
+                        decoder = SseDecoder()
+                        for line in response.iter_lines():
+                            frame = decoder.feed(line)
+                            message = None if frame is None else cursor.accept(frame, url)
+                            if message is not None:
+                                reconnects.delivered()
+                                yield message
+                        reason = f"{url}: the stream ended"
+            except httpx.TransportError as e:
+                if not calls.is_retryable(e):
+                    raise
+                reason = calls.describe(url, e)
+            self._failover.failed(url)
+            time.sleep(reconnects.failed(reason, time.monotonic() - started))
+
+
+class EventStream(Iterator[CatalogEventMessage]):
+    """Catalog events from ``CatalogClient.events``: iterate, then ``close()`` (or ``with``)."""
+
+    def __init__(self, client: CatalogClient, cursor: EventCursor) -> None:
+        self._cursor = cursor
+        self._events = client._stream_events(cursor)
+
+    @property
+    def last_event_id(self) -> str | None:
+        """Return the id of the last event delivered (save it to resume later)."""
+        return self._cursor.last_event_id
+
+    def __next__(self) -> CatalogEventMessage:
+        return next(self._events)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._events.close()
+
+    def __enter__(self) -> EventStream:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
