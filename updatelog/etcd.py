@@ -283,11 +283,12 @@ class EtcdUpdateLog:
             raise StorageUnavailableError(f"{self!r} is closed")
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(self._executor, self.invoke, fn)
+            future = loop.run_in_executor(self._executor, self.invoke, fn)
         except RuntimeError as e:
-            if self._closed:
-                raise StorageUnavailableError(f"{self!r} is closed") from e
-            raise
+            # Submitting fails only once the worker threads are shut down: the log is closing
+            # (possibly on another thread, before ``_closed`` is visible here).
+            raise StorageUnavailableError(f"{self!r} is closed") from e
+        return await future
 
     async def call(self, what: str, fn: Callable[[Any], T], *, deadline: float | None = None) -> T:
         """Run ``fn(client)`` in a worker thread, retrying transient failures until a deadline.

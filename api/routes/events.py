@@ -108,9 +108,7 @@ async def events(
         version, skip_through = (from_version or service.applied.value + 1), -1
     if version <= service.latest_version:
         service.update(version)  # VERSION_COMPACTED (410) before the stream starts
-    elif (
-        version > service.latest_version + 1 and last_event_id is None and from_version is not None
-    ):
+    elif version > service.latest_version + 1:  # from_version or Last-Event-ID from the future
         raise CatalogError(
             f"version {version} does not exist yet (latest is {service.latest_version})",
             code=ErrorCode.VERSION_NOT_FOUND,

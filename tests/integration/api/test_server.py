@@ -402,3 +402,9 @@ def test_a_second_server_sees_the_change_right_after_the_first_answers(
             seen = client.get(f"{b.url}/v1/catalog", params={"at": str(now)}).json()
             assert seen["version"] >= result["version"]
             assert f"T{i}" in [t["name"] for t in seen["tables"]]
+
+
+def test_events_from_the_future_are_refused(http: httpx.Client) -> None:
+    _problem(http.get("/v1/events", params={"from_version": 99}), 404, "VERSION_NOT_FOUND")
+    far = {"Last-Event-ID": "99999999999999999999.0"}
+    _problem(http.get("/v1/events", headers=far), 404, "VERSION_NOT_FOUND")

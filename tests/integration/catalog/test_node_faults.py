@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable
 
 from catalog.node import CatalogNode
 from tests.integration.catalog.support import create_table, run, settle
@@ -26,16 +27,16 @@ async def _ddl_stream(nodes: list[CatalogNode], prefix: str, count: int) -> int:
 
 def test_a_node_restarted_mid_stream_converges(store_url: str) -> None:
     async def scenario() -> None:
-        options = {"delay_ms": 5, "max_clock_skew_ms": 5}
-        a = await CatalogNode.start(store_url, "a", **options)
-        b = await CatalogNode.start(store_url, "b", **options)
-        c = await CatalogNode.start(store_url, "c", **options)
+        def start(name: str) -> Awaitable[CatalogNode]:
+            return CatalogNode.start(store_url, name, delay_ms=5, max_clock_skew_ms=5)
+
+        a, b, c = await start("a"), await start("b"), await start("c")
         try:
             stream = asyncio.create_task(_ddl_stream([a, b], "T", 60))
             await asyncio.sleep(0.2)
             await c.close()  # crash-stop in the middle of the stream
             await asyncio.sleep(0.2)
-            c = await CatalogNode.start(store_url, "c", **options)
+            c = await start("c")
             assert await stream == 60
             latest = await settle([a, b, c])
             for version in range(1, latest + 1):
@@ -50,9 +51,8 @@ def test_a_node_restarted_mid_stream_converges(store_url: str) -> None:
 def test_nodes_follow_the_log_across_etcd_revision_compaction(etcd_server: EtcdServer) -> None:
     async def scenario() -> None:
         url = f"etcd://{etcd_server.endpoint}/compaction-{uuid.uuid4().hex}"
-        options = {"delay_ms": 5, "max_clock_skew_ms": 5}
-        a = await CatalogNode.start(url, "a", **options)
-        b = await CatalogNode.start(url, "b", **options)
+        a = await CatalogNode.start(url, "a", delay_ms=5, max_clock_skew_ms=5)
+        b = await CatalogNode.start(url, "b", delay_ms=5, max_clock_skew_ms=5)
         try:
             await _ddl_stream([a], "BEFORE", 10)
             stream = asyncio.create_task(_ddl_stream([a], "DURING", 40))
