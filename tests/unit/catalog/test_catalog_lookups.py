@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -303,18 +302,3 @@ def test_equal_content_equal_digest() -> None:
     assert a.digest() == b.digest()
     c_ = apply(Catalog.initial(), c.CreateZone(name="Z"), create_table(zone="Z", name="T2"))
     assert c_ != a
-
-
-def test_readme_example_runs() -> None:
-    readme = (Path(__file__).parents[3] / "README.md").read_text()
-    block = readme.split("## Using the catalog core", 1)[1].split("```python\n", 1)[1]
-    code = block.split("```", 1)[0]
-    namespace: dict[str, Any] = {}
-    exec(code, namespace)
-    orders = namespace["orders"]
-    assert orders.name == "ORDERS"
-    assert [col.name for col in orders.columns] == ["ID", "AMOUNT"]
-    prepared = namespace["prepared"]
-    assert prepared.applied == (True, True)
-    index = prepared.catalog.index("PUBLIC", "ORDERS_AMOUNT")
-    assert index.status is IndexStatus.AVAILABLE  # created in the batch of its table
