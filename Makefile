@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint typecheck format bench clean
+.PHONY: run test chaos check lint typecheck format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,12 +19,18 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest -q
 
+# The chaos tests (tests/chaos) also run in `make test`, each with a short load; this runs
+# only them, longer, and shows the figures they print (operations, faults, unavailability).
+CHAOS_SECONDS ?= 120
+chaos: $(STAMP)
+	CATALOG_CHAOS_SECONDS=$(CHAOS_SECONDS) $(BIN)/pytest -q -s -m chaos -o timeout=1800
+
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy catalog updatelog schemasync api tests bench
+	$(BIN)/mypy catalog updatelog schemasync api tests bench deploy
 
 check: lint typecheck test
 

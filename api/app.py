@@ -19,6 +19,7 @@ from api.routes import catalog as catalog_routes
 from api.routes import ddl, events, ops, versions
 from catalog.errors import CatalogError
 from catalog.node import CatalogNode
+from schemasync.clock import HybridClock
 from schemasync.errors import SchemaSyncError
 from updatelog.errors import UpdateLogError
 
@@ -82,6 +83,9 @@ def create_app(
             settings.node_name,
             delay_ms=settings.delay_ms,
             max_clock_skew_ms=settings.max_clock_skew_ms,
+            clock=HybridClock(offset_ms=settings.clock_offset_ms),
+            address=settings.address,
+            registry_ttl_s=settings.registry_ttl_s,
         )
         app.state.node = served
         app.state.metrics.bind(served)

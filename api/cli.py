@@ -80,22 +80,28 @@ def _load_commands(text: str, source: str) -> tuple[list[Any], str | None]:
 def cmd_exec(args: argparse.Namespace) -> View:
     """Apply commands from a JSON file, or DDL statements."""
     with _client(args) as client:
+        wait = args.wait_for_nodes
         if args.sql is not None:
             text = _read_source("-") if args.sql == "-" else args.sql
-            result = client.sql(text, request_id=args.request_id)
+            result = client.sql(text, request_id=args.request_id, wait_for_nodes=wait)
         else:
             commands, request_id = _load_commands(_read_source(args.file), args.file)
-            result = client.execute(commands, request_id=args.request_id or request_id)
-    data = {
+            result = client.execute(
+                commands, request_id=args.request_id or request_id, wait_for_nodes=wait
+            )
+    data: dict[str, Any] = {
         "version": result.version,
         "applied": list(result.applied),
         "activation_ts": result.activation_ts,
     }
-    return View(
-        data,
-        ["VERSION", "APPLIED", "ACTIVATION"],
-        [[str(result.version), _flags(result.applied), hlc_time(result.activation_ts)]],
-    )
+    columns = ["VERSION", "APPLIED", "ACTIVATION"]
+    row = [str(result.version), _flags(result.applied), hlc_time(result.activation_ts)]
+    if result.nodes_synced is not None and result.nodes_lagging is not None:
+        data["nodes_synced"] = list(result.nodes_synced)
+        data["nodes_lagging"] = list(result.nodes_lagging)
+        columns += ["NODES SYNCED", "NODES LAGGING"]
+        row += [" ".join(result.nodes_synced), " ".join(result.nodes_lagging)]
+    return View(data, columns, [row])
 
 
 def _flags(applied: Sequence[bool]) -> str:
@@ -297,21 +303,24 @@ def cmd_time(args: argparse.Namespace) -> View:
 
 
 def cmd_nodes(args: argparse.Namespace) -> View:
-    """List catalog nodes."""
+    """List the live catalog nodes (the node registry)."""
     with _client(args) as client:
         nodes = client.nodes()
     return View(
         [n.model_dump(mode="json") for n in nodes],
-        ["NAME", "ADDRESS", "APPLIED VERSION", "HEARTBEAT"],
+        ["NAME", "ADDRESS", "APPLIED", "SAFE TIME", "AGE"],
         [
-            [n.name, n.address or "", str(n.applied_version), _ms_time(n.heartbeat_ms)]
+            [
+                n.name,
+                n.address or "",
+                str(n.applied_version),
+                hlc_time(n.safe_time),
+                "" if n.heartbeat_age_ms is None else f"{n.heartbeat_age_ms / 1000:.1f}s",
+            ]
             for n in nodes
         ],
+        caption=f"{len(nodes)} live node(s)",
     )
-
-
-def _ms_time(ms: int | None) -> str:
-    return "" if ms is None else hlc_time(ms << 16)
 
 
 # -- commands that open the store ---------------------------------------------------------
@@ -364,6 +373,7 @@ def cmd_compact(args: argparse.Namespace) -> View:
             delay_ms=settings.delay_ms,
             max_clock_skew_ms=settings.max_clock_skew_ms,
             safe_time_ticker=False,
+            registry_ttl_s=None,  # a tool, not a node that serves: stay out of the registry
         ) as node:
             snapshot = await node.manager.compact(keep_versions=args.keep)
             return {
@@ -453,6 +463,13 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("-f", "--file", help="JSON commands file ('-' for stdin)")
     source.add_argument("--sql", help="DDL statements ('-' for stdin)")
     run.add_argument("--request-id", help="idempotency key (a new one by default)")
+    run.add_argument(
+        "--wait-for-nodes",
+        type=float,
+        metavar="SECONDS",
+        help="also wait (at most SECONDS, up to 60) until every live node applied the change, "
+        "and list the nodes that did and did not",
+    )
     run.set_defaults(handler=cmd_exec)
 
     get = sub.add_parser(
@@ -497,7 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     time_ = sub.add_parser("time", parents=[client], help="the server's hybrid clock")
     time_.set_defaults(handler=cmd_time)
-    nodes = sub.add_parser("nodes", parents=[client], help="catalog nodes")
+    nodes = sub.add_parser("nodes", parents=[client], help="live catalog nodes (the registry)")
     nodes.set_defaults(handler=cmd_nodes)
     return parser
 

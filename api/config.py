@@ -14,6 +14,11 @@ def _env_int(name: str, default: int) -> int:
     return default if raw is None or raw == "" else int(raw)
 
 
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    return default if raw is None or raw == "" else float(raw)
+
+
 @dataclass(frozen=True)
 class ServerSettings:
     """How ``catalog serve`` runs.
@@ -26,6 +31,12 @@ class ServerSettings:
         delay_ms: schema sync delay (``CATALOG_DELAY_MS``); fixed for the cluster's life.
         max_clock_skew_ms: maximum clock skew (``CATALOG_MAX_CLOCK_SKEW_MS``); likewise.
         max_body_bytes: the largest request body accepted (``CATALOG_MAX_BODY_BYTES``).
+        clock_offset_ms: added to this node's wall clock (``CATALOG_CLOCK_OFFSET_MS``; 0). For
+            fault-injection tests that give nodes skewed clocks; leave 0 in production.
+        advertise_url: the address other nodes and clients reach this one at, published in
+            the node registry (``CATALOG_ADVERTISE_URL``; ``http://{host}:{port}`` by default).
+        registry_ttl_s: how long this node's registry entry outlives its last heartbeat
+            (``CATALOG_REGISTRY_TTL_S``; 10).
         ready_timeout_max_s: the longest wait ``/v1/versions/{N}/ready`` allows.
         sse_heartbeat_s: how often an idle event stream sends a keep-alive comment.
     """
@@ -43,5 +54,17 @@ class ServerSettings:
     max_body_bytes: int = field(
         default_factory=lambda: _env_int("CATALOG_MAX_BODY_BYTES", 1024 * 1024)
     )
+    clock_offset_ms: int = field(default_factory=lambda: _env_int("CATALOG_CLOCK_OFFSET_MS", 0))
+    advertise_url: str | None = field(
+        default_factory=lambda: os.environ.get("CATALOG_ADVERTISE_URL") or None
+    )
+    registry_ttl_s: float = field(
+        default_factory=lambda: _env_float("CATALOG_REGISTRY_TTL_S", 10.0)
+    )
     ready_timeout_max_s: float = 300.0
     sse_heartbeat_s: float = 15.0
+
+    @property
+    def address(self) -> str:
+        """Return the URL this node publishes in the node registry."""
+        return self.advertise_url or f"http://{self.host}:{self.port}"

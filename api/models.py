@@ -13,6 +13,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from catalog import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
 from catalog.commands import CatalogCommand
 
+MAX_WAIT_FOR_NODES_S = 60.0
+"""The longest ``wait_for_nodes_s`` a DDL request may ask for."""
+
+WAIT_FOR_NODES_DOC = (
+    "Also wait (at most this many seconds) until every live registered node has applied the "
+    "new version; the answer lists the nodes that did (nodes_synced) and did not "
+    "(nodes_lagging)."
+)
+
 
 class _Shape(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -23,6 +32,13 @@ class DdlRequest(_Shape):
 
     commands: list[CatalogCommand] = Field(min_length=1)
     request_id: str | None = Field(default=None, min_length=1, max_length=200)
+    wait_for_nodes_s: float | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_WAIT_FOR_NODES_S,
+        allow_inf_nan=False,
+        description=WAIT_FOR_NODES_DOC,
+    )
 
 
 class SqlRequest(_Shape):
@@ -30,6 +46,13 @@ class SqlRequest(_Shape):
 
     sql: str = Field(min_length=1)
     request_id: str | None = Field(default=None, min_length=1, max_length=200)
+    wait_for_nodes_s: float | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_WAIT_FOR_NODES_S,
+        allow_inf_nan=False,
+        description=WAIT_FOR_NODES_DOC,
+    )
 
 
 class ApplyResultBody(_Shape):
@@ -38,6 +61,13 @@ class ApplyResultBody(_Shape):
     version: int
     applied: list[bool]
     activation_ts: int
+    nodes_synced: list[str] | None = Field(
+        default=None, description="With wait_for_nodes_s: the nodes that applied the version."
+    )
+    nodes_lagging: list[str] | None = Field(
+        default=None,
+        description="With wait_for_nodes_s: live nodes that had not applied it in time.",
+    )
 
 
 class CatalogBody(_Shape):
@@ -138,12 +168,19 @@ class SchemaSyncBody(_Shape):
 
 
 class NodeInfo(_Shape):
-    """A catalog node and how far it has applied the log."""
+    """A live catalog node (from the node registry) and how far it has applied the log."""
 
     name: str
     address: str | None
     applied_version: int
-    heartbeat_ms: int | None
+    heartbeat_ms: int | None = Field(description="The node's clock (ms) at its last heartbeat.")
+    safe_time: int | None = Field(
+        default=None, description="The safe time the node has observed (hybrid timestamp)."
+    )
+    heartbeat_age_ms: int | None = Field(
+        default=None, description="How long ago the last heartbeat was, by the answering node."
+    )
+    started_ms: int | None = Field(default=None, description="When the node started (ms).")
 
 
 class NodesBody(_Shape):

@@ -12,6 +12,8 @@ failing batch is left out with its own error) and gets its own ``ApplyResult``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ from catalog.entries.base import EntryBase
 from catalog.errors import CatalogError, ConcurrentUpdateError, ValidationError
 from catalog.marshalling import encode_snapshot, encode_update
 from catalog.prepare import prepare
+from catalog.registry import wait_for_nodes as wait_for_registered_nodes
 from catalog.service import CatalogService
 from catalog.update import RequestOutcome, VersionedUpdate
 from schemasync.clock import Clock
@@ -40,11 +43,16 @@ class ApplyResult:
         applied: per command, False where it was a no-op (IF [NOT] EXISTS, unchanged value).
             Empty when the request was answered from a version compacted since.
         activation_ts: when ``version`` becomes active (hybrid timestamp).
+        nodes_synced: with ``wait_for_nodes``, the registered nodes that reported ``version``.
+        nodes_lagging: with ``wait_for_nodes``, the live registered nodes that had not
+            reported it when the wait ended (empty when every node did).
     """
 
     version: int
     applied: tuple[bool, ...]
     activation_ts: int
+    nodes_synced: tuple[str, ...] | None = None
+    nodes_lagging: tuple[str, ...] | None = None
 
 
 @dataclass(eq=False)
@@ -102,6 +110,34 @@ class CatalogManager:
         self.stats = {"appends": 0, "conflicts": 0, "retries": 0, "merged": 0}
 
     async def execute(
+        self,
+        commands: CommandBase | Sequence[CommandBase],
+        request_id: str | None = None,
+        *,
+        wait_for_nodes: float | None = None,
+    ) -> ApplyResult:
+        """Apply ``commands`` as one atomic batch; return once the change is visible everywhere.
+
+        With ``wait_for_nodes`` (seconds), it then also waits until every live node in the
+        node registry reports the result's version, at most that long, and says in
+        ``nodes_synced``/``nodes_lagging`` which did. Otherwise as ``_execute`` below.
+
+        Raises:
+            ValidationError: ``wait_for_nodes`` is negative or not finite.
+            StorageUnavailableError: the log (or the registry, for the whole wait) could not
+                be reached.
+        """
+        if wait_for_nodes is not None and not 0 <= wait_for_nodes < math.inf:
+            raise ValidationError(f"wait_for_nodes must be finite and >= 0: {wait_for_nodes}")
+        result = await self._execute(commands, request_id)
+        if wait_for_nodes is None:
+            return result
+        sync = await wait_for_registered_nodes(
+            self._log, result.version, wait_for_nodes, known_synced=[self._service.node_name]
+        )
+        return dataclasses.replace(result, nodes_synced=sync.synced, nodes_lagging=sync.lagging)
+
+    async def _execute(
         self, commands: CommandBase | Sequence[CommandBase], request_id: str | None = None
     ) -> ApplyResult:
         """Apply ``commands`` as one atomic batch; return once the change is visible everywhere.
@@ -120,10 +156,8 @@ class CatalogManager:
             raise ValidationError("a batch needs at least one command")
         if request_id is not None and not 0 < len(request_id) <= MAX_REQUEST_ID_LENGTH:
             raise ValidationError(f"a request id has 1..{MAX_REQUEST_ID_LENGTH} characters")
-        if request_id is not None:
-            known = await self._log.request_version(request_id)
-            if known is not None:
-                return await self._answer_from_log(known, request_id)
+        # No read of the request id up front: the append refuses an id already recorded and
+        # names the version that committed it, and a refusal below checks the log for it.
         future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
         self._queue.append(_Request(batch, request_id, future))
         if self._flusher is None or self._flusher.done():

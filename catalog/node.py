@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from catalog.errors import CatalogError
 from catalog.manager import CatalogManager
 from catalog.marshalling import encode_update
+from catalog.registry import DEFAULT_TTL_S, NodeRecord, NodeRegistry, decode_nodes
 from catalog.service import CatalogService
 from catalog.update import initial_update
 from schemasync.clock import Clock, HybridClock, physical_of
@@ -63,6 +64,7 @@ class CatalogNode:
         owns_log: bool,
         compaction: CompactionPolicy | None,
         follow_interval_s: float,
+        registry: NodeRegistry | None = None,
     ) -> None:
         self.node_name = node_name
         self.log = log
@@ -76,6 +78,8 @@ class CatalogNode:
         self._follow_interval_s = follow_interval_s
         self._maintenance: asyncio.Task[None] | None = None
         self._closed = False
+        self.registry = registry
+        """This node's entry in the node registry; None when it does not register."""
 
     @classmethod
     async def start(
@@ -89,6 +93,9 @@ class CatalogNode:
         safe_time_ticker: bool = True,
         compaction: CompactionPolicy | None = None,
         follow_interval_s: float = 1.0,
+        address: str | None = None,
+        registry_ttl_s: float | None = DEFAULT_TTL_S,
+        registry_interval_s: float | None = None,
     ) -> CatalogNode:
         """Start a node: initialise the cluster if needed, recover, then follow the log.
 
@@ -102,6 +109,10 @@ class CatalogNode:
             safe_time_ticker: keep safe time near ``now - delay/2`` in the background.
             compaction: an automatic compaction policy, or None to compact only on request.
             follow_interval_s: how often to notice snapshots taken by other nodes.
+            address: this node's REST address, published in the node registry.
+            registry_ttl_s: how long this node's registry entry outlives its last heartbeat;
+                None to stay out of the registry (short-lived tools).
+            registry_interval_s: the heartbeat period (``registry_ttl_s / 3`` by default).
 
         Raises:
             SettingsMismatchError: the cluster was created with other delay/skew settings.
@@ -119,6 +130,9 @@ class CatalogNode:
                 safe_time_ticker=safe_time_ticker,
                 compaction=compaction,
                 follow_interval_s=follow_interval_s,
+                address=address,
+                registry_ttl_s=registry_ttl_s,
+                registry_interval_s=registry_interval_s,
             )
         except BaseException:
             if owns_log:
@@ -138,6 +152,9 @@ class CatalogNode:
         safe_time_ticker: bool,
         compaction: CompactionPolicy | None,
         follow_interval_s: float,
+        address: str | None,
+        registry_ttl_s: float | None,
+        registry_interval_s: float | None,
     ) -> CatalogNode:
         settings = await update_log.init_settings(settings)
         if await update_log.latest_version() == 0:
@@ -158,6 +175,18 @@ class CatalogNode:
         manager = CatalogManager(
             update_log, service, schema_sync, clock, delay_ms=settings.delay_ms
         )
+        registry = None
+        if registry_ttl_s is not None:
+            registry = NodeRegistry(
+                update_log,
+                node_name=node_name,
+                address=address,
+                clock=clock,
+                applied=service.applied,
+                safe_time=service.observed_safe_time,
+                ttl_s=registry_ttl_s,
+                interval_s=registry_interval_s,
+            )
         node = cls(
             node_name=node_name,
             log=update_log,
@@ -169,12 +198,19 @@ class CatalogNode:
             owns_log=owns_log,
             compaction=compaction,
             follow_interval_s=follow_interval_s,
+            registry=registry,
         )
         if safe_time_ticker:
             schema_sync.start_ticker()
         node._maintenance = asyncio.get_running_loop().create_task(
             node._maintain(), name=f"catalog-maintenance-{node_name}"
         )
+        if registry is not None:
+            try:
+                await registry.start()
+            except BaseException:
+                await node.close()
+                raise
         return node
 
     @classmethod
@@ -190,6 +226,9 @@ class CatalogNode:
         safe_time_ticker: bool = True,
         compaction: CompactionPolicy | None = None,
         follow_interval_s: float = 1.0,
+        address: str | None = None,
+        registry_ttl_s: float | None = DEFAULT_TTL_S,
+        registry_interval_s: float | None = None,
     ) -> AsyncIterator[CatalogNode]:
         """Start a node for the duration of an ``async with`` block (see ``start``)."""
         node = await cls.start(
@@ -201,6 +240,9 @@ class CatalogNode:
             safe_time_ticker=safe_time_ticker,
             compaction=compaction,
             follow_interval_s=follow_interval_s,
+            address=address,
+            registry_ttl_s=registry_ttl_s,
+            registry_interval_s=registry_interval_s,
         )
         try:
             yield node
@@ -223,6 +265,22 @@ class CatalogNode:
         """Wait until the node has applied every version the log had when called."""
         latest = await self.log.latest_version()
         await asyncio.wait_for(self.service.catalog_ready(latest), timeout_s)
+
+    async def cluster_nodes(self) -> list[NodeRecord]:
+        """Return every live node in the node registry, by name.
+
+        This node's own entry, while it is live, is reported as of now rather than as of its
+        last heartbeat (up to ``min_gap_s`` older): no source about it is fresher.
+
+        Raises:
+            FormatError: an entry is malformed.
+            StorageUnavailableError: the store cannot be reached.
+        """
+        records = decode_nodes(await self.log.list_nodes())
+        registry = self.registry
+        if registry is None:
+            return records
+        return [registry.record() if r.name == self.node_name else r for r in records]
 
     async def _maintain(self) -> None:
         while True:
@@ -258,6 +316,8 @@ class CatalogNode:
             maintenance.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await maintenance
+        if self.registry is not None:
+            await self.registry.close()
         await self.manager.close()
         await self.schema_sync.close()
         await self.service.close()

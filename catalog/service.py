@@ -302,6 +302,7 @@ class CatalogService:
     async def _follow(self) -> None:
         backoff = 0.05
         while True:
+            reloaded = False
             try:
                 async with contextlib.aclosing(self._log.watch(self.latest_version + 1)) as events:
                     async for event in events:
@@ -313,12 +314,11 @@ class CatalogService:
                             self.observed_safe_time.advance(event.safe_time)
                         elif isinstance(event, SnapshotRequired):
                             await self._reload(event.snapshot_version)
+                            reloaded = True
                             break
             except StorageUnavailableError as e:
                 self.watch_live = False
                 log.warning("%s: watch interrupted (%s); resuming", self.node_name, e)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
             except (FormatError, ValueError, CatalogError) as e:
                 # A corrupted, too-new or inconsistent value: stop rather than skip or guess.
                 # Readers keep the versions applied so far; readiness reports the failure.
@@ -327,6 +327,15 @@ class CatalogService:
                 log.error("%s: cannot apply the log: %s", self.node_name, e)
                 self.applied.fail_waiters(e)
                 return
+            except Exception:
+                # Anything else came from the store client, not from the log's content: a
+                # dead watch task would leave every catalog_ready waiting forever, so resume.
+                self.watch_live = False
+                log.exception("%s: watch failed unexpectedly; resuming", self.node_name)
+            if reloaded:
+                continue  # follow on from the snapshot's tail at once
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 2.0)
 
     async def _reload(self, snapshot_version: int) -> None:
         for entry in await self._log.read(snapshot_version):

@@ -14,6 +14,7 @@ from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.manager import ApplyResult
 from catalog.node import CatalogNode
+from catalog.registry import NodeRecord
 from updatelog.log import UpdateLog
 
 T = TypeVar("T")
@@ -57,10 +58,20 @@ class SyncCatalogNode:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout_s)
 
     def execute(
-        self, commands: CommandBase | Sequence[CommandBase], request_id: str | None = None
+        self,
+        commands: CommandBase | Sequence[CommandBase],
+        request_id: str | None = None,
+        *,
+        wait_for_nodes: float | None = None,
     ) -> ApplyResult:
         """Run ``CatalogManager.execute`` and wait for it."""
-        return self._run(self.node.manager.execute(commands, request_id))
+        return self._run(
+            self.node.manager.execute(commands, request_id, wait_for_nodes=wait_for_nodes)
+        )
+
+    def cluster_nodes(self) -> list[NodeRecord]:
+        """Return the live nodes of the node registry (see ``CatalogNode.cluster_nodes``)."""
+        return self._run(self.node.cluster_nodes())
 
     def now(self) -> int:
         """Return this node's hybrid clock reading."""

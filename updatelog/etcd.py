@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import math
 import threading
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -48,7 +49,7 @@ from updatelog.etcd_txn import (
     read_range,
     save_snapshot_txn,
 )
-from updatelog.keys import KeyLayout
+from updatelog.keys import KeyLayout, prefix_range_end
 from updatelog.log import (
     AppendResult,
     ClusterSettings,
@@ -169,6 +170,10 @@ class EtcdUpdateLog:
         self._watch_streams: set[Any] = set()
         # Whether catalog.safe_time exists decides which compare guards it; see module doc.
         self._safe_time_absent = False
+        # The registry's leases, one per TTL (in practice one per log); guarded by the lock,
+        # which also keeps two registrations from granting two leases for one TTL.
+        self._leases: dict[int, int] = {}
+        self._lease_lock = threading.Lock()
 
     @classmethod
     def from_url(cls, url: EtcdUrl) -> EtcdUpdateLog:
@@ -547,6 +552,80 @@ class EtcdUpdateLog:
             )
         return stored
 
+    async def register_node(self, name: str, info: bytes, ttl_s: float) -> None:
+        """Put node ``name``'s registry entry on this log's lease, and keep the lease alive.
+
+        The lease (``ttl_s`` rounded up to whole seconds; etcd raises it to its minimum TTL)
+        is granted on the first call and reused: each call sends it one keep-alive, then puts
+        the entry attached to it. A lease that expired meanwhile (the process was paused, etcd
+        lost it) is replaced by a new one.
+
+        Args:
+            name: the node's name.
+            info: the opaque entry.
+            ttl_s: how long the entry lives without a refresh, in seconds.
+
+        Raises:
+            StorageUnavailableError: etcd did not answer within ``timeout_s``.
+            ValueError: an empty or malformed name, or a ttl that is not positive.
+        """
+        key = self.keys.node(name)
+        if not (isinstance(ttl_s, int | float) and math.isfinite(ttl_s) and ttl_s > 0):
+            raise ValueError(f"ttl_s must be a positive number of seconds, got {ttl_s!r}")
+        ttl = max(1, math.ceil(ttl_s))
+        value = envelope.encode(Kind.NODE, info)
+
+        def fn(client: Any) -> None:
+            with self._lease_lock:
+                lease_id = self._leases.get(ttl)
+                if lease_id is not None and not _keep_alive(client, lease_id):
+                    lease_id = None
+                for _ in range(2):
+                    if lease_id is None:
+                        lease_id = int(client.lease(ttl).id)
+                        self._leases[ttl] = lease_id
+                    try:
+                        client.put(key, value, lease=lease_id)
+                        return
+                    except grpc.RpcError as e:
+                        # The lease expired between the keep-alive and the put.
+                        if not (isinstance(e, grpc.Call) and e.code() == grpc.StatusCode.NOT_FOUND):
+                            raise
+                        lease_id = None
+                raise StorageUnavailableError(f"{self!r}: etcd lost two fresh leases in a row")
+
+        await self.call("register_node", fn)
+
+    async def list_nodes(self) -> dict[str, bytes]:
+        """Return every live registry entry, by node name, from one range read.
+
+        Raises:
+            FormatError: a stored entry is corrupted or of an unknown format.
+            StorageUnavailableError: etcd did not answer within ``timeout_s``.
+        """
+        prefix = self.keys.nodes_prefix
+        end = prefix_range_end(prefix)
+
+        def fn(client: Any) -> list[tuple[str, bytes]]:
+            response = client.get_range_response(prefix, end)
+            return [
+                (bytes(kv.key).decode("utf-8", "replace"), bytes(kv.value)) for kv in response.kvs
+            ]
+
+        found = await self.call("list_nodes", fn)
+        return {
+            key[len(prefix) :]: envelope.decode_as(value, Kind.NODE).body for key, value in found
+        }
+
+    async def deregister_node(self, name: str) -> None:
+        """Delete node ``name``'s registry entry (the lease stays for other entries on it).
+
+        Raises:
+            StorageUnavailableError: etcd did not answer within ``timeout_s``.
+        """
+        key = self.keys.node(name)
+        await self.call("deregister_node", lambda client: client.delete(key))
+
     def watch(self, from_version: int) -> AsyncGenerator[WatchEvent, None]:
         """Yield every version from ``from_version`` on, in order, then live ones.
 
@@ -563,9 +642,14 @@ class EtcdUpdateLog:
 
         Raises:
             FormatError: a stored value is corrupted; the watch never skips it.
-            StorageUnavailableError: etcd stayed unreachable for longer than ``timeout_s``.
+            StorageUnavailableError: the log is closed, or etcd stayed unreachable for longer
+                than ``timeout_s``.
         """
         check_int("from_version", from_version, 1)
+        if self._closed:
+            # As the SQLite log: a closed log refuses a new watch rather than ending it at
+            # once, so that a follower re-watching in a loop backs off instead of spinning.
+            raise StorageUnavailableError(f"{self!r} is closed")
         from updatelog.etcd_watch import watch_log
 
         return watch_log(self, from_version)
@@ -620,6 +704,17 @@ class EtcdUpdateLog:
         if client is not None:
             await asyncio.get_running_loop().run_in_executor(self._executor, client.close)
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _keep_alive(client: Any, lease_id: int) -> bool:
+    """Send one keep-alive for ``lease_id``; return False if etcd no longer has the lease."""
+    responses = client.refresh_lease(lease_id)
+    try:
+        # One request, one answer: closing the generator then ends the call at once.
+        first = next(responses, None)
+    finally:
+        responses.close()
+    return first is not None and int(first.TTL) > 0
 
 
 def _read(path: str | None) -> bytes | None:

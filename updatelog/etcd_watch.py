@@ -294,7 +294,10 @@ async def _follow(
     while not log.is_closed():
         wait = log.relist_interval_s - (loop.time() - last_relist)
         try:
-            generation, item = await asyncio.wait_for(sink.get(), max(wait, 0.0))
+            # Not ``asyncio.wait_for``: on Python 3.11 it swallows a cancellation that arrives
+            # together with an item (the watch of a closing node then never ends).
+            async with asyncio.timeout(max(wait, 0.0)):
+                generation, item = await sink.get()
         except TimeoutError:
             news = False
             try:

@@ -172,6 +172,47 @@ class UpdateLog(Protocol):
         """
         ...
 
+    async def register_node(self, name: str, info: bytes, ttl_s: float) -> None:
+        """Create or refresh node ``name``'s registry entry; it lives ``ttl_s`` from now.
+
+        The entry (``catalog.nodes.<name>``) disappears on its own once ``ttl_s`` passes
+        without another ``register_node`` for it: a node that dies, hangs, or closes its log
+        without ``deregister_node`` drops out of ``list_nodes``. Callers refresh well within
+        ``ttl_s`` (every ``ttl_s / 3``, say). On etcd the key is attached to a lease of
+        ``ttl_s`` (rounded up to whole seconds, and at least etcd's minimum TTL) that every
+        call keeps alive; the embedded store records an expiry time instead.
+
+        Args:
+            name: the node's name; not empty, no control characters.
+            info: the opaque entry (the log stores it in a ``Kind.NODE`` envelope).
+            ttl_s: how long the entry lives without a refresh, in seconds (positive).
+
+        Raises:
+            StorageUnavailableError: the store did not answer within the bounded retries.
+            ValueError: an empty or malformed name, or a ttl that is not positive.
+        """
+        ...
+
+    async def list_nodes(self) -> dict[str, bytes]:
+        """Return every live registry entry, by node name, read in one range read.
+
+        Raises:
+            FormatError: a stored entry is corrupted or of an unknown format.
+            StorageUnavailableError: the store did not answer within the bounded retries.
+        """
+        ...
+
+    async def deregister_node(self, name: str) -> None:
+        """Remove node ``name``'s registry entry at once (a node leaving cleanly).
+
+        Raises:
+            StorageUnavailableError: the store did not answer within the bounded retries.
+        """
+        ...
+
     async def close(self) -> None:
-        """Release connections and stop background work. Idempotent."""
+        """Release connections and stop background work. Idempotent.
+
+        Registry entries are not removed: they expire after their ttl, as after a crash.
+        """
         ...

@@ -13,12 +13,18 @@ the blocking SQLite calls; the event loop never blocks. A watcher's thread waits
 commits made in this process wake it at once (an in-process bus), and commits made by other
 processes show up when it polls ``PRAGMA data_version``, which changes whenever another
 connection commits and costs no I/O. Only a change comes back to the event loop.
+
+The node registry (``catalog.nodes.<name>``) lives in the same ``kv`` table; where etcd
+attaches such a key to a lease, a ``lease`` table holds the key's expiry (wall-clock
+milliseconds; every process sharing the file shares the machine's clock). Expired entries read
+as absent and are deleted by the next registry write.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import math
 import os
 import sqlite3
 import threading
@@ -36,7 +42,7 @@ from updatelog.errors import (
     SettingsMismatchError,
     StorageUnavailableError,
 )
-from updatelog.keys import U64_MAX, KeyLayout
+from updatelog.keys import U64_MAX, KeyLayout, prefix_range_end
 from updatelog.log import (
     AppendConflict,
     AppendResult,
@@ -384,6 +390,78 @@ class SqliteUpdateLog:
             )
         return stored
 
+    async def register_node(self, name: str, info: bytes, ttl_s: float) -> None:
+        """Create or refresh node ``name``'s registry entry, expiring ``ttl_s`` from now.
+
+        Args:
+            name: the node's name.
+            info: the opaque entry.
+            ttl_s: how long the entry lives without a refresh, in seconds.
+
+        Raises:
+            StorageUnavailableError: the file stayed locked past the busy timeout.
+            ValueError: an empty or malformed name, or a ttl that is not positive.
+        """
+        key = self.keys.node(name)
+        ttl_ms = _ttl_ms(ttl_s)
+        value = envelope.encode(Kind.NODE, info)
+
+        def txn(db: sqlite3.Connection) -> None:
+            now = _wall_ms()
+            self._purge_expired_nodes(db, now)
+            db.execute("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (key, value))
+            db.execute(
+                "INSERT OR REPLACE INTO lease (key, expires_ms) VALUES (?, ?)",
+                (key, now + ttl_ms),
+            )
+
+        # No commit-bus wake-up: watchers follow updates and safe time, not the registry.
+        await self._run(txn, write=True)
+
+    async def list_nodes(self) -> dict[str, bytes]:
+        """Return every registry entry that has not expired, by node name.
+
+        Raises:
+            FormatError: a stored entry is corrupted or of an unknown format.
+            StorageUnavailableError: the file stayed locked past the busy timeout.
+        """
+        prefix = self.keys.nodes_prefix
+
+        def txn(db: sqlite3.Connection) -> dict[str, bytes]:
+            rows = db.execute(
+                "SELECT kv.key, kv.value FROM kv JOIN lease ON lease.key = kv.key "
+                "WHERE kv.key >= ? AND kv.key < ? AND lease.expires_ms > ? ORDER BY kv.key",
+                (prefix, prefix_range_end(prefix), _wall_ms()),
+            )
+            return {
+                key[len(prefix) :]: envelope.decode_as(bytes(value), Kind.NODE).body
+                for key, value in rows
+            }
+
+        return await self._run(txn)
+
+    async def deregister_node(self, name: str) -> None:
+        """Remove node ``name``'s registry entry (and any expired ones).
+
+        Raises:
+            StorageUnavailableError: the file stayed locked past the busy timeout.
+        """
+        key = self.keys.node(name)
+
+        def txn(db: sqlite3.Connection) -> None:
+            self._purge_expired_nodes(db, _wall_ms())
+            db.execute("DELETE FROM kv WHERE key = ?", (key,))
+            db.execute("DELETE FROM lease WHERE key = ?", (key,))
+
+        await self._run(txn, write=True)
+
+    def _purge_expired_nodes(self, db: sqlite3.Connection, now_ms: int) -> None:
+        prefix = self.keys.nodes_prefix
+        bounds = (prefix, prefix_range_end(prefix), now_ms)
+        expired = "SELECT key FROM lease WHERE key >= ? AND key < ? AND expires_ms <= ?"
+        db.execute(f"DELETE FROM kv WHERE key IN ({expired})", bounds)
+        db.execute(f"DELETE FROM lease WHERE key IN ({expired})", bounds)
+
     async def watch(self, from_version: int) -> AsyncGenerator[WatchEvent, None]:
         """Yield every version from ``from_version`` on, in order, then live ones.
 
@@ -457,6 +535,16 @@ class SqliteUpdateLog:
         await asyncio.wrap_future(self._db.close())
 
 
+def _wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _ttl_ms(ttl_s: float) -> int:
+    if not (isinstance(ttl_s, int | float) and math.isfinite(ttl_s) and ttl_s > 0):
+        raise ValueError(f"ttl_s must be a positive number of seconds, got {ttl_s!r}")
+    return max(1, math.ceil(ttl_s * 1000))
+
+
 def _wait_for_commit(
     wake: threading.Event, seen: int, poll_interval_s: float, db: sqlite3.Connection
 ) -> None:
@@ -494,3 +582,10 @@ def _create_or_check_schema(db: sqlite3.Connection) -> None:
             f"the catalog store has schema version {schema}, this release reads up to "
             f"{SCHEMA_VERSION}; upgrade it to open this file"
         )
+    # The registry's expiry table came after schema version 1 without changing ``kv``: a file
+    # of an earlier release gains it here, and such a release still opens the file (it never
+    # reads this table).
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS lease "
+        "(key TEXT PRIMARY KEY, expires_ms INTEGER NOT NULL) WITHOUT ROWID"
+    )

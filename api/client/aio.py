@@ -121,13 +121,21 @@ class AsyncCatalogClient:
 
     # -- writes ---------------------------------------------------------------------------
 
-    async def execute(self, commands: Commands, request_id: str | None = None) -> ApplyResult:
+    async def execute(
+        self,
+        commands: Commands,
+        request_id: str | None = None,
+        *,
+        wait_for_nodes: float | None = None,
+    ) -> ApplyResult:
         """Apply commands as one atomic batch (see ``CatalogClient.execute``)."""
-        return await self.send(calls.execute_call(commands, request_id))
+        return await self.send(calls.execute_call(commands, request_id, wait_for_nodes))
 
-    async def sql(self, text: str, request_id: str | None = None) -> ApplyResult:
+    async def sql(
+        self, text: str, request_id: str | None = None, *, wait_for_nodes: float | None = None
+    ) -> ApplyResult:
         """Apply DDL statements as one atomic batch (see ``CatalogClient.sql``)."""
-        return await self.send(calls.sql_call(text, request_id))
+        return await self.send(calls.sql_call(text, request_id, wait_for_nodes))
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -196,7 +204,7 @@ class AsyncCatalogClient:
     # -- operations -----------------------------------------------------------------------
 
     async def nodes(self) -> list[NodeInfo]:
-        """Return the catalog nodes and their applied versions."""
+        """Return the live catalog nodes (the node registry) and their applied versions."""
         return await self.send(calls.nodes_call())
 
     async def health(self) -> bool:

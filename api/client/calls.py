@@ -272,19 +272,42 @@ def command_dicts(commands: Commands) -> list[Any]:
 
 def _apply_result(response: httpx.Response) -> ApplyResult:
     body = ApplyResultBody.model_validate_json(response.content)
-    return ApplyResult(body.version, tuple(body.applied), body.activation_ts)
+    return ApplyResult(
+        body.version,
+        tuple(body.applied),
+        body.activation_ts,
+        nodes_synced=None if body.nodes_synced is None else tuple(body.nodes_synced),
+        nodes_lagging=None if body.nodes_lagging is None else tuple(body.nodes_lagging),
+    )
 
 
-def execute_call(commands: Commands, request_id: str | None) -> Call[ApplyResult]:
-    """``POST /v1/ddl`` with a request id (a new uuid4 when none is given)."""
+def _ddl_call(path: str, body: dict[str, Any], wait_for_nodes: float | None) -> Call[ApplyResult]:
+    if wait_for_nodes is None:
+        return Call("POST", path, _apply_result, body=body)
+    if not 0 <= wait_for_nodes < float("inf"):
+        raise ValueError(f"wait_for_nodes must be finite and >= 0, got {wait_for_nodes}")
+    body = {**body, "wait_for_nodes_s": float(wait_for_nodes)}
+    return Call("POST", path, _apply_result, body=body, extra_read_s=float(wait_for_nodes))
+
+
+def execute_call(
+    commands: Commands, request_id: str | None, wait_for_nodes: float | None = None
+) -> Call[ApplyResult]:
+    """``POST /v1/ddl`` with a request id (a new uuid4 when none is given).
+
+    With ``wait_for_nodes`` the server also waits for every registered node (the read timeout
+    grows by that wait).
+    """
     body = {"commands": command_dicts(commands), "request_id": request_id or uuid.uuid4().hex}
-    return Call("POST", "/v1/ddl", _apply_result, body=body)
+    return _ddl_call("/v1/ddl", body, wait_for_nodes)
 
 
-def sql_call(text: str, request_id: str | None) -> Call[ApplyResult]:
-    """``POST /v1/sql`` with a request id (a new uuid4 when none is given)."""
+def sql_call(
+    text: str, request_id: str | None, wait_for_nodes: float | None = None
+) -> Call[ApplyResult]:
+    """``POST /v1/sql`` with a request id (a new uuid4 when none is given); see ``execute_call``."""
     body = {"sql": text, "request_id": request_id or uuid.uuid4().hex}
-    return Call("POST", "/v1/sql", _apply_result, body=body)
+    return _ddl_call("/v1/sql", body, wait_for_nodes)
 
 
 def catalog_from_body(body: CatalogBody) -> Catalog:

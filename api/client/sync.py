@@ -131,21 +131,32 @@ class CatalogClient:
 
     # -- writes ---------------------------------------------------------------------------
 
-    def execute(self, commands: Commands, request_id: str | None = None) -> ApplyResult:
+    def execute(
+        self,
+        commands: Commands,
+        request_id: str | None = None,
+        *,
+        wait_for_nodes: float | None = None,
+    ) -> ApplyResult:
         """Apply commands as one atomic batch; return once the change is visible everywhere.
 
         Args:
             commands: command objects (``catalog.commands``) or their JSON dicts.
             request_id: makes retries safe; a new uuid4 when None (reused by every retry).
+            wait_for_nodes: also wait, at most this many seconds (up to 60), until every live
+                registered node has applied the new version; the result's ``nodes_synced``
+                and ``nodes_lagging`` say which did.
 
         Raises:
             CatalogApiError: the batch was refused (e.g. ``AlreadyExistsError``).
         """
-        return self.send(calls.execute_call(commands, request_id))
+        return self.send(calls.execute_call(commands, request_id, wait_for_nodes))
 
-    def sql(self, text: str, request_id: str | None = None) -> ApplyResult:
+    def sql(
+        self, text: str, request_id: str | None = None, *, wait_for_nodes: float | None = None
+    ) -> ApplyResult:
         """Apply DDL statements (``;``-separated) as one atomic batch (see ``execute``)."""
-        return self.send(calls.sql_call(text, request_id))
+        return self.send(calls.sql_call(text, request_id, wait_for_nodes))
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -214,7 +225,7 @@ class CatalogClient:
     # -- operations -----------------------------------------------------------------------
 
     def nodes(self) -> list[NodeInfo]:
-        """Return the catalog nodes and their applied versions."""
+        """Return the live catalog nodes (the node registry) and their applied versions."""
         return self.send(calls.nodes_call())
 
     def health(self) -> bool:

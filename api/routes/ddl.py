@@ -39,14 +39,19 @@ def _request_id(body_id: str | None, header_id: str | None) -> str | None:
 
 
 async def _execute(
-    request: Request, commands: list[CommandBase], request_id: str | None
+    request: Request,
+    commands: list[CommandBase],
+    request_id: str | None,
+    wait_for_nodes_s: float | None = None,
 ) -> Response:
     node = node_of(request)
     metrics = request.app.state.metrics
     ops = [str(getattr(c, "op", type(c).__name__)) for c in commands]
     started = time.perf_counter()
     try:
-        result = await node.manager.execute(commands, request_id=request_id)
+        result = await node.manager.execute(
+            commands, request_id=request_id, wait_for_nodes=wait_for_nodes_s
+        )
     except CatalogError as e:
         metrics.record(ops, [str(e.code)] * len(ops), started)
         raise
@@ -54,9 +59,14 @@ async def _execute(
         ops, ["ok" if a else "noop" for a in result.applied] or ["ok"] * len(ops), started
     )
     body = ApplyResultBody(
-        version=result.version, applied=list(result.applied), activation_ts=result.activation_ts
+        version=result.version,
+        applied=list(result.applied),
+        activation_ts=result.activation_ts,
+        nodes_synced=None if result.nodes_synced is None else list(result.nodes_synced),
+        nodes_lagging=None if result.nodes_lagging is None else list(result.nodes_lagging),
     )
-    return json_response(body)
+    # The node lists appear only when asked for, so other answers keep their shape.
+    return json_response(body, exclude_none=True)
 
 
 @router.post("/ddl", response_model=ApplyResultBody)
@@ -65,7 +75,7 @@ async def ddl(
 ) -> Response:
     """Apply commands as one atomic batch; answer once the new version is visible everywhere."""
     request_id = _request_id(payload.request_id, idempotency_key)
-    return await _execute(request, list(payload.commands), request_id)
+    return await _execute(request, list(payload.commands), request_id, payload.wait_for_nodes_s)
 
 
 @router.post("/sql", response_model=ApplyResultBody)
@@ -74,4 +84,4 @@ async def sql(
 ) -> Response:
     """Apply DDL statements (one or more, ``;``-separated) as one atomic batch."""
     request_id = _request_id(payload.request_id, idempotency_key)
-    return await _execute(request, parse_sql(payload.sql), request_id)
+    return await _execute(request, parse_sql(payload.sql), request_id, payload.wait_for_nodes_s)

@@ -34,19 +34,27 @@ async def schema_sync_wait(
 
 @router.get("/v1/cluster/nodes", response_model=NodesBody)
 async def cluster_nodes(request: Request) -> Response:
-    """The catalog nodes and how far each has applied the log.
+    """The live catalog nodes (the node registry) and how far each has applied the log.
 
-    Lists this node only until nodes register themselves (the cluster issue).
+    A node is listed while its registry entry lives: it refreshes the entry every few seconds
+    and whenever it applies a version; a node that stops doing so drops out after its ttl.
     """
     node = node_of(request)
-    settings = request.app.state.settings
-    me = NodeInfo(
-        name=node.node_name,
-        address=f"http://{settings.host}:{settings.port}",
-        applied_version=node.service.applied.value,
-        heartbeat_ms=node.clock.physical_ms(),
-    )
-    return json_response(NodesBody(nodes=[me]))
+    records = await node.cluster_nodes()
+    now_ms = node.clock.physical_ms()
+    nodes = [
+        NodeInfo(
+            name=r.name,
+            address=r.address,
+            applied_version=r.applied_version,
+            heartbeat_ms=r.heartbeat_ms,
+            safe_time=r.safe_time,
+            heartbeat_age_ms=max(0, now_ms - r.heartbeat_ms),
+            started_ms=r.started_ms,
+        )
+        for r in records
+    ]
+    return json_response(NodesBody(nodes=nodes))
 
 
 @router.get("/healthz")

@@ -80,10 +80,12 @@ async def resolve_catalog(node: CatalogNode, version: int | None, at: str | None
     return node.service.latest_catalog()
 
 
-def json_response(model: BaseModel, status_code: int = 200) -> Response:
+def json_response(
+    model: BaseModel, status_code: int = 200, *, exclude_none: bool = False
+) -> Response:
     """Serialise ``model`` once, without FastAPI re-validating it on the way out."""
     return Response(
-        content=model.model_dump_json(by_alias=True),
+        content=model.model_dump_json(by_alias=True, exclude_none=exclude_none),
         media_type="application/json",
         status_code=status_code,
     )

@@ -450,3 +450,149 @@ def test_concurrent_appenders_have_one_winner_per_version(store_url: str) -> Non
             proc.communicate(timeout=10)
     assert {o.worker for o in outcomes} == {"process", *(f"thread-{i}" for i in range(THREADS))}
     assert all(len(o.won) == WINS for o in outcomes)
+
+
+# -- node registry ------------------------------------------------------------------------
+
+REGISTRY_TTL_S = 1.0
+# etcd rounds a lease up to its minimum TTL (2 s with default Raft timings) and revokes expired
+# leases on a 500 ms sweep; this bounds how long an expiry may take on either backend.
+EXPIRY_BOUND_S = 8.0
+
+
+async def _until_absent(log: UpdateLog, name: str, bound_s: float = EXPIRY_BOUND_S) -> float:
+    """Poll ``list_nodes`` until ``name`` is gone; return how long it took (bounded)."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while name in await log.list_nodes():
+        assert loop.time() - started < bound_s, f"{name} still registered after {bound_s} s"
+        await asyncio.sleep(0.05)
+    return loop.time() - started
+
+
+def test_registry_register_refresh_list_and_deregister(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as log:
+            assert await log.list_nodes() == {}
+            await log.register_node("n1", b"first", 30)
+            await log.register_node("n2", b"\x00binary\xff", 30)
+            assert await log.list_nodes() == {"n1": b"first", "n2": b"\x00binary\xff"}
+            await log.register_node("n1", b"refreshed", 30)
+            assert await log.list_nodes() == {"n1": b"refreshed", "n2": b"\x00binary\xff"}
+            await log.deregister_node("n2")
+            await log.deregister_node("never-registered")
+            assert await log.list_nodes() == {"n1": b"refreshed"}
+            # The registry is not the log: versions, safe time and reads are untouched.
+            assert await log.latest_version() == 0
+            assert await log.safe_time() == 0
+            assert await log.read(1) == []
+
+    run(scenario())
+
+
+def test_registry_is_shared_by_every_log_on_the_store(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as a, opened(store_url) as b:
+            await a.register_node("a", b"from a", 30)
+            await b.register_node("b", b"from b", 30)
+            assert await a.list_nodes() == await b.list_nodes() == {"a": b"from a", "b": b"from b"}
+            await b.deregister_node("a")
+            assert await a.list_nodes() == {"b": b"from b"}
+
+    run(scenario())
+
+
+def test_registry_refuses_bad_names_and_ttls(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as log:
+            for name in ("", "bad\nname"):
+                with pytest.raises(ValueError):
+                    await log.register_node(name, b"x", 10)
+            for ttl in (0, -1.0, float("nan"), float("inf")):
+                with pytest.raises(ValueError):
+                    await log.register_node("n", b"x", ttl)
+            assert await log.list_nodes() == {}
+
+    run(scenario())
+
+
+def test_registry_writes_do_not_disturb_the_watch(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as log, watching(log, 1) as events:
+            await log.register_node("n1", b"one", 30)
+            await log.append(1, b"one", 10)
+            await log.register_node("n1", b"two", 30)
+            await log.deregister_node("n1")
+            await log.append(2, b"two", 11)
+            seen = await take(events, 2)
+            assert versions(seen) == [1, 2]
+            assert all(isinstance(e, LogEntry | SafeTimeAdvanced) for e in seen)
+
+    run(scenario())
+
+
+def test_entry_of_a_log_closed_without_deregistering_expires(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as keeper:
+            await keeper.register_node("keeper", b"alive", 30)
+            async with opened(store_url) as leaving:
+                await leaving.register_node("leaving", b"gone soon", REGISTRY_TTL_S)
+                assert set(await keeper.list_nodes()) == {"keeper", "leaving"}
+            took = await _until_absent(keeper, "leaving")
+            assert took >= REGISTRY_TTL_S / 2  # it expired, it was not deleted on close
+            assert await keeper.list_nodes() == {"keeper": b"alive"}
+
+    run(scenario())
+
+
+def test_refreshed_entry_outlives_its_ttl(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as log:
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 4 * REGISTRY_TTL_S + 2.5  # beyond etcd's 2 s minimum TTL too
+            while loop.time() < end:
+                await log.register_node("steady", b"x", REGISTRY_TTL_S)
+                assert "steady" in await log.list_nodes()
+                await asyncio.sleep(REGISTRY_TTL_S / 4)
+            await _until_absent(log, "steady")
+
+    run(scenario())
+
+
+def test_entry_of_a_killed_process_expires(store_url: str) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.integration.updatelog.registry_worker",
+            store_url,
+            "doomed",
+            str(REGISTRY_TTL_S),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        line = proc.stdout.readline() if ready else ""
+        assert line.strip() == "registered", line
+
+        async def alive_then_killed() -> None:
+            async with opened(store_url) as log:
+                # The worker refreshes its entry: it is still there well past its ttl.
+                await asyncio.sleep(3 * REGISTRY_TTL_S)
+                assert (await log.list_nodes()).get("doomed") == b"worker doomed"
+                proc.kill()  # SIGKILL: no deregistering, no closing
+                await asyncio.to_thread(proc.wait, 10)
+                await _until_absent(log, "doomed")
+
+        run(alive_then_killed())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=10)

@@ -345,3 +345,59 @@ def test_out_of_range_arguments_are_value_errors(
             await log.close()
 
     run(scenario)
+
+
+def test_registry_entries_expire_by_time_and_are_removed_by_the_next_write(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "c.db"
+    keys = KeyLayout()
+
+    async def scenario() -> None:
+        log = SqliteUpdateLog(db)
+        try:
+            await log.register_node("old", b"info", 0.05)
+            await log.register_node("live", b"info", 60)
+            with raw(db) as conn:
+                stored = dict(conn.execute("SELECT key, value FROM kv"))
+                assert envelope.decode_as(stored[keys.node("old")], Kind.NODE).body == b"info"
+            await asyncio.sleep(0.1)
+            # Expired: absent from the listing at once, still in the file until a write.
+            assert await log.list_nodes() == {"live": b"info"}
+            with raw(db) as conn:
+                assert conn.execute("SELECT count(*) FROM lease").fetchone()[0] == 2
+            await log.register_node("live", b"again", 60)
+            with raw(db) as conn:
+                assert {k for (k,) in conn.execute("SELECT key FROM kv")} == {keys.node("live")}
+                assert [k for (k,) in conn.execute("SELECT key FROM lease")] == [keys.node("live")]
+        finally:
+            await log.close()
+
+    run(scenario)
+
+
+def test_a_file_from_before_the_registry_gains_its_lease_table(tmp_path: Path) -> None:
+    db = tmp_path / "c.db"
+
+    async def write_one() -> None:
+        log = SqliteUpdateLog(db)
+        try:
+            assert (await log.append(1, b"one", 10)).committed
+        finally:
+            await log.close()
+
+    run(write_one)
+    with raw(db) as conn:
+        conn.execute("DROP TABLE lease")  # as a release without the registry left the file
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+    async def reopen() -> None:
+        log = SqliteUpdateLog(db)
+        try:
+            assert await log.latest_version() == 1
+            await log.register_node("n1", b"info", 60)
+            assert await log.list_nodes() == {"n1": b"info"}
+        finally:
+            await log.close()
+
+    run(reopen)

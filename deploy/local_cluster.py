@@ -1,0 +1,445 @@
+"""A local cluster on loopback ports: a 3-member etcd cluster and N ``catalog serve`` processes.
+
+::
+
+    python -m deploy.local_cluster --nodes 3          # prints the URLs, runs until Ctrl-C
+
+or, from Python (the chaos tests do this)::
+
+    with LocalCluster(nodes=3) as cluster:
+        client = CatalogClient(cluster.urls)
+        cluster.kill_node(1)          # kill -9 a catalog node
+        cluster.etcd.kill(cluster.etcd.leader_index())
+        cluster.restart_node(1)
+
+Every process is tracked by pid and stopped by pid (SIGTERM, then SIGKILL after a timeout);
+nothing is ever killed by name. Ports are picked free on 127.0.0.1 at start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+
+from updatelog.etcd_server import EtcdCluster, free_port
+
+HOST = "127.0.0.1"
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 10.0
+_POLL_S = 0.05
+
+
+class ClusterError(RuntimeError):
+    """A process of the local cluster did not start, or did not become ready in time."""
+
+
+def _stop(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """SIGCONT (a paused process ignores SIGTERM), SIGTERM, then SIGKILL after ``timeout_s``."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGCONT)
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=timeout_s)
+
+
+def _ready(url: str, timeout_s: float) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/readyz", timeout=timeout_s) as response:
+            return bool(response.status == 200)
+    except (OSError, ValueError):  # refused, reset, 503 (HTTPError is an OSError), bad body
+        return False
+
+
+class CatalogProcess:
+    """One ``catalog serve`` OS process on a fixed port; restartable on the same port.
+
+    Args:
+        name: the node name (``--node-name``).
+        port: the port it listens on.
+        store: the update-log URL.
+        log_path: where its output goes (appended across restarts).
+        delay_ms: the cluster's schema sync delay.
+        max_clock_skew_ms: the cluster's maximum clock skew.
+        env: extra environment variables (e.g. ``CATALOG_CLOCK_OFFSET_MS``).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        port: int,
+        store: str,
+        log_path: Path,
+        *,
+        delay_ms: int,
+        max_clock_skew_ms: int,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.name = name
+        self.port = port
+        self.store = store
+        self.log_path = log_path
+        self.delay_ms = delay_ms
+        self.max_clock_skew_ms = max_clock_skew_ms
+        self.env = dict(env or {})
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._finalizer: weakref.finalize[[subprocess.Popen[bytes], float], CatalogProcess] | None
+        self._finalizer = None
+
+    @property
+    def url(self) -> str:
+        """Return the node's base URL."""
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        """Return the pid of the running process, or None."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    def command(self) -> list[str]:
+        """Return the command line: ``catalog serve`` run by this interpreter."""
+        return [
+            sys.executable,
+            "-m",
+            "api.cli",
+            "serve",
+            "--store",
+            self.store,
+            "--host",
+            HOST,
+            "--port",
+            str(self.port),
+            "--node-name",
+            self.name,
+            "--delay-ms",
+            str(self.delay_ms),
+            "--max-clock-skew-ms",
+            str(self.max_clock_skew_ms),
+            "--log-level",
+            "warning",
+        ]
+
+    def spawn(self) -> None:
+        """Start the process without waiting for it.
+
+        Raises:
+            ClusterError: it is already running.
+        """
+        if self.pid is not None:
+            raise ClusterError(f"catalog node {self.name} is already running")
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **self.env}
+        with self.log_path.open("ab") as log:
+            self._proc = subprocess.Popen(
+                self.command(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        # A forgotten node must not outlive the interpreter that started it.
+        self._finalizer = weakref.finalize(self, _stop, self._proc, STOP_TIMEOUT_S)
+
+    def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Wait until ``/readyz`` answers 200.
+
+        Raises:
+            ClusterError: the process exited or stayed unready for ``timeout_s``.
+        """
+        deadline = time.monotonic() + timeout_s
+        while not _ready(self.url, 1.0):
+            if self._proc is None or self._proc.poll() is not None:
+                raise ClusterError(f"catalog node {self.name} exited:\n{self.log_tail()}")
+            if time.monotonic() > deadline:
+                raise ClusterError(
+                    f"catalog node {self.name} not ready after {timeout_s:.0f} s:\n"
+                    f"{self.log_tail()}"
+                )
+            time.sleep(_POLL_S)
+
+    def kill(self) -> None:
+        """Kill the process with SIGKILL (a crash: no shutdown)."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait(timeout=STOP_TIMEOUT_S)
+
+    def pause(self) -> None:
+        """Freeze the process (SIGSTOP): it keeps its sockets and its place in the log."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused process run again (SIGCONT)."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGCONT)
+
+    def terminate(self) -> None:
+        """Ask the process to stop (SIGCONT, then SIGTERM) without waiting for it."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGCONT)
+            self._proc.terminate()
+
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
+        """Stop the process: SIGTERM, then SIGKILL after ``timeout_s``. Idempotent."""
+        if self._proc is not None:
+            _stop(self._proc, timeout_s)
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+
+    def log_tail(self, lines: int = 40) -> str:
+        """Return the last lines of the process's output, for error messages."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+
+class LocalCluster:
+    """A 3-member etcd cluster and ``nodes`` catalog processes, all on loopback ports.
+
+    Node ``i`` is given every etcd member, listed from member ``i % 3`` on, so the nodes spread
+    over the members; ``node_store`` can pin a node to one member instead.
+
+    Args:
+        nodes: number of catalog nodes.
+        etcd_members: size of the etcd cluster.
+        base_dir: where data and logs go (a temporary directory removed on ``stop`` if None).
+        delay_ms: the cluster's schema sync delay.
+        max_clock_skew_ms: the cluster's maximum clock skew.
+        clock_offsets_ms: per node, an offset added to its clock (``CATALOG_CLOCK_OFFSET_MS``).
+        prefix: key prefix of the catalog in etcd.
+        unsafe_no_fsync: skip fsync in etcd (a process kill still loses nothing acknowledged).
+        heartbeat_ms: etcd's Raft heartbeat; small values make elections quick.
+        election_ms: etcd's Raft election timeout.
+    """
+
+    def __init__(
+        self,
+        nodes: int = 3,
+        *,
+        etcd_members: int = 3,
+        base_dir: Path | None = None,
+        delay_ms: int = 100,
+        max_clock_skew_ms: int = 100,
+        clock_offsets_ms: Sequence[int] = (),
+        prefix: str = "catalog",
+        unsafe_no_fsync: bool = True,
+        heartbeat_ms: int = 50,
+        election_ms: int = 500,
+    ) -> None:
+        if nodes < 1:
+            raise ValueError("a cluster needs at least one catalog node")
+        self._own_dir: tempfile.TemporaryDirectory[str] | None = None
+        if base_dir is None:
+            self._own_dir = tempfile.TemporaryDirectory(prefix="catalog-cluster-")
+            base_dir = Path(self._own_dir.name)
+        self.base_dir = base_dir
+        self.prefix = prefix
+        self.delay_ms = delay_ms
+        self.max_clock_skew_ms = max_clock_skew_ms
+        self._node_count = nodes
+        self._offsets = list(clock_offsets_ms) + [0] * (nodes - len(clock_offsets_ms))
+        self.etcd = EtcdCluster(
+            etcd_members,
+            base_dir=base_dir / "etcd",
+            heartbeat_ms=heartbeat_ms,
+            election_ms=election_ms,
+            unsafe_no_fsync=unsafe_no_fsync,
+        )
+        self.nodes: list[CatalogProcess] = []
+
+    @property
+    def store_url(self) -> str:
+        """Return the ``etcd://`` URL naming every member, with the catalog's prefix."""
+        return self.etcd.url(self.prefix)
+
+    @property
+    def urls(self) -> list[str]:
+        """Return every catalog node's base URL."""
+        return [n.url for n in self.nodes]
+
+    def node_store(self, index: int, member: int | None = None) -> str:
+        """Return the store URL of node ``index``: all members from ``index`` on, or one.
+
+        Args:
+            index: the node.
+            member: pin the node to this etcd member only (None: every member, rotated).
+        """
+        endpoints = self.etcd.endpoints
+        if member is not None:
+            chosen = [endpoints[member]]
+        else:
+            k = index % len(endpoints)
+            chosen = endpoints[k:] + endpoints[:k]
+        return f"etcd://{','.join(chosen)}/{self.prefix}"
+
+    def start(self) -> LocalCluster:
+        """Start etcd, then the catalog nodes, and wait until every node is ready.
+
+        Raises:
+            EtcdServerError: etcd did not become healthy.
+            ClusterError: a catalog node did not become ready.
+        """
+        try:
+            self.etcd.start()
+            for i in range(self._node_count):
+                env = {"CATALOG_CLOCK_OFFSET_MS": str(self._offsets[i])}
+                self.nodes.append(
+                    CatalogProcess(
+                        f"n{i}",
+                        free_port(),
+                        self.node_store(i),
+                        self.base_dir / "logs" / f"n{i}.log",
+                        delay_ms=self.delay_ms,
+                        max_clock_skew_ms=self.max_clock_skew_ms,
+                        env=env,
+                    )
+                )
+            # The first node initialises the cluster (version 1); the others then join it.
+            self.nodes[0].spawn()
+            self.nodes[0].wait_ready()
+            for node in self.nodes[1:]:
+                node.spawn()
+            for node in self.nodes[1:]:
+                node.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def kill_node(self, index: int) -> None:
+        """Kill catalog node ``index`` with SIGKILL."""
+        self.nodes[index].kill()
+
+    def stop_node(self, index: int) -> None:
+        """Stop catalog node ``index`` gracefully (SIGTERM)."""
+        self.nodes[index].stop()
+
+    def restart_node(self, index: int, *, store: str | None = None, wait: bool = True) -> None:
+        """Start node ``index`` again on its port (after a kill or stop), optionally elsewhere.
+
+        Args:
+            index: the node.
+            store: a different store URL for it (e.g. ``node_store(index, member=k)``).
+            wait: wait until it is ready.
+        """
+        node = self.nodes[index]
+        node.stop()
+        if store is not None:
+            node.store = store
+        node.spawn()
+        if wait:
+            node.wait_ready()
+
+    def pause_node(self, index: int) -> None:
+        """Freeze catalog node ``index`` (SIGSTOP)."""
+        self.nodes[index].pause()
+
+    def resume_node(self, index: int) -> None:
+        """Unfreeze catalog node ``index`` (SIGCONT)."""
+        self.nodes[index].resume()
+
+    def stop(self) -> None:
+        """Stop every catalog node, then etcd, and remove a temporary directory. Idempotent."""
+        for node in self.nodes:  # SIGTERM all first, so they shut down side by side
+            node.terminate()
+        for node in reversed(self.nodes):
+            node.stop()
+        self.etcd.stop()
+        if self._own_dir is not None:
+            self._own_dir.cleanup()
+            self._own_dir = None
+
+    def describe(self) -> str:
+        """Return a few lines naming etcd's endpoints and the catalog URLs."""
+        lines = [f"etcd endpoints:  {','.join(self.etcd.endpoints)}"]
+        lines.append(f"store URL:       {self.store_url}")
+        lines += [f"catalog {n.name}:      {n.url}  (pid {n.pid})" for n in self.nodes]
+        lines.append(f"client URL list: CATALOG_URL={','.join(self.urls)}")
+        lines.append(f"data and logs:   {self.base_dir}")
+        return "\n".join(lines)
+
+    def __enter__(self) -> LocalCluster:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Treat SIGTERM like Ctrl-C so ``kill <pid>`` also stops the cluster cleanly."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a local cluster until Ctrl-C (or SIGTERM); return the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="python -m deploy.local_cluster",
+        description="Start a 3-member etcd cluster and N catalog nodes on loopback ports.",
+    )
+    parser.add_argument("--nodes", type=int, default=3, help="catalog nodes (default 3)")
+    parser.add_argument("--etcd-members", type=int, default=3, help="etcd members (default 3)")
+    parser.add_argument("--delay-ms", type=int, default=500, help="schema sync delay (500)")
+    parser.add_argument("--max-clock-skew-ms", type=int, default=500, help="max skew (500)")
+    parser.add_argument("--data-dir", type=Path, help="keep data and logs here (default: temp)")
+    args = parser.parse_args(argv)
+    cluster = LocalCluster(
+        args.nodes,
+        etcd_members=args.etcd_members,
+        base_dir=args.data_dir,
+        delay_ms=args.delay_ms,
+        max_clock_skew_ms=args.max_clock_skew_ms,
+        unsafe_no_fsync=False,
+        heartbeat_ms=100,
+        election_ms=1000,
+    )
+    with _sigterm_as_interrupt():
+        try:
+            cluster.start()
+            print(cluster.describe(), flush=True)
+            print("running; press Ctrl-C to stop", flush=True)
+            while True:
+                time.sleep(1.0)
+                for node in cluster.nodes:
+                    if node.pid is None:
+                        print(f"catalog {node.name} exited:\n{node.log_tail()}", file=sys.stderr)
+                        return 1
+        except KeyboardInterrupt:
+            print("stopping", flush=True)
+        finally:
+            cluster.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Chaos tests: a real cluster (etcd members and catalog processes), faults, a history check."""
