@@ -81,16 +81,29 @@ def settle(urls: Sequence[str], store: str, timeout_s: float = SETTLE_TIMEOUT_S)
             time.sleep(0.1)
 
 
+async def _get(http: httpx.AsyncClient, url: str, params: dict[str, str]) -> httpx.Response:
+    """GET with a few retries: reads are idempotent, and after thousands of them a pooled
+    keep-alive connection can be closed by the server just as it is reused."""
+    for attempt in range(4):
+        try:
+            return await http.get(url, params=params)
+        except httpx.TransportError:
+            if attempt == 3:
+                raise
+            await asyncio.sleep(0.1 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 async def _node_digests(url: str) -> tuple[list[int], dict[int, str]]:
     async with httpx.AsyncClient(timeout=30.0) as http:
-        response = await http.get(url + "/v1/versions", params={"limit": "1"})
+        response = await _get(http, url + "/v1/versions", {"limit": "1"})
         response.raise_for_status()
         earliest, latest = response.json()["earliest"], response.json()["latest"]
         versions: list[int] = []
         page_start = earliest
         while page_start <= latest:
-            response = await http.get(
-                url + "/v1/versions", params={"from_version": str(page_start), "limit": "10000"}
+            response = await _get(
+                http, url + "/v1/versions", {"from_version": str(page_start), "limit": "10000"}
             )
             response.raise_for_status()
             page = [int(v["version"]) for v in response.json()["versions"]]
@@ -104,7 +117,7 @@ async def _node_digests(url: str) -> tuple[list[int], dict[int, str]]:
 
         async def fetch(version: int) -> None:
             async with semaphore:
-                answer = await http.get(url + "/v1/catalog", params={"version": str(version)})
+                answer = await _get(http, url + "/v1/catalog", {"version": str(version)})
             if answer.status_code in (404, 410):  # truncated behind a snapshot meanwhile
                 gone.add(version)
                 return
