@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from updatelog.etcd_server import EtcdCluster, free_port
+from updatelog.etcd_server import EtcdCluster, free_port, stop_process
 
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0
@@ -42,19 +42,6 @@ _POLL_S = 0.05
 
 class ClusterError(RuntimeError):
     """A process of the local cluster did not start, or did not become ready in time."""
-
-
-def _stop(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
-    """SIGCONT (a paused process ignores SIGTERM), SIGTERM, then SIGKILL after ``timeout_s``."""
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGCONT)
-    proc.terminate()
-    try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=timeout_s)
 
 
 def _ready(url: str, timeout_s: float) -> bool:
@@ -152,7 +139,7 @@ class CatalogProcess:
                 env=env,
             )
         # A forgotten node must not outlive the interpreter that started it.
-        self._finalizer = weakref.finalize(self, _stop, self._proc, STOP_TIMEOUT_S)
+        self._finalizer = weakref.finalize(self, stop_process, self._proc, STOP_TIMEOUT_S)
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         """Wait until ``/readyz`` answers 200.
@@ -196,7 +183,7 @@ class CatalogProcess:
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
         """Stop the process: SIGTERM, then SIGKILL after ``timeout_s``. Idempotent."""
         if self._proc is not None:
-            _stop(self._proc, timeout_s)
+            stop_process(self._proc, timeout_s)
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
-import math
 import threading
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -38,6 +37,7 @@ from updatelog.errors import (
     SettingsMismatchError,
     StorageUnavailableError,
 )
+from updatelog.etcd_registry import Leases, lease_ttl
 from updatelog.etcd_txn import (
     AppendTxn,
     Listing,
@@ -172,8 +172,7 @@ class EtcdUpdateLog:
         self._safe_time_absent = False
         # The registry's leases, one per TTL (in practice one per log); guarded by the lock,
         # which also keeps two registrations from granting two leases for one TTL.
-        self._leases: dict[int, int] = {}
-        self._lease_lock = threading.Lock()
+        self._leases = Leases(describe=repr(self))
 
     @classmethod
     def from_url(cls, url: EtcdUrl) -> EtcdUpdateLog:
@@ -570,31 +569,9 @@ class EtcdUpdateLog:
             ValueError: an empty or malformed name, or a ttl that is not positive.
         """
         key = self.keys.node(name)
-        if not (isinstance(ttl_s, int | float) and math.isfinite(ttl_s) and ttl_s > 0):
-            raise ValueError(f"ttl_s must be a positive number of seconds, got {ttl_s!r}")
-        ttl = max(1, math.ceil(ttl_s))
         value = envelope.encode(Kind.NODE, info)
-
-        def fn(client: Any) -> None:
-            with self._lease_lock:
-                lease_id = self._leases.get(ttl)
-                if lease_id is not None and not _keep_alive(client, lease_id):
-                    lease_id = None
-                for _ in range(2):
-                    if lease_id is None:
-                        lease_id = int(client.lease(ttl).id)
-                        self._leases[ttl] = lease_id
-                    try:
-                        client.put(key, value, lease=lease_id)
-                        return
-                    except grpc.RpcError as e:
-                        # The lease expired between the keep-alive and the put.
-                        if not (isinstance(e, grpc.Call) and e.code() == grpc.StatusCode.NOT_FOUND):
-                            raise
-                        lease_id = None
-                raise StorageUnavailableError(f"{self!r}: etcd lost two fresh leases in a row")
-
-        await self.call("register_node", fn)
+        ttl = lease_ttl(ttl_s)
+        await self.call("register_node", lambda client: self._leases.put(client, key, value, ttl))
 
     async def list_nodes(self) -> dict[str, bytes]:
         """Return every live registry entry, by node name, from one range read.
@@ -704,17 +681,6 @@ class EtcdUpdateLog:
         if client is not None:
             await asyncio.get_running_loop().run_in_executor(self._executor, client.close)
         self._executor.shutdown(wait=False, cancel_futures=True)
-
-
-def _keep_alive(client: Any, lease_id: int) -> bool:
-    """Send one keep-alive for ``lease_id``; return False if etcd no longer has the lease."""
-    responses = client.refresh_lease(lease_id)
-    try:
-        # One request, one answer: closing the generator then ends the call at once.
-        first = next(responses, None)
-    finally:
-        responses.close()
-    return first is not None and int(first.TTL) > 0
 
 
 def _read(path: str | None) -> bytes | None:

@@ -86,9 +86,14 @@ def _http_json(url: str, body: bytes | None, timeout_s: float) -> dict[str, obje
     return decoded
 
 
-def _stop_process(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
-    """Terminate ``proc``, then kill it if it is still alive after ``timeout_s``."""
+def stop_process(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """Stop ``proc``: SIGCONT, SIGTERM, then SIGKILL after ``timeout_s``.
+
+    SIGCONT first because a paused process ignores SIGTERM. Signals go to this process object
+    only, never by name.
+    """
     if proc.poll() is None:
+        proc.send_signal(signal.SIGCONT)
         proc.terminate()
         try:
             proc.wait(timeout=timeout_s)
@@ -232,7 +237,7 @@ class EtcdMember:
                 stderr=subprocess.STDOUT,
             )
         # A forgotten member must not outlive the interpreter that started it.
-        self._finalizer = weakref.finalize(self, _stop_process, self._proc, 5.0)
+        self._finalizer = weakref.finalize(self, stop_process, self._proc, 5.0)
 
     def healthy(self, timeout_s: float = 1.0) -> bool:
         """Return whether ``/health`` answers ``true`` (the member sees a leader)."""
@@ -327,7 +332,7 @@ class EtcdMember:
         """Stop the process: SIGTERM, then SIGKILL after ``timeout_s``. Idempotent."""
         if self._proc is not None:
             self.resume()  # a paused process would sit on SIGTERM until it is killed
-            _stop_process(self._proc, timeout_s)
+            stop_process(self._proc, timeout_s)
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
