@@ -16,7 +16,7 @@ from api import errors
 from api.config import ServerSettings
 from api.metrics import ApiMetrics
 from api.routes import catalog as catalog_routes
-from api.routes import ddl, events, ops, versions
+from api.routes import data, ddl, events, ops, versions
 from catalog.errors import CatalogError
 from catalog.node import CatalogNode
 from schemasync.clock import HybridClock
@@ -105,7 +105,14 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = ApiMetrics()
     app.state.response_cache = catalog_routes.ResponseCache()
-    for router in (ddl.router, catalog_routes.router, versions.router, events.router, ops.router):
+    for router in (
+        ddl.router,
+        catalog_routes.router,
+        versions.router,
+        events.router,
+        ops.router,
+        data.router,
+    ):
         app.include_router(router)
     handlers: list[tuple[Any, Any]] = [
         (CatalogError, errors.on_catalog_error),

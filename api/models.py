@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from catalog import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
 from catalog.commands import CatalogCommand
+from catalog.data_commits import DataCommit, DataFile, DataMode
 
 MAX_WAIT_FOR_NODES_S = 60.0
 """The longest ``wait_for_nodes_s`` a DDL request may ask for."""
@@ -165,6 +166,24 @@ class SchemaSyncBody(_Shape):
 
     at: int
     version: int
+
+
+class DataCommitRequest(_Shape):
+    """``POST /v1/data/commits``: make written files of a table visible at one timestamp."""
+
+    table_id: int = Field(ge=0)
+    schema_version: int = Field(ge=1)
+    mode: DataMode
+    files: list[DataFile] = Field(max_length=100_000)
+    request_id: str = Field(min_length=1, max_length=200)
+
+
+class DataCommitsBody(_Shape):
+    """``GET /v1/data/commits``: a table's commits visible at ``at``."""
+
+    table_id: int
+    at: int
+    commits: list[DataCommit]
 
 
 class NodeInfo(_Shape):

@@ -36,6 +36,7 @@ from catalog.commands import (
     DropSchemaCommand,
     DropTableCommand,
     IndexColumnSpec,
+    RenameColumnCommand,
     RenameIndexCommand,
     RenameTableCommand,
 )
@@ -44,8 +45,8 @@ from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.errors import ValidationError
 
 ONE_KIND_OF_ACTION = (
-    "unsupported ALTER TABLE form; the actions are ADD [COLUMN], DROP [COLUMN], ALTER COLUMN "
-    "and RENAME TO, one kind of action per statement"
+    "unsupported ALTER TABLE form; the actions are ADD [COLUMN], DROP [COLUMN], ALTER COLUMN, "
+    "RENAME COLUMN and RENAME TO, one kind of action per statement"
 )
 _INDEX_KINDS = {"HASH": IndexKind.HASH, "SORTED": IndexKind.SORTED, "TREE": IndexKind.SORTED}
 _COLLATIONS = {
@@ -293,6 +294,8 @@ def alter_table(node: exp.Alter) -> list[CommandBase]:
             commands.append(_alter_column(action, schema, table))
         elif isinstance(action, exp.AlterRename):
             commands.append(_rename(action, schema, table, "table"))
+        elif isinstance(action, exp.RenameColumn):
+            commands.append(_rename_column(action, schema, table))
         else:
             raise ValidationError(f"unsupported ALTER TABLE action {sql_of(action)}")
     if not commands:
@@ -319,6 +322,15 @@ def _drop_columns(action: exp.Drop, schema: str, table: str) -> DropColumnsComma
         names.extend(name_of(item, "a column") for item in items)
     if_exists = bool(action.args.get("exists"))
     return DropColumnsCommand(schema=schema, table=table, columns=tuple(names), if_exists=if_exists)
+
+
+def _rename_column(action: exp.RenameColumn, schema: str, table: str) -> RenameColumnCommand:
+    column = name_of(action.this, "a column")
+    check_args(action, {"this", "to", "exists"}, f"RENAME COLUMN {column}")
+    if action.args.get("exists"):
+        raise ValidationError(f"RENAME COLUMN IF EXISTS {column} is not supported")
+    new_name = name_of(action.args["to"], "a column")
+    return RenameColumnCommand(schema=schema, table=table, column=column, new_name=new_name)
 
 
 def _alter_column(action: exp.AlterColumn, schema: str, table: str) -> AlterColumnCommand:

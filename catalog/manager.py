@@ -22,7 +22,7 @@ from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.entries.base import EntryBase
 from catalog.errors import CatalogError, ConcurrentUpdateError, ValidationError
-from catalog.marshalling import encode_snapshot, encode_update
+from catalog.marshalling import decode_refusal, encode_refusal, encode_snapshot, encode_update
 from catalog.prepare import prepare
 from catalog.registry import wait_for_nodes as wait_for_registered_nodes
 from catalog.service import CatalogService
@@ -71,6 +71,8 @@ class _Outcome:
     activation_ts: int = 0
     error: CatalogError | None = None
     committed_by_request: bool = False
+    final: bool = False
+    """The refusal is the one recorded under the request id: nothing left to settle."""
 
 
 class CatalogManager:
@@ -157,28 +159,69 @@ class CatalogManager:
         if request_id is not None and not 0 < len(request_id) <= MAX_REQUEST_ID_LENGTH:
             raise ValidationError(f"a request id has 1..{MAX_REQUEST_ID_LENGTH} characters")
         # No read of the request id up front: the append refuses an id already recorded and
-        # names the version that committed it, and a refusal below checks the log for it.
+        # names the version that committed it; a refusal is recorded under the id in turn.
+        for _ in range(self._max_attempts):
+            outcome = await self._submit(batch, request_id)
+            if outcome.committed_by_request:
+                assert request_id is not None
+                return await self._answer_from_log(outcome.version, request_id)
+            if outcome.error is None:
+                await self._schema_sync.wait_for_activation(outcome.activation_ts)
+                return ApplyResult(outcome.version, outcome.applied, outcome.activation_ts)
+            settled = outcome if outcome.final else await self._settle_refusal(outcome, request_id)
+            if isinstance(settled, ApplyResult):
+                return settled
+            if settled is not None:
+                # As Ignite (IGNITE-21776): refuse only once the version we validated against
+                # is active, so a caller told TABLE_EXISTS can read that table right away.
+                await self._gate(settled.version)
+                assert settled.error is not None
+                raise settled.error
+        raise ConcurrentUpdateError(
+            f"gave up after {self._max_attempts} attempts: the catalog kept changing while "
+            "this request was judged; retry the request"
+        )
+
+    async def _submit(self, batch: list[CommandBase], request_id: str | None) -> _Outcome:
         future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
         self._queue.append(_Request(batch, request_id, future))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.get_running_loop().create_task(self._flush())
-        outcome = await future
-        if outcome.committed_by_request:
-            assert request_id is not None
-            return await self._answer_from_log(outcome.version, request_id)
-        if outcome.error is not None:
-            if request_id is not None:
-                # A copy of this request may have committed while this one was queued (a
-                # client retry racing its original): then the error is just its effect.
-                known = await self._log.request_version(request_id)
-                if known is not None:
-                    return await self._answer_from_log(known, request_id)
-            # As Ignite (IGNITE-21776): refuse only once the version we validated against is
-            # active, so a caller told TABLE_EXISTS can read that table right away.
-            await self._gate(outcome.version)
-            raise outcome.error
-        await self._schema_sync.wait_for_activation(outcome.activation_ts)
-        return ApplyResult(outcome.version, outcome.applied, outcome.activation_ts)
+        return await future
+
+    async def _settle_refusal(
+        self, outcome: _Outcome, request_id: str | None
+    ) -> ApplyResult | _Outcome | None:
+        """Make a refusal final, as of a version that is the log's latest.
+
+        A lagging node must not refuse what the latest version allows, and a copy of the same
+        request still in flight elsewhere (a client retrying on another node after a timeout)
+        must not commit after this refusal: the refusal is recorded under the request id,
+        guarded by the version it was judged against.
+
+        Returns:
+            The refusal to raise; the original result when a copy of the request committed; or
+            None when the log moved on and the request must be judged again.
+        """
+        assert outcome.error is not None
+        if request_id is None:
+            latest = await self._log.latest_version()
+            if latest <= outcome.version:
+                return outcome
+            await self._service.catalog_ready(latest)
+            return None
+        result = await self._log.record_refusal(
+            request_id, outcome.version, encode_refusal(outcome.error)
+        )
+        if result.committed:
+            return outcome
+        record = result.request
+        if record is None:  # the log moved on since the judgement
+            await self._service.catalog_ready(result.version)
+            return None
+        if record.refusal is None:
+            return await self._answer_from_log(record.version, request_id)
+        return _Outcome(record.version, error=decode_refusal(record.refusal))
 
     async def _gate(self, version: int) -> None:
         try:
@@ -219,7 +262,7 @@ class CatalogManager:
             included, entries, deferred = self._validate(base, pending)
             if deferred:
                 pending = [r for r in pending if r not in deferred]
-                self._queue.extend(deferred)
+                self._queue[:0] = deferred  # first in line next round
             if not included:
                 return
             if not entries and all(r.request_id is None for r, _ in included):
@@ -246,12 +289,16 @@ class CatalogManager:
                 return
             self.stats["conflicts"] += 1
             if result.conflict is AppendConflict.REQUEST:
+                record = result.request
+                assert record is not None
+                recorded = (
+                    _Outcome(record.version, committed_by_request=True)
+                    if record.refusal is None
+                    else _Outcome(record.version, error=decode_refusal(record.refusal), final=True)
+                )
                 for request, _ in included:
                     if request.request_id == result.request_id:
-                        assert result.request_version is not None
-                        request.future.set_result(
-                            _Outcome(result.request_version, committed_by_request=True)
-                        )
+                        request.future.set_result(recorded)
                 continue  # the others are still valid; no backoff needed
             if result.conflict is AppendConflict.SAFE_TIME:
                 self._clock.update(result.safe_time)
@@ -291,7 +338,12 @@ class CatalogManager:
             try:
                 prepared = prepare(current, request.commands)
             except CatalogError as e:
-                request.future.set_result(_Outcome(base.version, error=e))
+                if included:
+                    # It may only clash with a request ahead of it in this version: judge it
+                    # again against the published version, the only state a refusal may cite.
+                    deferred.append(request)
+                else:
+                    request.future.set_result(_Outcome(base.version, error=e))
                 continue
             if request.request_id is not None:
                 seen_ids.add(request.request_id)

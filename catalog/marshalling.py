@@ -34,7 +34,13 @@ from catalog.descriptors import (
 )
 from catalog.entries import UpdateEntry
 from catalog.entries.base import EntryBase
-from catalog.errors import CatalogError
+from catalog.errors import (
+    AlreadyExistsError,
+    CatalogError,
+    ErrorCode,
+    NotFoundError,
+    ValidationError,
+)
 from catalog.model import Model
 from catalog.update import VersionedUpdate
 from updatelog.errors import FormatError
@@ -51,6 +57,7 @@ class Kind(enum.IntEnum):
     ENTRIES = 3
     COMMANDS = 4
     DESCRIPTOR = 5
+    REFUSAL = 6
 
 
 Decoder = Callable[[Any], Any]
@@ -484,6 +491,52 @@ def decode_descriptor(data: bytes) -> Descriptor:
         FormatError: garbage, a wrong kind, or a newer format.
     """
     result: Descriptor = _decoding(Kind.DESCRIPTOR, data, _build_descriptor)
+    return result
+
+
+_REFUSAL_TAGS: dict[str, type[CatalogError]] = {
+    "validation": ValidationError,
+    "not_found": NotFoundError,
+    "already_exists": AlreadyExistsError,
+    "catalog": CatalogError,
+}
+
+
+def encode_refusal(error: CatalogError) -> bytes:
+    """Return the stored form of a refusal: its kind, code, message and details.
+
+    Recorded with the request id of a refused request, so every retry of that request gets
+    this same answer.
+    """
+    tag = next(t for t, cls in _REFUSAL_TAGS.items() if isinstance(error, cls))
+    details = error.details if isinstance(error, ValidationError) else []
+    return _pack(Kind.REFUSAL, [tag, str(error.code), error.message, details])
+
+
+def _build_refusal(body: Any) -> CatalogError:
+    fields = _list(body)
+    if len(fields) != 4:
+        raise _fail("expected [refusal tag, code, message, details]")
+    tag, code, message, details = fields
+    if tag not in _REFUSAL_TAGS or type(code) is not str or type(message) is not str:
+        raise _fail("expected a known refusal tag, a code and a message")
+    if not isinstance(details, list) or not all(isinstance(d, dict) for d in details):
+        raise _fail("refusal details must be a list of maps")
+    cls = _REFUSAL_TAGS[tag]
+    # A code from a newer release keeps its class's default code rather than failing.
+    known = ErrorCode(code) if code in ErrorCode.__members__.values() else None
+    if cls is ValidationError:
+        return ValidationError(message, code=known, details=details)
+    return cls(message, code=known)
+
+
+def decode_refusal(data: bytes) -> CatalogError:
+    """Decode a refusal written by ``encode_refusal`` into the error to raise again.
+
+    Raises:
+        FormatError: garbage, a wrong kind, or a newer format.
+    """
+    result: CatalogError = _decoding(Kind.REFUSAL, data, _build_refusal)
     return result
 
 

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from catalog.data_commits import DataCommits
 from catalog.errors import CatalogError
 from catalog.manager import CatalogManager
 from catalog.marshalling import encode_update
@@ -73,6 +74,8 @@ class CatalogNode:
         self.service = service
         self.manager = manager
         self.schema_sync = schema_sync
+        self.data = DataCommits(log, service, clock, schema_sync)
+        """Timestamped data commits of the tables (files written by Spark jobs)."""
         self._owns_log = owns_log
         self._compaction = compaction
         self._follow_interval_s = follow_interval_s

@@ -57,6 +57,9 @@ class Kind(enum.IntEnum):
     """The version that committed a request id (``encode_u64``): ``catalog.request.<id>``."""
     NODE = 7
     """An opaque node-registry payload, stored at ``catalog.nodes.<name>``."""
+    REFUSAL = 8
+    """A refused request id: the version it was refused at (``encode_u64``) then an opaque
+    refusal payload, stored at ``catalog.request.<id>``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ import grpc  # type: ignore[import-untyped]
 import pyetcd
 import pyetcd.exceptions
 
-from updatelog import envelope
+from updatelog import envelope, requests
 from updatelog.envelope import Kind
 from updatelog.errors import (
     SettingsMismatchError,
@@ -42,11 +42,14 @@ from updatelog.etcd_txn import (
     AppendTxn,
     Listing,
     check_int,
+    commit_data_txn,
     decode_int,
     first_value,
     list_updates,
     raise_safe_time_txn,
+    read_data_txn,
     read_range,
+    record_refusal_txn,
     save_snapshot_txn,
 )
 from updatelog.keys import KeyLayout, prefix_range_end
@@ -54,6 +57,7 @@ from updatelog.log import (
     AppendResult,
     ClusterSettings,
     LogEntry,
+    RequestRecord,
     SafeTimeResult,
     WatchEvent,
 )
@@ -347,7 +351,7 @@ class EtcdUpdateLog:
 
         Raises:
             StorageUnavailableError: etcd did not answer within ``timeout_s``; the append may
-                or may not have committed (``read`` or ``request_version`` tells).
+                or may not have committed (``read`` or ``request_record`` tells).
             ValueError: an argument is out of range.
         """
         check_int("version", version, 1)
@@ -461,10 +465,36 @@ class EtcdUpdateLog:
             if result is not None:
                 return result
 
-    async def request_version(self, request_id: str) -> int | None:
-        """Return the version that committed ``request_id``, or None if it is unknown."""
-        (value,) = await self._get("request_version", self.keys.request(request_id))
-        return None if value is None else envelope.decode_int(value, Kind.REQUEST)
+    async def request_record(self, request_id: str) -> RequestRecord | None:
+        """Return the recorded outcome of ``request_id``, or None if it is unknown."""
+        (value,) = await self._get("request_record", self.keys.request(request_id))
+        return None if value is None else requests.decode_record(value)
+
+    async def record_refusal(self, request_id: str, version: int, refusal: bytes) -> AppendResult:
+        """Record that ``request_id`` was refused with the log at ``version`` (see UpdateLog)."""
+        check_int("version", version, 1)
+        return await self.call(
+            "record_refusal", record_refusal_txn(self.keys, request_id, version, refusal)
+        )
+
+    async def commit_data(
+        self, table_id: int, seq: int, payload: bytes, commit_ts: int, request_id: str
+    ) -> AppendResult:
+        """Record data commit ``seq`` of a table under the safe-time rule (see UpdateLog)."""
+        check_int("seq", seq, 1)
+        check_int("commit_ts", commit_ts, 1)
+        value = envelope.encode(Kind.UPDATE, payload)
+        build = commit_data_txn(self.keys, table_id, seq, value, commit_ts, request_id)
+        absent = self._safe_time_absent
+        while True:  # at most twice: the safe time only goes from absent to present
+            result, absent = await self.call("commit_data", build(absent))
+            if result is not None:
+                self._safe_time_absent = self._safe_time_absent and not result.committed
+                return result
+
+    async def read_data(self, table_id: int) -> list[LogEntry]:
+        """Return every data commit of a table in order (see UpdateLog)."""
+        return await self.call("read_data", read_data_txn(self.keys, table_id))
 
     async def save_snapshot(self, version: int, payload: bytes) -> bool:
         """Overwrite ``version`` with a snapshot and delete older versions, in one transaction.

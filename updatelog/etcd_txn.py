@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from updatelog import envelope
+from updatelog import envelope, requests
 from updatelog.envelope import Kind
 from updatelog.errors import FormatError, LogCompactedError
 from updatelog.keys import U64_MAX, VERSION_DIGITS, KeyLayout, prefix_range_end
-from updatelog.log import AppendConflict, AppendResult, LogEntry, SafeTimeResult
+from updatelog.log import AppendConflict, AppendResult, LogEntry, RequestRecord, SafeTimeResult
 
 
 def check_int(name: str, value: int, low: int) -> None:
@@ -61,7 +61,7 @@ class AppendState:
 
     version: int
     safe_time: int | None
-    requests: dict[str, int]
+    requests: dict[str, RequestRecord]
     update: bytes | None
 
 
@@ -94,15 +94,15 @@ class AppendTxn:
     def _state(self, responses: list[Any]) -> AppendState:
         version = decode_int(first_value(responses[0]), Kind.VERSION)
         safe = first_value(responses[1])
-        requests: dict[str, int] = {}
+        recorded: dict[str, RequestRecord] = {}
         for key, response in zip(self.request_keys, responses[3:], strict=True):
-            recorded = first_value(response)
-            if recorded is not None:
-                requests[key] = envelope.decode_int(recorded, Kind.REQUEST)
+            value = first_value(response)
+            if value is not None:
+                recorded[key] = requests.decode_record(value)
         return AppendState(
             version,
             None if safe is None else envelope.decode_int(safe, Kind.SAFE_TIME),
-            requests,
+            recorded,
             first_value(responses[2]),
         )
 
@@ -129,7 +129,7 @@ class AppendTxn:
                 < envelope.encode_int(Kind.SAFE_TIME, self.proposal_ts),
                 *(t.create(k) == 0 for k in self.request_keys),
             ]
-            recorded = envelope.encode_int(Kind.REQUEST, version)
+            recorded = requests.encode_committed(version)
             success = [
                 t.put(keys.update(version), self.value),
                 t.put(keys.version, envelope.encode_int(Kind.VERSION, version)),
@@ -156,19 +156,116 @@ class AppendTxn:
             return AppendResult(True, self.version, max(safe, self.proposal_ts))
         for key, rid in self.request_keys.items():
             if key in state.requests:
-                return AppendResult(
-                    False,
-                    state.version,
-                    safe,
-                    AppendConflict.REQUEST,
-                    state.requests[key],
-                    rid,
-                )
+                return requests.request_conflict(state.version, safe, rid, state.requests[key])
         if state.version != self.version - 1:
             return AppendResult(False, state.version, safe, AppendConflict.VERSION)
         if safe >= self.proposal_ts:
             return AppendResult(False, state.version, safe, AppendConflict.SAFE_TIME)
         return None
+
+
+def record_refusal_txn(
+    keys: KeyLayout, request_id: str, version: int, refusal: bytes
+) -> Callable[[Any], AppendResult]:
+    """Build the transaction recording ``request_id`` as refused with the log at ``version``.
+
+    It compares ``catalog.version == version`` and that the request id is absent, then puts the
+    refusal record. Sending it again after a lost answer is harmless: the second one finds the
+    record (our own or another outcome) and reports it as a ``REQUEST`` conflict.
+    """
+    key = keys.request(request_id)
+    stored_version = envelope.encode_int(Kind.VERSION, version)
+
+    def fn(client: Any) -> AppendResult:
+        t = client.transactions
+        reads = [t.get(keys.version), t.get(keys.safe_time), t.get(key)]
+        ok, responses = client.transaction(
+            compare=[t.value(keys.version) == stored_version, t.create(key) == 0],
+            success=[t.put(key, requests.encode_refused(version, refusal)), *reads],
+            failure=reads,
+        )
+        latest = decode_int(first_value(responses[-3]), Kind.VERSION)
+        safe = decode_int(first_value(responses[-2]), Kind.SAFE_TIME)
+        if ok:
+            return AppendResult(True, latest, safe)
+        recorded = first_value(responses[-1])
+        if recorded is not None:
+            record = requests.decode_record(recorded)
+            return requests.request_conflict(latest, safe, request_id, record)
+        return AppendResult(False, latest, safe, AppendConflict.VERSION)
+
+    return fn
+
+
+def commit_data_txn(
+    keys: KeyLayout, table_id: int, seq: int, value: bytes, commit_ts: int, request_id: str
+) -> Callable[[bool], Callable[[Any], tuple[AppendResult | None, bool]]]:
+    """Build the data-commit transaction (``UpdateLog.commit_data``).
+
+    It compares the table's commit number, the safe time (absent or lower, per the guess the
+    caller passes in) and that the request id is absent. The callable returns the result (None
+    if the guess about the safe time's presence was wrong) and whether the safe time was absent.
+    Sending it again after a lost answer is harmless: the request id then answers.
+    """
+    seq_key, request_key = keys.data_seq(table_id), keys.data_request(request_id)
+
+    def txn(absent: bool) -> Callable[[Any], tuple[AppendResult | None, bool]]:
+        def fn(client: Any) -> tuple[AppendResult | None, bool]:
+            t = client.transactions
+            compare = [
+                t.create(seq_key) == 0
+                if seq == 1
+                else t.value(seq_key) == envelope.encode_int(Kind.VERSION, seq - 1),
+                t.create(keys.safe_time) == 0
+                if absent
+                else t.value(keys.safe_time) < envelope.encode_int(Kind.SAFE_TIME, commit_ts),
+                t.create(request_key) == 0,
+            ]
+            success = [
+                t.put(keys.data_commit(table_id, seq), value),
+                t.put(seq_key, envelope.encode_int(Kind.VERSION, seq)),
+                t.put(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, commit_ts)),
+                t.put(request_key, envelope.encode_int(Kind.REQUEST, seq)),
+            ]
+            reads = [t.get(seq_key), t.get(keys.safe_time), t.get(request_key)]
+            ok, responses = client.transaction(compare=compare, success=success, failure=reads)
+            if ok:
+                return AppendResult(True, seq, commit_ts), False
+            current = decode_int(first_value(responses[0]), Kind.VERSION)
+            stored = first_value(responses[1])
+            safe = decode_int(stored, Kind.SAFE_TIME)
+            recorded = first_value(responses[2])
+            if recorded is not None:
+                by = envelope.decode_int(recorded, Kind.REQUEST)
+                conflict = AppendConflict.REQUEST
+                return AppendResult(False, current, safe, conflict, by, request_id), False
+            if current != seq - 1:
+                return AppendResult(False, current, safe, AppendConflict.VERSION), False
+            if stored is not None and safe >= commit_ts:
+                return AppendResult(False, current, safe, AppendConflict.SAFE_TIME), False
+            return None, stored is None
+
+        return fn
+
+    return txn
+
+
+def read_data_txn(keys: KeyLayout, table_id: int) -> Callable[[Any], list[LogEntry]]:
+    """Build ``read_data``: one range read of a table's data commits."""
+    start, end = keys.data_commit_range(table_id)
+    prefix = len(start) - VERSION_DIGITS
+
+    def fn(client: Any) -> list[LogEntry]:
+        response = client.get_range_response(start, end)
+        return [
+            LogEntry(
+                int(bytes(kv.key).decode()[prefix:]),
+                envelope.decode_as(bytes(kv.value), Kind.UPDATE).body,
+            )
+            for kv in response.kvs
+        ]
+
+    return fn
 
 
 def raise_safe_time_txn(

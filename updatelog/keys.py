@@ -10,6 +10,9 @@ an SQLite file read the same way::
     <prefix>/catalog.request.<id>       version that committed request <id>
     <prefix>/catalog.nodes.<name>       node registry entry
     <prefix>/catalog.settings           cluster settings
+    <prefix>/catalog.data.<T>.seq       latest data commit number of table <T>
+    <prefix>/catalog.data.<T>.commit.<K>  data commit <K> of table <T>
+    <prefix>/catalog.data.request.<id>  data commit number that committed request <id>
 
 Version numbers in update keys are zero-padded to ``VERSION_DIGITS`` digits so that byte order
 of the keys equals numeric order and one range read returns versions in order. Keys are
@@ -101,6 +104,7 @@ class KeyLayout:
         self.update_prefix = self._base + "update."
         self.request_prefix = self._base + "request."
         self.nodes_prefix = self._base + "nodes."
+        self.data_request_prefix = self._base + "data.request."
 
     def __repr__(self) -> str:
         return f"KeyLayout(prefix={self.prefix!r})"
@@ -188,6 +192,24 @@ class KeyLayout:
         """
         return self.nodes_prefix + _check_name("node name", name)
 
+    def data_seq(self, table_id: int) -> str:
+        """Return the key holding table ``table_id``'s latest data commit number."""
+        return f"{self._base}data.{_check_table(table_id)}.seq"
+
+    def data_commit(self, table_id: int, seq: int) -> str:
+        """Return the key of data commit ``seq`` of table ``table_id`` (zero-padded)."""
+        if not 0 <= seq < 10**VERSION_DIGITS:
+            raise ValueError(f"data commit {seq} is outside 0..{10**VERSION_DIGITS - 1}")
+        return f"{self._base}data.{_check_table(table_id)}.commit.{seq:0{VERSION_DIGITS}d}"
+
+    def data_commit_range(self, table_id: int) -> tuple[str, str]:
+        """Return ``[start, end)`` covering every data commit of table ``table_id``."""
+        return self.data_commit(table_id, 0), self.data_commit(table_id, 10**VERSION_DIGITS - 1)
+
+    def data_request(self, request_id: str) -> str:
+        """Return the key recording which data commit committed ``request_id``."""
+        return self.data_request_prefix + _check_name("request id", request_id)
+
 
 def prefix_range_end(prefix: str) -> str:
     """Return the smallest key greater than every key that starts with ``prefix``.
@@ -207,3 +229,9 @@ def prefix_range_end(prefix: str) -> str:
     if not prefix:
         raise ValueError("an empty prefix has no range end")
     return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def _check_table(table_id: int) -> int:
+    if type(table_id) is not int or not 0 <= table_id <= U64_MAX:
+        raise ValueError(f"table id must be an integer in 0..{U64_MAX}, got {table_id!r}")
+    return table_id

@@ -21,7 +21,8 @@ class AppendConflict(enum.Enum):
     SAFE_TIME = "safe_time"
     """``catalog.safe_time`` is already ``>= proposal_ts``."""
     REQUEST = "request"
-    """One of the request ids is already recorded; ``request_version`` says by which version."""
+    """One of the request ids is already recorded: committed by ``request_version``, or
+    refused (``request_refusal``) with the log at ``request_version``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +35,10 @@ class AppendResult:
         safe_time: the safe time in the log after the attempt.
         conflict: why it did not commit; None on success.
         request_version: for ``AppendConflict.REQUEST``, the version that committed the
-            already-recorded request id.
+            already-recorded request id (or the version it was refused at).
         request_id: for ``AppendConflict.REQUEST``, which request id was already recorded.
+        request_refusal: for ``AppendConflict.REQUEST``, the refusal payload when that request
+            was refused rather than committed.
     """
 
     committed: bool
@@ -44,6 +47,33 @@ class AppendResult:
     conflict: AppendConflict | None = None
     request_version: int | None = None
     request_id: str | None = None
+    request_refusal: bytes | None = None
+
+    @property
+    def request(self) -> RequestRecord | None:
+        """The recorded outcome of ``request_id`` for a ``REQUEST`` conflict, else None."""
+        if self.request_version is None:
+            return None
+        return RequestRecord(self.request_version, self.request_refusal)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """The one outcome of a request id.
+
+    Attributes:
+        version: the version that committed the request, or the latest version when it was
+            refused.
+        refusal: the caller's opaque refusal payload; None when the request committed.
+    """
+
+    version: int
+    refusal: bytes | None = None
+
+    @property
+    def refused(self) -> bool:
+        """True when the request was refused rather than committed."""
+        return self.refusal is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +174,49 @@ class UpdateLog(Protocol):
         """Raise ``catalog.safe_time`` to ``ts`` by compare-and-set; never lower it."""
         ...
 
-    async def request_version(self, request_id: str) -> int | None:
-        """Return the version that committed ``request_id``, or None if it is unknown."""
+    async def request_record(self, request_id: str) -> RequestRecord | None:
+        """Return the recorded outcome of ``request_id``, or None if it is unknown."""
+        ...
+
+    async def record_refusal(self, request_id: str, version: int, refusal: bytes) -> AppendResult:
+        """Record that ``request_id`` was refused while the log was at ``version``.
+
+        One atomic transaction: it commits only if ``catalog.version == version`` and the request
+        id is not recorded yet, so a copy of the request still in flight cannot commit later.
+        Nothing else changes (no new version). Repeating it is harmless.
+
+        Returns:
+            Success (``version`` unchanged), a ``REQUEST`` conflict carrying the id's recorded
+            outcome, or a ``VERSION`` conflict with the latest version (judge again there).
+
+        Raises:
+            StorageUnavailableError: the store did not answer within the bounded retries.
+        """
+        ...
+
+    async def commit_data(
+        self, table_id: int, seq: int, payload: bytes, commit_ts: int, request_id: str
+    ) -> AppendResult:
+        """Record data commit ``seq`` of table ``table_id``, timestamped ``commit_ts``.
+
+        One atomic transaction under the catalog's own safe-time rule: it commits only if the
+        table's latest data commit is ``seq - 1`` (or none for 1), ``catalog.safe_time <
+        commit_ts`` and ``request_id`` is not recorded; it then sets ``catalog.safe_time =
+        commit_ts``. So once the safe time has reached T, no data commit at or before T can
+        appear any more: a read at T that lists the commits is exact.
+
+        Returns:
+            Success (``version`` = ``seq``), or the conflict: ``VERSION`` (``version`` is the
+            table's latest commit number), ``SAFE_TIME``, or ``REQUEST`` (``request_version``
+            is the commit number that recorded ``request_id``).
+
+        Raises:
+            StorageUnavailableError: the store did not answer within the bounded retries.
+        """
+        ...
+
+    async def read_data(self, table_id: int) -> list[LogEntry]:
+        """Return every data commit of table ``table_id`` in order (``version`` = number)."""
         ...
 
     def watch(self, from_version: int) -> AsyncGenerator[WatchEvent, None]:

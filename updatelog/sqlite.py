@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from updatelog import envelope
+from updatelog import envelope, requests
 from updatelog.envelope import Kind
 from updatelog.errors import (
     FormatError,
@@ -42,12 +42,13 @@ from updatelog.errors import (
     SettingsMismatchError,
     StorageUnavailableError,
 )
-from updatelog.keys import U64_MAX, KeyLayout, prefix_range_end
+from updatelog.keys import U64_MAX, VERSION_DIGITS, KeyLayout, prefix_range_end
 from updatelog.log import (
     AppendConflict,
     AppendResult,
     ClusterSettings,
     LogEntry,
+    RequestRecord,
     SafeTimeAdvanced,
     SafeTimeResult,
     SnapshotRequired,
@@ -196,16 +197,14 @@ class SqliteUpdateLog:
             safe = self._int(rows, keys.safe_time, Kind.SAFE_TIME)
             for key, rid in request_keys.items():
                 if key in rows:
-                    committed_by = envelope.decode_int(rows[key], Kind.REQUEST)
-                    conflict = AppendResult(
-                        False, current, safe, AppendConflict.REQUEST, committed_by, rid
-                    )
-                    return conflict, False
+                    return requests.request_conflict(
+                        current, safe, rid, requests.decode_record(rows[key])
+                    ), False
             if current != version - 1:
                 return AppendResult(False, current, safe, AppendConflict.VERSION), False
             if safe >= proposal_ts:
                 return AppendResult(False, current, safe, AppendConflict.SAFE_TIME), False
-            recorded = envelope.encode_int(Kind.REQUEST, version)
+            recorded = requests.encode_committed(version)
             db.executemany(
                 "INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)",
                 [
@@ -315,13 +314,87 @@ class SqliteUpdateLog:
 
         return await self._write(txn)
 
-    async def request_version(self, request_id: str) -> int | None:
-        """Return the version that committed ``request_id``, or None if it is unknown."""
+    async def request_record(self, request_id: str) -> RequestRecord | None:
+        """Return the recorded outcome of ``request_id``, or None if it is unknown."""
         key = self.keys.request(request_id)
 
-        def txn(db: sqlite3.Connection) -> int | None:
+        def txn(db: sqlite3.Connection) -> RequestRecord | None:
             value = self._get(db, key).get(key)
-            return None if value is None else envelope.decode_int(value, Kind.REQUEST)
+            return None if value is None else requests.decode_record(value)
+
+        return await self._run(txn)
+
+    async def record_refusal(self, request_id: str, version: int, refusal: bytes) -> AppendResult:
+        """Record that ``request_id`` was refused with the log at ``version`` (see UpdateLog)."""
+        _check_int("version", version, 1)
+        key, keys = self.keys.request(request_id), self.keys
+
+        def txn(db: sqlite3.Connection) -> tuple[AppendResult, bool]:
+            rows = self._get(db, keys.version, keys.safe_time, key)
+            current = self._int(rows, keys.version, Kind.VERSION)
+            safe = self._int(rows, keys.safe_time, Kind.SAFE_TIME)
+            if key in rows:
+                return requests.request_conflict(
+                    current, safe, request_id, requests.decode_record(rows[key])
+                ), False
+            if current != version:
+                return AppendResult(False, current, safe, AppendConflict.VERSION), False
+            db.execute(
+                "INSERT INTO kv (key, value) VALUES (?, ?)",
+                (key, requests.encode_refused(version, refusal)),
+            )
+            return AppendResult(True, current, safe), False  # no version for watchers
+
+        return await self._write(txn)
+
+    async def commit_data(
+        self, table_id: int, seq: int, payload: bytes, commit_ts: int, request_id: str
+    ) -> AppendResult:
+        """Record data commit ``seq`` of a table under the safe-time rule (see UpdateLog)."""
+        _check_int("seq", seq, 1)
+        _check_int("commit_ts", commit_ts, 1)
+        keys = self.keys
+        seq_key, request_key = keys.data_seq(table_id), keys.data_request(request_id)
+        value = envelope.encode(Kind.UPDATE, payload)
+
+        def txn(db: sqlite3.Connection) -> tuple[AppendResult, bool]:
+            rows = self._get(db, seq_key, keys.safe_time, request_key)
+            current = self._int(rows, seq_key, Kind.VERSION)
+            safe = self._int(rows, keys.safe_time, Kind.SAFE_TIME)
+            if request_key in rows:
+                recorded = envelope.decode_int(rows[request_key], Kind.REQUEST)
+                conflict = AppendConflict.REQUEST
+                return AppendResult(False, current, safe, conflict, recorded, request_id), False
+            if current != seq - 1:
+                return AppendResult(False, current, safe, AppendConflict.VERSION), False
+            if safe >= commit_ts:
+                return AppendResult(False, current, safe, AppendConflict.SAFE_TIME), False
+            db.executemany(
+                "INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)",
+                [
+                    (keys.data_commit(table_id, seq), value),
+                    (seq_key, envelope.encode_int(Kind.VERSION, seq)),
+                    (keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, commit_ts)),
+                    (request_key, envelope.encode_int(Kind.REQUEST, seq)),
+                ],
+            )
+            return AppendResult(True, seq, commit_ts), True
+
+        return await self._write(txn)
+
+    async def read_data(self, table_id: int) -> list[LogEntry]:
+        """Return every data commit of a table in order (see UpdateLog)."""
+        start, end = self.keys.data_commit_range(table_id)
+        prefix = len(start) - VERSION_DIGITS
+
+        def txn(db: sqlite3.Connection) -> list[LogEntry]:
+            rows = db.execute(
+                "SELECT key, value FROM kv WHERE key >= ? AND key < ? ORDER BY key", (start, end)
+            )
+            return [
+                LogEntry(int(key[prefix:]), envelope.decode_as(bytes(value), Kind.UPDATE).body)
+                for key, value in rows
+            ]
 
         return await self._run(txn)
 

@@ -27,6 +27,8 @@ from api.client.errors import (
 from api.models import (
     ApplyResultBody,
     CatalogBody,
+    DataCommitRequest,
+    DataCommitsBody,
     DiffBody,
     IndexBody,
     NodeInfo,
@@ -40,6 +42,7 @@ from api.models import (
 )
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase, dump
+from catalog.data_commits import DataCommit, DataFile, DataMode
 from catalog.descriptors import IndexDescriptor
 from catalog.manager import ApplyResult
 
@@ -409,6 +412,43 @@ def completeness_call(at: Timestamp) -> Call[int]:
         "/v1/schema-sync/wait",
         lambda r: SchemaSyncBody.model_validate_json(r.content).version,
         params={"at": timestamp_param(at)},
+    )
+
+
+def commit_data_call(
+    table_id: int,
+    files: Sequence[DataFile],
+    *,
+    schema_version: int,
+    mode: DataMode,
+    request_id: str,
+) -> Call[DataCommit]:
+    """``POST /v1/data/commits``."""
+    body = DataCommitRequest(
+        table_id=table_id,
+        schema_version=schema_version,
+        mode=mode,
+        files=list(files),
+        request_id=request_id,
+    )
+    return Call(
+        "POST",
+        "/v1/data/commits",
+        lambda r: DataCommit.model_validate_json(r.content),
+        body=body.model_dump(mode="json"),
+    )
+
+
+def data_commits_call(table_id: int, at: Timestamp | None, history: bool) -> Call[DataCommitsBody]:
+    """``GET /v1/data/commits?table_id=&at=&history=``."""
+    params = {"table_id": str(table_id), "history": str(history).lower()}
+    if at is not None:
+        params["at"] = timestamp_param(at)
+    return Call(
+        "GET",
+        "/v1/data/commits",
+        lambda r: DataCommitsBody.model_validate_json(r.content),
+        params=params,
     )
 
 

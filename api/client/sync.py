@@ -19,8 +19,18 @@ from api.client.events import (
     SseDecoder,
     stream_error_is_transient,
 )
-from api.models import DiffBody, NodeInfo, ReadyBody, TableBody, TimeBody, VersionsBody, ZoneBody
+from api.models import (
+    DataCommitsBody,
+    DiffBody,
+    NodeInfo,
+    ReadyBody,
+    TableBody,
+    TimeBody,
+    VersionsBody,
+    ZoneBody,
+)
 from catalog.catalog import Catalog
+from catalog.data_commits import DataCommit, DataFile, DataMode
 from catalog.descriptors import IndexDescriptor, TableDescriptor
 from catalog.manager import ApplyResult
 
@@ -209,6 +219,33 @@ class CatalogClient:
     def wait_for_metadata_completeness(self, ts: Timestamp) -> int:
         """Wait until the catalog is complete at ``ts``; return the version active then."""
         return self.send(calls.completeness_call(ts))
+
+    # -- data commits ---------------------------------------------------------------------
+
+    def commit_data(
+        self,
+        table_id: int,
+        files: Sequence[DataFile],
+        *,
+        schema_version: int,
+        mode: DataMode = "append",
+        request_id: str,
+    ) -> DataCommit:
+        """Make written files of a table visible at one new timestamp (idempotent by id)."""
+        return self.send(
+            calls.commit_data_call(
+                table_id, files, schema_version=schema_version, mode=mode, request_id=request_id
+            )
+        )
+
+    def data_commits(
+        self, table_id: int, at: Timestamp | None = None, *, history: bool = False
+    ) -> DataCommitsBody:
+        """Return the table's data commits visible at ``at`` (default: the server's now).
+
+        With ``history``, every commit up to ``at``, also those an overwrite hid.
+        """
+        return self.send(calls.data_commits_call(table_id, at, history))
 
     def time(self) -> TimeBody:
         """Return the server's hybrid clock reading and its physical milliseconds."""

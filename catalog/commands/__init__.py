@@ -19,6 +19,7 @@ from catalog.commands.columns import (
     AlterColumnCommand,
     Column,
     DropColumnsCommand,
+    RenameColumnCommand,
 )
 from catalog.commands.indexes import (
     CreateIndexCommand,
@@ -50,6 +51,7 @@ CatalogCommand = Annotated[
     | AddColumnsCommand
     | DropColumnsCommand
     | AlterColumnCommand
+    | RenameColumnCommand
     | CreateIndexCommand
     | DropIndexCommand
     | RenameIndexCommand
@@ -76,6 +78,7 @@ RenameTable = RenameTableCommand
 AddColumns = AddColumnsCommand
 DropColumns = DropColumnsCommand
 AlterColumn = AlterColumnCommand
+RenameColumn = RenameColumnCommand
 CreateIndex = CreateIndexCommand
 DropIndex = DropIndexCommand
 RenameIndex = RenameIndexCommand
@@ -146,6 +149,8 @@ __all__ = [
     "MakeIndexAvailableCommand",
     "RemoveIndex",
     "RemoveIndexCommand",
+    "RenameColumn",
+    "RenameColumnCommand",
     "RenameIndex",
     "RenameIndexCommand",
     "RenameTable",

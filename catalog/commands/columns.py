@@ -218,3 +218,30 @@ class AlterColumnCommand(CommandBase):
         if new == old:
             return []
         return [AlterColumnEntry(table_id=table.id, column=new)]
+
+
+class RenameColumnCommand(CommandBase):
+    """``ALTER TABLE ... RENAME COLUMN ... TO``: a new name, the same column id.
+
+    Data written under the old name keeps reading under the new one (files carry column ids).
+    The table gets a new schema version.
+    """
+
+    op: Literal["rename_column"] = "rename_column"
+    schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
+    table: Name
+    column: Name
+    new_name: Name
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        table = _table(ctx, self.schema_, self.table)
+        old = _column(table, self.column)
+        if self.new_name == old.name:
+            return []
+        if table.column(self.new_name) is not None:
+            raise AlreadyExistsError(
+                f"column {self.new_name} already exists in table {table.name}",
+                code=ErrorCode.COLUMN_EXISTS,
+            )
+        renamed = old.model_copy(update={"name": self.new_name})
+        return [AlterColumnEntry(table_id=table.id, column=renamed)]

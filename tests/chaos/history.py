@@ -27,6 +27,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from updatelog.log import RequestRecord
+
 
 class Outcome(enum.Enum):
     """How a DDL request ended, as its client saw it."""
@@ -100,8 +102,8 @@ class Observed:
         log_latest: the log's latest version.
         log_versions: the retained versions in the order a range read returned them.
         requests_in_log: per request id, every retained update that records it.
-        request_keys: per request id asked about, the version its ``catalog.request.<id>``
-            key names (None when there is no such key).
+        request_keys: per request id asked about, what its ``catalog.request.<id>`` key
+            records: the committing version or a refusal (None when there is no such key).
         node_versions: per node URL, the versions it serves (``/v1/versions``).
         digests: per node URL, per version, the digest of the catalog it serves.
     """
@@ -110,7 +112,7 @@ class Observed:
     log_latest: int
     log_versions: list[int]
     requests_in_log: dict[str, list[LoggedRequest]] = field(default_factory=dict)
-    request_keys: dict[str, int | None] = field(default_factory=dict)
+    request_keys: dict[str, RequestRecord | None] = field(default_factory=dict)
     node_versions: dict[str, list[int]] = field(default_factory=dict)
     digests: dict[str, dict[int, str]] = field(default_factory=dict)
 
@@ -264,7 +266,7 @@ def _check_acknowledged(
             )
         if request_id not in observed.request_keys:
             return False
-        key = observed.request_keys[request_id]
+        key = _committed_by(observed.request_keys[request_id])
         if key != version:
             problems.append(
                 f"{request_id}: acknowledged with version {version} (compacted since), "
@@ -288,7 +290,7 @@ def _check_acknowledged(
             problems.append(
                 f"{request_id}: acknowledged applied={applied}, logged {logged[0].applied}"
             )
-    key = observed.request_keys.get(request_id, version)
+    key = _committed_by(observed.request_keys.get(request_id, RequestRecord(version)))
     if key != version:
         problems.append(f"{request_id}: catalog.request key names {key}, acknowledged {version}")
     return True
@@ -308,9 +310,9 @@ def _check_requests(history: History, observed: Observed, problems: list[str]) -
                 tally["unverifiable"] += 1
         elif Outcome.REFUSED in outcomes:
             tally["refused"] += 1
-            key = observed.request_keys.get(request_id)
-            if logged or key is not None:
-                where = [e.version for e in logged] or [key or 0]
+            key = _committed_by(observed.request_keys.get(request_id))
+            if logged or isinstance(key, int):
+                where = [e.version for e in logged] or [int(key or 0)]
                 codes = sorted({op.code or "?" for op in ops})
                 problems.append(f"{request_id}: refused ({codes}) but applied in {where}")
         else:
@@ -366,3 +368,10 @@ def check(history: History, observed: Observed) -> CheckReport:
         "read_timestamps": timestamps,
     }
     return CheckReport(problems, checked)
+
+
+def _committed_by(record: RequestRecord | None) -> int | str | None:
+    """The version a request key says committed the request; "refused"; or None (no key)."""
+    if record is None:
+        return None
+    return "refused" if record.refused else record.version

@@ -41,7 +41,7 @@ async def _read_log(store: str, request_ids: Iterable[str]) -> Observed:
         ids = sorted(set(request_ids))
         for start in range(0, len(ids), _PARALLEL * 4):
             chunk = ids[start : start + _PARALLEL * 4]
-            found = await asyncio.gather(*(log.request_version(i) for i in chunk))
+            found = await asyncio.gather(*(log.request_record(i) for i in chunk))
             observed.request_keys.update(zip(chunk, found, strict=True))
         return observed
     finally:

@@ -11,10 +11,12 @@ from pathlib import Path
 from catalog import Catalog, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
 from catalog.commands import CommandBase
+from catalog.errors import ErrorCode, ValidationError
 from catalog.marshalling import (
     encode_commands,
     encode_descriptor,
     encode_entries,
+    encode_refusal,
     encode_snapshot,
     encode_update,
 )
@@ -80,6 +82,15 @@ def golden_catalogs() -> tuple[Catalog, Catalog, VersionedUpdate]:
     return v1, update.apply_to(v1), update
 
 
+def golden_refusal() -> ValidationError:
+    """A refusal as recorded under a refused request id."""
+    return ValidationError(
+        "column ID: type INT64 cannot change to STRING",
+        code=ErrorCode.UNSUPPORTED_CHANGE,
+        details=[{"loc": ["commands", 0, "type"], "msg": "not a widening"}],
+    )
+
+
 def golden_files() -> dict[str, bytes]:
     """Return every golden file's name and current encoding."""
     v1, v2, update = golden_catalogs()
@@ -94,6 +105,7 @@ def golden_files() -> dict[str, bytes]:
         "descriptor_index_v1.bin": encode_descriptor(v2.index("SALES", "ORDERS_BY_DAY")),
         "descriptor_zone_v1.bin": encode_descriptor(v2.zone("Z3")),
         "descriptor_schema_v1.bin": encode_descriptor(v2.schema("SALES")),
+        "refusal_v1.bin": encode_refusal(golden_refusal()),
     }
 
 

@@ -13,6 +13,7 @@ from tests.chaos.history import (
     Read,
     check,
 )
+from updatelog.log import RequestRecord
 
 A, B, C = "http://a", "http://b", "http://c"
 
@@ -43,7 +44,12 @@ def _healthy() -> tuple[History, Observed]:
             "r2": [LoggedRequest(3, (True,))],
             "r4": [LoggedRequest(4, (True,))],
         },
-        request_keys={"r1": 2, "r2": 3, "r3": None, "r4": 4},
+        request_keys={
+            "r1": RequestRecord(2),
+            "r2": RequestRecord(3),
+            "r3": RequestRecord(3, b"refusal"),
+            "r4": RequestRecord(4),
+        },
         node_versions={n: [1, 2, 3, 4] for n in (A, B, C)},
         digests={n: _digests(4) for n in (A, B, C)},
     )
@@ -132,6 +138,18 @@ def test_a_refused_request_in_the_log_is_found() -> None:
     history, observed = _healthy()
     observed.requests_in_log["r3"] = [LoggedRequest(4, (True,))]
     assert "r3: refused (['TABLE_NOT_FOUND']) but applied in [4]" in _problems(history, observed)
+
+
+def test_a_refused_request_whose_key_names_a_commit_is_found() -> None:
+    history, observed = _healthy()
+    observed.request_keys["r3"] = RequestRecord(4)
+    assert "r3: refused (['TABLE_NOT_FOUND']) but applied in [4]" in _problems(history, observed)
+
+
+def test_an_acknowledged_request_whose_key_records_a_refusal_is_found() -> None:
+    history, observed = _healthy()
+    observed.request_keys["r1"] = RequestRecord(2, b"refusal")
+    assert "r1: catalog.request key names refused, acknowledged 2" in _problems(history, observed)
 
 
 def test_a_refused_retry_of_an_acknowledged_request_is_found() -> None:

@@ -18,7 +18,7 @@ import yaml
 from api.cli import main
 from api.client import CatalogClient
 from catalog import commands as c
-from tests.integration.api.conftest import RunningServer, ServerFactory, free_port
+from tests.integration.api.servers import RunningServer, ServerFactory, free_port
 from tests.integration.api.support import create_table
 
 CATALOG = Path(sys.executable).with_name("catalog")

@@ -26,7 +26,7 @@ from catalog import ErrorCode, IndexStatus, TableDescriptor
 from catalog import commands as c
 from catalog.sync import SyncCatalogNode
 from schemasync.clock import hlc, physical_of
-from tests.integration.api.conftest import RunningServer, ServerFactory, free_port
+from tests.integration.api.servers import RunningServer, ServerFactory, free_port
 from tests.integration.api.support import RecordingTransport, create_table, request_ids_in_log
 
 FAST = RetryPolicy(max_attempts=3, backoff_s=0.02, backoff_cap_s=0.1)

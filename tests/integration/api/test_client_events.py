@@ -10,7 +10,7 @@ from api.client import CatalogClient, CatalogEventMessage, NotFoundError, RetryP
 from catalog import CatalogEvent
 from catalog.entries import NewTableEntry
 from catalog.sync import SyncCatalogNode
-from tests.integration.api.conftest import RunningServer, ServerFactory
+from tests.integration.api.servers import RunningServer, ServerFactory
 from tests.integration.api.support import create_table, take
 
 RECONNECT = RetryPolicy(max_attempts=4, backoff_s=0.05, backoff_cap_s=0.5, max_reconnects=40)

@@ -21,7 +21,7 @@ import pytest
 from api.cli import main
 from api.client import AsyncCatalogClient, CatalogClient, InvalidRequestError
 from catalog.sync import SyncCatalogNode
-from tests.integration.api.conftest import RunningServer, ServerFactory
+from tests.integration.api.servers import RunningServer, ServerFactory
 from tests.integration.api.support import create_table
 from tests.integration.catalog.node_process import node_process
 from updatelog.etcd_server import EtcdServer

@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from api.config import ServerSettings
-from tests.integration.api.conftest import RunningServer, free_port
+from tests.integration.api.servers import RunningServer, free_port
 
 EXAMPLES_PER_OPERATION = 55
 READY_PATH = "/v1/versions/{version}/ready"

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.api.conftest import RunningServer, ServerFactory
+from tests.integration.api.servers import RunningServer, ServerFactory
 
 ORDERS = {
     "op": "create_table",

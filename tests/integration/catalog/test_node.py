@@ -125,6 +125,50 @@ def test_refused_batch_changes_nothing_and_names_the_code(store_url: str) -> Non
     run(scenario())
 
 
+def test_a_refused_request_id_keeps_its_refusal_on_every_node(store_url: str) -> None:
+    async def scenario() -> None:
+        async with (
+            CatalogNode.open(store_url, "a", delay_ms=0, max_clock_skew_ms=0) as a,
+            CatalogNode.open(store_url, "b", delay_ms=0, max_clock_skew_ms=0) as b,
+        ):
+            with pytest.raises(CatalogError) as first:
+                await a.manager.execute(create_table("T", schema="S"), request_id="r-x")
+            assert first.value.code is ErrorCode.SCHEMA_NOT_FOUND
+            record = await a.log.request_record("r-x")
+            assert record is not None and record.refused
+            await a.manager.execute(c.CreateSchema(name="S"))
+            before = await a.log.latest_version()
+            # The command would now succeed, but this request id was answered: a copy of it
+            # (a client retrying on another node) gets the same refusal and appends nothing.
+            with pytest.raises(CatalogError) as again:
+                await b.manager.execute(create_table("T", schema="S"), request_id="r-x")
+            assert (again.value.code, again.value.message) == (
+                first.value.code,
+                first.value.message,
+            )
+            assert await a.log.latest_version() == before
+            assert "r-x" not in await request_ids_in_log(a)
+            await b.manager.execute(create_table("T", schema="S"), request_id="r-y")
+
+    run(scenario())
+
+
+def test_a_clash_inside_one_group_is_refused_once_the_winner_is_visible(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", delay_ms=300, max_clock_skew_ms=0) as node:
+            results = await asyncio.gather(
+                *(node.manager.execute(create_table("T")) for _ in range(2)),
+                return_exceptions=True,
+            )
+            refused = [r for r in results if isinstance(r, CatalogError)]
+            assert len(refused) == 1 and refused[0].code is ErrorCode.TABLE_EXISTS
+            # Refused against the version holding the winner, once that version is active.
+            active = node.service.active_catalog(node.clock.now())
+            assert active.find_table("PUBLIC", "T") is not None
+
+    run(scenario())
+
+
 def test_group_commit_merges_concurrent_commands(store_url: str) -> None:
     async def scenario() -> None:
         async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:

@@ -10,7 +10,7 @@ import pytest
 from tests.integration.updatelog.etcd_support import append_range, etcd_log, host_port, payload
 from tests.integration.updatelog.faultproxy import FaultProxy
 from tests.integration.updatelog.support import run
-from updatelog import AppendConflict, LogCompactedError, StorageUnavailableError
+from updatelog import AppendConflict, LogCompactedError, RequestRecord, StorageUnavailableError
 from updatelog.etcd import EtcdUpdateLog
 from updatelog.etcd_server import EtcdServer, free_port
 
@@ -44,7 +44,7 @@ def test_a_lost_answer_is_resolved_by_reading_back(etcd_server: EtcdServer) -> N
                     (1, payload(1)),
                     (2, payload(2)),
                 ]
-                assert await direct.request_version("req-2") == 2
+                assert await direct.request_record("req-2") == RequestRecord(2)
                 # Sending it again now is a conflict, not a duplicate.
                 again = await log.append(2, payload(2), 21, ["req-2"])
                 assert not again.committed

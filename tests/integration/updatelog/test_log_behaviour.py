@@ -37,6 +37,7 @@ from updatelog import (
     ClusterSettings,
     LogCompactedError,
     LogEntry,
+    RequestRecord,
     SafeTimeAdvanced,
     SafeTimeResult,
     SettingsMismatchError,
@@ -63,7 +64,7 @@ def test_empty_log(store_url: str) -> None:
             assert await log.earliest_version() == 0
             assert await log.safe_time() == 0
             assert await log.read(1) == []
-            assert await log.request_version("nobody") is None
+            assert await log.request_record("nobody") is None
 
     run(scenario())
 
@@ -135,8 +136,8 @@ def test_request_ids_are_recorded_once(store_url: str) -> None:
     async def scenario() -> None:
         async with opened(store_url) as log:
             assert (await log.append(1, b"one", 10, ["req-a", "req-b"])).committed
-            assert await log.request_version("req-a") == 1
-            assert await log.request_version("req-b") == 1
+            assert await log.request_record("req-a") == RequestRecord(1)
+            assert await log.request_record("req-b") == RequestRecord(1)
 
             # A retry on top of the latest version learns which version committed it.
             retry = await log.append(2, b"one again", 20, ["req-a"])
@@ -151,11 +152,46 @@ def test_request_ids_are_recorded_once(store_url: str) -> None:
             # One recorded id fails the whole append: the new id is not recorded either.
             mixed = await log.append(2, b"two", 20, ["req-new", "req-a"])
             assert (mixed.committed, mixed.conflict) == (False, AppendConflict.REQUEST)
-            assert await log.request_version("req-new") is None
+            assert await log.request_record("req-new") is None
             assert await log.latest_version() == 1
 
             assert (await log.append(2, b"two", 20, ["req-new"])).committed
-            assert await log.request_version("req-new") == 2
+            assert await log.request_record("req-new") == RequestRecord(2)
+
+    run(scenario())
+
+
+def test_a_refusal_is_the_one_outcome_of_its_request_id(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as log:
+            assert (await log.append(1, b"one", 10, ["req-ok"])).committed
+            # Judged against a version that is no longer the latest: judge again there.
+            stale = await log.record_refusal("req-no", 2, b"why")
+            assert (stale.committed, stale.conflict, stale.version) == (
+                False,
+                AppendConflict.VERSION,
+                1,
+            )
+            assert await log.request_record("req-no") is None
+
+            refused = await log.record_refusal("req-no", 1, b"why")
+            assert refused == AppendResult(True, 1, 10)
+            assert await log.request_record("req-no") == RequestRecord(1, b"why")
+            assert await log.latest_version() == 1  # no new version
+
+            # A copy of the request still in flight cannot commit it any more ...
+            late = await log.append(2, b"late copy", 20, ["req-no"])
+            assert (late.committed, late.conflict) == (False, AppendConflict.REQUEST)
+            assert late.request == RequestRecord(1, b"why")
+            # ... nor refuse it differently, and a committed id cannot be refused.
+            again = await log.record_refusal("req-no", 1, b"other reason")
+            assert again.request == RequestRecord(1, b"why")
+            committed = await log.record_refusal("req-ok", 1, b"why")
+            assert (committed.conflict, committed.request) == (
+                AppendConflict.REQUEST,
+                RequestRecord(1),
+            )
+            assert await log.latest_version() == 1
 
     run(scenario())
 
@@ -303,7 +339,7 @@ def test_restart_keeps_everything(store_url: str) -> None:
             assert await log.latest_version() == 5
             assert await log.earliest_version() == 3
             assert await log.safe_time() == 777
-            assert await log.request_version("req-5") == 5
+            assert await log.request_record("req-5") == RequestRecord(5)
             assert await log.init_settings(settings) == settings
             assert await log.read(3) == [
                 LogEntry(3, b"catalog at 3", is_snapshot=True),
@@ -596,3 +632,28 @@ def test_entry_of_a_killed_process_expires(store_url: str) -> None:
         if proc.poll() is None:
             proc.kill()
         proc.communicate(timeout=10)
+
+
+def test_data_commits_are_numbered_per_table_under_the_safe_time_rule(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as log:
+            assert await log.read_data(7) == []
+            first = await log.commit_data(7, 1, b"files a", 100, "job-1")
+            assert first == AppendResult(True, 1, 100)
+            assert await log.safe_time() == 100
+            # Another table numbers its own commits, but shares the safe time.
+            assert (await log.commit_data(8, 1, b"files b", 101, "job-2")).committed
+            late = await log.commit_data(7, 2, b"too late", 101, "job-3")
+            assert (late.conflict, late.safe_time) == (AppendConflict.SAFE_TIME, 101)
+            stale = await log.commit_data(7, 1, b"files c", 200, "job-3")
+            assert (stale.conflict, stale.version) == (AppendConflict.VERSION, 1)
+            again = await log.commit_data(7, 2, b"files a", 200, "job-1")
+            assert (again.conflict, again.request_version) == (AppendConflict.REQUEST, 1)
+            assert (await log.commit_data(7, 2, b"files c", 200, "job-3")).committed
+            assert await log.read_data(7) == [LogEntry(1, b"files a"), LogEntry(2, b"files c")]
+            assert await log.read_data(8) == [LogEntry(1, b"files b")]
+            # A catalog append must now propose above the data commit's timestamp.
+            assert (await log.append(1, b"one", 150)).conflict is AppendConflict.SAFE_TIME
+            assert await log.latest_version() == 0
+
+    run(scenario())

@@ -219,6 +219,11 @@ ACCEPTED: list[tuple[str, list[CommandBase]]] = [
         "ALTER TABLE t DROP IF EXISTS c, DROP d",
         [c.DropColumns(table="T", columns=("C", "D"), if_exists=True)],
     ),
+    # --- ALTER TABLE RENAME COLUMN
+    (
+        'ALTER TABLE s.t RENAME COLUMN c TO "d"',
+        [c.RenameColumn(schema="S", table="T", column="C", new_name="d")],
+    ),
     # --- ALTER TABLE ALTER COLUMN
     ("ALTER TABLE t ALTER COLUMN c SET DATA TYPE BIGINT", [alter(type=T.INT64)]),
     ("ALTER TABLE t ALTER COLUMN c TYPE VARCHAR(100)", [alter(type=T.STRING, length=100)]),

@@ -473,3 +473,31 @@ def test_drop_columns_if_exists_skips_missing_columns() -> None:
     with pytest.raises(CatalogError) as info:
         prepare(base, [c.DropColumns(table="T", columns=["NOPE"])])
     assert info.value.code is ErrorCode.COLUMN_NOT_FOUND
+
+
+# -- rename_column -----------------------------------------------------------------------------
+
+
+def test_rename_column_keeps_the_id_and_bumps_the_schema_version() -> None:
+    cat = with_table()
+    before = cat.table("PUBLIC", "T")
+    prepared = run(cat, c.RenameColumn(table="T", column="A", new_name="A2"))
+    assert prepared.applied == (True,)
+    assert entry_types(prepared) == ["alter_column"]
+    assert events(prepared) == [CatalogEvent.TABLE_ALTER]
+    table = prepared.catalog.table("PUBLIC", "T")
+    assert [(x.id, x.name) for x in table.columns] == [(0, "ID"), (1, "A2"), (2, "B")]
+    assert table.schema_version == before.schema_version + 1
+    assert table.version(before.schema_version).columns == before.columns
+
+
+def test_rename_column_to_its_own_name_is_a_no_op() -> None:
+    prepared = run(with_table(), c.RenameColumn(table="T", column="A", new_name="A"))
+    assert prepared.applied == (False,)
+
+
+def test_rename_column_refused() -> None:
+    cat = with_table()
+    refused(cat, ErrorCode.COLUMN_NOT_FOUND, c.RenameColumn(table="T", column="Z", new_name="Y"))
+    refused(cat, ErrorCode.COLUMN_EXISTS, c.RenameColumn(table="T", column="A", new_name="B"))
+    refused(cat, ErrorCode.TABLE_NOT_FOUND, c.RenameColumn(table="U", column="A", new_name="Y"))

@@ -7,14 +7,22 @@ from typing import Any
 
 import pytest
 
+from catalog.errors import CatalogError, ValidationError
 from catalog.marshalling import (
     decode_commands,
     decode_descriptor,
     decode_entries,
+    decode_refusal,
     decode_snapshot,
     decode_update,
 )
-from tests.golden.catalog_values import GOLDEN_DIR, golden_catalogs, golden_commands, golden_files
+from tests.golden.catalog_values import (
+    GOLDEN_DIR,
+    golden_catalogs,
+    golden_commands,
+    golden_files,
+    golden_refusal,
+)
 
 DECODERS: dict[str, Callable[[bytes], Any]] = {
     "update": decode_update,
@@ -22,7 +30,13 @@ DECODERS: dict[str, Callable[[bytes], Any]] = {
     "entries": decode_entries,
     "commands": decode_commands,
     "descriptor": decode_descriptor,
+    "refusal": lambda data: _refusal_fields(decode_refusal(data)),
 }
+
+
+def _refusal_fields(error: CatalogError) -> tuple[object, ...]:
+    details = error.details if isinstance(error, ValidationError) else []
+    return type(error), error.code, error.message, details
 
 
 def test_every_golden_file_is_present() -> None:
@@ -45,6 +59,7 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "descriptor_index_v1.bin": v2.index("SALES", "ORDERS_BY_DAY"),
         "descriptor_zone_v1.bin": v2.zone("Z3"),
         "descriptor_schema_v1.bin": v2.schema("SALES"),
+        "refusal_v1.bin": _refusal_fields(golden_refusal()),
     }
     assert decoded == expected[name]
 

@@ -18,6 +18,7 @@ from catalog.marshalling import (
     decode_commands,
     decode_descriptor,
     decode_entries,
+    decode_refusal,
     decode_snapshot,
     decode_update,
     encode_commands,
@@ -29,7 +30,14 @@ from catalog.marshalling import (
 from tests.random_ddl import random_batch
 from updatelog.errors import FormatError
 
-DECODERS = [decode_update, decode_snapshot, decode_entries, decode_commands, decode_descriptor]
+DECODERS = [
+    decode_update,
+    decode_snapshot,
+    decode_entries,
+    decode_commands,
+    decode_descriptor,
+    decode_refusal,
+]
 
 
 def build_history(rng: random.Random, steps: int) -> tuple[list[Catalog], list[VersionedUpdate]]:

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from updatelog import envelope
+from updatelog import envelope, requests
 from updatelog.envelope import CURRENT_FORMAT, MAGIC, Envelope, Kind
 from updatelog.errors import FormatError
-from updatelog.log import ClusterSettings
+from updatelog.log import ClusterSettings, RequestRecord
 
 GOLDEN = Path(__file__).parents[2] / "golden" / "updatelog"
 
@@ -33,6 +33,7 @@ FORMAT1: dict[str, tuple[Kind, bytes]] = {
     "safe_time.bin": (Kind.SAFE_TIME, SAFE_TIME.to_bytes(8, "big")),
     "request.bin": (Kind.REQUEST, (17).to_bytes(8, "big")),
     "node.bin": (Kind.NODE, b"node registry entry"),
+    "refusal.bin": (Kind.REFUSAL, (17).to_bytes(8, "big") + b"refusal payload"),
 }
 GOLDEN_FORMATS = {1: FORMAT1}
 
@@ -66,6 +67,20 @@ def test_golden_meanings() -> None:
     assert envelope.decode_int((folder / "safe_time.bin").read_bytes(), Kind.SAFE_TIME) == SAFE_TIME
     assert envelope.decode_int((folder / "request.bin").read_bytes(), Kind.REQUEST) == 17
     assert envelope.decode_settings((folder / "settings.bin").read_bytes()) == SETTINGS
+    request = (folder / "request.bin").read_bytes()
+    assert requests.decode_record(request) == RequestRecord(17)
+    refusal = (folder / "refusal.bin").read_bytes()
+    assert requests.decode_record(refusal) == RequestRecord(17, b"refusal payload")
+
+
+@given(st.binary(max_size=64), st.sampled_from(list(Kind)))
+def test_request_records_only_raise_format_error(body: bytes, kind: Kind) -> None:
+    try:
+        record = requests.decode_record(_frame(CURRENT_FORMAT, kind, body))
+    except FormatError:
+        return
+    assert kind in (Kind.REQUEST, Kind.REFUSAL)
+    assert record.version == int.from_bytes(body[:8], "big")
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_FORMATS[CURRENT_FORMAT]))

@@ -1,0 +1,45 @@
+"""Data commits: Spark writers make files visible at one timestamp; readers list them at T."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+
+from api.errors import problem_responses
+from api.models import DataCommitRequest, DataCommitsBody
+from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
+from catalog.data_commits import DataCommit
+
+router = APIRouter(prefix="/v1/data", tags=["data"], responses=problem_responses(404, 422, 503))
+
+
+@router.post("/commits", response_model=DataCommit)
+async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
+    """Commit written files of a table: visible to reads at or after the returned commit_ts.
+
+    Idempotent by ``request_id``: a retry returns the original commit.
+    """
+    commit = await node_of(request).data.commit(
+        payload.table_id,
+        payload.files,
+        schema_version=payload.schema_version,
+        mode=payload.mode,
+        request_id=payload.request_id,
+    )
+    return json_response(commit)
+
+
+@router.get("/commits", response_model=DataCommitsBody)
+async def data_commits(
+    request: Request,
+    table_id: Annotated[int, Query(ge=0)],
+    at: Annotated[str | None, Query(min_length=1, max_length=64, description=AT_DOC)] = None,
+    history: Annotated[bool, Query(description="Also the commits an overwrite hid.")] = False,
+) -> Response:
+    """The table's commits visible at ``at`` (default now): exact once this answers."""
+    node = node_of(request)
+    ts = node.clock.now() if at is None else parse_timestamp(at)
+    commits = await node.data.commits_at(table_id, ts, history=history)
+    return json_response(DataCommitsBody(table_id=table_id, at=ts, commits=commits))

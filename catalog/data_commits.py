@@ -1,0 +1,210 @@
+"""Timestamped data commits: which files of a table are visible as of a timestamp.
+
+A data writer (a Spark job) writes files first, then commits them: one record per commit,
+numbered per table and stored through the update log under the catalog's own safe-time rule
+(``UpdateLog.commit_data``). The commit timestamp comes from the node's hybrid clock and must
+exceed the log's safe time, and a read at T first raises the safe time to T; so a read at T
+lists exactly the commits with ``commit_ts <= T``, whatever commits or DDL run concurrently.
+Files no commit names (a failed or killed job) are invisible and are cleaned up by the writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Literal
+
+import msgpack
+
+from catalog.errors import ConcurrentUpdateError, ErrorCode, NotFoundError, ValidationError
+from catalog.model import Model
+from catalog.service import CatalogService
+from schemasync.clock import Clock, wait_until
+from schemasync.errors import TimestampTooFarError
+from schemasync.service import SchemaSyncService, ms_to_hlc
+from updatelog.errors import FormatError
+from updatelog.log import AppendConflict, UpdateLog
+
+DataMode = Literal["append", "overwrite"]
+
+
+class DataFile(Model):
+    """One data file of a commit.
+
+    Attributes:
+        path: the file's path relative to the table's folder in the warehouse.
+        partition: the table partition (of its zone) the file's rows belong to.
+        rows: how many rows it holds.
+        size: its size in bytes.
+    """
+
+    path: str
+    partition: int
+    rows: int
+    size: int
+
+
+class DataCommit(Model):
+    """One committed write of a table: its files become visible at ``commit_ts``.
+
+    Attributes:
+        table_id: the table (a table re-created under the same name has a new id).
+        seq: the commit's number within the table, from 1, contiguous.
+        commit_ts: the hybrid timestamp at which the files become visible.
+        schema_version: the table schema version the files were written with.
+        mode: ``append`` adds files; ``overwrite`` replaces every earlier commit's files.
+        files: the files.
+        request_id: the writer's idempotency key.
+    """
+
+    table_id: int
+    seq: int
+    commit_ts: int
+    schema_version: int
+    mode: DataMode
+    files: tuple[DataFile, ...]
+    request_id: str
+
+
+def encode_data_commit(commit: DataCommit) -> bytes:
+    """Return the stored form of a data commit."""
+    return msgpack.packb(commit.model_dump(mode="json"))
+
+
+def decode_data_commit(data: bytes) -> DataCommit:
+    """Decode a stored data commit.
+
+    Raises:
+        FormatError: garbage or a wrong shape.
+    """
+    try:
+        body = msgpack.unpackb(data, raw=False, strict_map_key=True)
+        return DataCommit.model_validate(body)
+    except (ValueError, TypeError, msgpack.UnpackException, ValidationError) as e:
+        raise FormatError(f"not a data commit ({e})") from e
+
+
+def visible_files(commits: list[DataCommit]) -> list[DataCommit]:
+    """Return the commits whose files are visible: those since the last overwrite."""
+    start = 0
+    for i, commit in enumerate(commits):
+        if commit.mode == "overwrite":
+            start = i
+    return commits[start:]
+
+
+class DataCommits:
+    """Commits and lists a node's tables' data files (``CatalogNode.data``).
+
+    Args:
+        log: the update log.
+        service: the node's catalog service (to check the table exists).
+        clock: the node's hybrid clock (commit timestamps).
+        schema_sync: the node's schema sync (reads at a timestamp).
+        max_attempts: commit rounds before giving up on conflicts.
+    """
+
+    def __init__(
+        self,
+        log: UpdateLog,
+        service: CatalogService,
+        clock: Clock,
+        schema_sync: SchemaSyncService,
+        *,
+        max_attempts: int = 30,
+    ) -> None:
+        self._log = log
+        self._service = service
+        self._clock = clock
+        self._schema_sync = schema_sync
+        self._max_attempts = max_attempts
+
+    async def commit(
+        self,
+        table_id: int,
+        files: list[DataFile],
+        *,
+        schema_version: int,
+        mode: DataMode,
+        request_id: str,
+    ) -> DataCommit:
+        """Make ``files`` visible at one new timestamp, atomically; return the commit.
+
+        With a ``request_id`` that already committed, returns that commit unchanged.
+
+        Raises:
+            NotFoundError: the table does not exist (any more) in the latest catalog.
+            ValidationError: the schema version is one the table never had.
+            ConcurrentUpdateError: other writers kept winning for ``max_attempts`` rounds.
+            StorageUnavailableError: the log could not be reached.
+        """
+        if mode not in ("append", "overwrite"):
+            raise ValidationError(f"mode must be append or overwrite, got {mode!r}")
+        latest = self._service.latest_catalog()
+        if not latest.has_table(table_id):
+            raise NotFoundError(
+                f"table {table_id} does not exist any more; its files were not committed",
+                code=ErrorCode.TABLE_NOT_FOUND,
+            )
+        if not 1 <= schema_version <= latest.table_by_id(table_id).schema_version:
+            raise ValidationError(f"table {table_id} has no schema version {schema_version}")
+        existing = await self._log.read_data(table_id)
+        seq = existing[-1].version + 1 if existing else 1
+        for attempt in range(self._max_attempts):
+            commit = DataCommit(
+                table_id=table_id,
+                seq=seq,
+                commit_ts=self._clock.now(),
+                schema_version=schema_version,
+                mode=mode,
+                files=tuple(files),
+                request_id=request_id,
+            )
+            result = await self._log.commit_data(
+                table_id, seq, encode_data_commit(commit), commit.commit_ts, request_id
+            )
+            if result.committed:
+                return commit
+            if result.conflict is AppendConflict.REQUEST:
+                assert result.request_version is not None
+                return await self._read_commit(table_id, result.request_version)
+            if result.conflict is AppendConflict.SAFE_TIME:
+                self._clock.update(result.safe_time)
+            else:
+                seq = result.version + 1
+            await asyncio.sleep(random.uniform(0, min(0.2, 0.002 * 2**attempt)))
+        raise ConcurrentUpdateError(
+            f"gave up committing data of table {table_id} after {self._max_attempts} attempts"
+        )
+
+    async def commits_at(
+        self, table_id: int, ts: int, *, history: bool = False
+    ) -> list[DataCommit]:
+        """Return the table's commits visible at ``ts``: from the last overwrite to ``ts``.
+
+        With ``history``, every commit up to ``ts``, overwritten ones too.
+
+        First raises the log's safe time to ``ts`` (waiting for this node's clock to reach
+        it), so no commit at or before ``ts`` can appear afterwards.
+
+        Raises:
+            TimestampTooFarError: ``ts`` is beyond this node's clock plus the clock skew.
+            StorageUnavailableError: the log could not be reached.
+        """
+        horizon = self._clock.now() + ms_to_hlc(self._schema_sync.max_clock_skew_ms)
+        if ts > horizon:
+            raise TimestampTooFarError(
+                f"timestamp {ts} is beyond this node's clock plus the clock skew ({horizon}); "
+                "data commits at it may still come"
+            )
+        await wait_until(self._clock, ts)
+        await self._log.raise_safe_time(ts)
+        commits = [decode_data_commit(e.payload) for e in await self._log.read_data(table_id)]
+        commits = [c for c in commits if c.commit_ts <= ts]
+        return commits if history else visible_files(commits)
+
+    async def _read_commit(self, table_id: int, seq: int) -> DataCommit:
+        for entry in await self._log.read_data(table_id):
+            if entry.version == seq:
+                return decode_data_commit(entry.payload)
+        raise FormatError(f"data commit {seq} of table {table_id} is recorded but missing")
