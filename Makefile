@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[etcd,api,test,dev]'
+	$(BIN)/pip install --quiet -e '.[etcd,api,spark,test,dev]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -30,7 +30,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy catalog updatelog schemasync api tests bench deploy
+	$(BIN)/mypy catalog updatelog schemasync api spark tests bench deploy
 
 check: lint typecheck test
 

@@ -1,0 +1,1 @@
+"""Example Spark jobs: ``pipeline`` ingests, evolves and time-travels a table."""

@@ -1,0 +1,274 @@
+r"""The ``catalog`` data source for PySpark (Spark 4's Python Data Source API).
+
+Read a table as of a pinned timestamp, with the schema and exactly the data of that moment::
+
+    spark.dataSource.register(CatalogDataSource)
+    df = (spark.read.format("catalog")
+          .option("catalog_url", "http://127.0.0.1:8000")
+          .option("table", "PUBLIC.ORDERS")
+          .option("as_of", ts)              # hybrid ts, "version=N" or RFC 3339; default now
+          .load())
+
+Write a DataFrame into a table (``mode("append")`` or ``mode("overwrite")``)::
+
+    (df.write.format("catalog").option("catalog_url", url).option("table", "PUBLIC.ORDERS")
+        .mode("append").save())
+
+Options: ``catalog_url`` (comma-separated base URLs; default ``$CATALOG_URL`` or
+http://127.0.0.1:8000), ``table``, ``as_of`` (reads), ``warehouse`` (default
+``$CATALOG_WAREHOUSE`` or ./warehouse; every executor must see the same path).
+
+The driver resolves the table and, for a read, the files visible at the pinned timestamp; the
+executors only read or write Parquet files. A write's files become visible atomically when the
+driver commits them (``POST /v1/data/commits``); a failed job's files are deleted on abort, and
+a killed job's are orphans for ``spark.warehouse.remove_orphans``.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import StructType
+
+from api.client import CatalogApiError, CatalogClient
+from catalog.data_commits import DataFile
+from catalog.descriptors import ColumnDescriptor
+from spark.evolution import DataMismatchError, conform, project
+from spark.schema import TableAt, resolve_table
+from spark.types import accepts, arrow_type, struct_type
+from spark.warehouse import delete_files, table_folder, warehouse_path, write_partitions
+
+CATALOG_URL_ENV = "CATALOG_URL"
+DEFAULT_CATALOG_URL = "http://127.0.0.1:8000"
+
+
+def _client(options: dict[str, str]) -> CatalogClient:
+    urls = options.get("catalog_url") or os.environ.get(CATALOG_URL_ENV) or DEFAULT_CATALOG_URL
+    return CatalogClient([u.strip() for u in urls.split(",") if u.strip()], timeout=30.0)
+
+
+def _table_option(options: dict[str, str]) -> str:
+    name = options.get("table")
+    if not name:
+        raise ValueError('the catalog data source needs .option("table", "SCHEMA.TABLE")')
+    return name
+
+
+class CatalogDataSource(DataSource):
+    """Format ``catalog``: tables of the catalog, read as of a timestamp and written atomically."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name: ``catalog``."""
+        return "catalog"
+
+    def _pinned(self) -> TableAt:
+        # Resolved once per read: schema() and reader() run on one instance in the planner.
+        pinned: TableAt | None = getattr(self, "_table_at", None)
+        if pinned is None:
+            options = dict(self.options)
+            with _client(options) as client:
+                pinned = resolve_table(client, _table_option(options), options.get("as_of"))
+            self._table_at = pinned
+        return pinned
+
+    def schema(self) -> StructType:
+        """The table's Spark schema at the pinned timestamp."""
+        return struct_type(self._pinned().table)
+
+    def reader(self, schema: StructType) -> CatalogReader:
+        """A reader of the files visible at the pinned timestamp."""
+        options = dict(self.options)
+        pinned = self._pinned()
+        folder = table_folder(warehouse_path(options.get("warehouse")), pinned.table.id)
+        with _client(options) as client:
+            commits = client.data_commits(pinned.table.id, at=pinned.at).commits
+        files: list[list[str]] = [[] for _ in range(pinned.partitions)]
+        for commit in commits:
+            for file in commit.files:
+                files[file.partition % pinned.partitions].append(str(folder / file.path))
+        return CatalogReader(pinned.table.columns, files)
+
+    def writer(self, schema: StructType, overwrite: bool) -> CatalogWriter:
+        """A writer into the table as of now; refuses a DataFrame that does not fit."""
+        options = dict(self.options)
+        with _client(options) as client:
+            target = resolve_table(client, _table_option(options))
+        sources = plan_columns(target, schema)
+        return CatalogWriter(
+            catalog_url=options.get("catalog_url") or "",
+            table_id=target.table.id,
+            schema_version=target.table.schema_version,
+            columns=target.table.columns,
+            sources=sources,
+            key=target.table.primary_key,
+            colocation=target.table.colocation_columns,
+            partitions=target.partitions,
+            folder=str(table_folder(warehouse_path(options.get("warehouse")), target.table.id)),
+            mode="overwrite" if overwrite else "append",
+        )
+
+
+def plan_columns(target: TableAt, schema: StructType) -> dict[int, str]:
+    """Match a DataFrame's columns to the table's, by name; return column id → DataFrame column.
+
+    Names match exactly, else case-insensitively. Every DataFrame column must be a table
+    column of an acceptable type (the same or one that widens into it); every table column
+    the DataFrame lacks must be nullable or have a default.
+
+    Raises:
+        DataMismatchError: the DataFrame does not fit the table; the message lists every problem.
+    """
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    table = target.table
+    by_name = {c.name: c for c in table.columns}
+    by_upper = {c.name.upper(): c for c in table.columns}
+    sources: dict[int, str] = {}
+    problems: list[str] = []
+    for spark_field in schema.fields:
+        column = by_name.get(spark_field.name) or by_upper.get(spark_field.name.upper())
+        if column is None:
+            problems.append(f"column {spark_field.name} is not in the table")
+            continue
+        if column.id in sources:
+            problems.append(f"column {column.name} is given twice")
+            continue
+        given = to_arrow_type(spark_field.dataType)
+        if not accepts(column, given):
+            problems.append(
+                f"column {column.name} is {arrow_type(column)} in the table; "
+                f"{spark_field.dataType.simpleString()} does not fit it"
+            )
+            continue
+        sources[column.id] = spark_field.name
+    for column in table.columns:
+        if column.id in sources:
+            continue
+        if column.id in table.primary_key or (not column.nullable and column.default is None):
+            problems.append(f"column {column.name} is NOT NULL and has no default: it is missing")
+    if problems:
+        name = f"{table.name} (table {table.id}, schema version {table.schema_version})"
+        raise DataMismatchError(
+            f"the DataFrame does not fit {name}: " + "; ".join(problems) + ". Nothing was written."
+        )
+    return sources
+
+
+@dataclass(frozen=True)
+class TablePartition(InputPartition):
+    """One table partition of a read: the files holding its rows."""
+
+    index: int
+    files: tuple[str, ...]
+
+
+class CatalogReader(DataSourceReader):
+    """Reads the visible files of each table partition, projected by column id."""
+
+    def __init__(self, columns: Sequence[ColumnDescriptor], files: list[list[str]]) -> None:
+        self.columns = tuple(columns)
+        self.files = files
+
+    def partitions(self) -> list[TablePartition]:
+        """One input partition per table partition."""
+        return [TablePartition(i, tuple(paths)) for i, paths in enumerate(self.files)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """Yield the partition's rows as Arrow batches of the pinned schema."""
+        assert isinstance(partition, TablePartition)
+        for path in partition.files:
+            yield from project(pq.read_table(path), self.columns).to_batches()
+
+
+@dataclass(frozen=True)
+class FilesWritten(WriterCommitMessage):
+    """What one write task produced."""
+
+    files: tuple[DataFile, ...] = ()
+
+
+@dataclass
+class CatalogWriter(DataSourceArrowWriter):
+    """Writes Parquet files per table partition; the driver then commits them atomically."""
+
+    catalog_url: str
+    table_id: int
+    schema_version: int
+    columns: tuple[ColumnDescriptor, ...]
+    sources: dict[int, str]
+    key: tuple[int, ...]
+    colocation: tuple[int, ...]
+    partitions: int
+    folder: str
+    mode: str
+    write_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesWritten:
+        """Write this task's rows as Parquet files, one per table partition (executor)."""
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        task = f"{self.write_id[:12]}-{context.partitionId() if context else 0}"
+        parts = [conform(batch, self.columns, self.sources, self.key) for batch in iterator]
+        if not parts:
+            return FilesWritten()
+        data = pa.concat_tables(parts)
+        positions = [i for i, c in enumerate(self.columns) if c.id in set(self.colocation)]
+        files = write_partitions(data, Path(self.folder), positions, self.partitions, task)
+        return FilesWritten(tuple(files))
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Make every task's files visible at one timestamp (driver)."""
+        files = _files_of(messages)
+        try:
+            with _client({"catalog_url": self.catalog_url}) as client:
+                client.commit_data(
+                    self.table_id,
+                    files,
+                    schema_version=self.schema_version,
+                    mode="overwrite" if self.mode == "overwrite" else "append",
+                    request_id=f"spark-write-{self.write_id}",
+                )
+        except CatalogApiError as e:
+            if e.status is not None and 400 <= e.status < 500:
+                delete_files(Path(self.folder), files)  # refused: nothing was committed
+            # Otherwise the outcome is unknown: the files stay for ``remove_orphans``.
+            raise
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Delete the files the tasks wrote (driver)."""
+        delete_files(Path(self.folder), _files_of(messages))
+
+
+def _files_of(messages: list[WriterCommitMessage | None]) -> list[DataFile]:
+    return [f for m in messages if isinstance(m, FilesWritten) for f in m.files]
+
+
+def register(spark: Any) -> None:
+    """Register format ``catalog`` with a Spark session."""
+    spark.dataSource.register(CatalogDataSource)
+
+
+__all__ = [
+    "CatalogDataSource",
+    "CatalogReader",
+    "CatalogWriter",
+    "DataMismatchError",
+    "plan_columns",
+    "register",
+]

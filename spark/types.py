@@ -1,0 +1,173 @@
+"""How catalog column types map to Spark and to Arrow/Parquet.
+
+==============  ==========================  ===========================================
+catalog         Spark                       Arrow (in batches and in Parquet files)
+==============  ==========================  ===========================================
+BOOLEAN         BooleanType                 bool
+INT8..INT64     Byte/Short/Integer/LongType int8..int64
+FLOAT32/64      FloatType / DoubleType      float32 / float64
+DECIMAL(p,s)    DecimalType(p, s)           decimal128(p, s)
+STRING(n)       StringType                  string (the length is checked on write)
+BYTES(n)        BinaryType                  binary (the length is checked on write)
+DATE            DateType                    date32
+TIME(p)         LongType: microseconds      int64 (Spark 4's TIME type is not yet in
+                since midnight              Python data sources; this keeps it exact to µs)
+TIMESTAMP(p)    TimestampNTZType            timestamp[us]
+TIMESTAMP_TZ(p) TimestampType               timestamp[us, tz=UTC]
+UUID            StringType (canonical)      string
+==============  ==========================  ===========================================
+
+Every Spark field carries ``{"column_id": <id>, "catalog_type": "<TYPE(params)>"}`` in its
+metadata, and every Arrow field written to Parquet carries ``PARQUET:field_id = <column id>``:
+files are read back by column id, never by name.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import types as T
+
+from catalog.column_types import ColumnType
+from catalog.descriptors import ColumnDescriptor, TableDescriptor
+
+FIELD_ID = b"PARQUET:field_id"
+"""The Arrow field metadata key that pyarrow writes as the Parquet field id."""
+
+_SPARK_SIMPLE: dict[ColumnType, T.DataType] = {
+    ColumnType.BOOLEAN: T.BooleanType(),
+    ColumnType.INT8: T.ByteType(),
+    ColumnType.INT16: T.ShortType(),
+    ColumnType.INT32: T.IntegerType(),
+    ColumnType.INT64: T.LongType(),
+    ColumnType.FLOAT32: T.FloatType(),
+    ColumnType.FLOAT64: T.DoubleType(),
+    ColumnType.STRING: T.StringType(),
+    ColumnType.BYTES: T.BinaryType(),
+    ColumnType.DATE: T.DateType(),
+    ColumnType.TIME: T.LongType(),
+    ColumnType.TIMESTAMP: T.TimestampNTZType(),
+    ColumnType.TIMESTAMP_TZ: T.TimestampType(),
+    ColumnType.UUID: T.StringType(),
+}
+
+_ARROW_SIMPLE: dict[ColumnType, pa.DataType] = {
+    ColumnType.BOOLEAN: pa.bool_(),
+    ColumnType.INT8: pa.int8(),
+    ColumnType.INT16: pa.int16(),
+    ColumnType.INT32: pa.int32(),
+    ColumnType.INT64: pa.int64(),
+    ColumnType.FLOAT32: pa.float32(),
+    ColumnType.FLOAT64: pa.float64(),
+    ColumnType.STRING: pa.string(),
+    ColumnType.BYTES: pa.binary(),
+    ColumnType.DATE: pa.date32(),
+    ColumnType.TIME: pa.int64(),
+    ColumnType.TIMESTAMP: pa.timestamp("us"),
+    ColumnType.TIMESTAMP_TZ: pa.timestamp("us", tz="UTC"),
+    ColumnType.UUID: pa.string(),
+}
+
+
+def catalog_type_name(column: ColumnDescriptor) -> str:
+    """Return the column's type as SQL spells it, e.g. ``DECIMAL(10, 2)``."""
+    if column.type is ColumnType.DECIMAL:
+        return f"DECIMAL({column.precision}, {column.scale})"
+    if column.type in (ColumnType.STRING, ColumnType.BYTES):
+        return f"{column.type}({column.length})"
+    if column.type in (ColumnType.TIME, ColumnType.TIMESTAMP, ColumnType.TIMESTAMP_TZ):
+        return f"{column.type}({column.precision})"
+    return str(column.type)
+
+
+def spark_type(column: ColumnDescriptor) -> T.DataType:
+    """Return the Spark type of a column."""
+    if column.type is ColumnType.DECIMAL:
+        assert column.precision is not None and column.scale is not None
+        return T.DecimalType(column.precision, column.scale)
+    return _SPARK_SIMPLE[column.type]
+
+
+def arrow_type(column: ColumnDescriptor) -> pa.DataType:
+    """Return the Arrow type of a column, in batches handed to Spark and in files."""
+    if column.type is ColumnType.DECIMAL:
+        assert column.precision is not None and column.scale is not None
+        return pa.decimal128(column.precision, column.scale)
+    return _ARROW_SIMPLE[column.type]
+
+
+def spark_field(column: ColumnDescriptor) -> T.StructField:
+    """Return the Spark field of a column, its id and catalog type in the metadata."""
+    metadata = {"column_id": column.id, "catalog_type": catalog_type_name(column)}
+    return T.StructField(column.name, spark_type(column), column.nullable, metadata)
+
+
+def struct_type(table: TableDescriptor) -> T.StructType:
+    """Return the Spark schema of a table's current columns, in column order."""
+    return T.StructType([spark_field(c) for c in table.columns])
+
+
+def arrow_field(column: ColumnDescriptor) -> pa.Field:
+    """Return the Arrow field of a column, carrying its id as the Parquet field id."""
+    return pa.field(
+        column.name,
+        arrow_type(column),
+        nullable=column.nullable,
+        metadata={FIELD_ID: str(column.id).encode()},
+    )
+
+
+def arrow_schema(columns: tuple[ColumnDescriptor, ...]) -> pa.Schema:
+    """Return the Arrow schema of ``columns`` (with Parquet field ids)."""
+    return pa.schema([arrow_field(c) for c in columns])
+
+
+def default_scalar(column: ColumnDescriptor) -> Any:
+    """Return the column's constant default as a Python value of its Arrow type, or None."""
+    value = column.default
+    if value is None:
+        return None
+    ctype = column.type
+    if ctype is ColumnType.DECIMAL:
+        return decimal.Decimal(str(value))
+    if ctype is ColumnType.BYTES:
+        return bytes.fromhex(str(value))
+    if ctype is ColumnType.DATE:
+        return dt.date.fromisoformat(str(value))
+    if ctype is ColumnType.TIME:
+        t = dt.time.fromisoformat(str(value))
+        return ((t.hour * 60 + t.minute) * 60 + t.second) * 1_000_000 + t.microsecond
+    if ctype is ColumnType.TIMESTAMP:
+        return dt.datetime.fromisoformat(str(value))
+    if ctype is ColumnType.TIMESTAMP_TZ:
+        return dt.datetime.fromisoformat(str(value)).astimezone(dt.UTC)
+    return value
+
+
+# Arrow types a DataFrame column may have for a catalog type, besides its own: the widenings
+# a write accepts (the values are cast up, never down).
+_WIDER_INTS = {
+    ColumnType.INT16: (pa.int8(),),
+    ColumnType.INT32: (pa.int8(), pa.int16()),
+    ColumnType.INT64: (pa.int8(), pa.int16(), pa.int32()),
+    ColumnType.FLOAT64: (pa.float32(),),
+}
+
+
+def accepts(column: ColumnDescriptor, given: pa.DataType) -> bool:
+    """Return True when values of Arrow type ``given`` may be written into ``column``."""
+    target = arrow_type(column)
+    if given == target or given in _WIDER_INTS.get(column.type, ()):
+        return True
+    if column.type is ColumnType.DECIMAL and pa.types.is_decimal(given):
+        assert column.precision is not None and column.scale is not None
+        whole = column.precision - column.scale
+        return bool(given.scale == column.scale and given.precision - given.scale <= whole)
+    if column.type is ColumnType.TIMESTAMP_TZ and pa.types.is_timestamp(given):
+        return bool(given.tz is not None)
+    if pa.types.is_large_string(given) and pa.types.is_string(target):
+        return True
+    return bool(pa.types.is_large_binary(given) and pa.types.is_binary(target))
