@@ -171,8 +171,8 @@ class SchemaSyncBody(_Shape):
 class DataCommitRequest(_Shape):
     """``POST /v1/data/commits``: make written files of a table visible at one timestamp."""
 
-    table_id: int = Field(ge=0)
-    schema_version: int = Field(ge=1)
+    table_id: int = Field(ge=0, le=2**63 - 1)
+    schema_version: int = Field(ge=1, le=2**31 - 1)
     mode: DataMode
     files: list[DataFile] = Field(max_length=100_000)
     request_id: str = Field(min_length=1, max_length=200)

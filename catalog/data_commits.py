@@ -15,6 +15,7 @@ import random
 from typing import Literal
 
 import msgpack
+from pydantic import Field, field_validator
 
 from catalog.errors import ConcurrentUpdateError, ErrorCode, NotFoundError, ValidationError
 from catalog.model import Model
@@ -38,10 +39,19 @@ class DataFile(Model):
         size: its size in bytes.
     """
 
-    path: str
-    partition: int
-    rows: int
-    size: int
+    path: str = Field(
+        min_length=1, max_length=1024, pattern=r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$"
+    )
+    partition: int = Field(ge=0, le=65_535)
+    rows: int = Field(ge=0, le=2**63 - 1)
+    size: int = Field(ge=0, le=2**63 - 1)
+
+    @field_validator("path")
+    @classmethod
+    def _inside_the_table_folder(cls, path: str) -> str:
+        if any(part in ("", ".", "..") for part in path.split("/")):
+            raise ValueError("a data file path stays inside the table's folder (no . or ..)")
+        return path
 
 
 class DataCommit(Model):

@@ -12,7 +12,9 @@ from api.models import DataCommitRequest, DataCommitsBody
 from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
 from catalog.data_commits import DataCommit
 
-router = APIRouter(prefix="/v1/data", tags=["data"], responses=problem_responses(404, 422, 503))
+router = APIRouter(
+    prefix="/v1/data", tags=["data"], responses=problem_responses(400, 404, 409, 413, 422, 503)
+)
 
 
 @router.post("/commits", response_model=DataCommit)
@@ -34,7 +36,7 @@ async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
 @router.get("/commits", response_model=DataCommitsBody)
 async def data_commits(
     request: Request,
-    table_id: Annotated[int, Query(ge=0)],
+    table_id: Annotated[int, Query(ge=0, le=2**63 - 1)],
     at: Annotated[str | None, Query(min_length=1, max_length=64, description=AT_DOC)] = None,
     history: Annotated[bool, Query(description="Also the commits an overwrite hid.")] = False,
 ) -> Response:

@@ -107,3 +107,10 @@ def test_garbage_is_not_a_data_commit() -> None:
     for data in (b"", b"\x91\x01", b"\x81\xa1x\x01"):
         with pytest.raises(FormatError):
             decode_data_commit(data)
+
+
+@pytest.mark.parametrize("path", ["../x.parquet", "/etc/passwd", "p0//x", "p0/./x", "", "p0/x y"])
+def test_a_data_file_stays_inside_its_table_folder(path: str) -> None:
+    with pytest.raises(CatalogError) as info:
+        DataFile(path=path, partition=0, rows=1, size=1)
+    assert info.value.code is ErrorCode.VALIDATION_ERROR

@@ -1,0 +1,191 @@
+"""P10: a Spark read at T of an evolved table ÷ plain ``spark.read.parquet`` of the same files.
+
+A table goes through 5 schema versions (add, widen, rename, drop, add), with an equal share of
+the rows written under each; the read at "now" projects every file onto the latest schema by
+column id. The baseline reads the very same Parquet files with Spark's own reader. Both run
+one aggregate over every column in one local Spark session (``local[2]``), so the ratio is the
+cost of the Python data source (Python workers, Arrow hand-off, projection by id).
+
+P10s: schema resolution per job — ``load()`` of the catalog source (pin a timestamp, resolve
+the table at it, list the visible files) on a warm session — against the issue's 50 ms budget.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from api.client import CatalogClient
+from bench.harness import Figure, Sample, measure, progress, timed
+from catalog import ColumnType
+from catalog import commands as c
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_BUDGET_S = 0.050
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(store: str) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "api.cli",
+            "serve",
+            "--store",
+            store,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--node-name",
+            "bench",
+            "--delay-ms",
+            "0",
+            "--max-clock-skew-ms",
+            "0",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/readyz", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("catalog server did not start")
+
+
+def _evolve(client: CatalogClient, step: int) -> None:
+    steps = [
+        c.AddColumns(table="FACTS", columns=[c.Column(name="E1", type=ColumnType.INT32)]),
+        c.AlterColumn(table="FACTS", column="E1", type=ColumnType.INT64),
+        c.RenameColumn(table="FACTS", column="NAME", new_name="LABEL"),
+        c.DropColumns(table="FACTS", columns=["V2"]),
+    ]
+    client.execute(steps[step])
+
+
+def run(quick: bool) -> list[Figure]:
+    """Measure P10 and the schema resolution time."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    from spark.source import register
+
+    rows = 300_000 if quick else 1_000_000
+    repeats = 3 if quick else 5
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
+        proc, url = _serve(f"sqlite:///{tmp}/catalog.db")
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .appName("bench-spark")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.memory", "3g")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        register(spark)
+        warehouse = str(Path(tmp) / "warehouse")
+        options = {"catalog_url": url, "table": "PUBLIC.FACTS", "warehouse": warehouse}
+        try:
+            with CatalogClient(url) as client:
+                client.execute(c.CreateZone(name="BENCH", partitions=4, replicas=1))
+                client.execute(
+                    c.CreateTable(
+                        name="FACTS",
+                        zone="BENCH",
+                        columns=[
+                            c.Column(name="ID", type=ColumnType.INT64, nullable=False),
+                            c.Column(name="V1", type=ColumnType.FLOAT64),
+                            c.Column(name="V2", type=ColumnType.INT32),
+                            c.Column(name="NAME", type=ColumnType.STRING, length=32),
+                        ],
+                        primary_key=["ID"],
+                    )
+                )
+                share = rows // 5
+                for step in range(5):
+                    progress(f"P10: write {share} rows under schema version {step + 1}")
+                    table = client.table("PUBLIC", "FACTS")
+                    exprs = {
+                        "ID": f"id + {step * share}",
+                        "V1": "rand() * 1000",
+                        "V2": "cast(id % 1000 as int)",
+                        "NAME": "concat('name-', id % 977)",
+                        "LABEL": "concat('label-', id % 977)",
+                        "E1": "id * 3",
+                    }
+                    columns = [f"{exprs[col.name]} as {col.name}" for col in table.columns]
+                    frame = spark.range(share).selectExpr(*columns)
+                    frame.write.format("catalog").options(**options).mode("append").save()
+                    if step < 4:
+                        _evolve(client, step)
+                files = [str(p) for p in Path(warehouse).rglob("*.parquet")]
+
+                def aggregate(frame: object) -> None:
+                    cols = [F.col(name) for name in frame.columns]  # type: ignore[attr-defined]
+                    frame.agg(F.count("*"), F.sum(F.xxhash64(*cols))).collect()  # type: ignore[attr-defined]
+
+                def catalog_read() -> None:
+                    aggregate(spark.read.format("catalog").options(**options).load())
+
+                def parquet_read() -> None:
+                    aggregate(spark.read.parquet(*files))
+
+                progress(f"P10: read {rows} rows in {len(files)} files, repeated")
+                value = measure(timed(catalog_read), repeats=repeats, unit="s")
+                baseline = measure(timed(parquet_read), repeats=repeats, unit="s")
+                progress("P10s: schema resolution per job (load only)")
+                resolve = measure(
+                    timed(lambda: spark.read.format("catalog").options(**options).load()),
+                    repeats=repeats * 3,
+                    unit="s",
+                )
+        finally:
+            spark.stop()
+            proc.terminate()
+            proc.wait(15)
+    budget = Sample(SCHEMA_BUDGET_S, SCHEMA_BUDGET_S, SCHEMA_BUDGET_S, "s")
+    return [
+        Figure(
+            "P10",
+            f"Spark read at T, evolved 5x ({rows} rows) ÷ read.parquet",
+            value,
+            baseline,
+            "<= 1.3",
+            {"rows": rows, "files": len(files)},
+        ),
+        Figure(
+            "P10s",
+            "schema resolution per job (load) ÷ 50 ms budget",
+            resolve,
+            budget,
+            "<= 1",
+        ),
+    ]
