@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -13,10 +14,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import errors
+from api.auth import TokenAuthority, auth_enabled
 from api.config import ServerSettings
 from api.metrics import ApiMetrics
 from api.routes import catalog as catalog_routes
-from api.routes import data, ddl, events, ops, versions
+from api.routes import data, ddl, events, ops, tokens, versions
 from catalog.errors import CatalogError
 from catalog.node import CatalogNode
 from schemasync.clock import HybridClock
@@ -64,6 +66,42 @@ class BodyLimitMiddleware:
         await response(scope, receive, send)
 
 
+class RequestTimeoutMiddleware:
+    """Answer 504 (TIMEOUT) when a request takes longer than ``timeout_s``.
+
+    Event streams (endless by design) and ready-waits (bounded by their own ``timeout``) are
+    left alone. Once an answer has started, it is not cut.
+    """
+
+    def __init__(self, app: ASGIApp, timeout_s: float) -> None:
+        self.app = app
+        self.timeout_s = timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Run the request under the deadline."""
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path == "/v1/events" or path.endswith("/ready"):
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking(message: Message) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await self.app(scope, receive, tracking)
+        except TimeoutError:
+            if started:
+                raise
+            response = errors.problem(
+                errors.TIMEOUT, f"the request took longer than {self.timeout_s:g} s"
+            )
+            await response(scope, receive, send)
+
+
 def create_app(
     settings: ServerSettings | None = None, *, node: CatalogNode | None = None
 ) -> FastAPI:
@@ -88,6 +126,17 @@ def create_app(
             registry_ttl_s=settings.registry_ttl_s,
         )
         app.state.node = served
+        if auth_enabled(settings.host, settings.auth):
+            authority = TokenAuthority(served.log)
+            await authority.load()
+            app.state.authority = authority
+        else:
+            app.state.authority = None
+            if settings.host not in ("127.0.0.1", "::1", "localhost"):
+                log.warning(
+                    "AUTH IS OFF on %s: anyone who reaches this address may change the catalog",
+                    settings.host,
+                )
         app.state.metrics.bind(served)
         log.info("catalog node %s serving %s", served.node_name, _redacted(settings.store))
         try:
@@ -105,6 +154,7 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = ApiMetrics()
     app.state.response_cache = catalog_routes.ResponseCache()
+    app.state.subscribers = 0  # open event streams (limited by settings.max_subscribers)
     for router in (
         ddl.router,
         catalog_routes.router,
@@ -112,6 +162,7 @@ def create_app(
         events.router,
         ops.router,
         data.router,
+        tokens.router,
     ):
         app.include_router(router)
     handlers: list[tuple[Any, Any]] = [
@@ -126,6 +177,7 @@ def create_app(
     for exc_type, handler in handlers:
         app.add_exception_handler(exc_type, handler)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestTimeoutMiddleware, timeout_s=settings.request_timeout_s)
     return app
 
 

@@ -30,6 +30,7 @@ from api.config import DEFAULT_STORE, ServerSettings
 from catalog.catalog import Catalog
 from catalog.errors import CatalogError
 from updatelog.errors import InvalidStoreUrlError, StorageUnavailableError, UpdateLogError
+from updatelog.url import open_log
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -48,7 +49,7 @@ Handler = Callable[[argparse.Namespace], View | None]
 
 
 def _client(args: argparse.Namespace) -> CatalogClient:
-    return CatalogClient(args.url, timeout=args.timeout)
+    return CatalogClient(args.url, timeout=args.timeout, token=args.token or None)
 
 
 def _read_source(name: str) -> str:
@@ -335,6 +336,7 @@ def _settings(args: argparse.Namespace) -> ServerSettings:
         "node_name": getattr(args, "node_name", None),
         "delay_ms": args.delay_ms,
         "max_clock_skew_ms": args.max_clock_skew_ms,
+        "auth": getattr(args, "auth", None),
     }
     try:
         base = ServerSettings()
@@ -358,6 +360,38 @@ def cmd_serve(args: argparse.Namespace) -> None:
         # Event streams never end on their own; cut them rather than wait forever.
         timeout_graceful_shutdown=5,
     )
+
+
+def cmd_token_create(args: argparse.Namespace) -> View:
+    """Issue a bearer token: through the server (an admin token), or from the store itself."""
+    from api.auth import Role, TokenAuthority
+
+    ttl_s = _duration(args.ttl)
+    if args.store is None:
+        with _client(args) as client:
+            body = client.create_token(args.role, ttl_s, args.subject)
+        return View(body.model_dump(mode="json"), title="token")
+
+    async def issue() -> tuple[str, int]:
+        log = open_log(args.store)
+        try:
+            authority = TokenAuthority(log)
+            await authority.load()
+            return await authority.issue(Role(args.role), ttl_s, args.subject)
+        finally:
+            await log.close()
+
+    token, expires = asyncio.run(issue())
+    return View({"token": token, "role": args.role, "expires_at": expires}, title="token")
+
+
+def _duration(text: str) -> int:
+    """Parse ``90``, ``90s``, ``15m``, ``1h`` or ``7d`` into seconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    number, unit = (text[:-1], units[text[-1]]) if text and text[-1] in units else (text, 1)
+    if not (number.isascii() and number.isdigit()) or int(number) < 1:
+        raise UsageError(f"--ttl {text!r} is not a duration such as 3600, 15m, 1h or 7d")
+    return int(number) * unit
 
 
 def cmd_compact(args: argparse.Namespace) -> View:
@@ -436,6 +470,11 @@ def build_parser() -> argparse.ArgumentParser:
             help="output format (default: table on a terminal, else json)",
         )
         target.add_argument(
+            "--token",
+            default=os.environ.get("CATALOG_TOKEN", "") if top else argparse.SUPPRESS,
+            help="bearer token for servers that check tokens (env CATALOG_TOKEN)",
+        )
+        target.add_argument(
             "--timeout",
             type=float,
             default=30.0 if top else argparse.SUPPRESS,
@@ -456,7 +495,35 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
+    auth = serve.add_mutually_exclusive_group()
+    auth.add_argument(
+        "--auth",
+        choices=["on", "off", "auto"],
+        help="check bearer tokens (env CATALOG_AUTH; auto: on unless bound to loopback)",
+    )
+    auth.add_argument(
+        "--no-auth",
+        dest="auth",
+        action="store_const",
+        const="off",
+        help="local development only: anyone who reaches the server may change the catalog",
+    )
     serve.set_defaults(handler=cmd_serve)
+
+    token = sub.add_parser("token", help="bearer tokens")
+    token_sub = token.add_subparsers(dest="token_command", required=True, metavar="ACTION")
+    create = token_sub.add_parser(
+        "create",
+        parents=[client],
+        help="issue a token (needs an admin token, or --store to sign with the store's keys)",
+    )
+    create.add_argument("--role", required=True, choices=["reader", "writer", "admin"])
+    create.add_argument("--ttl", default="1h", help="lifetime: seconds or 15m, 1h, 7d (1h)")
+    create.add_argument("--subject", default="catalog", help="who the token is for")
+    create.add_argument(
+        "--store", help="sign with the keys in this store instead of asking a server"
+    )
+    create.set_defaults(handler=cmd_token_create)
 
     run = sub.add_parser("exec", parents=[client], help="apply DDL (JSON commands or SQL)")
     source = run.add_mutually_exclusive_group(required=True)

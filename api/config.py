@@ -37,6 +37,14 @@ class ServerSettings:
             the node registry (``CATALOG_ADVERTISE_URL``; ``http://{host}:{port}`` by default).
         registry_ttl_s: how long this node's registry entry outlives its last heartbeat
             (``CATALOG_REGISTRY_TTL_S``; 10).
+        auth: bearer tokens: ``on``, ``off`` or ``auto`` (``CATALOG_AUTH``; the default: on for
+            every bind address but loopback).
+        max_commands: the most commands (or SQL statements) one batch may hold
+            (``CATALOG_MAX_COMMANDS``; 1000).
+        max_subscribers: the most event streams this node serves at once
+            (``CATALOG_MAX_SUBSCRIBERS``; 256); more are refused with 503 and Retry-After.
+        request_timeout_s: the longest a request may take before it is answered 504
+            (``CATALOG_REQUEST_TIMEOUT_S``; 60); event streams and ready-waits have their own.
         ready_timeout_max_s: the longest wait ``/v1/versions/{N}/ready`` allows.
         sse_heartbeat_s: how often an idle event stream sends a keep-alive comment.
     """
@@ -60,6 +68,12 @@ class ServerSettings:
     )
     registry_ttl_s: float = field(
         default_factory=lambda: _env_float("CATALOG_REGISTRY_TTL_S", 10.0)
+    )
+    auth: str = field(default_factory=lambda: os.environ.get("CATALOG_AUTH", "auto"))
+    max_commands: int = field(default_factory=lambda: _env_int("CATALOG_MAX_COMMANDS", 1000))
+    max_subscribers: int = field(default_factory=lambda: _env_int("CATALOG_MAX_SUBSCRIBERS", 256))
+    request_timeout_s: float = field(
+        default_factory=lambda: _env_float("CATALOG_REQUEST_TIMEOUT_S", 60.0)
     )
     ready_timeout_max_s: float = 300.0
     sse_heartbeat_s: float = 15.0

@@ -29,6 +29,11 @@ NOT_FOUND = "NOT_FOUND"
 METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
 UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
 INTERNAL_ERROR = "INTERNAL_ERROR"
+UNAUTHENTICATED = "UNAUTHENTICATED"
+FORBIDDEN = "FORBIDDEN"
+AUTH_DISABLED = "AUTH_DISABLED"
+TOO_MANY_COMMANDS = "TOO_MANY_COMMANDS"
+TOO_MANY_SUBSCRIBERS = "TOO_MANY_SUBSCRIBERS"
 
 STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.VALIDATION_ERROR: 422,
@@ -62,9 +67,20 @@ STATUS_BY_CODE: dict[str, int] = {
     METHOD_NOT_ALLOWED: 405,
     UNSUPPORTED_MEDIA_TYPE: 415,
     INTERNAL_ERROR: 500,
+    UNAUTHENTICATED: 401,
+    FORBIDDEN: 403,
+    AUTH_DISABLED: 409,
+    TOO_MANY_COMMANDS: 413,
+    TOO_MANY_SUBSCRIBERS: 503,
 }
 
-RETRYABLE = {ErrorCode.CONCURRENT_UPDATE, "STORAGE_UNAVAILABLE", NOT_READY, TIMEOUT}
+RETRYABLE = {
+    ErrorCode.CONCURRENT_UPDATE,
+    "STORAGE_UNAVAILABLE",
+    NOT_READY,
+    TIMEOUT,
+    TOO_MANY_SUBSCRIBERS,
+}
 
 
 class ApiError(Exception):
@@ -99,6 +115,8 @@ def problem(
     if errors:
         body["errors"] = errors
     headers = {"Retry-After": "1"} if code in RETRYABLE else None
+    if code == UNAUTHENTICATED:
+        headers = {"WWW-Authenticate": 'Bearer realm="catalog"'}
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 

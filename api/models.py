@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from api.auth import MAX_TTL_S, Role
 from catalog import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
 from catalog.commands import CatalogCommand
 from catalog.data_commits import DataCommit, DataFile, DataMode
@@ -184,6 +185,28 @@ class DataCommitsBody(_Shape):
     table_id: int
     at: int
     commits: list[DataCommit]
+
+
+class TokenRequest(_Shape):
+    """``POST /v1/tokens``: a token for a role."""
+
+    role: Role
+    ttl_s: int = Field(default=3600, ge=1, le=MAX_TTL_S)
+    subject: str = Field(default="catalog", min_length=1, max_length=200)
+
+
+class TokenBody(_Shape):
+    """A new bearer token; it is shown once."""
+
+    token: str
+    role: Role
+    expires_at: int = Field(description="Unix seconds.")
+
+
+class RotatedBody(_Shape):
+    """``POST /v1/tokens/rotate``: the new signing key."""
+
+    key_id: str
 
 
 class NodeInfo(_Shape):

@@ -103,7 +103,11 @@ def column_type(dtype: exp.Expr | None) -> SqlType:
 
 def _type_param(param: exp.Expr, dtype: exp.DataType) -> int:
     node = param.this if isinstance(param, exp.DataTypeParam) else param
-    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+    if (
+        isinstance(node, exp.Literal)
+        and not node.is_string
+        and (node.this.isascii() and node.this.isdigit())
+    ):
         return int(node.this)
     raise ValidationError(f"column type {sql_of(dtype)}: parameters must be integers")
 

@@ -189,7 +189,11 @@ class TokenReader:
             ValidationError: the next token is not one.
         """
         token = self.peek()
-        if token is None or token.token_type is not TokenType.NUMBER or not token.text.isdigit():
+        if (
+            token is None
+            or token.token_type is not TokenType.NUMBER
+            or not (token.text.isascii() and token.text.isdigit())
+        ):
             self._fail(f"an integer for {what}")
         self._pos += 1
         return int(token.text)

@@ -148,6 +148,8 @@ class DataCommits:
             ConcurrentUpdateError: other writers kept winning for ``max_attempts`` rounds.
             StorageUnavailableError: the log could not be reached.
         """
+        if not (0 < len(request_id) <= 200 and request_id.isprintable()):
+            raise ValidationError("a request id has 1..200 printable characters")
         if mode not in ("append", "overwrite"):
             raise ValidationError(f"mode must be append or overwrite, got {mode!r}")
         latest = self._service.latest_catalog()

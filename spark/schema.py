@@ -79,10 +79,10 @@ def parse_as_of(value: AsOf) -> Pin:
     text = value.strip()
     if text.startswith("version="):
         number = text.removeprefix("version=")
-        if not number.isdigit() or int(number) < 1:
+        if not (number.isascii() and number.isdigit()) or int(number) < 1:
             raise ValidationError(f"as_of={text!r}: version=N needs a version number >= 1")
         return Pin(version=int(number))
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return parse_as_of(int(text))
     try:
         moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))

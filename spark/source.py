@@ -16,7 +16,8 @@ Write a DataFrame into a table (``mode("append")`` or ``mode("overwrite")``)::
 
 Options: ``catalog_url`` (comma-separated base URLs; default ``$CATALOG_URL`` or
 http://127.0.0.1:8000), ``table``, ``as_of`` (reads), ``warehouse`` (default
-``$CATALOG_WAREHOUSE`` or ./warehouse; every executor must see the same path).
+``$CATALOG_WAREHOUSE`` or ./warehouse; every executor must see the same path), ``token``
+(a bearer token when the server checks them; default ``$CATALOG_TOKEN``).
 
 The driver resolves the table and, for a read, the files visible at the pinned timestamp; the
 executors only read or write Parquet files. A write's files become visible atomically when the
@@ -53,12 +54,15 @@ from spark.types import accepts, arrow_type, struct_type
 from spark.warehouse import delete_files, table_folder, warehouse_path, write_partitions
 
 CATALOG_URL_ENV = "CATALOG_URL"
+CATALOG_TOKEN_ENV = "CATALOG_TOKEN"
 DEFAULT_CATALOG_URL = "http://127.0.0.1:8000"
 
 
 def _client(options: dict[str, str]) -> CatalogClient:
     urls = options.get("catalog_url") or os.environ.get(CATALOG_URL_ENV) or DEFAULT_CATALOG_URL
-    return CatalogClient([u.strip() for u in urls.split(",") if u.strip()], timeout=30.0)
+    token = options.get("token") or os.environ.get(CATALOG_TOKEN_ENV) or None
+    urls_list = [u.strip() for u in urls.split(",") if u.strip()]
+    return CatalogClient(urls_list, timeout=30.0, token=token)
 
 
 def _table_option(options: dict[str, str]) -> str:
@@ -111,6 +115,7 @@ class CatalogDataSource(DataSource):
         sources = plan_columns(target, schema)
         return CatalogWriter(
             catalog_url=options.get("catalog_url") or "",
+            token=options.get("token") or "",
             table_id=target.table.id,
             schema_version=target.table.schema_version,
             columns=target.table.columns,
@@ -207,6 +212,7 @@ class CatalogWriter(DataSourceArrowWriter):
     """Writes Parquet files per table partition; the driver then commits them atomically."""
 
     catalog_url: str
+    token: str
     table_id: int
     schema_version: int
     columns: tuple[ColumnDescriptor, ...]
@@ -236,7 +242,7 @@ class CatalogWriter(DataSourceArrowWriter):
         """Make every task's files visible at one timestamp (driver)."""
         files = _files_of(messages)
         try:
-            with _client({"catalog_url": self.catalog_url}) as client:
+            with _client({"catalog_url": self.catalog_url, "token": self.token}) as client:
                 client.commit_data(
                     self.table_id,
                     files,

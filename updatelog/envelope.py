@@ -60,6 +60,8 @@ class Kind(enum.IntEnum):
     REFUSAL = 8
     """A refused request id: the version it was refused at (``encode_u64``) then an opaque
     refusal payload, stored at ``catalog.request.<id>``."""
+    AUTH_KEYS = 9
+    """The API's token-signing keys (an opaque payload), stored at ``catalog.auth.keys``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,7 @@ from updatelog.etcd_txn import (
     read_range,
     record_refusal_txn,
     save_snapshot_txn,
+    swap_value_txn,
 )
 from updatelog.keys import KeyLayout, prefix_range_end
 from updatelog.log import (
@@ -495,6 +496,22 @@ class EtcdUpdateLog:
     async def read_data(self, table_id: int) -> list[LogEntry]:
         """Return every data commit of a table in order (see UpdateLog)."""
         return await self.call("read_data", read_data_txn(self.keys, table_id))
+
+    async def auth_keys(self) -> bytes | None:
+        """Return the stored token-signing keys, or None (see UpdateLog)."""
+        (value,) = await self._get("auth_keys", self.keys.auth_keys)
+        return None if value is None else envelope.decode_as(value, Kind.AUTH_KEYS).body
+
+    async def swap_auth_keys(self, expected: bytes | None, keys: bytes) -> bool:
+        """Store ``keys`` if the stored ones are still ``expected`` (see UpdateLog)."""
+        return await self.call(
+            "swap_auth_keys",
+            swap_value_txn(
+                self.keys.auth_keys,
+                None if expected is None else envelope.encode(Kind.AUTH_KEYS, expected),
+                envelope.encode(Kind.AUTH_KEYS, keys),
+            ),
+        )
 
     async def save_snapshot(self, version: int, payload: bytes) -> bool:
         """Overwrite ``version`` with a snapshot and delete older versions, in one transaction.

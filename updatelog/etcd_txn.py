@@ -268,6 +268,24 @@ def read_data_txn(keys: KeyLayout, table_id: int) -> Callable[[Any], list[LogEnt
     return fn
 
 
+def swap_value_txn(key: str, expected: bytes | None, value: bytes) -> Callable[[Any], bool]:
+    """Build a compare-and-swap of one key: put ``value`` if it holds ``expected`` (None: absent).
+
+    Sending it again after a lost answer reports False when the first one committed; callers
+    read the key back to tell (it then holds ``value``).
+    """
+
+    def fn(client: Any) -> bool:
+        t = client.transactions
+        guard = t.create(key) == 0 if expected is None else t.value(key) == expected
+        ok, responses = client.transaction(
+            compare=[guard], success=[t.put(key, value)], failure=[t.get(key)]
+        )
+        return bool(ok) or first_value(responses[0]) == value
+
+    return fn
+
+
 def raise_safe_time_txn(
     keys: KeyLayout, ts: int, absent: bool
 ) -> Callable[[Any], tuple[SafeTimeResult | None, bool]]:

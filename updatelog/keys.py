@@ -13,6 +13,7 @@ an SQLite file read the same way::
     <prefix>/catalog.data.<T>.seq       latest data commit number of table <T>
     <prefix>/catalog.data.<T>.commit.<K>  data commit <K> of table <T>
     <prefix>/catalog.data.request.<id>  data commit number that committed request <id>
+    <prefix>/catalog.auth.keys          the API's token-signing keys
 
 Version numbers in update keys are zero-padded to ``VERSION_DIGITS`` digits so that byte order
 of the keys equals numeric order and one range read returns versions in order. Keys are
@@ -105,6 +106,7 @@ class KeyLayout:
         self.request_prefix = self._base + "request."
         self.nodes_prefix = self._base + "nodes."
         self.data_request_prefix = self._base + "data.request."
+        self.auth_keys = self._base + "auth.keys"
 
     def __repr__(self) -> str:
         return f"KeyLayout(prefix={self.prefix!r})"

@@ -219,6 +219,14 @@ class UpdateLog(Protocol):
         """Return every data commit of table ``table_id`` in order (``version`` = number)."""
         ...
 
+    async def auth_keys(self) -> bytes | None:
+        """Return the stored token-signing keys (opaque), or None if none were stored yet."""
+        ...
+
+    async def swap_auth_keys(self, expected: bytes | None, keys: bytes) -> bool:
+        """Store ``keys`` if the stored keys are still ``expected`` (None: absent); CAS."""
+        ...
+
     def watch(self, from_version: int) -> AsyncGenerator[WatchEvent, None]:
         """Yield every version from ``from_version`` on, in order, then live ones.
 

@@ -398,6 +398,31 @@ class SqliteUpdateLog:
 
         return await self._run(txn)
 
+    async def auth_keys(self) -> bytes | None:
+        """Return the stored token-signing keys, or None (see UpdateLog)."""
+        key = self.keys.auth_keys
+
+        def txn(db: sqlite3.Connection) -> bytes | None:
+            value = self._get(db, key).get(key)
+            return None if value is None else envelope.decode_as(value, Kind.AUTH_KEYS).body
+
+        return await self._run(txn)
+
+    async def swap_auth_keys(self, expected: bytes | None, keys: bytes) -> bool:
+        """Store ``keys`` if the stored ones are still ``expected`` (see UpdateLog)."""
+        key = self.keys.auth_keys
+        value = envelope.encode(Kind.AUTH_KEYS, keys)
+
+        def txn(db: sqlite3.Connection) -> tuple[bool, bool]:
+            stored = self._get(db, key).get(key)
+            current = None if stored is None else envelope.decode_as(stored, Kind.AUTH_KEYS).body
+            if current != expected:
+                return False, False
+            db.execute("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (key, value))
+            return True, False
+
+        return await self._write(txn)
+
     async def save_snapshot(self, version: int, payload: bytes) -> bool:
         """Overwrite ``version`` with a snapshot and delete older versions, atomically.
 

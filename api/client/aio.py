@@ -27,6 +27,7 @@ from api.models import (
     ReadyBody,
     TableBody,
     TimeBody,
+    TokenBody,
     VersionsBody,
     ZoneBody,
 )
@@ -59,13 +60,17 @@ class AsyncCatalogClient:
         stream_timeout_s: float = 60.0,
         transport: httpx.AsyncBaseTransport | None = None,
         headers: Mapping[str, str] | None = None,
+        token: str | None = None,
     ) -> None:
         self._failover = calls.Failover(calls.base_urls(urls))
         self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._retry = retry or RetryPolicy()
         self._stream_timeout = httpx.Timeout(self._timeout.connect, read=stream_timeout_s)
         self._http = httpx.AsyncClient(
-            timeout=self._timeout, transport=transport, headers=headers, follow_redirects=False
+            timeout=self._timeout,
+            transport=transport,
+            headers=calls.auth_headers(headers, token),
+            follow_redirects=False,
         )
 
     @property
@@ -198,6 +203,14 @@ class AsyncCatalogClient:
     async def wait_for_metadata_completeness(self, ts: Timestamp) -> int:
         """Wait until the catalog is complete at ``ts``; return the version active then."""
         return await self.send(calls.completeness_call(ts))
+
+    # -- security -------------------------------------------------------------------------
+
+    async def create_token(
+        self, role: str, ttl_s: int = 3600, subject: str = "catalog"
+    ) -> TokenBody:
+        """Issue a bearer token for ``role`` (reader, writer, admin); needs an admin token."""
+        return await self.send(calls.token_call(role, ttl_s, subject))
 
     # -- data commits ---------------------------------------------------------------------
 

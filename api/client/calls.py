@@ -37,6 +37,7 @@ from api.models import (
     SchemaSyncBody,
     TableBody,
     TimeBody,
+    TokenBody,
     VersionsBody,
     ZoneBody,
 )
@@ -153,6 +154,14 @@ class ReadyStatus:
     detail: str
 
 
+def auth_headers(headers: Mapping[str, str] | None, token: str | None) -> dict[str, str]:
+    """Return ``headers`` with ``Authorization: Bearer <token>`` when a token is given."""
+    merged = dict(headers or {})
+    if token:
+        merged["Authorization"] = f"Bearer {token}"
+    return merged
+
+
 def timeout_for(base: httpx.Timeout, extra_read_s: float) -> httpx.Timeout:
     """Return ``base`` with ``extra_read_s`` more to read (for calls that wait server-side)."""
     if not extra_read_s or base.read is None:
@@ -180,7 +189,7 @@ def retry_after(response: httpx.Response) -> float | None:
     if code not in RETRYABLE_CODES:
         return None
     header = response.headers.get("Retry-After", "")
-    return float(header) if header.isdigit() else 0.0
+    return float(header) if (header.isascii() and header.isdigit()) else 0.0
 
 
 def unreachable(call: Call[Any], failures: list[str]) -> UnreachableError:
@@ -449,6 +458,16 @@ def data_commits_call(table_id: int, at: Timestamp | None, history: bool) -> Cal
         "/v1/data/commits",
         lambda r: DataCommitsBody.model_validate_json(r.content),
         params=params,
+    )
+
+
+def token_call(role: str, ttl_s: int, subject: str) -> Call[TokenBody]:
+    """``POST /v1/tokens``."""
+    return Call(
+        "POST",
+        "/v1/tokens",
+        lambda r: TokenBody.model_validate_json(r.content),
+        body={"role": role, "ttl_s": ttl_s, "subject": subject},
     )
 
 

@@ -144,7 +144,7 @@ class SseDecoder:
 def parse_event_id(text: str) -> tuple[int, int] | None:
     """Return ``(version, index)`` of an event id, None if it is not one."""
     version, dot, index = text.partition(".")
-    if dot and version.isdigit() and index.isdigit():
+    if dot and (version.isascii() and version.isdigit()) and (index.isascii() and index.isdigit()):
         return int(version), int(index)
     return None
 

@@ -26,6 +26,7 @@ from api.models import (
     ReadyBody,
     TableBody,
     TimeBody,
+    TokenBody,
     VersionsBody,
     ZoneBody,
 )
@@ -57,6 +58,7 @@ class CatalogClient:
             server sends a keep-alive every 15 s).
         transport: an ``httpx`` transport to send through (tests, proxies, custom TLS).
         headers: extra headers for every request.
+        token: a bearer token (``catalog token create``) for servers that check tokens.
     """
 
     def __init__(
@@ -68,13 +70,17 @@ class CatalogClient:
         stream_timeout_s: float = 60.0,
         transport: httpx.BaseTransport | None = None,
         headers: Mapping[str, str] | None = None,
+        token: str | None = None,
     ) -> None:
         self._failover = calls.Failover(calls.base_urls(urls))
         self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._retry = retry or RetryPolicy()
         self._stream_timeout = httpx.Timeout(self._timeout.connect, read=stream_timeout_s)
         self._http = httpx.Client(
-            timeout=self._timeout, transport=transport, headers=headers, follow_redirects=False
+            timeout=self._timeout,
+            transport=transport,
+            headers=calls.auth_headers(headers, token),
+            follow_redirects=False,
         )
 
     @property
@@ -219,6 +225,12 @@ class CatalogClient:
     def wait_for_metadata_completeness(self, ts: Timestamp) -> int:
         """Wait until the catalog is complete at ``ts``; return the version active then."""
         return self.send(calls.completeness_call(ts))
+
+    # -- security -------------------------------------------------------------------------
+
+    def create_token(self, role: str, ttl_s: int = 3600, subject: str = "catalog") -> TokenBody:
+        """Issue a bearer token for ``role`` (reader, writer, admin); needs an admin token."""
+        return self.send(calls.token_call(role, ttl_s, subject))
 
     # -- data commits ---------------------------------------------------------------------
 

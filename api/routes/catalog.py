@@ -6,15 +6,21 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
+from api.auth import Role, require
 from api.errors import problem_responses
 from api.models import CatalogBody, IndexBody, TableBody, ZoneBody
 from api.routes.params import AT_DOC, VERSION_DOC, json_response, node_of, resolve_catalog
 from catalog.catalog import Catalog
 
-router = APIRouter(prefix="/v1", tags=["catalog"], responses=problem_responses(404, 410, 422, 503))
+router = APIRouter(
+    prefix="/v1",
+    tags=["catalog"],
+    responses=problem_responses(401, 403, 404, 410, 422, 503),
+    dependencies=[Depends(require(Role.READER))],
+)
 
 Version = Annotated[int | None, Query(ge=1, description=VERSION_DOC)]
 At = Annotated[str | None, Query(min_length=1, max_length=64, description=AT_DOC)]

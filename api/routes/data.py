@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
+from api.auth import Role, require
 from api.errors import problem_responses
 from api.models import DataCommitRequest, DataCommitsBody
 from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
 from catalog.data_commits import DataCommit
 
 router = APIRouter(
-    prefix="/v1/data", tags=["data"], responses=problem_responses(400, 404, 409, 413, 422, 503)
+    prefix="/v1/data",
+    tags=["data"],
+    responses=problem_responses(400, 401, 403, 404, 409, 413, 422, 503),
 )
 
 
-@router.post("/commits", response_model=DataCommit)
+@router.post("/commits", response_model=DataCommit, dependencies=[Depends(require(Role.WRITER))])
 async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
     """Commit written files of a table: visible to reads at or after the returned commit_ts.
 
@@ -33,7 +36,9 @@ async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
     return json_response(commit)
 
 
-@router.get("/commits", response_model=DataCommitsBody)
+@router.get(
+    "/commits", response_model=DataCommitsBody, dependencies=[Depends(require(Role.READER))]
+)
 async def data_commits(
     request: Request,
     table_id: Annotated[int, Query(ge=0, le=2**63 - 1)],

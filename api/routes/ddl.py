@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response
 
-from api.errors import problem_responses
+from api.auth import Role, require
+from api.errors import TOO_MANY_COMMANDS, ApiError, problem_responses
 from api.models import ApplyResultBody, DdlRequest, SqlRequest
 from api.routes.params import json_response, node_of
 from api.sql import parse_sql
@@ -18,7 +19,8 @@ from catalog.errors import CatalogError, ValidationError
 router = APIRouter(
     prefix="/v1",
     tags=["ddl"],
-    responses=problem_responses(400, 404, 409, 410, 413, 422, 503),
+    responses=problem_responses(400, 401, 403, 404, 409, 410, 413, 422, 503),
+    dependencies=[Depends(require(Role.WRITER))],
 )
 
 
@@ -45,6 +47,11 @@ async def _execute(
     wait_for_nodes_s: float | None = None,
 ) -> Response:
     node = node_of(request)
+    limit = request.app.state.settings.max_commands
+    if len(commands) > limit:
+        raise ApiError(
+            TOO_MANY_COMMANDS, f"a batch holds at most {limit} commands, this one {len(commands)}"
+        )
     metrics = request.app.state.metrics
     ops = [str(getattr(c, "op", type(c).__name__)) for c in commands]
     started = time.perf_counter()

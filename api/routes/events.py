@@ -12,16 +12,17 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
-from api.errors import problem_responses
+from api.auth import Role, require
+from api.errors import TOO_MANY_SUBSCRIBERS, ApiError, problem_responses
 from api.routes.params import node_of
 from catalog.errors import CatalogError, ErrorCode, ValidationError, VersionCompactedError
 from catalog.node import CatalogNode
 from catalog.service import CatalogEventParameters
 
-router = APIRouter(prefix="/v1", tags=["events"])
+router = APIRouter(prefix="/v1", tags=["events"], dependencies=[Depends(require(Role.READER))])
 
 
 def parse_event_id(text: str) -> tuple[int, int]:
@@ -31,7 +32,14 @@ def parse_event_id(text: str) -> tuple[int, int]:
         ValidationError: anything else.
     """
     version, dot, index = text.strip().partition(".")
-    if not (dot and version.isdigit() and index.isdigit()) or int(version) < 1:
+    if (
+        not (
+            dot
+            and (version.isascii() and version.isdigit())
+            and (index.isascii() and index.isdigit())
+        )
+        or int(version) < 1
+    ):
         raise ValidationError(f"Last-Event-ID {text!r} is not <version>.<index>")
     return int(version), int(index)
 
@@ -58,6 +66,7 @@ async def _stream(
 ) -> AsyncIterator[str]:
     metrics = request.app.state.metrics
     metrics.sse_subscribers.inc()
+    request.app.state.subscribers += 1
     try:
         yield ": catalog events\n\n"
         service = node.service
@@ -81,6 +90,7 @@ async def _stream(
                     yield format_event(event)
             version, skip_through = version + 1, -1
     finally:
+        request.app.state.subscribers -= 1
         metrics.sse_subscribers.dec()
 
 
@@ -89,7 +99,7 @@ async def _stream(
     response_class=StreamingResponse,
     responses={
         200: {"content": {"text/event-stream": {}}, "description": "A stream of catalog events"},
-        **problem_responses(404, 410, 422, 503),
+        **problem_responses(401, 403, 404, 410, 422, 503),
     },
 )
 async def events(
@@ -113,7 +123,14 @@ async def events(
             f"version {version} does not exist yet (latest is {service.latest_version})",
             code=ErrorCode.VERSION_NOT_FOUND,
         )
-    heartbeat = request.app.state.settings.sse_heartbeat_s
+    settings = request.app.state.settings
+    heartbeat = settings.sse_heartbeat_s
+    if request.app.state.subscribers >= settings.max_subscribers:
+        raise ApiError(
+            TOO_MANY_SUBSCRIBERS,
+            f"this node serves at most {settings.max_subscribers} event streams; "
+            "retry later or on another node",
+        )
     return StreamingResponse(
         _stream(request, node, version, skip_through, heartbeat),
         media_type="text/event-stream",

@@ -4,24 +4,26 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 
+from api.auth import Role, require
 from api.errors import NOT_READY, problem, problem_responses
 from api.models import NodeInfo, NodesBody, SchemaSyncBody, TimeBody
 from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
 
-router = APIRouter(tags=["operations"], responses=problem_responses(404, 410, 422, 503))
+router = APIRouter(tags=["operations"], responses=problem_responses(401, 403, 404, 410, 422, 503))
+READER = [Depends(require(Role.READER))]
 
 
-@router.get("/v1/time", response_model=TimeBody)
+@router.get("/v1/time", response_model=TimeBody, dependencies=READER)
 async def get_time(request: Request) -> Response:
     """This node's hybrid clock: pin a timestamp for a job with it."""
     node = node_of(request)
     return json_response(TimeBody(now=node.clock.now(), physical_ms=node.clock.physical_ms()))
 
 
-@router.post("/v1/schema-sync/wait", response_model=SchemaSyncBody)
+@router.post("/v1/schema-sync/wait", response_model=SchemaSyncBody, dependencies=READER)
 async def schema_sync_wait(
     request: Request, at: Annotated[str, Query(min_length=1, max_length=64, description=AT_DOC)]
 ) -> Response:
@@ -32,7 +34,7 @@ async def schema_sync_wait(
     return json_response(SchemaSyncBody(at=ts, version=node.service.active_catalog_version(ts)))
 
 
-@router.get("/v1/cluster/nodes", response_model=NodesBody)
+@router.get("/v1/cluster/nodes", response_model=NodesBody, dependencies=READER)
 async def cluster_nodes(request: Request) -> Response:
     """The live catalog nodes (the node registry) and how far each has applied the log.
 

@@ -40,7 +40,7 @@ def parse_timestamp(text: str) -> int:
         ValidationError: neither form, no offset, or out of range.
     """
     text = text.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         value = int(text)
         if value > MAX_TIMESTAMP:
             raise ValidationError(f"timestamp {text} does not fit in 64 bits")

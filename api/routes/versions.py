@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
+from api.auth import Role, require
 from api.errors import TIMEOUT, ApiError, problem_responses
 from api.models import ChangeBody, DiffBody, ReadyBody, VersionInfo, VersionsBody
 from api.routes.params import json_response, node_of
@@ -15,7 +16,10 @@ from catalog.diff import diff
 from catalog.errors import CatalogError
 
 router = APIRouter(
-    prefix="/v1", tags=["versions"], responses=problem_responses(404, 410, 422, 503, 504)
+    prefix="/v1",
+    tags=["versions"],
+    responses=problem_responses(401, 403, 404, 410, 422, 503, 504),
+    dependencies=[Depends(require(Role.READER))],
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -13,8 +14,10 @@ import uvicorn
 from fastapi import FastAPI
 
 from api.app import create_app
+from api.auth import Role, TokenAuthority
 from api.config import ServerSettings
 from catalog.node import CatalogNode
+from updatelog.url import open_log
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 15.0
@@ -157,3 +160,21 @@ class ServerFactory:
                 errors.append(e)
         if errors:
             raise errors[0]
+
+
+def issue_token(store: str, role: Role, ttl_s: int = 600, now: float | None = None) -> str:
+    """Sign a token with the keys kept in ``store`` (creating them if needed), as an admin would.
+
+    ``now`` (Unix seconds) backdates it, e.g. to get an expired token.
+    """
+
+    async def issue() -> str:
+        log = open_log(store)
+        try:
+            authority = TokenAuthority(log) if now is None else TokenAuthority(log, now=lambda: now)
+            await authority.load()
+            return (await authority.issue(role, ttl_s, "tests"))[0]
+        finally:
+            await log.close()
+
+    return asyncio.run(issue())

@@ -1,4 +1,4 @@
-"""schemathesis against the live ``/openapi.json``: generated requests never get a 5xx.
+"""schemathesis against the live ``/openapi.json``, auth on: generated requests never get a 5xx.
 
 Every operation but the event stream (which never ends by design; its parameters are
 covered by test_server) is fuzzed with schema-valid and schema-invalid requests. Responses
@@ -25,8 +25,9 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from api.auth import Role
 from api.config import ServerSettings
-from tests.integration.api.servers import RunningServer, free_port
+from tests.integration.api.servers import RunningServer, free_port, issue_token
 
 EXAMPLES_PER_OPERATION = 55
 READY_PATH = "/v1/versions/{version}/ready"
@@ -62,6 +63,7 @@ def fuzzed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningS
             delay_ms=0,
             max_clock_skew_ms=0,
             ready_timeout_max_s=0.05,
+            auth="on",
         )
     ).start()
     try:
@@ -70,7 +72,7 @@ def fuzzed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningS
         server.stop()
 
 
-def _fuzz(operation: Any, mode: GenerationMode, base_url: str) -> int:
+def _fuzz(operation: Any, mode: GenerationMode, base_url: str, token: str) -> int:
     calls = 0
 
     @given(case=operation.as_strategy(generation_mode=mode))
@@ -84,7 +86,12 @@ def _fuzz(operation: Any, mode: GenerationMode, base_url: str) -> int:
     def run(case: schemathesis.Case[Any]) -> None:
         nonlocal calls
         calls += 1
-        case.call_and_validate(base_url=base_url, timeout=10, checks=CHECKS)
+        case.call_and_validate(
+            base_url=base_url,
+            timeout=10,
+            checks=CHECKS,
+            headers={"Authorization": f"Bearer {token}"},
+        )
 
     try:
         run()
@@ -106,9 +113,11 @@ def test_generated_requests_get_no_5xx_and_documented_answers(
     # The event stream never ends by design; its parameters are covered in test_server.
     operations = [op for op in operations if op.path != "/v1/events"]
     assert len(operations) >= 15
+    # With auth on, as an admin: every operation is reachable, and the tokens endpoint too.
+    admin = issue_token(fuzzed_server.settings.store, Role.ADMIN, ttl_s=3600)
     total = 0
     for operation in operations:
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
-            total += _fuzz(operation, mode, fuzzed_server.url)
+            total += _fuzz(operation, mode, fuzzed_server.url, admin)
     print(f"schemathesis: {total} generated requests over {len(operations)} operations")
     assert total >= 1000, total

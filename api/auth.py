@@ -1,0 +1,234 @@
+"""Bearer tokens with roles, signed with keys every node shares through the update-log store.
+
+A token is ``ct1.<key id>.<payload>.<signature>``: the payload is base64url JSON
+``{"sub", "role", "iat", "exp"}`` (seconds) and the signature base64url HMAC-SHA256 of
+``ct1.<key id>.<payload>``. As Kudu keeps its token-signing keys in its system catalog, the keys
+live in the store (``catalog.auth.keys``), so a token issued by any node verifies on every node.
+Rotation adds a new signing key and keeps the previous ones until the longest-lived token they
+may have signed has expired.
+
+Roles nest: ``reader`` reads and follows events, ``writer`` also runs DDL and commits data,
+``admin`` may do everything (issue tokens, rotate keys). Tokens are never logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import enum
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+from fastapi import Request
+
+from api.errors import FORBIDDEN, UNAUTHENTICATED, ApiError
+from updatelog.log import UpdateLog
+
+TOKEN_PREFIX = "ct1"
+MAX_TTL_S = 30 * 24 * 3600
+"""The longest a token may live; a retired key is kept this long after its last use."""
+
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+class Role(enum.StrEnum):
+    """What a token may do; each role may do what the ones before it may."""
+
+    READER = "reader"
+    WRITER = "writer"
+    ADMIN = "admin"
+
+    @property
+    def rank(self) -> int:
+        """Return the role's rank: reader 0 < writer 1 < admin 2."""
+        return list(Role).index(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Claims:
+    """What a verified token says."""
+
+    subject: str
+    role: Role
+    issued_at: int
+    expires_at: int
+    key_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SigningKey:
+    """One signing key; ``retires_at`` (seconds) is set once a newer key replaced it."""
+
+    key_id: str
+    secret: bytes
+    created_at: int
+    retires_at: int | None = None
+
+
+def auth_enabled(host: str, setting: str) -> bool:
+    """Return whether a server on ``host`` checks tokens: ``on``, ``off`` or ``auto``.
+
+    ``auto`` (the default) turns auth on for every bind address except loopback.
+    """
+    if setting == "on":
+        return True
+    if setting == "off":
+        return False
+    return host not in _LOOPBACK
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _encode_keys(keys: list[SigningKey]) -> bytes:
+    return msgpack.packb([[k.key_id, k.secret, k.created_at, k.retires_at] for k in keys])
+
+
+def _decode_keys(data: bytes) -> list[SigningKey]:
+    return [SigningKey(str(k), bytes(s), int(c), r) for k, s, c, r in msgpack.unpackb(data)]
+
+
+class TokenAuthority:
+    """Issues and verifies tokens with the signing keys kept in the update-log store.
+
+    Args:
+        log: the update log holding the keys.
+        now: the wall clock in seconds (tests pass their own).
+    """
+
+    def __init__(self, log: UpdateLog, *, now: Callable[[], float] = time.time) -> None:
+        self._log = log
+        self._now = now
+        self._stored: bytes | None = None
+        self._keys: dict[str, SigningKey] = {}
+
+    async def load(self) -> None:
+        """Read the keys from the store, creating the first key if there is none."""
+        while True:
+            stored = await self._log.auth_keys()
+            if stored is not None:
+                self._use(stored)
+                return
+            first = SigningKey(secrets.token_hex(8), secrets.token_bytes(32), int(self._now()))
+            await self._log.swap_auth_keys(None, _encode_keys([first]))
+
+    def _use(self, stored: bytes) -> None:
+        self._stored = stored
+        self._keys = {k.key_id: k for k in _decode_keys(stored)}
+
+    def _current(self) -> SigningKey:
+        live = [k for k in self._keys.values() if k.retires_at is None]
+        return max(live, key=lambda k: k.created_at)
+
+    async def issue(self, role: Role, ttl_s: int, subject: str = "catalog") -> tuple[str, int]:
+        """Return a new token for ``role`` valid ``ttl_s`` seconds, and its expiry (seconds).
+
+        Raises:
+            ApiError: VALIDATION_ERROR for a ttl outside 1 s .. 30 days.
+        """
+        if not 1 <= ttl_s <= MAX_TTL_S:
+            raise ApiError("VALIDATION_ERROR", f"a token lives 1..{MAX_TTL_S} seconds")
+        if not self._keys:
+            await self.load()
+        key = self._current()
+        issued = int(self._now())
+        claims = {"sub": subject, "role": str(role), "iat": issued, "exp": issued + ttl_s}
+        payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
+        signed = f"{TOKEN_PREFIX}.{key.key_id}.{payload}"
+        signature = hmac.new(key.secret, signed.encode(), hashlib.sha256).digest()
+        return f"{signed}.{_b64(signature)}", issued + ttl_s
+
+    async def verify(self, token: str) -> Claims:
+        """Return the claims of a valid token.
+
+        Raises:
+            ApiError: UNAUTHENTICATED for a malformed, forged or expired token, or one signed
+                by a key that was retired long enough ago.
+        """
+        parts = token.split(".")
+        if len(parts) != 4 or parts[0] != TOKEN_PREFIX:
+            raise ApiError(UNAUTHENTICATED, "the bearer token is malformed")
+        _, key_id, payload, signature = parts
+        key = self._keys.get(key_id)
+        if key is None:
+            await self.load()  # another node may have rotated
+            key = self._keys.get(key_id)
+        if key is None:
+            raise ApiError(UNAUTHENTICATED, "the bearer token was signed by an unknown key")
+        expected = hmac.new(
+            key.secret, f"{TOKEN_PREFIX}.{key_id}.{payload}".encode(), hashlib.sha256
+        ).digest()
+        try:
+            given = _unb64(signature)
+            claims: Any = json.loads(_unb64(payload))
+            role = Role(claims["role"])
+            parsed = Claims(
+                str(claims["sub"]), role, int(claims["iat"]), int(claims["exp"]), key_id
+            )
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            raise ApiError(UNAUTHENTICATED, "the bearer token is malformed") from None
+        if not hmac.compare_digest(expected, given):
+            raise ApiError(UNAUTHENTICATED, "the bearer token's signature does not match")
+        now = int(self._now())
+        if parsed.expires_at <= now:
+            raise ApiError(UNAUTHENTICATED, "the bearer token has expired")
+        if key.retires_at is not None and key.retires_at <= now:
+            raise ApiError(UNAUTHENTICATED, "the bearer token's signing key was retired")
+        return parsed
+
+    async def rotate(self) -> str:
+        """Add a new signing key; the others stay valid until their tokens have expired.
+
+        Returns:
+            The new key id.
+        """
+        while True:
+            await self.load()
+            now = int(self._now())
+            kept = [
+                k
+                if k.retires_at is not None
+                else SigningKey(k.key_id, k.secret, k.created_at, now + MAX_TTL_S)
+                for k in self._keys.values()
+                if k.retires_at is None or k.retires_at > now
+            ]
+            new = SigningKey(secrets.token_hex(8), secrets.token_bytes(32), now)
+            if await self._log.swap_auth_keys(self._stored, _encode_keys([*kept, new])):
+                await self.load()
+                return new.key_id
+
+
+def require(role: Role) -> Callable[[Request], Awaitable[Claims | None]]:
+    """Return a FastAPI dependency admitting requests whose token has at least ``role``.
+
+    With auth off (no ``app.state.authority``) every request is admitted.
+    """
+
+    async def check(request: Request) -> Claims | None:
+        authority: TokenAuthority | None = getattr(request.app.state, "authority", None)
+        if authority is None:
+            return None
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ApiError(UNAUTHENTICATED, "this endpoint needs an Authorization: Bearer token")
+        claims = await authority.verify(token.strip())
+        if claims.role.rank < role.rank:
+            raise ApiError(
+                FORBIDDEN, f"a {claims.role} token may not do this; it needs the {role} role"
+            )
+        return claims
+
+    return check

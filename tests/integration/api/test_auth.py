@@ -1,0 +1,165 @@
+"""Bearer tokens and roles against real servers: 401, 403, shared keys, rotation, no leaks."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from api.auth import Role, auth_enabled
+from api.client import CatalogApiError, CatalogClient
+from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
+
+TABLE = {
+    "op": "create_table",
+    "name": "T",
+    "columns": [{"name": "ID", "type": "INT64", "nullable": False}],
+    "primary_key": ["ID"],
+}
+
+
+def _get(server: RunningServer, token: str | None, path: str = "/v1/catalog") -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.get(server.url + path, headers=headers, timeout=10)
+
+
+def _ddl(server: RunningServer, token: str | None) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.post(
+        server.url + "/v1/ddl", json={"commands": [TABLE]}, headers=headers, timeout=10
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path}/catalog.db"
+
+
+def test_auth_is_on_by_default_except_on_loopback() -> None:
+    assert not auth_enabled("127.0.0.1", "auto")
+    assert not auth_enabled("::1", "auto")
+    assert auth_enabled("0.0.0.0", "auto")
+    assert auth_enabled("10.1.2.3", "auto")
+    assert auth_enabled("127.0.0.1", "on")
+    assert not auth_enabled("0.0.0.0", "off")
+
+
+def test_roles_and_refusals(api_servers: ServerFactory, store: str) -> None:
+    server = api_servers.start(store, auth="on")
+    reader, writer, admin = (issue_token(store, r) for r in (Role.READER, Role.WRITER, Role.ADMIN))
+
+    missing = _get(server, None)
+    assert missing.status_code == 401
+    assert missing.headers["content-type"] == "application/problem+json"
+    assert missing.headers["www-authenticate"].startswith("Bearer")
+    assert missing.json()["code"] == "UNAUTHENTICATED"
+    forged = reader[:-4] + ("AAAA" if not reader.endswith("AAAA") else "BBBB")
+    for bad in ("nonsense", "ct1.x.y.z", forged):
+        answer = _get(server, bad)
+        assert (answer.status_code, answer.json()["code"]) == (401, "UNAUTHENTICATED"), bad
+    expired = issue_token(store, Role.ADMIN, ttl_s=10, now=1_000_000.0)
+    assert "expired" in _get(server, expired).json()["detail"]
+
+    assert _get(server, reader).status_code == 200
+    refused = _ddl(server, reader)
+    assert (refused.status_code, refused.json()["code"]) == (403, "FORBIDDEN")
+    assert _ddl(server, writer).status_code == 200
+    assert _get(server, None, "/healthz").status_code == 200
+    assert _get(server, None, "/readyz").status_code == 200
+
+    with CatalogClient(server.url, token=writer) as client:
+        with pytest.raises(CatalogApiError) as info:
+            client.create_token("reader")
+        assert info.value.status == 403
+    with CatalogClient(server.url, token=admin) as client:
+        issued = client.create_token("reader", ttl_s=60, subject="spark-job")
+    assert issued.role == "reader"
+    assert _get(server, issued.token).status_code == 200
+
+
+def test_every_node_verifies_and_rotation_keeps_old_tokens(
+    api_servers: ServerFactory, store: str
+) -> None:
+    a = api_servers.start(store, node_name="a", auth="on")
+    b = api_servers.start(store, node_name="b", auth="on")
+    admin = issue_token(store, Role.ADMIN)
+    with CatalogClient(a.url, token=admin) as client:
+        from_a = client.create_token("reader").token
+    assert _get(b, from_a).status_code == 200
+    rotated = httpx.post(
+        b.url + "/v1/tokens/rotate", headers={"Authorization": f"Bearer {admin}"}, timeout=10
+    )
+    assert rotated.status_code == 200
+    new_key = rotated.json()["key_id"]
+    with CatalogClient(b.url, token=admin) as client:
+        from_b = client.create_token("reader").token
+    assert from_b.split(".")[1] == new_key != from_a.split(".")[1]
+    for server in (a, b):  # a learns the new key on first sight; the old key still verifies
+        assert _get(server, from_b).status_code == 200
+        assert _get(server, from_a).status_code == 200
+
+
+def test_tokens_are_never_logged(
+    api_servers: ServerFactory, store: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    server = api_servers.start(store, auth="on")
+    writer = issue_token(store, Role.WRITER)
+    _ddl(server, writer)
+    _get(server, writer[:-3] + "xyz")
+    _get(server, writer, "/v1/schemas/PUBLIC/tables/NOPE")
+    signature = writer.rsplit(".", 1)[1]
+    assert caplog.records
+    assert signature not in caplog.text
+
+
+def test_cli_issues_tokens_from_the_store_and_uses_them(
+    api_servers: ServerFactory, store: str
+) -> None:
+    server = api_servers.start(store, auth="on")
+    catalog = str(Path(sys.executable).parent / "catalog")
+    env = {k: v for k, v in os.environ.items() if k != "CATALOG_TOKEN"}
+    made = subprocess.run(
+        [
+            catalog,
+            "token",
+            "create",
+            "--role",
+            "writer",
+            "--ttl",
+            "15m",
+            "--store",
+            store,
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    token = json.loads(made.stdout)["token"]
+    refused = subprocess.run(
+        [catalog, "--url", server.url, "get", "tables", "-o", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert refused.returncode != 0 and "UNAUTHENTICATED" in refused.stderr
+    done = subprocess.run(
+        [catalog, "--url", server.url, "exec", "--sql", "CREATE TABLE T (ID BIGINT PRIMARY KEY)"],
+        capture_output=True,
+        text=True,
+        env={**env, "CATALOG_TOKEN": token},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert token not in done.stdout + done.stderr
