@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -77,9 +78,37 @@ def free_port() -> int:
         return port
 
 
-def _http_json(url: str, body: bytes | None, timeout_s: float) -> dict[str, object]:
+@dataclass(frozen=True, slots=True)
+class TlsFiles:
+    """TLS material of a test cluster: members serve HTTPS and require client certificates.
+
+    Attributes:
+        ca: the CA certificate (PEM) that signed every certificate below.
+        server_cert: the members' certificate (valid for 127.0.0.1).
+        server_key: its private key.
+        client_cert: a client certificate (the harness's own health checks use it too).
+        client_key: its private key.
+    """
+
+    ca: Path
+    server_cert: Path
+    server_key: Path
+    client_cert: Path
+    client_key: Path
+
+    def context(self) -> ssl.SSLContext:
+        """Return a client SSL context trusting the CA and presenting the client certificate."""
+        context = ssl.create_default_context(cafile=str(self.ca))
+        context.load_cert_chain(str(self.client_cert), str(self.client_key))
+        return context
+
+
+def _http_json(
+    url: str, body: bytes | None, timeout_s: float, tls: TlsFiles | None = None
+) -> dict[str, object]:
     request = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET")
-    with urllib.request.urlopen(request, timeout=timeout_s) as response:
+    context = tls.context() if tls is not None else None
+    with urllib.request.urlopen(request, timeout=timeout_s, context=context) as response:
         decoded = json.loads(response.read())
     if not isinstance(decoded, dict):
         raise EtcdServerError(f"{url} answered {decoded!r}, not a JSON object")
@@ -110,11 +139,13 @@ class MemberConfig:
     client_port: int
     peer_port: int
     data_dir: Path
+    tls: TlsFiles | None = None
 
     @property
     def client_url(self) -> str:
-        """Return the member's client URL."""
-        return f"http://{_HOST}:{self.client_port}"
+        """Return the member's client URL (``https`` with TLS)."""
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://{_HOST}:{self.client_port}"
 
     @property
     def peer_url(self) -> str:
@@ -217,6 +248,16 @@ class EtcdMember:
         ]
         if self._unsafe_no_fsync:
             args.append("--unsafe-no-fsync")
+        if cfg.tls is not None:
+            args += [
+                "--cert-file",
+                str(cfg.tls.server_cert),
+                "--key-file",
+                str(cfg.tls.server_key),
+                "--trusted-ca-file",
+                str(cfg.tls.ca),
+                "--client-cert-auth",
+            ]
         args.extend(self._extra_args)
         return args
 
@@ -242,7 +283,9 @@ class EtcdMember:
     def healthy(self, timeout_s: float = 1.0) -> bool:
         """Return whether ``/health`` answers ``true`` (the member sees a leader)."""
         try:
-            answer = _http_json(f"{self.config.client_url}/health", None, timeout_s)
+            answer = _http_json(
+                f"{self.config.client_url}/health", None, timeout_s, self.config.tls
+            )
         except (OSError, ValueError):
             return False
         return answer.get("health") == "true"
@@ -270,7 +313,9 @@ class EtcdMember:
 
     def status(self, timeout_s: float = 2.0) -> dict[str, object]:
         """Return the member's ``/v3/maintenance/status`` answer (gRPC-gateway JSON)."""
-        return _http_json(f"{self.config.client_url}/v3/maintenance/status", b"{}", timeout_s)
+        return _http_json(
+            f"{self.config.client_url}/v3/maintenance/status", b"{}", timeout_s, self.config.tls
+        )
 
     def member_id(self, timeout_s: float = 2.0) -> str:
         """Return this member's id, as the decimal string the gateway prints."""
@@ -294,7 +339,7 @@ class EtcdMember:
         """
         target = self.revision(timeout_s) if revision is None else revision
         body = json.dumps({"revision": str(target), "physical": True}).encode()
-        _http_json(f"{self.config.client_url}/v3/kv/compaction", body, timeout_s)
+        _http_json(f"{self.config.client_url}/v3/kv/compaction", body, timeout_s, self.config.tls)
         return target
 
     def enable_auth(self, root_password: str, timeout_s: float = 5.0) -> None:
@@ -310,7 +355,7 @@ class EtcdMember:
             ("enable", {}),
         ]
         for path, body in steps:
-            _http_json(f"{base}/{path}", json.dumps(body).encode(), timeout_s)
+            _http_json(f"{base}/{path}", json.dumps(body).encode(), timeout_s, self.config.tls)
 
     def pause(self) -> None:
         """Freeze the process with SIGSTOP: it keeps its sockets but answers nothing."""
@@ -363,6 +408,7 @@ class EtcdCluster:
         unsafe_no_fsync: skip fsync; fine for tests, where a process kill must lose nothing but
             a machine crash is not simulated.
         extra_args: more flags for every member.
+        tls: serve clients over TLS and require client certificates signed by its CA.
     """
 
     def __init__(
@@ -376,6 +422,7 @@ class EtcdCluster:
         election_ms: int = 1000,
         unsafe_no_fsync: bool = False,
         extra_args: Sequence[str] = (),
+        tls: TlsFiles | None = None,
     ) -> None:
         if size < 1:
             raise ValueError("an etcd cluster needs at least one member")
@@ -388,6 +435,7 @@ class EtcdCluster:
         self._election_ms = election_ms
         self._unsafe_no_fsync = unsafe_no_fsync
         self._extra_args = tuple(extra_args)
+        self.tls = tls
         self.members: list[EtcdMember] = []
 
     @property
@@ -401,9 +449,16 @@ class EtcdCluster:
         return self.members[0].endpoint
 
     def url(self, prefix: str = "") -> str:
-        """Return an ``etcd://`` store URL naming every member, with an optional key prefix."""
+        """Return an ``etcd://`` store URL naming every member, with an optional key prefix.
+
+        With TLS, the URL carries the CA and the client certificate and key.
+        """
         base = "etcd://" + ",".join(self.endpoints)
-        return f"{base}/{prefix}" if prefix else base
+        url = f"{base}/{prefix}" if prefix else base
+        if self.tls is not None:
+            t = self.tls
+            url += f"?ca={t.ca}&cert={t.client_cert}&key={t.client_key}"
+        return url
 
     def start(self) -> EtcdCluster:
         """Start every member and wait until all are healthy.
@@ -446,6 +501,7 @@ class EtcdCluster:
                 client_port=free_port(),
                 peer_port=free_port(),
                 data_dir=base / f"m{i}.etcd",
+                tls=self.tls,
             )
             for i in range(self.size)
         ]
@@ -547,8 +603,8 @@ class EtcdCluster:
 class EtcdServer(EtcdCluster):
     """A single etcd server on free loopback ports with a temporary data directory.
 
-    ``endpoint`` is ``127.0.0.1:<port>``. TLS and authentication will come as further
-    keyword-only options of this constructor.
+    ``endpoint`` is ``127.0.0.1:<port>``. With ``tls`` it serves HTTPS and requires client
+    certificates; ``members[0].enable_auth(password)`` turns on etcd's user authentication.
     """
 
     def __init__(
@@ -559,6 +615,7 @@ class EtcdServer(EtcdCluster):
         start_timeout_s: float = 30.0,
         unsafe_no_fsync: bool = False,
         extra_args: Sequence[str] = (),
+        tls: TlsFiles | None = None,
     ) -> None:
         super().__init__(
             1,
@@ -567,6 +624,7 @@ class EtcdServer(EtcdCluster):
             start_timeout_s=start_timeout_s,
             unsafe_no_fsync=unsafe_no_fsync,
             extra_args=extra_args,
+            tls=tls,
         )
 
     def __enter__(self) -> EtcdServer:

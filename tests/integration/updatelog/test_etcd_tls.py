@@ -1,0 +1,91 @@
+"""The update log on a real etcd that serves TLS only, requires client certificates and
+checks users and passwords: everything works with the right credentials, nothing without."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from catalog import commands as c
+from catalog.node import CatalogNode
+from tests.certificates import make_tls_files
+from tests.integration.catalog.support import create_table, run
+from tests.integration.updatelog.support import opened
+from updatelog import StorageUnavailableError
+from updatelog.etcd_server import EtcdServer
+
+pytestmark = pytest.mark.etcd
+
+PASSWORD = "s3cret-pw"
+
+
+@pytest.fixture(scope="module")
+def secure_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer]:
+    folder = tmp_path_factory.mktemp("tls")
+    with EtcdServer(base_dir=folder / "etcd", tls=make_tls_files(folder / "certs")) as server:
+        server.members[0].enable_auth(PASSWORD)
+        yield server
+
+
+def _url(server: EtcdServer, prefix: str, **overrides: str) -> str:
+    assert server.tls is not None
+    params = {
+        "ca": str(server.tls.ca),
+        "cert": str(server.tls.client_cert),
+        "key": str(server.tls.client_key),
+        "user": "root",
+        "password": PASSWORD,
+        "timeout": "3",
+        **overrides,
+    }
+    query = "&".join(f"{k}={v}" for k, v in params.items() if v)
+    return f"etcd://{server.endpoint}/{prefix}?{query}"
+
+
+def test_the_log_works_over_tls_with_a_user(secure_etcd: EtcdServer) -> None:
+    async def scenario() -> None:
+        async with opened(_url(secure_etcd, "tls-log")) as log:
+            assert (await log.append(1, b"one", 10, ["r1"])).committed
+            assert [e.payload for e in await log.read(1)] == [b"one"]
+            watch = log.watch(1)
+            try:
+                first = await anext(watch)
+                assert getattr(first, "version", None) == 1
+            finally:
+                await watch.aclose()
+
+    run(scenario())
+
+
+def test_a_node_serves_ddl_over_tls_with_a_user(secure_etcd: EtcdServer) -> None:
+    async def scenario() -> None:
+        url = _url(secure_etcd, "tls-node")
+        async with CatalogNode.open(url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+            result = await node.manager.execute([create_table("T"), c.CreateSchema(name="S")])
+            assert node.service.catalog(result.version).find_table("PUBLIC", "T") is not None
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("overrides", "reason"),
+    [
+        ({"password": "wrong"}, "authentication failed"),
+        ({"cert": "", "key": ""}, "BAD_CERTIFICATE"),  # no client certificate
+        ({"ca": "", "cert": "", "key": ""}, "no answer"),  # plain text against TLS only
+    ],
+    ids=["wrong-password", "no-client-certificate", "no-tls"],
+)
+def test_wrong_credentials_are_refused(
+    secure_etcd: EtcdServer, overrides: dict[str, str], reason: str
+) -> None:
+    async def scenario() -> None:
+        url = _url(secure_etcd, "tls-refused", **overrides)
+        with pytest.raises(StorageUnavailableError) as info:
+            async with opened(url) as log:
+                await log.append(1, b"one", 10)
+        assert reason in info.value.message
+        assert PASSWORD not in info.value.message
+
+    run(scenario(), timeout_s=60)
