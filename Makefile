@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test chaos check lint typecheck format bench clean
+.PHONY: run test browser chaos check lint typecheck format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,15 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/catalog serve --host 127.0.0.1 --port 8000
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/pytest -q
+
+# The catalog browser's tests drive a real headless Chromium: Debian's chromium and
+# chromium-driver, installed here when missing (apt-get needs root, as on CI machines).
+browser:
+	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || \
+		(apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1 || \
+		 (apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null))
 
 # The chaos tests (tests/chaos) also run in `make test`, each with a short load; this runs
 # only them, longer, and shows the figures they print (operations, faults, unavailability).

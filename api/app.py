@@ -6,10 +6,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import RedirectResponse
+from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -26,6 +29,7 @@ from schemasync.errors import SchemaSyncError
 from updatelog.errors import UpdateLogError
 
 log = logging.getLogger(__name__)
+UI_DIR = Path(__file__).parent / "ui"
 
 
 class BodyLimitMiddleware:
@@ -165,6 +169,13 @@ def create_app(
         tokens.router,
     ):
         app.include_router(router)
+    # The catalog browser: static files, no external assets; its data comes from the API.
+    app.mount("/ui", StaticFiles(directory=UI_DIR, html=True), name="ui")
+
+    @app.get("/", include_in_schema=False)
+    async def home() -> RedirectResponse:
+        return RedirectResponse("/ui/")
+
     handlers: list[tuple[Any, Any]] = [
         (CatalogError, errors.on_catalog_error),
         (UpdateLogError, errors.on_log_error),

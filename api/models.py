@@ -114,10 +114,14 @@ class ZoneBody(_Shape):
 
 
 class VersionInfo(_Shape):
-    """A retained version and when it becomes active."""
+    """A retained version, when it becomes active, and what changed in it."""
 
     version: int
     activation_ts: int
+    entries: list[str] = Field(
+        default_factory=list,
+        description="The update entries' types, in order (empty for the snapshot version).",
+    )
 
 
 class VersionsBody(_Shape):

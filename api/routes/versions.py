@@ -14,6 +14,7 @@ from api.models import ChangeBody, DiffBody, ReadyBody, VersionInfo, VersionsBod
 from api.routes.params import json_response, node_of
 from catalog.diff import diff
 from catalog.errors import CatalogError
+from catalog.service import CatalogService
 
 router = APIRouter(
     prefix="/v1",
@@ -35,10 +36,19 @@ async def list_versions(
     first = max(earliest, from_version or earliest)
     last = min(latest, first + limit - 1)
     infos = [
-        VersionInfo(version=v, activation_ts=service.catalog(v).activation_ts)
+        VersionInfo(
+            version=v, activation_ts=service.catalog(v).activation_ts, entries=_entries(service, v)
+        )
         for v in range(first, last + 1)
     ]
     return json_response(VersionsBody(earliest=earliest, latest=latest, versions=infos))
+
+
+def _entries(service: CatalogService, version: int) -> list[str]:
+    try:
+        return [entry.type for entry in service.update(version).entries]
+    except CatalogError:  # the snapshot version has no update
+        return []
 
 
 @router.get("/versions/{version}/ready", response_model=ReadyBody)

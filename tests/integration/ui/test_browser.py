@@ -1,0 +1,158 @@
+"""The catalog browser in a real headless Chromium (Debian's chromium and chromium-driver).
+
+Pages are driven as a user would: the tables at the latest version and at a pinned version,
+a table's columns, indexes and schema versions, the timeline, a diff, live updates from the
+event stream, and the token prompt of a server that checks tokens.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from api.auth import Role
+from api.client import CatalogClient
+from catalog import ColumnType, IndexStatus
+from catalog import commands as c
+from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
+
+WAIT_S = 15
+
+
+def _binary(*names: str) -> str:
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.fail(f"none of {names} is installed: apt-get install chromium chromium-driver")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[WebDriver]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = _binary("chromium", "chromium-browser", "google-chrome")
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    service = Service(executable_path=_binary("chromedriver"))
+    driver = webdriver.Chrome(service=service, options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _texts(driver: WebDriver, testid: str) -> list[str]:
+    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, f'[data-testid="{testid}"]')]
+
+
+def _until(driver: WebDriver, check: Callable[[WebDriver], object], what: str) -> None:
+    WebDriverWait(driver, WAIT_S, poll_frequency=0.1).until(check, what)
+
+
+def _open(driver: WebDriver, url: str) -> None:
+    driver.get(url)
+    _until(driver, lambda d: "Loading" not in d.find_element(By.ID, "main").text, "page rendered")
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Iterator[tuple[RunningServer, CatalogClient, list[int]]]:
+    factory = ServerFactory()
+    try:
+        server = factory.start(f"sqlite:///{tmp_path}/catalog.db")
+        with CatalogClient(server.url) as client:
+            versions = [
+                client.execute(c.CreateZone(name="Z", partitions=4, replicas=1)).version,
+                client.execute(
+                    c.CreateTable(
+                        name="ORDERS",
+                        zone="Z",
+                        columns=[
+                            c.Column(name="ID", type=ColumnType.INT64, nullable=False),
+                            c.Column(name="QTY", type=ColumnType.INT32, nullable=False, default=1),
+                        ],
+                        primary_key=["ID"],
+                    )
+                ).version,
+                client.sql("CREATE INDEX ORDERS_BY_QTY ON ORDERS (QTY)").version,
+                client.sql("ALTER TABLE ORDERS ADD COLUMN NOTE VARCHAR(40)").version,
+                client.sql("CREATE TABLE ITEMS (ID BIGINT PRIMARY KEY)").version,
+            ]
+            yield server, client, versions
+    finally:
+        factory.stop_all()
+
+
+def test_tables_table_page_pin_timeline_diff_and_live_updates(
+    browser: WebDriver, shop: tuple[RunningServer, CatalogClient, list[int]]
+) -> None:
+    server, client, versions = shop
+    _open(browser, server.url + "/ui/")
+    _until(browser, lambda d: len(_texts(d, "table-row")) == 2, "two tables listed")
+    assert [row.split()[1] for row in _texts(browser, "table-row")] == ["ORDERS", "ITEMS"]
+    assert f"version {versions[-1]}" in _texts(browser, "title")[0]
+
+    browser.find_element(By.LINK_TEXT, "ORDERS").click()
+    _until(browser, lambda d: len(_texts(d, "column-row")) == 3, "ORDERS columns")
+    columns = _texts(browser, "column-row")
+    assert columns[0].split()[:3] == ["0", "ID", "INT64"] and "PK" in columns[0]
+    assert "STRING(40)" in columns[2]
+    indexes = {row.split()[0]: row for row in _texts(browser, "index-row")}
+    assert IndexStatus.REGISTERED.value in indexes["ORDERS_BY_QTY"]  # built later, by the DB
+    assert IndexStatus.AVAILABLE.value in indexes["ORDERS_PK"]  # created with the table
+    assert len(_texts(browser, "schema-version")) == 2
+
+    # Pin the version before NOTE was added: the same page shows that moment.
+    Select(browser.find_element(By.ID, "pin-mode")).select_by_value("version")
+    browser.find_element(By.ID, "pin-value").send_keys(str(versions[2]))
+    browser.find_element(By.CSS_SELECTOR, '#pin button[type="submit"]').click()
+    _until(browser, lambda d: len(_texts(d, "column-row")) == 2, "the pinned version's columns")
+    Select(browser.find_element(By.ID, "pin-mode")).select_by_value("latest")
+    browser.find_element(By.CSS_SELECTOR, '#pin button[type="submit"]').click()
+
+    browser.find_element(By.CSS_SELECTOR, '[data-testid="nav-timeline"]').click()
+    _until(browser, lambda d: len(_texts(d, "version-row")) == versions[-1], "every version")
+    rows = _texts(browser, "version-row")
+    assert "new_columns" in rows[1]  # newest first: ITEMS, then ADD COLUMN NOTE
+    assert browser.find_elements(By.CSS_SELECTOR, "svg.timeline circle")
+
+    _open(browser, server.url + f"/ui/#/diff?from={versions[2]}&to={versions[4]}")
+    _until(browser, lambda d: len(_texts(d, "change-row")) >= 2, "the diff")
+    changes = " | ".join(_texts(browser, "change-row"))
+    assert "ITEMS added" in changes and "ORDERS altered" in changes
+
+    # Live: a change made elsewhere shows up without a reload.
+    _open(browser, server.url + "/ui/")
+    _until(browser, lambda d: f"v{versions[-1]}" in d.find_element(By.ID, "live").text, "live")
+    later = client.sql("CREATE TABLE LATER (ID BIGINT PRIMARY KEY)").version
+    _until(browser, lambda d: len(_texts(d, "table-row")) == 3, "the new table appears live")
+    _until(browser, lambda d: f"v{later}" in d.find_element(By.ID, "live").text, "live badge")
+
+
+def test_a_server_that_checks_tokens_asks_for_one(browser: WebDriver, tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/catalog.db"
+    factory = ServerFactory()
+    try:
+        _ask_for_a_token(browser, factory.start(store, auth="on"), store)
+    finally:
+        factory.stop_all()
+
+
+def _ask_for_a_token(browser: WebDriver, server: RunningServer, store: str) -> None:
+    reader = issue_token(store, Role.READER)
+    browser.get(server.url + "/ui/")
+    browser.execute_script("localStorage.clear()")
+    _open(browser, server.url + "/ui/")
+    _until(browser, lambda d: d.find_element(By.ID, "token-form").is_displayed(), "token prompt")
+    assert "UNAUTHENTICATED" in browser.find_element(By.ID, "main").text
+    browser.find_element(By.ID, "token").send_keys(reader)
+    browser.find_element(By.CSS_SELECTOR, '#token-form button[type="submit"]').click()
+    _until(browser, lambda d: "Catalog" in d.find_element(By.ID, "main").text, "the catalog")
+    browser.execute_script("localStorage.clear()")
