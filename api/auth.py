@@ -34,6 +34,8 @@ from updatelog.log import UpdateLog
 TOKEN_PREFIX = "ct1"
 MAX_TTL_S = 30 * 24 * 3600
 """The longest a token may live; a retired key is kept this long after its last use."""
+KEYS_REFRESH_S = 5.0
+"""How often a node re-reads the keys, so a revocation made on another node reaches it."""
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
@@ -113,6 +115,7 @@ class TokenAuthority:
         self._now = now
         self._stored: bytes | None = None
         self._keys: dict[str, SigningKey] = {}
+        self._loaded_at = float("-inf")
 
     async def load(self) -> None:
         """Read the keys from the store, creating the first key if there is none."""
@@ -125,6 +128,7 @@ class TokenAuthority:
             await self._log.swap_auth_keys(None, _encode_keys([first]))
 
     def _use(self, stored: bytes) -> None:
+        self._loaded_at = time.monotonic()
         self._stored = stored
         self._keys = {k.key_id: k for k in _decode_keys(stored)}
 
@@ -161,9 +165,13 @@ class TokenAuthority:
         if len(parts) != 4 or parts[0] != TOKEN_PREFIX:
             raise ApiError(UNAUTHENTICATED, "the bearer token is malformed")
         _, key_id, payload, signature = parts
+        if time.monotonic() - self._loaded_at > KEYS_REFRESH_S:
+            await self.load()  # another node may have rotated or revoked
         key = self._keys.get(key_id)
-        if key is None:
-            await self.load()  # another node may have rotated
+        if key is None and time.monotonic() - self._loaded_at > 1.0:
+            # A key made on another node since; at most one read a second, so that tokens
+            # with made-up key ids cannot turn into a stream of store reads.
+            await self.load()
             key = self._keys.get(key_id)
         if key is None:
             raise ApiError(UNAUTHENTICATED, "the bearer token was signed by an unknown key")
@@ -188,8 +196,12 @@ class TokenAuthority:
             raise ApiError(UNAUTHENTICATED, "the bearer token's signing key was retired")
         return parsed
 
-    async def rotate(self) -> str:
+    async def rotate(self, *, revoke: bool = False) -> str:
         """Add a new signing key; the others stay valid until their tokens have expired.
+
+        Args:
+            revoke: retire the other keys at once instead: every token issued so far stops
+                working (for a leaked token; there is no per-token revocation list).
 
         Returns:
             The new key id.
@@ -197,10 +209,11 @@ class TokenAuthority:
         while True:
             await self.load()
             now = int(self._now())
+            retire_at = now if revoke else now + MAX_TTL_S
             kept = [
                 k
-                if k.retires_at is not None
-                else SigningKey(k.key_id, k.secret, k.created_at, now + MAX_TTL_S)
+                if k.retires_at is not None and not revoke
+                else SigningKey(k.key_id, k.secret, k.created_at, retire_at)
                 for k in self._keys.values()
                 if k.retires_at is None or k.retires_at > now
             ]

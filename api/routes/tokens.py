@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
 from api.auth import Role, TokenAuthority, require
@@ -33,6 +35,14 @@ async def create_token(request: Request, payload: TokenRequest) -> Response:
 
 
 @router.post("/rotate", response_model=RotatedBody)
-async def rotate_keys(request: Request) -> Response:
-    """Start signing with a new key; tokens of the previous keys stay valid until they expire."""
-    return json_response(RotatedBody(key_id=await _authority(request).rotate()))
+async def rotate_keys(
+    request: Request,
+    revoke: Annotated[
+        bool, Query(description="Invalidate every token issued so far, at once.")
+    ] = False,
+) -> Response:
+    """Start signing with a new key; tokens of the previous keys stay valid until they expire.
+
+    With ``revoke=true`` the previous keys retire at once: every earlier token stops working.
+    """
+    return json_response(RotatedBody(key_id=await _authority(request).rotate(revoke=revoke)))
