@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test browser chaos check lint typecheck format bench clean
+.PHONY: run test browser chaos check lint typecheck format bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,9 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+bench-quick: $(STAMP)
+	$(BIN)/python -m bench --quick $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -6,8 +6,10 @@ column id. The baseline reads the very same Parquet files with Spark's own reade
 one aggregate over every column in one local Spark session (``local[2]``), so the ratio is the
 cost of the Python data source (Python workers, Arrow hand-off, projection by id).
 
-P10s: schema resolution per job — ``load()`` of the catalog source (pin a timestamp, resolve
-the table at it, list the visible files) on a warm session — against the issue's 50 ms budget.
+P10s: schema resolution per job — ``schema_at(client, table)`` (pin "now" on the server,
+wait for completeness at it, fetch the table) — against the issue's 50 ms budget. The whole
+``load()`` of the source on a warm session (Spark's planner round trip to a Python worker,
+which then does the same resolution) is reported beside it.
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ def run(quick: bool) -> list[Figure]:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
+    from spark.schema import schema_at
     from spark.source import register
 
     rows = 300_000 if quick else 1_000_000
@@ -139,7 +142,7 @@ def run(quick: bool) -> list[Figure]:
                         "V2": "cast(id % 1000 as int)",
                         "NAME": "concat('name-', id % 977)",
                         "LABEL": "concat('label-', id % 977)",
-                        "E1": "id * 3",
+                        "E1": "cast(id * 3 % 1000000 as int)",
                     }
                     columns = [f"{exprs[col.name]} as {col.name}" for col in table.columns]
                     frame = spark.range(share).selectExpr(*columns)
@@ -150,7 +153,7 @@ def run(quick: bool) -> list[Figure]:
 
                 def aggregate(frame: object) -> None:
                     cols = [F.col(name) for name in frame.columns]  # type: ignore[attr-defined]
-                    frame.agg(F.count("*"), F.sum(F.xxhash64(*cols))).collect()  # type: ignore[attr-defined]
+                    frame.agg(F.count("*"), F.sum(F.xxhash64(*cols) % 1024)).collect()  # type: ignore[attr-defined]
 
                 def catalog_read() -> None:
                     aggregate(spark.read.format("catalog").options(**options).load())
@@ -161,8 +164,11 @@ def run(quick: bool) -> list[Figure]:
                 progress(f"P10: read {rows} rows in {len(files)} files, repeated")
                 value = measure(timed(catalog_read), repeats=repeats, unit="s")
                 baseline = measure(timed(parquet_read), repeats=repeats, unit="s")
-                progress("P10s: schema resolution per job (load only)")
+                progress("P10s: schema resolution per job (pin now, resolve at it)")
                 resolve = measure(
+                    timed(lambda: schema_at(client, "PUBLIC.FACTS")), repeats=repeats * 5, unit="s"
+                )
+                load = measure(
                     timed(lambda: spark.read.format("catalog").options(**options).load()),
                     repeats=repeats * 3,
                     unit="s",
@@ -183,9 +189,10 @@ def run(quick: bool) -> list[Figure]:
         ),
         Figure(
             "P10s",
-            "schema resolution per job (load) ÷ 50 ms budget",
+            "schema resolution per job (schema_at now) ÷ 50 ms budget",
             resolve,
             budget,
             "<= 1",
+            {"spark_load_s": load.median, "spark_load_min_s": load.low},
         ),
     ]
