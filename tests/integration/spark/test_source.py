@@ -13,11 +13,12 @@ import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
+from api.auth import Role
 from api.client import CatalogClient
 from catalog import ColumnType
 from catalog import commands as c
 from spark.warehouse import remove_orphans, table_folder
-from tests.integration.api.servers import RunningServer
+from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
 
 sqlite_only = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 
@@ -236,7 +237,9 @@ def test_a_pinned_read_repeats_exactly_while_writes_and_ddl_run(orders: Table) -
 
 @sqlite_only
 def test_orphans_of_a_killed_write_are_removed_after_the_grace_period(orders: Table) -> None:
-    orders.write([(1, 1, "a")], "ID long, QTY int, NAME string")
+    orders.write([(7, 7, "before")], "ID long, QTY int, NAME string")
+    t1 = orders.client.now()
+    orders.write([(1, 1, "a")], "ID long, QTY int, NAME string", mode="overwrite")
     table_id = orders.client.table("PUBLIC", "ORDERS").id
     folder = table_folder(orders.warehouse, table_id)
     orphan = folder / "p0" / "killed-job.parquet"
@@ -245,3 +248,29 @@ def test_orphans_of_a_killed_write_are_removed_after_the_grace_period(orders: Ta
     assert remove_orphans(orders.client, orders.warehouse, table_id, older_than_s=0) == [orphan]
     assert not orphan.exists()
     assert orders.rows() == {1: (1, 1, "a")}
+    # Files an overwrite hid are not orphans: time travel still reads them.
+    assert orders.rows(t1) == {7: (7, 7, "before")}
+
+
+def test_reads_and_writes_with_a_token_when_the_server_checks_them(
+    spark: SparkSession, warehouse: Path, tmp_path: Path
+) -> None:
+    store = f"sqlite:///{tmp_path}/secure.db"
+    factory = ServerFactory()
+    try:
+        server = factory.start(store, auth="on")
+        writer = issue_token(store, Role.WRITER)
+        with CatalogClient(server.url, token=writer) as client:
+            client.sql("CREATE TABLE ORDERS (ID BIGINT PRIMARY KEY, QTY INT, NAME VARCHAR(20))")
+        frame = spark.createDataFrame([(1, 2, "x")], "ID long, QTY int, NAME string")
+        options = {"catalog_url": server.url, "warehouse": str(warehouse), "table": "ORDERS"}
+        with pytest.raises(PySparkException, match="UNAUTHENTICATED"):
+            frame.write.format("catalog").options(**options).mode("append").save()
+        frame.write.format("catalog").options(**options, token=writer).mode("append").save()
+        reader = issue_token(store, Role.READER)
+        rows = spark.read.format("catalog").options(**options, token=reader).load().collect()
+        assert [tuple(r) for r in rows] == [(1, 2, "x")]
+        with pytest.raises(PySparkException, match="FORBIDDEN"):
+            frame.write.format("catalog").options(**options, token=reader).mode("append").save()
+    finally:
+        factory.stop_all()
