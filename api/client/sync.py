@@ -158,7 +158,9 @@ class CatalogClient:
 
         Args:
             commands: command objects (``catalog.commands``) or their JSON dicts.
-            request_id: makes retries safe; a new uuid4 when None (reused by every retry).
+            request_id: makes retries safe; a new uuid4 when None (reused by every retry). An
+                id names one attempt: once committed or refused, every request under it gets
+                that same answer, even after the catalog changed.
             wait_for_nodes: also wait, at most this many seconds (up to 60), until every live
                 registered node has applied the new version; the result's ``nodes_synced``
                 and ``nodes_lagging`` say which did.
