@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -50,11 +51,27 @@ def browser() -> Iterator[WebDriver]:
 
 
 def _texts(driver: WebDriver, testid: str) -> list[str]:
-    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, f'[data-testid="{testid}"]')]
+    """Return the texts of the elements with ``testid``, read in one pass of the page.
+
+    The page re-renders by replacing its content, so an element found may be gone before its
+    text is read: then read again (a bounded number of times).
+    """
+    selector = f'[data-testid="{testid}"]'
+    for _ in range(20):
+        try:
+            return [e.text for e in driver.find_elements(By.CSS_SELECTOR, selector)]
+        except StaleElementReferenceException:
+            continue
+    raise AssertionError(f"the page kept re-rendering while {testid} was read")
 
 
 def _until(driver: WebDriver, check: Callable[[WebDriver], object], what: str) -> None:
-    WebDriverWait(driver, WAIT_S, poll_frequency=0.1).until(check, what)
+    WebDriverWait(
+        driver,
+        WAIT_S,
+        poll_frequency=0.1,
+        ignored_exceptions=(StaleElementReferenceException, NoSuchElementException),
+    ).until(check, what)
 
 
 def _open(driver: WebDriver, url: str) -> None:
