@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import errors
-from api.auth import TokenAuthority, auth_enabled
+from api.auth import TokenAuthority, auth_enabled, is_loopback
 from api.config import ServerSettings
 from api.metrics import ApiMetrics
 from api.routes import catalog as catalog_routes
@@ -136,7 +136,7 @@ def create_app(
             app.state.authority = authority
         else:
             app.state.authority = None
-            if settings.host not in ("127.0.0.1", "::1", "localhost"):
+            if not is_loopback(settings.host):
                 log.warning(
                     "AUTH IS OFF on %s: anyone who reaches this address may change the catalog",
                     settings.host,

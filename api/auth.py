@@ -74,6 +74,11 @@ class SigningKey:
     retires_at: int | None = None
 
 
+def is_loopback(host: str) -> bool:
+    """Return whether ``host`` is a loopback bind address."""
+    return host in _LOOPBACK
+
+
 def auth_enabled(host: str, setting: str) -> bool:
     """Return whether a server on ``host`` checks tokens: ``on``, ``off`` or ``auto``.
 
@@ -83,7 +88,7 @@ def auth_enabled(host: str, setting: str) -> bool:
         return True
     if setting == "off":
         return False
-    return host not in _LOOPBACK
+    return not is_loopback(host)
 
 
 def _b64(data: bytes) -> str:

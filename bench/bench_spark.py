@@ -15,7 +15,6 @@ which then does the same resolution) is reported beside it.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,19 +27,14 @@ from api.client import CatalogClient
 from bench.harness import Figure, Sample, measure, progress, timed
 from catalog import ColumnType
 from catalog import commands as c
+from updatelog.etcd_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_BUDGET_S = 0.050
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _serve(store: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [
             sys.executable,

@@ -18,6 +18,7 @@ import msgpack
 from pydantic import Field, field_validator
 
 from catalog.errors import ConcurrentUpdateError, ErrorCode, NotFoundError, ValidationError
+from catalog.manager import check_request_id
 from catalog.model import Model
 from catalog.service import CatalogService
 from schemasync.clock import Clock, wait_until
@@ -148,8 +149,7 @@ class DataCommits:
             ConcurrentUpdateError: other writers kept winning for ``max_attempts`` rounds.
             StorageUnavailableError: the log could not be reached.
         """
-        if not (0 < len(request_id) <= 200 and request_id.isprintable()):
-            raise ValidationError("a request id has 1..200 printable characters")
+        check_request_id(request_id)
         if mode not in ("append", "overwrite"):
             raise ValidationError(f"mode must be append or overwrite, got {mode!r}")
         latest = self._service.latest_catalog()

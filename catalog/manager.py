@@ -34,6 +34,16 @@ from updatelog.log import AppendConflict, UpdateLog
 MAX_REQUEST_ID_LENGTH = 200
 
 
+def check_request_id(request_id: str) -> None:
+    """Refuse a request id that is empty, too long or holds unprintable characters.
+
+    Raises:
+        ValidationError: VALIDATION_ERROR.
+    """
+    if not (0 < len(request_id) <= MAX_REQUEST_ID_LENGTH and request_id.isprintable()):
+        raise ValidationError(f"a request id has 1..{MAX_REQUEST_ID_LENGTH} printable characters")
+
+
 @dataclass(frozen=True, slots=True)
 class ApplyResult:
     """What ``execute`` returns.
@@ -156,12 +166,8 @@ class CatalogManager:
         batch = [commands] if isinstance(commands, CommandBase) else list(commands)
         if not batch:
             raise ValidationError("a batch needs at least one command")
-        if request_id is not None and not (
-            0 < len(request_id) <= MAX_REQUEST_ID_LENGTH and request_id.isprintable()
-        ):
-            raise ValidationError(
-                f"a request id has 1..{MAX_REQUEST_ID_LENGTH} printable characters"
-            )
+        if request_id is not None:
+            check_request_id(request_id)
         # No read of the request id up front: the append refuses an id already recorded and
         # names the version that committed it; a refusal is recorded under the id in turn.
         for _ in range(self._max_attempts):
