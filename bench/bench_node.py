@@ -56,9 +56,9 @@ from catalog import commands as c
 from catalog.marshalling import encode_snapshot, encode_update
 from catalog.node import CatalogNode
 from catalog.update import VersionedUpdate, initial_update
+from deploy.etcd_server import EtcdServer
 from schemasync.clock import HybridClock
 from updatelog.etcd import EtcdUpdateLog
-from updatelog.etcd_server import EtcdServer
 from updatelog.log import ClusterSettings
 from updatelog.sqlite import SqliteUpdateLog
 
@@ -137,7 +137,7 @@ async def p1_sequential(server: EtcdServer, count: int, repeats: int) -> Figure:
         latest = node.service.latest_version
         stored = [len(e.payload) for e in await log.read(latest - count + 1)]
         payload_bytes = round(statistics.mean(stored))
-        raw = _RawSide(log.client(), count, payload=os.urandom(payload_bytes))
+        raw = _RawSide(log.kv.client(), count, payload=os.urandom(payload_bytes))
         await asyncio.to_thread(raw.run)  # warm-up
         raws: list[float] = []
         ours: list[float] = []
@@ -256,7 +256,7 @@ async def p3_latency(server: EtcdServer, per_repeat: int, repeats: int) -> list[
             per_repeat_ms.append(samples)
         log = writer.log
         assert isinstance(log, EtcdUpdateLog)
-        client = log.client()
+        client = log.kv.client()
         key = log.keys.version
         gets = []
         for _ in range(50):

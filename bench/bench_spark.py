@@ -27,7 +27,7 @@ from api.client import CatalogClient
 from bench.harness import Figure, Sample, measure, progress, timed
 from catalog import ColumnType
 from catalog import commands as c
-from updatelog.etcd_server import free_port
+from deploy.etcd_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_BUDGET_S = 0.050

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.harness import Figure, Sample, progress
+from deploy.etcd_server import EtcdServer
 from updatelog import envelope
 from updatelog.envelope import Kind
 from updatelog.etcd import EtcdUpdateLog
-from updatelog.etcd_server import EtcdServer
 from updatelog.keys import KeyLayout
 
 PAYLOAD = os.urandom(1024)
@@ -113,7 +113,7 @@ def run(quick: bool) -> list[Figure]:
         log = EtcdUpdateLog([_host_port(server.endpoint)])
         # The raw side uses the very client the log builds, so both talk over the same channel
         # settings and only the log's own work differs.
-        client = log.client()
+        client = log.kv.client()
         try:
             progress(f"raw pyetcd append transaction and EtcdUpdateLog.append, x{count} each")
             baseline, value = _interleaved(

@@ -29,8 +29,11 @@ from catalog.service import CatalogService
 from catalog.update import RequestOutcome, VersionedUpdate
 from schemasync.clock import Clock
 from schemasync.service import SchemaSyncService
+from updatelog.errors import UpdateTooLargeError
 from updatelog.log import AppendConflict, UpdateLog
 
+MAX_BATCH_COMMANDS = 100_000
+"""The hard limit of one batch; larger ones are refused with ``UPDATE_TOO_LARGE`` up front."""
 MAX_REQUEST_ID_LENGTH = 200
 
 
@@ -166,6 +169,11 @@ class CatalogManager:
         batch = [commands] if isinstance(commands, CommandBase) else list(commands)
         if not batch:
             raise ValidationError("a batch needs at least one command")
+        if len(batch) > MAX_BATCH_COMMANDS:
+            raise UpdateTooLargeError(
+                f"a batch holds at most {MAX_BATCH_COMMANDS:,} commands, this one "
+                f"{len(batch):,}; split it into several batches"
+            )
         if request_id is not None:
             check_request_id(request_id)
         # No read of the request id up front: the append refuses an id already recorded and
@@ -286,9 +294,19 @@ class CatalogManager:
             request_ids = [r.request_id for r, _ in included if r.request_id is not None]
             self.stats["appends"] += 1
             self.stats["merged"] += len(included) - 1
-            result = await self._log.append(
-                update.version, encode_update(update), update.proposal_ts, request_ids
-            )
+            try:
+                result = await self._log.append(
+                    update.version, encode_update(update), update.proposal_ts, request_ids
+                )
+            except UpdateTooLargeError as e:
+                # A definite refusal: nothing was written. Requests grouped together may each
+                # fit alone, so only a request too large by itself hears of it.
+                if len(included) == 1:
+                    included[0][0].future.set_exception(e)
+                else:
+                    for request, _ in included:
+                        await self._commit([request])
+                return
             if result.committed:
                 await self._service.catalog_ready(update.version)
                 committed = self._service.catalog(update.version)
@@ -397,11 +415,28 @@ class CatalogManager:
         """Snapshot at ``version``: every older version is deleted from the log and the cache."""
         if version <= self._service.earliest_version:
             return None
-        payload = encode_snapshot(self._service.catalog(version))
+        # Encoding a large catalog takes a while: a worker thread does it (the catalog is
+        # immutable), so commits and reads on the event loop go on meanwhile.
+        payload = await asyncio.to_thread(encode_snapshot, self._service.catalog(version))
         if not await self._log.save_snapshot(version, payload):
             return None
         self._service.truncate_before(version)
+        await self._drop_unreachable_data(version)
         return version
+
+    async def _drop_unreachable_data(self, snapshot_version: int) -> None:
+        """Drop the data commits of tables that no retained version holds any more.
+
+        Table ids only grow, so an id at or above the latest catalog's id generator may be a
+        table created elsewhere since: it is left alone.
+        """
+        service = self._service
+        latest = service.latest_version
+        retained = [service.catalog(v) for v in range(snapshot_version, latest + 1)]
+        newest_id = retained[-1].object_id_gen
+        for table_id in await self._log.data_tables():
+            if table_id < newest_id and not any(c.has_table(table_id) for c in retained):
+                await self._log.drop_data(table_id)
 
     async def close(self) -> None:
         """Wait for queued requests to finish. Idempotent."""

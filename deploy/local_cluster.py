@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from updatelog.etcd_server import EtcdCluster, free_port, stop_process
+from deploy.etcd_server import EtcdCluster, free_port, stop_process
 
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0

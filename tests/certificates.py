@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from updatelog.etcd_server import TlsFiles
+from deploy.etcd_server import TlsFiles
 
 
 def _key() -> ec.EllipticCurvePrivateKey:

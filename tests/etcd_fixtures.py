@@ -12,9 +12,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from updatelog.etcd_server import EtcdCluster, EtcdServer
+from deploy.etcd_server import EtcdCluster, EtcdServer
 
-_ETCD_FIXTURES = frozenset({"etcd_server", "etcd_cluster"})
+_ETCD_FIXTURES = frozenset({"etcd_server", "etcd_cluster", "etcd_small_server"})
+SMALL_REQUEST_BYTES = 64 * 1024
+"""``--max-request-bytes`` of ``etcd_small_server``: values above it are written as chunks."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -27,6 +29,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def etcd_server() -> Iterator[EtcdServer]:
     """One real etcd for the session; ``.endpoint`` is ``127.0.0.1:<port>``."""
     server = EtcdServer(unsafe_no_fsync=True)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def etcd_small_server() -> Iterator[EtcdServer]:
+    """One real etcd for the session that refuses requests over ``SMALL_REQUEST_BYTES``."""
+    server = EtcdServer(
+        unsafe_no_fsync=True, extra_args=[f"--max-request-bytes={SMALL_REQUEST_BYTES}"]
+    )
     server.start()
     try:
         yield server

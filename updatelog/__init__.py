@@ -1,6 +1,9 @@
 """The update log: versioned opaque payloads with CAS append, watch, snapshots and safe time.
 
-May import: the standard library, msgpack and (in ``updatelog.etcd`` only) the etcd client.
+Every rule of the log lives once, in ``KvUpdateLog``, over a small key-value seam
+(``updatelog.kv``) that two stores implement: etcd and SQLite.
+
+May import: the standard library, msgpack and (in ``updatelog.kv_etcd`` only) the etcd client.
 Never imports catalog, schemasync, api or spark.
 """
 
@@ -10,9 +13,13 @@ from updatelog.errors import (
     LogCompactedError,
     SettingsMismatchError,
     StorageUnavailableError,
+    StoreQuotaExceededError,
+    UnknownOutcomeError,
     UpdateLogError,
+    UpdateTooLargeError,
     VersionConflictError,
 )
+from updatelog.kv_log import KvUpdateLog
 from updatelog.log import (
     AppendConflict,
     AppendResult,
@@ -35,6 +42,7 @@ __all__ = [
     "EtcdUrl",
     "FormatError",
     "InvalidStoreUrlError",
+    "KvUpdateLog",
     "LogCompactedError",
     "LogEntry",
     "RequestRecord",
@@ -45,8 +53,11 @@ __all__ = [
     "SqliteUpdateLog",
     "SqliteUrl",
     "StorageUnavailableError",
+    "StoreQuotaExceededError",
+    "UnknownOutcomeError",
     "UpdateLog",
     "UpdateLogError",
+    "UpdateTooLargeError",
     "VersionConflictError",
     "WatchEvent",
     "open_log",

@@ -62,6 +62,15 @@ class Kind(enum.IntEnum):
     refusal payload, stored at ``catalog.request.<id>``."""
     AUTH_KEYS = 9
     """The API's token-signing keys (an opaque payload), stored at ``catalog.auth.keys``."""
+    MANIFEST = 10
+    """A large value written as chunks: a msgpack map naming them (``updatelog.chunks``),
+    stored where the value itself would be (an update or snapshot key)."""
+    REQUEST_UNTIL = 11
+    """A committed request id with its expiry: version, then expiry in wall-clock
+    milliseconds (``encode_u64`` each), stored at ``catalog.request.<id>``."""
+    REFUSAL_UNTIL = 12
+    """A refused request id with its expiry: version, expiry (``encode_u64`` each), then an
+    opaque refusal payload, stored at ``catalog.request.<id>``."""
 
 
 @dataclass(frozen=True, slots=True)

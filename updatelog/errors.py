@@ -6,6 +6,9 @@
     ├── VersionConflictError            VERSION_CONFLICT
     ├── LogCompactedError               VERSION_COMPACTED
     ├── StorageUnavailableError         STORAGE_UNAVAILABLE
+    │   └── UnknownOutcomeError         STORAGE_UNAVAILABLE (a write that may have committed)
+    ├── UpdateTooLargeError             UPDATE_TOO_LARGE
+    ├── StoreQuotaExceededError         STORE_QUOTA_EXCEEDED
     ├── FormatError                     FORMAT_ERROR
     ├── SettingsMismatchError           SETTINGS_MISMATCH
     └── InvalidStoreUrlError            INVALID_STORE_URL
@@ -46,6 +49,28 @@ class StorageUnavailableError(UpdateLogError):
     """The store did not answer within the bounded timeouts and retries."""
 
     code = "STORAGE_UNAVAILABLE"
+
+
+class UnknownOutcomeError(StorageUnavailableError):
+    """A write got no answer: it may or may not have committed (read back to tell)."""
+
+
+class UpdateTooLargeError(UpdateLogError):
+    """The store refused a request as too large, or a value is over the log's hard limit.
+
+    A definite refusal: nothing was written.
+    """
+
+    code = "UPDATE_TOO_LARGE"
+
+
+class StoreQuotaExceededError(UpdateLogError):
+    """The store refused a write because it is full (etcd's space quota, a full disk).
+
+    A definite refusal: nothing was written. Compaction (a snapshot) frees room.
+    """
+
+    code = "STORE_QUOTA_EXCEEDED"
 
 
 class FormatError(UpdateLogError):

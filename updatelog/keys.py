@@ -4,8 +4,10 @@ Both backends store the same keys (design.md, "Storage: the update log"), so an 
 an SQLite file read the same way::
 
     <prefix>/catalog.version            latest version N
-    <prefix>/catalog.update.<N>         update N, or the full snapshot at the snapshot version
+    <prefix>/catalog.update.<N>         update N, or a manifest naming its chunks
     <prefix>/catalog.snapshot.version   earliest retained version S
+    <prefix>/catalog.snapshot.<S>       the snapshot at S, or a manifest naming its chunks
+    <prefix>/catalog.chunk.<tag>.<i>    chunk i of a large value (tag: u<N>.<id> or s<S>.<id>)
     <prefix>/catalog.safe_time          schema safe time
     <prefix>/catalog.request.<id>       version that committed request <id>
     <prefix>/catalog.nodes.<name>       node registry entry
@@ -70,6 +72,12 @@ def decode_u64(data: bytes) -> int:
     return int.from_bytes(data, "big")
 
 
+def check_int(name: str, value: int, low: int) -> None:
+    """Raise ValueError unless ``value`` is an int in ``low..U64_MAX``."""
+    if type(value) is not int or not low <= value <= U64_MAX:
+        raise ValueError(f"{name} must be an integer in {low}..{U64_MAX}, got {value!r}")
+
+
 def _check_name(what: str, name: str) -> str:
     if not name:
         raise ValueError(f"{what} must not be empty")
@@ -103,8 +111,11 @@ class KeyLayout:
         self.safe_time = self._base + "safe_time"
         self.settings = self._base + "settings"
         self.update_prefix = self._base + "update."
+        self.snapshot_prefix = self._base + "snapshot."
+        self.chunk_prefix = self._base + "chunk."
         self.request_prefix = self._base + "request."
         self.nodes_prefix = self._base + "nodes."
+        self.data_prefix = self._base + "data."
         self.data_request_prefix = self._base + "data.request."
         self.auth_keys = self._base + "auth.keys"
 
@@ -128,9 +139,7 @@ class KeyLayout:
         Raises:
             ValueError: the version is negative or too large for the fixed width.
         """
-        if not 0 <= version < 10**VERSION_DIGITS:
-            raise ValueError(f"version {version} is outside 0..{10**VERSION_DIGITS - 1}")
-        return f"{self.update_prefix}{version:0{VERSION_DIGITS}d}"
+        return f"{self.update_prefix}{_padded(version)}"
 
     def update_range(self, from_version: int, to_version: int) -> tuple[str, str]:
         """Return ``[start, end)`` keys covering updates ``from_version..to_version`` inclusive.
@@ -143,6 +152,28 @@ class KeyLayout:
             The start key (inclusive) and the end key (exclusive), for a range read or delete.
         """
         return self.update(from_version), self.update(to_version + 1)
+
+    def snapshot(self, version: int) -> str:
+        """Return the key of the snapshot at ``version``."""
+        return f"{self.snapshot_prefix}{_padded(version)}"
+
+    def chunk_tag(self, kind: str, version: int, nonce: str) -> str:
+        """Return the tag of one large value's chunks: ``u`` (update) or ``s`` (snapshot).
+
+        Tags sort by kind, then version, so one range delete drops every chunk of the updates
+        or snapshots older than a version.
+        """
+        if kind not in ("u", "s") or not nonce.isalnum():
+            raise ValueError(f"bad chunk tag parts {kind!r}, {nonce!r}")
+        return f"{kind}{_padded(version)}.{nonce}"
+
+    def chunk(self, tag: str, index: int) -> str:
+        """Return the key of chunk ``index`` of the value tagged ``tag``."""
+        return f"{self.chunk_prefix}{tag}.{index:06d}"
+
+    def chunks_before(self, kind: str, version: int) -> tuple[str, str]:
+        """Return ``[start, end)`` covering the chunks of ``kind`` values before ``version``."""
+        return f"{self.chunk_prefix}{kind}", f"{self.chunk_prefix}{kind}{_padded(version)}"
 
     def version_of_update(self, key: str) -> int:
         """Return the version encoded in an update key built by ``update``.
@@ -211,6 +242,12 @@ class KeyLayout:
     def data_request(self, request_id: str) -> str:
         """Return the key recording which data commit committed ``request_id``."""
         return self.data_request_prefix + _check_name("request id", request_id)
+
+
+def _padded(version: int) -> str:
+    if not 0 <= version < 10**VERSION_DIGITS:
+        raise ValueError(f"version {version} is outside 0..{10**VERSION_DIGITS - 1}")
+    return f"{version:0{VERSION_DIGITS}d}"
 
 
 def prefix_range_end(prefix: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import AsyncGenerator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 
@@ -69,6 +69,9 @@ class RequestRecord:
 
     version: int
     refusal: bytes | None = None
+    expires_ms: int = field(default=0, compare=False)
+    """Wall-clock milliseconds after which the id names no request any more (0: never, for
+    records written by releases before expiry existed)."""
 
     @property
     def refused(self) -> bool:
@@ -217,6 +220,14 @@ class UpdateLog(Protocol):
 
     async def read_data(self, table_id: int) -> list[LogEntry]:
         """Return every data commit of table ``table_id`` in order (``version`` = number)."""
+        ...
+
+    async def data_tables(self) -> list[int]:
+        """Return the ids of every table that has data commits, in order."""
+        ...
+
+    async def drop_data(self, table_id: int) -> None:
+        """Delete every data commit of ``table_id`` (no retained catalog version holds it)."""
         ...
 
     async def auth_keys(self) -> bytes | None:

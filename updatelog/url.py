@@ -6,6 +6,8 @@
     sqlite:////absolute/path/catalog.db       absolute path (the path keeps its leading "/")
     sqlite:///path.db?timeout=5                busy timeout in seconds
     etcd://h1:2379,h2:2379,[::1]:2379/prefix?ca=..&cert=..&key=..&user=..&password=..&timeout=..
+    ...?max_request_bytes=65536               the store's request limit (larger values: chunks)
+    ...?request_ttl=86400                      how long a request id keeps its outcome (s)
 
 Everything after ``sqlite:///`` is the file path, as in SQLAlchemy. An etcd host without a port
 uses 2379. The path of an etcd URL is the key prefix, so several catalogs can share one etcd.
@@ -21,14 +23,16 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from updatelog.errors import InvalidStoreUrlError, StorageUnavailableError
+from updatelog.kv_log import DEFAULT_REQUEST_TTL_S
+from updatelog.kv_sqlite import DEFAULT_MAX_REQUEST_BYTES as DEFAULT_SQLITE_REQUEST_BYTES
 from updatelog.log import UpdateLog
 from updatelog.sqlite import SqliteUpdateLog
 
 DEFAULT_ETCD_PORT = 2379
 DEFAULT_TIMEOUT_S = 5.0
 
-_ETCD_PARAMS = frozenset({"ca", "cert", "key", "user", "password", "timeout"})
-_SQLITE_PARAMS = frozenset({"timeout"})
+_SQLITE_PARAMS = frozenset({"timeout", "max_request_bytes", "request_ttl"})
+_ETCD_PARAMS = _SQLITE_PARAMS | {"ca", "cert", "key", "user", "password"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,10 @@ class EtcdUrl:
     user: str | None = None
     password: str | None = field(default=None, repr=False)
     timeout_s: float = DEFAULT_TIMEOUT_S
+    max_request_bytes: int | None = None
+    """The members' ``--max-request-bytes`` when not etcd's default (1.5 MiB)."""
+    request_ttl_s: float = DEFAULT_REQUEST_TTL_S
+    """How long a request id keeps its outcome (``?request_ttl=`` seconds; 24 h)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +76,10 @@ class SqliteUrl:
 
     path: Path
     timeout_s: float = DEFAULT_TIMEOUT_S
+    max_request_bytes: int | None = None
+    """Values above this are written as chunks (default 16 MiB)."""
+    request_ttl_s: float = DEFAULT_REQUEST_TTL_S
+    """How long a request id keeps its outcome (``?request_ttl=`` seconds; 24 h)."""
 
 
 StoreUrl = EtcdUrl | SqliteUrl
@@ -107,15 +119,19 @@ def _params(url: str, query: str, allowed: frozenset[str]) -> dict[str, str]:
 
 
 def _timeout(url: str, params: dict[str, str]) -> float:
-    raw = params.get("timeout")
+    return _seconds(url, params, "timeout", DEFAULT_TIMEOUT_S)
+
+
+def _seconds(url: str, params: dict[str, str], name: str, default: float) -> float:
+    raw = params.get(name)
     if raw is None:
-        return DEFAULT_TIMEOUT_S
+        return default
     try:
         value = float(raw)
     except ValueError:
-        raise _bad(url, f"timeout {raw!r} is not a number of seconds") from None
+        raise _bad(url, f"{name} {raw!r} is not a number of seconds") from None
     if not math.isfinite(value) or value <= 0:
-        raise _bad(url, f"timeout must be a positive number of seconds, got {raw!r}")
+        raise _bad(url, f"{name} must be a positive number of seconds, got {raw!r}")
     return value
 
 
@@ -170,7 +186,18 @@ def _parse_etcd(url: str, netloc: str, path: str, query: str) -> EtcdUrl:
         user=params.get("user"),
         password=params.get("password"),
         timeout_s=_timeout(url, params),
+        max_request_bytes=_size(url, params),
+        request_ttl_s=_seconds(url, params, "request_ttl", DEFAULT_REQUEST_TTL_S),
     )
+
+
+def _size(url: str, params: dict[str, str]) -> int | None:
+    raw = params.get("max_request_bytes")
+    if raw is None:
+        return None
+    if not raw.isascii() or not raw.isdigit() or not 4096 <= int(raw) <= 2**31:
+        raise _bad(url, f"max_request_bytes must be a whole number of bytes >= 4096, got {raw!r}")
+    return int(raw)
 
 
 def _parse_sqlite(url: str, netloc: str, path: str, query: str) -> SqliteUrl:
@@ -186,7 +213,12 @@ def _parse_sqlite(url: str, netloc: str, path: str, query: str) -> SqliteUrl:
     if "\x00" in file_path:
         raise _bad(url, "the path contains a NUL character")
     params = _params(url, query, _SQLITE_PARAMS)
-    return SqliteUrl(path=Path(file_path), timeout_s=_timeout(url, params))
+    return SqliteUrl(
+        path=Path(file_path),
+        timeout_s=_timeout(url, params),
+        max_request_bytes=_size(url, params),
+        request_ttl_s=_seconds(url, params, "request_ttl", DEFAULT_REQUEST_TTL_S),
+    )
 
 
 def parse_store_url(url: str) -> StoreUrl:
@@ -247,7 +279,12 @@ def open_log(url: str) -> UpdateLog:
             raise StorageUnavailableError(
                 f"cannot create the directory of {parsed.path}: {e}"
             ) from e
-        return SqliteUpdateLog(parsed.path, busy_timeout_s=parsed.timeout_s)
+        return SqliteUpdateLog(
+            parsed.path,
+            busy_timeout_s=parsed.timeout_s,
+            max_request_bytes=parsed.max_request_bytes or DEFAULT_SQLITE_REQUEST_BYTES,
+            request_ttl_s=parsed.request_ttl_s,
+        )
     try:
         from updatelog.etcd import EtcdUpdateLog
     except ModuleNotFoundError as e:

@@ -18,7 +18,7 @@ ALLOWED = {
 }
 # Third-party modules only one package (one module, for etcd) may import.
 CONFINED = {
-    "pyetcd": "updatelog/etcd",
+    "pyetcd": "updatelog/kv_etcd",
     "fastapi": "api/",
     "uvicorn": "api/",
     "sqlglot": "api/",

@@ -21,10 +21,10 @@ import pytest
 from api.cli import main
 from api.client import AsyncCatalogClient, CatalogClient, InvalidRequestError
 from catalog.sync import SyncCatalogNode
+from deploy.etcd_server import EtcdServer
 from tests.integration.api.servers import RunningServer, ServerFactory
 from tests.integration.api.support import create_table
 from tests.integration.catalog.node_process import node_process
-from updatelog.etcd_server import EtcdServer
 
 TABLE = {
     "op": "create_table",

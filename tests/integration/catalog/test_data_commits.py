@@ -114,3 +114,30 @@ def test_a_data_file_stays_inside_its_table_folder(path: str) -> None:
     with pytest.raises(CatalogError) as info:
         DataFile(path=path, partition=0, rows=1, size=1)
     assert info.value.code is ErrorCode.VALIDATION_ERROR
+
+
+def test_compaction_drops_the_data_of_tables_no_retained_version_holds(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+            await node.manager.execute([create_table("GONE"), create_table("KEPT")])
+            catalog = node.service.latest_catalog()
+            gone, kept = catalog.table("PUBLIC", "GONE").id, catalog.table("PUBLIC", "KEPT").id
+            for table_id in (gone, kept):
+                await node.data.commit(
+                    table_id,
+                    [_file("a")],
+                    schema_version=1,
+                    mode="append",
+                    request_id=f"w{table_id}",
+                )
+            dropped = await node.manager.execute(c.DropTable(schema="PUBLIC", name="GONE"))
+            await node.manager.execute(create_table("AFTER"))
+            # Snapshot at the drop's version - 1: a retained version still holds GONE.
+            await node.manager.compact_to(dropped.version - 1)
+            assert await node.log.data_tables() == sorted([gone, kept])
+            await node.manager.compact_to(dropped.version)
+            assert await node.log.data_tables() == [kept]
+            assert await node.log.read_data(gone) == []
+            assert len(await node.log.read_data(kept)) == 1
+
+    run(scenario())

@@ -7,8 +7,8 @@ import uuid
 from collections.abc import Awaitable
 
 from catalog.node import CatalogNode
+from deploy.etcd_server import EtcdServer
 from tests.integration.catalog.support import create_table, run, settle
-from updatelog.etcd_server import EtcdServer
 
 
 async def _ddl_stream(nodes: list[CatalogNode], prefix: str, count: int) -> int:

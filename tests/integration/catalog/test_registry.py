@@ -18,13 +18,13 @@ import pytest
 from catalog import ValidationError
 from catalog.node import CatalogNode
 from catalog.registry import NodeRecord, NodeRegistry, decode_nodes, wait_for_nodes
+from deploy.etcd_server import EtcdServer
 from schemasync.clock import ManualClock
 from schemasync.watermark import Watermark
 from tests.integration.catalog.node_process import node_process
 from tests.integration.catalog.support import create_table, run
 from tests.integration.updatelog.support import opened
 from updatelog import UpdateLog, open_log
-from updatelog.etcd_server import EtcdServer
 
 SHORT_TTL_S = 1.5
 # etcd raises a lease to its minimum TTL (2 s with default Raft timings) and sweeps expired

@@ -7,12 +7,12 @@ import time
 
 import pytest
 
+from deploy.etcd_server import EtcdServer, free_port
 from tests.integration.updatelog.etcd_support import append_range, etcd_log, host_port, payload
 from tests.integration.updatelog.faultproxy import FaultProxy
 from tests.integration.updatelog.support import run
 from updatelog import AppendConflict, LogCompactedError, RequestRecord, StorageUnavailableError
 from updatelog.etcd import EtcdUpdateLog
-from updatelog.etcd_server import EtcdServer, free_port
 
 pytestmark = pytest.mark.etcd
 

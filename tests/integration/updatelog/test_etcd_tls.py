@@ -9,11 +9,11 @@ import pytest
 
 from catalog import commands as c
 from catalog.node import CatalogNode
+from deploy.etcd_server import EtcdServer
 from tests.certificates import make_tls_files
 from tests.integration.catalog.support import create_table, run
 from tests.integration.updatelog.support import opened
 from updatelog import StorageUnavailableError
-from updatelog.etcd_server import EtcdServer
 
 pytestmark = pytest.mark.etcd
 

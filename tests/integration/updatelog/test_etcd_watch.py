@@ -12,6 +12,7 @@ import itertools
 
 import pytest
 
+from deploy.etcd_server import EtcdCluster, EtcdServer
 from tests.integration.updatelog.etcd_support import (
     Collector,
     append_range,
@@ -21,7 +22,6 @@ from tests.integration.updatelog.etcd_support import (
 from tests.integration.updatelog.support import run, take, versions
 from updatelog import LogEntry, SafeTimeAdvanced
 from updatelog.etcd import EtcdUpdateLog
-from updatelog.etcd_server import EtcdCluster, EtcdServer
 
 pytestmark = pytest.mark.etcd
 
@@ -117,7 +117,7 @@ def test_watch_delivers_the_initial_safe_time_and_raises(etcd_server: EtcdServer
 
 def _stream_endpoint(log: EtcdUpdateLog) -> str:
     """The member the log's client talks to (and so its watch streams): ``host:port``."""
-    return str(log.client().endpoint_in_use.netloc)
+    return str(log.kv.client().endpoint_in_use.netloc)
 
 
 @pytest.mark.slow

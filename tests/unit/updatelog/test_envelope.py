@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from updatelog import envelope, requests
+from updatelog.chunks import Manifest, decode_manifest
 from updatelog.envelope import CURRENT_FORMAT, MAGIC, Envelope, Kind
 from updatelog.errors import FormatError
 from updatelog.log import ClusterSettings, RequestRecord
@@ -18,6 +19,8 @@ from updatelog.log import ClusterSettings, RequestRecord
 GOLDEN = Path(__file__).parents[2] / "golden" / "updatelog"
 
 SAFE_TIME = (1_700_000_000_000 << 16) | 7
+EXPIRY = 1_800_000_000_000
+MANIFEST_TAG = "u00000000000000000042.0193a1b2c3d4deadbeef"
 SETTINGS = ClusterSettings(delay_ms=500, max_clock_skew_ms=250, format_version=1)
 
 # What each golden file of each format means; the bytes themselves live in the files.
@@ -34,6 +37,15 @@ FORMAT1: dict[str, tuple[Kind, bytes]] = {
     "request.bin": (Kind.REQUEST, (17).to_bytes(8, "big")),
     "node.bin": (Kind.NODE, b"node registry entry"),
     "refusal.bin": (Kind.REFUSAL, (17).to_bytes(8, "big") + b"refusal payload"),
+    "manifest.bin": (
+        Kind.MANIFEST,
+        msgpack.packb({"tag": MANIFEST_TAG, "count": 3, "size": 150_000}),
+    ),
+    "request_until.bin": (Kind.REQUEST_UNTIL, (17).to_bytes(8, "big") + EXPIRY.to_bytes(8, "big")),
+    "refusal_until.bin": (
+        Kind.REFUSAL_UNTIL,
+        (17).to_bytes(8, "big") + EXPIRY.to_bytes(8, "big") + b"refusal payload",
+    ),
 }
 GOLDEN_FORMATS = {1: FORMAT1}
 
@@ -71,6 +83,12 @@ def test_golden_meanings() -> None:
     assert requests.decode_record(request) == RequestRecord(17)
     refusal = (folder / "refusal.bin").read_bytes()
     assert requests.decode_record(refusal) == RequestRecord(17, b"refusal payload")
+    until = requests.decode_record((folder / "request_until.bin").read_bytes())
+    assert (until, until.expires_ms) == (RequestRecord(17), EXPIRY)
+    refused = requests.decode_record((folder / "refusal_until.bin").read_bytes())
+    assert (refused, refused.expires_ms) == (RequestRecord(17, b"refusal payload"), EXPIRY)
+    manifest = envelope.decode_as((folder / "manifest.bin").read_bytes(), Kind.MANIFEST)
+    assert decode_manifest(manifest.body) == Manifest(MANIFEST_TAG, 3, 150_000)
 
 
 @given(st.binary(max_size=64), st.sampled_from(list(Kind)))
@@ -79,7 +97,7 @@ def test_request_records_only_raise_format_error(body: bytes, kind: Kind) -> Non
         record = requests.decode_record(_frame(CURRENT_FORMAT, kind, body))
     except FormatError:
         return
-    assert kind in (Kind.REQUEST, Kind.REFUSAL)
+    assert kind in (Kind.REQUEST, Kind.REFUSAL, Kind.REQUEST_UNTIL, Kind.REFUSAL_UNTIL)
     assert record.version == int.from_bytes(body[:8], "big")
 
 

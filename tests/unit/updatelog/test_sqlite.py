@@ -19,15 +19,17 @@ from tests.integration.updatelog.support import watching
 from updatelog import (
     FormatError,
     LogEntry,
+    RequestRecord,
     SafeTimeAdvanced,
     SqliteUpdateLog,
     StorageUnavailableError,
     WatchEvent,
     envelope,
+    requests,
 )
 from updatelog.envelope import Kind
 from updatelog.keys import KeyLayout
-from updatelog.sqlite import APPLICATION_ID, SCHEMA_VERSION
+from updatelog.kv_sqlite import APPLICATION_ID, SCHEMA_VERSION
 
 T = TypeVar("T")
 
@@ -77,7 +79,7 @@ def test_the_file_holds_exactly_the_layout_keys(tmp_path: Path) -> None:
     }
     assert envelope.decode_int(rows[keys.version], Kind.VERSION) == 1
     assert envelope.decode_int(rows[keys.safe_time], Kind.SAFE_TIME) == 10
-    assert envelope.decode_int(rows[keys.request("r")], Kind.REQUEST) == 1
+    assert requests.decode_record(rows[keys.request("r")]).version == 1
     assert envelope.decode_as(rows[keys.update(1)], Kind.UPDATE).body == b"one"
 
 
@@ -356,45 +358,58 @@ def test_registry_entries_expire_by_time_and_are_removed_by_the_next_write(
     async def scenario() -> None:
         log = SqliteUpdateLog(db)
         try:
-            await log.register_node("old", b"info", 0.05)
+            await log.register_node("old", b"info", 1)
             await log.register_node("live", b"info", 60)
             with raw(db) as conn:
                 stored = dict(conn.execute("SELECT key, value FROM kv"))
                 assert envelope.decode_as(stored[keys.node("old")], Kind.NODE).body == b"info"
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(1.1)
             # Expired: absent from the listing at once, still in the file until a write.
             assert await log.list_nodes() == {"live": b"info"}
             with raw(db) as conn:
-                assert conn.execute("SELECT count(*) FROM lease").fetchone()[0] == 2
+                assert conn.execute("SELECT count(*) FROM kv_lease").fetchone()[0] == 2
             await log.register_node("live", b"again", 60)
             with raw(db) as conn:
                 assert {k for (k,) in conn.execute("SELECT key FROM kv")} == {keys.node("live")}
-                assert [k for (k,) in conn.execute("SELECT key FROM lease")] == [keys.node("live")]
+                assert conn.execute("SELECT count(*) FROM kv_lease").fetchone()[0] == 1
         finally:
             await log.close()
 
     run(scenario)
 
 
-def test_a_file_from_before_the_registry_gains_its_lease_table(tmp_path: Path) -> None:
+def test_a_file_of_the_first_layout_is_upgraded_in_place(tmp_path: Path) -> None:
     db = tmp_path / "c.db"
-
-    async def write_one() -> None:
-        log = SqliteUpdateLog(db)
-        try:
-            assert (await log.append(1, b"one", 10)).committed
-        finally:
-            await log.close()
-
-    run(write_one)
+    keys = KeyLayout()
+    # The first layout, as its release wrote it: no revisions, registry expiry in ``lease``.
     with raw(db) as conn:
-        conn.execute("DROP TABLE lease")  # as a release without the registry left the file
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        conn.execute("CREATE TABLE kv (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID")
+        conn.execute(
+            "CREATE TABLE lease (key TEXT PRIMARY KEY, expires_ms INTEGER NOT NULL) WITHOUT ROWID"
+        )
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute("PRAGMA user_version = 1")
+        conn.executemany(
+            "INSERT INTO kv VALUES (?, ?)",
+            [
+                (keys.version, envelope.encode_int(Kind.VERSION, 1)),
+                (keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, 10)),
+                (keys.update(1), envelope.encode(Kind.UPDATE, b"one")),
+                (keys.request("r"), envelope.encode_int(Kind.REQUEST, 1)),
+                (keys.node("gone"), envelope.encode(Kind.NODE, b"info")),
+            ],
+        )
+        conn.execute("INSERT INTO lease VALUES (?, ?)", (keys.node("gone"), 1))
+        conn.commit()
 
     async def reopen() -> None:
         log = SqliteUpdateLog(db)
         try:
             assert await log.latest_version() == 1
+            assert await log.read(1) == [LogEntry(1, b"one")]
+            assert await log.request_record("r") == RequestRecord(1)
+            assert await log.list_nodes() == {}
+            assert (await log.append(2, b"two", 20)).committed
             await log.register_node("n1", b"info", 60)
             assert await log.list_nodes() == {"n1": b"info"}
         finally:

@@ -124,3 +124,15 @@ def test_open_log_refuses_a_bad_url_before_touching_disk(tmp_path: Path) -> None
     with pytest.raises(InvalidStoreUrlError):
         open_log(f"sqlite:///{tmp_path}/x/c.db?bogus=1")
     assert not (tmp_path / "x").exists()
+
+
+def test_request_limit_and_request_ttl() -> None:
+    parsed = parse_store_url("etcd://h:2379/p?max_request_bytes=65536&request_ttl=3600")
+    assert isinstance(parsed, EtcdUrl)
+    assert (parsed.max_request_bytes, parsed.request_ttl_s) == (65536, 3600.0)
+    sqlite = parse_store_url("sqlite:///c.db?max_request_bytes=4096&request_ttl=1.5")
+    assert isinstance(sqlite, SqliteUrl)
+    assert (sqlite.max_request_bytes, sqlite.request_ttl_s) == (4096, 1.5)
+    for bad in ("max_request_bytes=12", "max_request_bytes=x", "request_ttl=0", "request_ttl=x"):
+        with pytest.raises(InvalidStoreUrlError, match=bad.split("=")[0]):
+            parse_store_url(f"sqlite:///c.db?{bad}")

@@ -1,0 +1,165 @@
+"""Large values, definite refusals and bounded history, on both stores (``store_url``).
+
+The stores run with a 64 KiB request limit (see ``conftest``), so every value here above it is
+written as chunks and made visible by one guarded transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+
+from deploy.etcd_server import EtcdServer
+from tests.etcd_fixtures import SMALL_REQUEST_BYTES
+from tests.integration.updatelog.support import opened, run, take, watching
+from updatelog import (
+    AppendConflict,
+    KvUpdateLog,
+    LogEntry,
+    RequestRecord,
+    UpdateTooLargeError,
+)
+from updatelog.etcd import EtcdUpdateLog
+from updatelog.kv_log import CHUNK_GRACE_MS
+
+
+def _kv(log: object) -> KvUpdateLog:
+    assert isinstance(log, KvUpdateLog)
+    return log
+
+
+def test_a_large_update_and_snapshot_round_trip_as_chunks(store_url: str) -> None:
+    big = os.urandom(5 * SMALL_REQUEST_BYTES + 123)
+    bigger = os.urandom(9 * SMALL_REQUEST_BYTES)
+
+    async def scenario() -> None:
+        async with opened(store_url) as opened_log, opened(store_url) as other:
+            log = _kv(opened_log)
+            assert (await log.append(1, b"small", 10)).committed
+            async with watching(other, 1) as events:
+                assert (await log.append(2, big, 20, ["big-request"])).committed
+                got = [e for e in await take(events, 2) if isinstance(e, LogEntry)]
+                assert got == [LogEntry(1, b"small"), LogEntry(2, big)]
+            assert await other.read(2) == [LogEntry(2, big)]
+            assert len(await log.chunks.tags()) == 1
+            assert (await log.append(3, b"after", 30)).committed
+
+            assert await log.save_snapshot(3, bigger)
+            assert await other.read(3) == [LogEntry(3, bigger, is_snapshot=True)]
+            # The update chunks went with the updates they belonged to.
+            tags = await log.chunks.tags()
+            assert len(tags) == 1 and next(iter(tags)).startswith("s")
+            async with watching(other, 3) as events:
+                got = [e for e in await take(events, 1) if isinstance(e, LogEntry)]
+                assert got == [LogEntry(3, bigger, is_snapshot=True)]
+
+            assert (await log.append(4, b"four", 40)).committed
+            assert await log.save_snapshot(4, big)
+            assert await other.read(4) == [LogEntry(4, big, is_snapshot=True)]
+            assert len(await log.chunks.tags()) == 1  # the older snapshot's chunks are gone
+
+    run(scenario(), timeout=60)
+
+
+def test_chunks_of_a_writer_that_died_stay_invisible_and_are_collected(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as opened_log:
+            log = _kv(opened_log)
+            assert (await log.append(1, b"one", 10)).committed
+            # A writer wrote every chunk of update 2, then died before its transaction.
+            await log.chunks.write("u", 2, os.urandom(3 * SMALL_REQUEST_BYTES))
+            assert await log.latest_version() == 1
+            assert await log.read(1) == [LogEntry(1, b"one")]
+            assert len(await log.chunks.tags()) == 1
+            # Young chunks may still belong to a live writer: kept.
+            assert await log.collect_garbage() == 0
+            assert len(await log.chunks.tags()) == 1
+            later = int(time.time() * 1000) + CHUNK_GRACE_MS + 1
+            assert await log.collect_garbage(later) == 1
+            assert await log.chunks.tags() == set()
+            # Another writer takes version 2 as if nothing happened.
+            assert (await log.append(2, os.urandom(2 * SMALL_REQUEST_BYTES), 20)).committed
+            assert len(await log.chunks.tags()) == 1
+            assert await log.collect_garbage(later) == 0
+
+    run(scenario(), timeout=60)
+
+
+def test_a_losing_large_append_leaves_no_chunks(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as opened_log:
+            log = _kv(opened_log)
+            assert (await log.append(1, b"one", 10)).committed
+            lost = await log.append(1, os.urandom(2 * SMALL_REQUEST_BYTES), 20)
+            assert lost.conflict is AppendConflict.VERSION
+            assert await log.chunks.tags() == set()
+
+    run(scenario())
+
+
+def test_an_update_over_the_hard_limit_is_refused_before_anything_is_written(
+    store_url: str,
+) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as opened_log:
+            log = _kv(opened_log)
+            log.max_update_bytes = 4 * SMALL_REQUEST_BYTES
+            with pytest.raises(UpdateTooLargeError, match="split the batch"):
+                await log.append(1, os.urandom(5 * SMALL_REQUEST_BYTES), 10)
+            assert await log.latest_version() == 0
+            assert await log.chunks.tags() == set()
+            assert (await log.append(1, b"fits", 10)).committed
+
+    run(scenario())
+
+
+def test_request_records_expire_and_are_collected(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as opened_log:
+            log = _kv(opened_log)
+            log.request_ttl_ms = 200
+            assert (await log.append(1, b"one", 10, ["r"])).committed
+            assert await log.request_record("r") == RequestRecord(1)
+            again = await log.append(2, b"one again", 20, ["r"])
+            assert again.conflict is AppendConflict.REQUEST and again.request_version == 1
+            await asyncio.sleep(0.3)
+            # Past the window the id names no request: a retry is a new request.
+            assert await log.request_record("r") is None
+            assert (await log.append(2, b"one again", 20, ["r"])).committed
+            assert await log.request_record("r") == RequestRecord(2)
+            refused = await log.record_refusal("gone", 2, b"no")
+            assert refused.committed
+            await asyncio.sleep(0.3)
+            assert await log.collect_garbage() == 2
+            assert await log.request_record("r") is None
+            assert await log.request_record("gone") is None
+
+    run(scenario())
+
+
+def test_etcd_refusing_a_request_as_too_large_is_a_definite_refusal(
+    etcd_small_server: EtcdServer,
+) -> None:
+    """A client told a larger limit than the server's: etcd refuses; nothing is ambiguous."""
+
+    async def scenario() -> None:
+        host, port = etcd_small_server.endpoint.rsplit(":", 1)
+        log = EtcdUpdateLog(
+            [(host, int(port))],
+            prefix=f"too-large-{os.getpid()}-{time.monotonic_ns()}",
+            max_request_bytes=16 * SMALL_REQUEST_BYTES,
+        )
+        try:
+            started = time.monotonic()
+            with pytest.raises(UpdateTooLargeError, match="too large"):
+                await log.append(1, os.urandom(4 * SMALL_REQUEST_BYTES), 10)
+            assert time.monotonic() - started < log.timeout_s  # refused, not timed out
+            assert await log.latest_version() == 0
+            assert (await log.append(1, b"fits", 10)).committed
+        finally:
+            await log.close()
+
+    run(scenario())

@@ -1,0 +1,119 @@
+"""Data commits over the key-value seam, under the catalog's safe-time rule.
+
+A data commit of a table (``catalog.data.<T>.commit.<K>``) is one transaction that requires the
+table's latest commit to be ``K - 1``, ``catalog.safe_time`` below the commit timestamp and the
+request id unrecorded, and then raises the safe time to it. So once the safe time has reached T,
+no data commit at or before T can appear any more: a read at T that lists the commits is exact.
+The commits of a table no retained catalog version holds are dropped at compaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+from updatelog import envelope
+from updatelog.envelope import Kind
+from updatelog.keys import VERSION_DIGITS, KeyLayout, check_int, prefix_range_end
+from updatelog.kv import (
+    Compare,
+    Delete,
+    Get,
+    KvStore,
+    Op,
+    Put,
+    TxnResult,
+    absent,
+    equals,
+    less_or_absent,
+)
+from updatelog.log import AppendConflict, AppendResult, LogEntry
+
+Send = Callable[[str, Sequence[Compare], Sequence[Op], Sequence[Op]], Awaitable[TxnResult]]
+
+
+def _int(value: bytes | None, kind: Kind) -> int:
+    return 0 if value is None else envelope.decode_int(value, kind)
+
+
+def encode_int(kind: Kind, value: int) -> bytes:
+    """Return ``value`` as a stored integer of ``kind``."""
+    return envelope.encode_int(kind, value)
+
+
+class DataCommitLog:
+    """The data commits of one catalog in one store.
+
+    Args:
+        send: sends a transaction whose repeat is harmless, retrying a lost answer.
+        store: the key-value store.
+        keys: the catalog's key layout.
+    """
+
+    def __init__(self, send: Send, store: KvStore, keys: KeyLayout) -> None:
+        self._send = send
+        self.store = store
+        self.keys = keys
+
+    async def commit(
+        self, table_id: int, seq: int, payload: bytes, commit_ts: int, request_id: str
+    ) -> AppendResult:
+        """Record data commit ``seq`` of a table under the safe-time rule (see UpdateLog).
+
+        Sending it again after a lost answer is harmless: the request id then answers.
+        """
+        check_int("seq", seq, 1)
+        check_int("commit_ts", commit_ts, 1)
+        keys = self.keys
+        seq_key, request_key = keys.data_seq(table_id), keys.data_request(request_id)
+        reads = [Get(seq_key), Get(keys.safe_time), Get(request_key)]
+        result = await self._send(
+            "commit_data",
+            [
+                absent(seq_key) if seq == 1 else equals(seq_key, encode_int(Kind.VERSION, seq - 1)),
+                less_or_absent(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, commit_ts)),
+                absent(request_key),
+            ],
+            [
+                Put(keys.data_commit(table_id, seq), envelope.encode(Kind.UPDATE, payload)),
+                Put(seq_key, encode_int(Kind.VERSION, seq)),
+                Put(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, commit_ts)),
+                Put(request_key, envelope.encode_int(Kind.REQUEST, seq)),
+            ],
+            reads,
+        )
+        if result.succeeded:
+            return AppendResult(True, seq, commit_ts)
+        current = _int(result.reads[0].value, Kind.VERSION)
+        safe = _int(result.reads[1].value, Kind.SAFE_TIME)
+        recorded = result.reads[2].value
+        if recorded is not None:
+            by = envelope.decode_int(recorded, Kind.REQUEST)
+            return AppendResult(False, current, safe, AppendConflict.REQUEST, by, request_id)
+        if current != seq - 1:
+            return AppendResult(False, current, safe, AppendConflict.VERSION)
+        return AppendResult(False, current, safe, AppendConflict.SAFE_TIME)
+
+    async def read(self, table_id: int) -> list[LogEntry]:
+        """Return every data commit of a table in order (see UpdateLog)."""
+        start, end = self.keys.data_commit_range(table_id)
+        prefix = len(start) - VERSION_DIGITS
+        read = await self.store.range(start, end)
+        return [
+            LogEntry(int(kv.key[prefix:]), envelope.decode_as(kv.value, Kind.UPDATE).body)
+            for kv in read.kvs
+        ]
+
+    async def tables(self) -> list[int]:
+        """Return the ids of every table that has data commits, in order."""
+        start = self.keys.data_prefix
+        found: set[int] = set()
+        for key in await self.store.keys(start, prefix_range_end(start)):
+            table, _, rest = key[len(start) :].partition(".")
+            if rest == "seq" and table.isdigit():
+                found.add(int(table))
+        return sorted(found)
+
+    async def drop(self, table_id: int) -> None:
+        """Delete every data commit of ``table_id`` (a table no retained version holds)."""
+        start, end = self.keys.data_commit_range(table_id)
+        await self.store.txn([], [Delete(self.keys.data_seq(table_id)), Delete(start, end)])
