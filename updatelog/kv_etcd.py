@@ -1,12 +1,11 @@
 """``EtcdKvStore``: the key-value seam on etcd. The only module that imports the etcd client.
 
-The client (``pyetcd``, from the ``etcd-sdk-python`` distribution) is synchronous gRPC, so every
-call runs in a worker thread and never blocks the event loop. Transactions are sent as etcd
-``Txn`` requests built here, so that range reads inside them keep their ``limit`` and ``more``.
+The client (``pyetcd``, of ``etcd-sdk-python``) is synchronous gRPC: every call runs in a worker
+thread. Transactions are built here, so that their range reads keep ``limit`` and ``more``.
 
-etcd's value comparison is always false on a missing key, so "absent or less than" is sent as
-one of two compares (``create_revision == 0`` or ``value < x``), guessed from the last answer;
-a transaction that failed only because the guess was wrong is sent again with the other one.
+etcd's value comparison is false on a missing key, so "absent or less than" is sent as one of
+two compares (``create_revision == 0`` or ``value < x``) guessed from the last answer, and sent
+again with the other when the guess was wrong.
 
 Failures: every operation is bounded by ``timeout_s``; each RPC gets a third of it. Reads retry
 on the next member. A write is sent once: a lost answer raises ``UnknownOutcomeError`` and the
@@ -24,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -86,9 +86,8 @@ _GRPC_OPTIONS = [
     # Long range reads exceed gRPC's 4 MiB default; etcd bounds requests itself.
     ("grpc.max_receive_message_length", 512 * 1024 * 1024),
     ("grpc.max_send_message_length", 512 * 1024 * 1024),
-    # A member that vanishes without a TCP reset is noticed by keepalive, not never. etcd
-    # refuses pings more often than every 5 s (--grpc-keepalive-min-time) and pings on idle
-    # connections, so they only run while a call (a watch stream) is open.
+    # A member that vanishes without a TCP reset is noticed by keepalive; etcd refuses pings
+    # more often than every 5 s, and on idle connections (so only a watch stream pings).
     ("grpc.keepalive_time_ms", 10_000),
     ("grpc.keepalive_timeout_ms", 5_000),
 ]
@@ -98,9 +97,10 @@ _OPS = {op: getattr(etcdrpc.Compare, op.name) for op in CompareOp}
 class TransientEtcdError(Exception):
     """One attempt failed in a way another attempt may not; never leaves this module."""
 
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
+    @property
+    def detail(self) -> str:
+        """What went wrong, for error messages."""
+        return str(self.args[0])
 
 
 def describe(exc: BaseException) -> str:
@@ -113,12 +113,10 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".rstrip(": ")
 
 
-def _refusal(code: Any, details: str) -> Exception | None:
-    """Return the definite refusal a gRPC status means, or None."""
-    if "request is too large" in details or "larger than max" in details:
+def _refusal(details: str) -> Exception | None:
+    """Return the definite refusal a gRPC status's details mean, or None."""
+    if any(s in details for s in ("request is too large", "larger than max", "too many op")):
         return UpdateTooLargeError(f"etcd refused the request as too large ({details})")
-    if "too many operations" in details:
-        return UpdateTooLargeError(f"etcd refused the transaction ({details})")
     if "database space exceeded" in details:
         return StoreQuotaExceededError(
             f"etcd is full ({details}); compact the log (a snapshot) and defragment etcd, or "
@@ -153,12 +151,8 @@ class EtcdKvStore:
         timeout_s: float = 5.0,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     ) -> None:
-        if not endpoints:
-            raise ValueError("at least one etcd endpoint is needed")
-        if (cert is None) != (key is None):
-            raise ValueError("cert and key must be given together")
-        if (user is None) != (password is None):
-            raise ValueError("user and password must be given together")
+        if not endpoints or (cert is None) != (key is None) or (user is None) != (password is None):
+            raise ValueError("give one endpoint or more, cert with key, user with password")
         if timeout_s <= 0 or max_request_bytes <= 0:
             raise ValueError("timeout_s and max_request_bytes must be positive")
         self.endpoints = [(host, int(port)) for host, port in endpoints]
@@ -223,8 +217,7 @@ class EtcdKvStore:
         with self._client_lock:
             if self._closed:
                 raise StorageUnavailableError(f"{self!r} is closed")
-            if self._client is None:
-                self._client = self._connect()
+            self._client = self._client or self._connect()
             return self._client
 
     def _drop_client(self, client: Any) -> None:
@@ -244,7 +237,7 @@ class EtcdKvStore:
         except grpc.RpcError as e:
             code = e.code() if isinstance(e, grpc.Call) else None
             details = str(e.details()) if isinstance(e, grpc.Call) else ""
-            refusal = _refusal(code, details)
+            refusal = _refusal(details)
             if refusal is not None:
                 raise refusal from e
             if code == grpc.StatusCode.NOT_FOUND and "lease not found" in details:
@@ -312,6 +305,11 @@ class EtcdKvStore:
             send = _sender("Txn", request)
             try:
                 response = await (self._once(send) if writes else self._call("read", send))
+            except StoreQuotaExceededError:
+                if writes or compares or failure:
+                    raise
+                # A full etcd refuses every Txn, reads too: read at one revision instead.
+                return await self._call("read", functools.partial(_reads_at_one_revision, success))
             except TransientEtcdError as e:
                 raise UnknownOutcomeError(
                     f"{self!r}: a write got no answer from etcd ({e.detail}); it may have committed"
@@ -349,22 +347,20 @@ class EtcdKvStore:
         Raises:
             StorageUnavailableError: no member would open a stream within ``timeout_s``.
         """
-        loop = asyncio.get_running_loop()
         sink: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
-        generation, delay, next_revision = 0, 0.02, from_revision
-        deadline = loop.time() + self.timeout_s
+        generation, next_revision = 0, from_revision
+        backoff = Backoff(self.timeout_s, cap_s=2 * _MAX_BACKOFF_S)
         while not self._closed:
             generation += 1
             stream = _Stream(start, end, next_revision, sink, generation)
             try:
                 await self._once(stream.open)
             except TransientEtcdError as e:
-                if loop.time() >= deadline:
+                if backoff.exhausted():
                     raise StorageUnavailableError(
                         f"{self!r}: no etcd member would open a watch ({e.detail})"
                     ) from e
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, _MAX_BACKOFF_S)
+                await backoff.pause()
                 continue
             except StorageUnavailableError:
                 return  # closed meanwhile
@@ -390,13 +386,12 @@ class EtcdKvStore:
                     if changes:
                         next_revision = max(r for _, _, r in changes) + 1
                         yield WatchChanges(changes, next_revision - 1)
-                    delay, deadline = 0.02, loop.time() + self.timeout_s
+                    backoff = Backoff(self.timeout_s, cap_s=2 * _MAX_BACKOFF_S)
             finally:
                 stream.cancel()
                 self._streams.discard(stream)
             if not self._closed:
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, _MAX_BACKOFF_S)
+                await backoff.pause()
 
     async def grant_lease(self, ttl_s: int) -> int:
         """Grant a lease of ``ttl_s`` seconds (etcd raises it to its minimum) and return its id."""
@@ -406,12 +401,9 @@ class EtcdKvStore:
         """Send ``lease`` one keep-alive; False when etcd no longer has it."""
 
         def fn(client: Any) -> bool:
-            responses = client.refresh_lease(lease)
-            try:
-                # One request, one answer: closing the generator then ends the call at once.
+            # One request, one answer: closing the generator then ends the call at once.
+            with contextlib.closing(client.refresh_lease(lease)) as responses:
                 first = next(responses, None)
-            finally:
-                responses.close()
             return first is not None and int(first.TTL) > 0
 
         return await self._call("lease keep-alive", fn)
@@ -434,11 +426,7 @@ class EtcdKvStore:
         return self._closed
 
     def interrupt_watch_streams(self) -> int:
-        """Cancel every open watch stream from the client side, as a dropped connection would.
-
-        Watches resume on their own; this exists to prove that they do. Returns how many
-        streams were cancelled.
-        """
+        """Cancel every watch stream as a dropped connection would (they resume); say how many."""
         streams = list(self._streams)
         for stream in streams:
             stream.cancel()
@@ -500,6 +488,19 @@ def _sender(method: str, request: Any) -> Callable[[Any], Any]:
         )
 
     return send
+
+
+def _reads_at_one_revision(gets: Sequence[Op], client: Any) -> TxnResult:
+    """Read every ``Get`` with plain ranges: the first fixes the revision the others read at."""
+    reads: list[Read] = []
+    revision = 0
+    for op in gets:
+        request = _request_op(op).request_range
+        request.revision = revision
+        response = _sender("Range", request)(client)
+        revision = revision or int(response.header.revision)
+        reads.append(_read_of_range(response))
+    return TxnResult(True, revision, reads)
 
 
 def _read_of_range(response: Any) -> Read:

@@ -20,6 +20,7 @@ from updatelog import (
     KvUpdateLog,
     LogEntry,
     RequestRecord,
+    StoreQuotaExceededError,
     UpdateTooLargeError,
 )
 from updatelog.etcd import EtcdUpdateLog
@@ -163,3 +164,25 @@ def test_etcd_refusing_a_request_as_too_large_is_a_definite_refusal(
             await log.close()
 
     run(scenario())
+
+
+def test_a_full_etcd_is_a_definite_refusal() -> None:
+    """Past ``--quota-backend-bytes`` etcd refuses writes: STORE_QUOTA_EXCEEDED, nothing written."""
+
+    async def scenario(server: EtcdServer) -> None:
+        host, port = server.endpoint.rsplit(":", 1)
+        log = EtcdUpdateLog([(host, int(port))], prefix="full")
+        try:
+            version = 0
+            with pytest.raises(StoreQuotaExceededError, match="full"):
+                for _ in range(64):  # 64 MiB at most, well past the 16 MiB quota
+                    result = await log.append(version + 1, os.urandom(1024 * 1024), version + 10)
+                    assert result.committed
+                    version += 1
+            assert await log.latest_version() == version
+            assert await log.read(version, version) != []
+        finally:
+            await log.close()
+
+    with EtcdServer(unsafe_no_fsync=True, extra_args=["--quota-backend-bytes=16777216"]) as server:
+        run(scenario(server), timeout=120)
