@@ -29,6 +29,7 @@ import msgpack
 from fastapi import Request
 
 from api.errors import FORBIDDEN, UNAUTHENTICATED, ApiError
+from api.signing_keys import load_signing_keys, swap_signing_keys
 from updatelog.log import UpdateLog
 
 TOKEN_PREFIX = "ct1"
@@ -125,12 +126,12 @@ class TokenAuthority:
     async def load(self) -> None:
         """Read the keys from the store, creating the first key if there is none."""
         while True:
-            stored = await self._log.auth_keys()
+            stored = await load_signing_keys(self._log)
             if stored is not None:
                 self._use(stored)
                 return
             first = SigningKey(secrets.token_hex(8), secrets.token_bytes(32), int(self._now()))
-            await self._log.swap_auth_keys(None, _encode_keys([first]))
+            await swap_signing_keys(self._log, None, _encode_keys([first]))
 
     def _use(self, stored: bytes) -> None:
         self._loaded_at = time.monotonic()
@@ -223,7 +224,7 @@ class TokenAuthority:
                 if k.retires_at is None or k.retires_at > now
             ]
             new = SigningKey(secrets.token_hex(8), secrets.token_bytes(32), now)
-            if await self._log.swap_auth_keys(self._stored, _encode_keys([*kept, new])):
+            if await swap_signing_keys(self._log, self._stored, _encode_keys([*kept, new])):
                 await self.load()
                 return new.key_id
 

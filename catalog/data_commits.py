@@ -2,7 +2,7 @@
 
 A data writer (a Spark job) writes files first, then commits them: one record per commit,
 numbered per table and stored through the update log under the catalog's own safe-time rule
-(``UpdateLog.commit_data``). The commit timestamp comes from the node's hybrid clock and must
+(``DataCommitLog.commit``). The commit timestamp comes from the node's hybrid clock and must
 exceed the log's safe time, and a read at T first raises the safe time to T; so a read at T
 lists exactly the commits with ``commit_ts <= T``, whatever commits or DDL run concurrently.
 Files no commit names (a failed or killed job) are invisible and are cleaned up by the writer.
@@ -17,6 +17,7 @@ from typing import Literal
 import msgpack
 from pydantic import Field, field_validator
 
+from catalog.data_log import DataCommitLog
 from catalog.errors import ConcurrentUpdateError, ErrorCode, NotFoundError, ValidationError
 from catalog.manager import check_request_id
 from catalog.model import Model
@@ -125,6 +126,7 @@ class DataCommits:
         max_attempts: int = 30,
     ) -> None:
         self._log = log
+        self._commits = DataCommitLog(log.store, log.keys)
         self._service = service
         self._clock = clock
         self._schema_sync = schema_sync
@@ -160,7 +162,7 @@ class DataCommits:
             )
         if not 1 <= schema_version <= latest.table_by_id(table_id).schema_version:
             raise ValidationError(f"table {table_id} has no schema version {schema_version}")
-        existing = await self._log.read_data(table_id)
+        existing = await self._commits.read(table_id)
         seq = existing[-1].version + 1 if existing else 1
         for attempt in range(self._max_attempts):
             commit = DataCommit(
@@ -172,7 +174,7 @@ class DataCommits:
                 files=tuple(files),
                 request_id=request_id,
             )
-            result = await self._log.commit_data(
+            result = await self._commits.commit(
                 table_id, seq, encode_data_commit(commit), commit.commit_ts, request_id
             )
             if result.committed:
@@ -211,12 +213,12 @@ class DataCommits:
             )
         await wait_until(self._clock, ts)
         await self._log.raise_safe_time(ts)
-        commits = [decode_data_commit(e.payload) for e in await self._log.read_data(table_id)]
+        commits = [decode_data_commit(e.payload) for e in await self._commits.read(table_id)]
         commits = [c for c in commits if c.commit_ts <= ts]
         return commits if history else visible_files(commits)
 
     async def _read_commit(self, table_id: int, seq: int) -> DataCommit:
-        for entry in await self._log.read_data(table_id):
+        for entry in await self._commits.read(table_id):
             if entry.version == seq:
                 return decode_data_commit(entry.payload)
         raise FormatError(f"data commit {seq} of table {table_id} is recorded but missing")

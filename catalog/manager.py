@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
+from catalog.data_log import DataCommitLog
 from catalog.entries.base import EntryBase
 from catalog.errors import CatalogError, ConcurrentUpdateError, ValidationError
 from catalog.marshalling import decode_refusal, encode_refusal, encode_snapshot, encode_update
@@ -434,9 +435,10 @@ class CatalogManager:
         latest = service.latest_version
         retained = [service.catalog(v) for v in range(snapshot_version, latest + 1)]
         newest_id = retained[-1].object_id_gen
-        for table_id in await self._log.data_tables():
+        commits = DataCommitLog(self._log.store, self._log.keys)
+        for table_id in await commits.tables():
             if table_id < newest_id and not any(c.has_table(table_id) for c in retained):
-                await self._log.drop_data(table_id)
+                await commits.drop(table_id)
 
     async def close(self) -> None:
         """Wait for queued requests to finish. Idempotent."""

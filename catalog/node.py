@@ -21,6 +21,7 @@ from catalog.errors import CatalogError
 from catalog.manager import CatalogManager
 from catalog.marshalling import encode_update
 from catalog.registry import DEFAULT_TTL_S, NodeRecord, NodeRegistry, decode_nodes
+from catalog.registry_entries import RegistryEntries
 from catalog.service import CatalogService
 from catalog.update import initial_update
 from schemasync.clock import Clock, HybridClock, physical_of
@@ -279,7 +280,7 @@ class CatalogNode:
             FormatError: an entry is malformed.
             StorageUnavailableError: the store cannot be reached.
         """
-        records = decode_nodes(await self.log.list_nodes())
+        records = decode_nodes(await RegistryEntries(self.log.store, self.log.keys).list())
         registry = self.registry
         if registry is None:
             return records

@@ -29,6 +29,7 @@ from typing import Any
 import msgpack
 
 from catalog.errors import ValidationError
+from catalog.registry_entries import RegistryEntries
 from schemasync.clock import Clock
 from schemasync.watermark import Watermark
 from updatelog.errors import FormatError, StorageUnavailableError, UpdateLogError
@@ -93,7 +94,7 @@ class NodeRecord:
 
 
 def decode_nodes(entries: dict[str, bytes]) -> list[NodeRecord]:
-    """Parse ``UpdateLog.list_nodes`` output; the key's name wins over the body's. By name.
+    """Parse ``RegistryEntries.list`` output; the key's name wins over the body's. By name.
 
     Raises:
         FormatError: an entry is malformed.
@@ -154,7 +155,7 @@ async def wait_for_nodes(
         try:
             # One read may take up to the log's own bound; never much past ours.
             async with asyncio.timeout(max(deadline - loop.time(), 1.0)):
-                listing = await update_log.list_nodes()
+                listing = await RegistryEntries(update_log.store, update_log.keys).list()
         except (StorageUnavailableError, TimeoutError) as e:
             failure = e
         else:
@@ -215,6 +216,7 @@ class NodeRegistry:
                 f"(got ttl {ttl_s}, interval {interval}, gap {min_gap_s})"
             )
         self._log = update_log
+        self._entries = RegistryEntries(update_log.store, update_log.keys)
         self.node_name = node_name
         self.address = address
         self._clock = clock
@@ -256,7 +258,7 @@ class NodeRegistry:
     async def _write(self) -> None:
         record = self.record()
         self._last_write = asyncio.get_running_loop().time()
-        await self._log.register_node(self.node_name, record.encode(), self.ttl_s)
+        await self._entries.register(self.node_name, record.encode(), self.ttl_s)
         self._written_version = record.applied_version
         self.writes += 1
 
@@ -302,6 +304,6 @@ class NodeRegistry:
             await task
         if deregister:
             try:
-                await self._log.deregister_node(self.node_name)
+                await self._entries.deregister(self.node_name)
             except UpdateLogError as e:
                 log.warning("%s: could not deregister (it expires instead): %s", self.node_name, e)

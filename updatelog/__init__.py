@@ -1,7 +1,9 @@
 """The update log: versioned opaque payloads with CAS append, watch, snapshots and safe time.
 
 Every rule of the log lives once, in ``KvUpdateLog``, over a small key-value seam
-(``updatelog.kv``) that two stores implement: etcd and SQLite.
+(``updatelog.kv``) that two stores implement: etcd and SQLite. What lives beside the log in the
+same store (data commits, the node registry, the API's signing keys) is kept by the package that
+owns it, over the same seam (``UpdateLog.store``).
 
 May import: the standard library, msgpack and (in ``updatelog.kv_etcd`` only) the etcd client.
 Never imports catalog, schemasync, api or spark.

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+
+from updatelog.errors import StorageUnavailableError, UnknownOutcomeError
+from updatelog.kv import Compare, KvStore, Op, TxnResult
 
 
 class Backoff:
@@ -25,3 +29,30 @@ class Backoff:
         """Sleep for the current delay, then double it (up to the cap)."""
         await asyncio.sleep(self.delay)
         self.delay = min(self.delay * 2, self._cap_s)
+
+
+async def send_repeatable(
+    store: KvStore,
+    what: str,
+    compares: Sequence[Compare],
+    success: Sequence[Op],
+    failure: Sequence[Op] = (),
+) -> TxnResult:
+    """Send a transaction whose repeat is harmless until it answers or the store's timeout.
+
+    A repeat after a lost answer finds its own effect through its compares (a request key now
+    present, a value now raised), so the caller reads the answer of whichever attempt landed.
+
+    Raises:
+        StorageUnavailableError: no attempt got an answer in time.
+    """
+    backoff = Backoff(store.timeout_s)
+    while True:
+        try:
+            return await store.txn(compares, success, failure)
+        except UnknownOutcomeError as e:
+            if backoff.exhausted():
+                raise StorageUnavailableError(
+                    f"{store!r}: {what} got no answer within {store.timeout_s:g}s ({e.message})"
+                ) from e
+        await backoff.pause()

@@ -21,7 +21,7 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import TypeVar
 
 from updatelog import envelope, requests
-from updatelog.backoff import Backoff
+from updatelog.backoff import send_repeatable
 from updatelog.chunks import Chunks, manifest_tag
 from updatelog.envelope import Kind
 from updatelog.errors import (
@@ -48,8 +48,6 @@ from updatelog.kv import (
     less_or_absent,
 )
 from updatelog.kv_append import Append
-from updatelog.kv_data import DataCommitLog
-from updatelog.kv_registry import NodeRegistry
 from updatelog.kv_watch import watch_log
 from updatelog.listing import Listing
 from updatelog.log import (
@@ -112,8 +110,6 @@ class KvUpdateLog:
         self.relist_interval_s = relist_interval_s
         self.max_update_bytes = max_update_bytes
         self.chunks = Chunks(store, self.keys, max(4096, store.max_request_bytes - _MARGIN))
-        self.registry = NodeRegistry(store, self.keys)
-        self.data = DataCommitLog(self._send, store, self.keys)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -195,18 +191,7 @@ class KvUpdateLog:
         success: Sequence[Op],
         failure: Sequence[Op] = (),
     ) -> TxnResult:
-        """Send a transaction whose repeat is harmless, until it answers or the timeout."""
-        backoff = Backoff(self.store.timeout_s, cap_s=_MAX_BACKOFF_S)
-        while True:
-            try:
-                return await self.store.txn(compares, success, failure)
-            except UnknownOutcomeError as e:
-                if backoff.exhausted():
-                    raise StorageUnavailableError(
-                        f"{self!r}: {what} got no answer within {self.store.timeout_s:g}s "
-                        f"({e.message})"
-                    ) from e
-            await backoff.pause()
+        return await send_repeatable(self.store, what, compares, success, failure)
 
     async def raise_safe_time(self, ts: int) -> SafeTimeResult:
         """Raise ``catalog.safe_time`` to ``ts`` by compare-and-set; never lower it.
@@ -225,42 +210,6 @@ class KvUpdateLog:
         )
         latest, safe = _int(result.reads[-2], Kind.VERSION), _int(result.reads[-1], Kind.SAFE_TIME)
         return SafeTimeResult(max(safe, ts), latest)
-
-    async def commit_data(
-        self, table_id: int, seq: int, payload: bytes, commit_ts: int, request_id: str
-    ) -> AppendResult:
-        """Record data commit ``seq`` of a table under the safe-time rule (see UpdateLog)."""
-        return await self.data.commit(table_id, seq, payload, commit_ts, request_id)
-
-    async def read_data(self, table_id: int) -> list[LogEntry]:
-        """Return every data commit of a table in order (see UpdateLog)."""
-        return await self.data.read(table_id)
-
-    async def data_tables(self) -> list[int]:
-        """Return the ids of every table with data commits (see UpdateLog)."""
-        return await self.data.tables()
-
-    async def drop_data(self, table_id: int) -> None:
-        """Delete every data commit of a table (see UpdateLog)."""
-        await self.data.drop(table_id)
-
-    async def auth_keys(self) -> bytes | None:
-        """Return the stored token-signing keys, or None (see UpdateLog)."""
-        (read,) = (await self.store.txn([], [Get(self.keys.auth_keys)])).reads
-        return None if read.value is None else envelope.decode_as(read.value, Kind.AUTH_KEYS).body
-
-    async def swap_auth_keys(self, expected: bytes | None, keys: bytes) -> bool:
-        """Store ``keys`` if the stored ones are still ``expected`` (see UpdateLog).
-
-        A repeat after a lost answer reads the key back: holding ``keys`` means it committed.
-        """
-        key = self.keys.auth_keys
-        value = envelope.encode(Kind.AUTH_KEYS, keys)
-        old = None if expected is None else envelope.encode(Kind.AUTH_KEYS, expected)
-        result = await self._send(
-            "swap_auth_keys", [equals(key, old)], [Put(key, value)], [Get(key)]
-        )
-        return result.succeeded or result.reads[0].value == value
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -409,7 +358,7 @@ class KvUpdateLog:
         """Return whether ``close`` was called."""
         return self._closed
 
-    # -- settings, registry, closing --------------------------------------------------------
+    # -- settings, closing --------------------------------------------------------
 
     async def init_settings(self, settings: ClusterSettings) -> ClusterSettings:
         """Store ``settings`` if none are stored yet, and return the stored ones.
@@ -429,18 +378,6 @@ class KvUpdateLog:
                 "change"
             )
         return stored
-
-    async def register_node(self, name: str, info: bytes, ttl_s: float) -> None:
-        """Create or refresh node ``name``'s registry entry (see ``NodeRegistry.register``)."""
-        await self.registry.register(name, info, ttl_s)
-
-    async def list_nodes(self) -> dict[str, bytes]:
-        """Return every live registry entry, by node name."""
-        return await self.registry.list()
-
-    async def deregister_node(self, name: str) -> None:
-        """Remove node ``name``'s registry entry at once."""
-        await self.registry.deregister(name)
 
     async def close(self) -> None:
         """End every watch and close the store. Idempotent.

@@ -12,6 +12,9 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from updatelog.keys import KeyLayout
+from updatelog.kv import KvStore
+
 
 class AppendConflict(enum.Enum):
     """Why an append did not commit."""
@@ -132,7 +135,16 @@ class UpdateLog(Protocol):
 
     Versions start at 1 and are contiguous from ``earliest_version()`` (the snapshot version,
     or 1 before any snapshot) to ``latest_version()``. An empty log has latest version 0.
+
+    Attributes:
+        store: the key-value store under the log. What is not the log but lives beside it
+            (data commits, the node registry, the API's signing keys) is kept by the package
+            that owns it, over this same store, under ``keys``.
+        keys: the catalog's key layout in ``store``.
     """
+
+    store: KvStore
+    keys: KeyLayout
 
     async def append(
         self,
@@ -197,47 +209,6 @@ class UpdateLog(Protocol):
         """
         ...
 
-    async def commit_data(
-        self, table_id: int, seq: int, payload: bytes, commit_ts: int, request_id: str
-    ) -> AppendResult:
-        """Record data commit ``seq`` of table ``table_id``, timestamped ``commit_ts``.
-
-        One atomic transaction under the catalog's own safe-time rule: it commits only if the
-        table's latest data commit is ``seq - 1`` (or none for 1), ``catalog.safe_time <
-        commit_ts`` and ``request_id`` is not recorded; it then sets ``catalog.safe_time =
-        commit_ts``. So once the safe time has reached T, no data commit at or before T can
-        appear any more: a read at T that lists the commits is exact.
-
-        Returns:
-            Success (``version`` = ``seq``), or the conflict: ``VERSION`` (``version`` is the
-            table's latest commit number), ``SAFE_TIME``, or ``REQUEST`` (``request_version``
-            is the commit number that recorded ``request_id``).
-
-        Raises:
-            StorageUnavailableError: the store did not answer within the bounded retries.
-        """
-        ...
-
-    async def read_data(self, table_id: int) -> list[LogEntry]:
-        """Return every data commit of table ``table_id`` in order (``version`` = number)."""
-        ...
-
-    async def data_tables(self) -> list[int]:
-        """Return the ids of every table that has data commits, in order."""
-        ...
-
-    async def drop_data(self, table_id: int) -> None:
-        """Delete every data commit of ``table_id`` (no retained catalog version holds it)."""
-        ...
-
-    async def auth_keys(self) -> bytes | None:
-        """Return the stored token-signing keys (opaque), or None if none were stored yet."""
-        ...
-
-    async def swap_auth_keys(self, expected: bytes | None, keys: bytes) -> bool:
-        """Store ``keys`` if the stored keys are still ``expected`` (None: absent); CAS."""
-        ...
-
     def watch(self, from_version: int) -> AsyncGenerator[WatchEvent, None]:
         """Yield every version from ``from_version`` on, in order, then live ones.
 
@@ -259,44 +230,6 @@ class UpdateLog(Protocol):
 
         Raises:
             SettingsMismatchError: the stored settings differ from ``settings``.
-        """
-        ...
-
-    async def register_node(self, name: str, info: bytes, ttl_s: float) -> None:
-        """Create or refresh node ``name``'s registry entry; it lives ``ttl_s`` from now.
-
-        The entry (``catalog.nodes.<name>``) disappears on its own once ``ttl_s`` passes
-        without another ``register_node`` for it: a node that dies, hangs, or closes its log
-        without ``deregister_node`` drops out of ``list_nodes``. Callers refresh well within
-        ``ttl_s`` (every ``ttl_s / 3``, say). On etcd the key is attached to a lease of
-        ``ttl_s`` (rounded up to whole seconds, and at least etcd's minimum TTL) that every
-        call keeps alive; the embedded store records an expiry time instead.
-
-        Args:
-            name: the node's name; not empty, no control characters.
-            info: the opaque entry (the log stores it in a ``Kind.NODE`` envelope).
-            ttl_s: how long the entry lives without a refresh, in seconds (positive).
-
-        Raises:
-            StorageUnavailableError: the store did not answer within the bounded retries.
-            ValueError: an empty or malformed name, or a ttl that is not positive.
-        """
-        ...
-
-    async def list_nodes(self) -> dict[str, bytes]:
-        """Return every live registry entry, by node name, read in one range read.
-
-        Raises:
-            FormatError: a stored entry is corrupted or of an unknown format.
-            StorageUnavailableError: the store did not answer within the bounded retries.
-        """
-        ...
-
-    async def deregister_node(self, name: str) -> None:
-        """Remove node ``name``'s registry entry at once (a node leaving cleanly).
-
-        Raises:
-            StorageUnavailableError: the store did not answer within the bounded retries.
         """
         ...
 

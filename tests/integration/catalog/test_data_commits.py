@@ -9,6 +9,7 @@ import pytest
 from catalog import CatalogError, ErrorCode
 from catalog import commands as c
 from catalog.data_commits import DataFile, decode_data_commit
+from catalog.data_log import DataCommitLog
 from catalog.node import CatalogNode
 from tests.integration.catalog.support import create_table, run
 from updatelog.errors import FormatError
@@ -98,7 +99,7 @@ def test_a_commit_to_a_dropped_or_unknown_table_is_refused(store_url: str) -> No
                     table_id, [_file("a")], schema_version=1, mode="append", request_id="w1"
                 )
             assert gone.value.code is ErrorCode.TABLE_NOT_FOUND
-            assert await node.log.read_data(table_id) == []
+            assert await DataCommitLog(node.log.store, node.log.keys).read(table_id) == []
 
     run(scenario())
 
@@ -134,10 +135,12 @@ def test_compaction_drops_the_data_of_tables_no_retained_version_holds(store_url
             await node.manager.execute(create_table("AFTER"))
             # Snapshot at the drop's version - 1: a retained version still holds GONE.
             await node.manager.compact_to(dropped.version - 1)
-            assert await node.log.data_tables() == sorted([gone, kept])
+            assert await DataCommitLog(node.log.store, node.log.keys).tables() == sorted(
+                [gone, kept]
+            )
             await node.manager.compact_to(dropped.version)
-            assert await node.log.data_tables() == [kept]
-            assert await node.log.read_data(gone) == []
-            assert len(await node.log.read_data(kept)) == 1
+            assert await DataCommitLog(node.log.store, node.log.keys).tables() == [kept]
+            assert await DataCommitLog(node.log.store, node.log.keys).read(gone) == []
+            assert len(await DataCommitLog(node.log.store, node.log.keys).read(kept)) == 1
 
     run(scenario())

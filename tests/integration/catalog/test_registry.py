@@ -18,6 +18,7 @@ import pytest
 from catalog import ValidationError
 from catalog.node import CatalogNode
 from catalog.registry import NodeRecord, NodeRegistry, decode_nodes, wait_for_nodes
+from catalog.registry_entries import RegistryEntries
 from deploy.etcd_server import EtcdServer
 from schemasync.clock import ManualClock
 from schemasync.watermark import Watermark
@@ -34,7 +35,7 @@ EXPIRY_BOUND_S = 10.0
 
 async def registered(log: UpdateLog) -> dict[str, NodeRecord]:
     """Return the registry as stored (no overlay of a node's own fresher state)."""
-    return {r.name: r for r in decode_nodes(await log.list_nodes())}
+    return {r.name: r for r in decode_nodes(await RegistryEntries(log.store, log.keys).list())}
 
 
 async def until(
@@ -92,7 +93,7 @@ def test_nodes_register_with_address_version_safe_time_and_heartbeat(store_url: 
         finally:
             await asyncio.gather(a.close(), b.close())
             async with opened(store_url) as log:
-                assert await log.list_nodes() == {}
+                assert await RegistryEntries(log.store, log.keys).list() == {}
 
     run(scenario())
 
@@ -233,7 +234,7 @@ def test_wait_for_nodes_reports_a_paused_node_process(etcd_server: EtcdServer) -
 
         async def gone() -> None:
             async with opened(store_url) as log:
-                assert "paused" not in await log.list_nodes()
+                assert "paused" not in await RegistryEntries(log.store, log.keys).list()
 
         run(gone())
 

@@ -28,7 +28,8 @@ from updatelog import (
     requests,
 )
 from updatelog.envelope import Kind
-from updatelog.keys import KeyLayout
+from updatelog.keys import KeyLayout, prefix_range_end
+from updatelog.kv import LeaseExpiredError, Put
 from updatelog.kv_sqlite import APPLICATION_ID, SCHEMA_VERSION
 
 T = TypeVar("T")
@@ -349,7 +350,7 @@ def test_out_of_range_arguments_are_value_errors(
     run(scenario)
 
 
-def test_registry_entries_expire_by_time_and_are_removed_by_the_next_write(
+def test_leased_keys_expire_by_time_and_are_removed_by_the_next_write(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "c.db"
@@ -358,20 +359,25 @@ def test_registry_entries_expire_by_time_and_are_removed_by_the_next_write(
     async def scenario() -> None:
         log = SqliteUpdateLog(db)
         try:
-            await log.register_node("old", b"info", 1)
-            await log.register_node("live", b"info", 60)
-            with raw(db) as conn:
-                stored = dict(conn.execute("SELECT key, value FROM kv"))
-                assert envelope.decode_as(stored[keys.node("old")], Kind.NODE).body == b"info"
+            store = log.store
+            short, long = await store.grant_lease(1), await store.grant_lease(60)
+            await store.txn(
+                [], [Put(keys.node("old"), b"old", short), Put(keys.node("live"), b"live", long)]
+            )
             await asyncio.sleep(1.1)
-            # Expired: absent from the listing at once, still in the file until a write.
-            assert await log.list_nodes() == {"live": b"info"}
+            # Expired: absent from reads at once, still in the file until a write.
+            nodes = keys.nodes_prefix
+            found = await store.range(nodes, prefix_range_end(nodes))
+            assert [kv.key for kv in found.kvs] == [keys.node("live")]
             with raw(db) as conn:
                 assert conn.execute("SELECT count(*) FROM kv_lease").fetchone()[0] == 2
-            await log.register_node("live", b"again", 60)
+            assert await store.keep_alive(long) and not await store.keep_alive(short)
+            await store.txn([], [Put(keys.node("live"), b"again", long)])
             with raw(db) as conn:
                 assert {k for (k,) in conn.execute("SELECT key FROM kv")} == {keys.node("live")}
                 assert conn.execute("SELECT count(*) FROM kv_lease").fetchone()[0] == 1
+            with pytest.raises(LeaseExpiredError):
+                await store.txn([], [Put(keys.node("old"), b"again", short)])
         finally:
             await log.close()
 
@@ -408,10 +414,12 @@ def test_a_file_of_the_first_layout_is_upgraded_in_place(tmp_path: Path) -> None
             assert await log.latest_version() == 1
             assert await log.read(1) == [LogEntry(1, b"one")]
             assert await log.request_record("r") == RequestRecord(1)
-            assert await log.list_nodes() == {}
+            nodes = (keys.nodes_prefix, prefix_range_end(keys.nodes_prefix))
+            assert (await log.store.range(*nodes)).kvs == []
             assert (await log.append(2, b"two", 20)).committed
-            await log.register_node("n1", b"info", 60)
-            assert await log.list_nodes() == {"n1": b"info"}
+            lease = await log.store.grant_lease(60)
+            await log.store.txn([], [Put(keys.node("n1"), b"info", lease)])
+            assert [kv.value for kv in (await log.store.range(*nodes)).kvs] == [b"info"]
         finally:
             await log.close()
 

@@ -1,4 +1,4 @@
-"""The node registry over the key-value seam: entries on leases, one lease per ttl per log.
+"""Registry entries over the update log's key-value seam: on leases, one lease per ttl.
 
 Each ``register`` sends its lease one keep-alive, then writes the entry attached to it; a lease
 that expired meanwhile (the process was paused, the store lost it) is replaced by a new one. An
@@ -28,7 +28,7 @@ def lease_ttl(ttl_s: float) -> int:
     return max(1, math.ceil(ttl_s))
 
 
-class NodeRegistry:
+class RegistryEntries:
     """Registry entries ``catalog.nodes.<name>`` of one catalog in one store."""
 
     def __init__(self, store: KvStore, keys: KeyLayout) -> None:

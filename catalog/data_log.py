@@ -1,4 +1,4 @@
-"""Data commits over the key-value seam, under the catalog's safe-time rule.
+"""The log of data commits, over the update log's key-value seam and its safe-time rule.
 
 A data commit of a table (``catalog.data.<T>.commit.<K>``) is one transaction that requires the
 table's latest commit to be ``K - 1``, ``catalog.safe_time`` below the commit timestamp and the
@@ -9,26 +9,20 @@ The commits of a table no retained catalog version holds are dropped at compacti
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-
 from updatelog import envelope
+from updatelog.backoff import send_repeatable
 from updatelog.envelope import Kind
 from updatelog.keys import VERSION_DIGITS, KeyLayout, check_int, prefix_range_end
 from updatelog.kv import (
-    Compare,
     Delete,
     Get,
     KvStore,
-    Op,
     Put,
-    TxnResult,
     absent,
     equals,
     less_or_absent,
 )
 from updatelog.log import AppendConflict, AppendResult, LogEntry
-
-Send = Callable[[str, Sequence[Compare], Sequence[Op], Sequence[Op]], Awaitable[TxnResult]]
 
 
 def _int(value: bytes | None, kind: Kind) -> int:
@@ -44,13 +38,11 @@ class DataCommitLog:
     """The data commits of one catalog in one store.
 
     Args:
-        send: sends a transaction whose repeat is harmless, retrying a lost answer.
-        store: the key-value store.
-        keys: the catalog's key layout.
+        store: the update log's key-value store.
+        keys: the catalog's key layout in it.
     """
 
-    def __init__(self, send: Send, store: KvStore, keys: KeyLayout) -> None:
-        self._send = send
+    def __init__(self, store: KvStore, keys: KeyLayout) -> None:
         self.store = store
         self.keys = keys
 
@@ -66,7 +58,8 @@ class DataCommitLog:
         keys = self.keys
         seq_key, request_key = keys.data_seq(table_id), keys.data_request(request_id)
         reads = [Get(seq_key), Get(keys.safe_time), Get(request_key)]
-        result = await self._send(
+        result = await send_repeatable(
+            self.store,
             "commit_data",
             [
                 absent(seq_key) if seq == 1 else equals(seq_key, encode_int(Kind.VERSION, seq - 1)),
