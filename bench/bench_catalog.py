@@ -18,8 +18,8 @@ from catalog import Catalog, ColumnType, prepare
 from catalog import commands as c
 from catalog.descriptors import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
 from catalog.entries import NewTableEntry
-from catalog.marshalling import decode_snapshot, encode_snapshot
 from catalog.model import Model
+from catalog.snapshots import decode_snapshot, encode_snapshot
 
 
 def _create(name: str) -> c.CreateTableCommand:
