@@ -39,9 +39,9 @@ from catalog.store import (
     TABLE_ID,
     VALUE,
     ZONE_ID,
-    IndexColumns,
+    IndexGroup,
     RelationStore,
-    TableColumns,
+    TableGroup,
 )
 
 _UNSEALED = -1
@@ -483,20 +483,21 @@ class Catalog(RelationReads):
             ValueError: the objects do not form a consistent catalog (duplicate ids or
                 names, references to missing objects).
         """
-        tables, indexes = list(tables), list(indexes)
-        return cls.from_columns(
+        tables = sorted(tables, key=lambda t: t.id)
+        indexes = sorted(indexes, key=lambda i: i.id)
+        return cls.from_groups(
             version=version,
             activation_ts=activation_ts,
             object_id_gen=object_id_gen,
             default_zone_id=default_zone_id,
             schemas=schemas,
             zones=zones,
-            tables=TableColumns.of(tables, tables),
-            indexes=IndexColumns.of(indexes, indexes),
+            tables=TableGroup.of(tables, tables),
+            indexes=IndexGroup.of(indexes, indexes),
         )
 
     @classmethod
-    def from_columns(
+    def from_groups(
         cls,
         *,
         version: int,
@@ -505,10 +506,10 @@ class Catalog(RelationReads):
         default_zone_id: int | None,
         schemas: Iterable[SchemaDescriptor],
         zones: Iterable[ZoneDescriptor],
-        tables: TableColumns,
-        indexes: IndexColumns,
+        tables: list[TableGroup],
+        indexes: list[IndexGroup],
     ) -> Catalog:
-        """Build a catalog from columns of table and index keys and their (encoded) values.
+        """Build a catalog from each schema's table and index keys and (encoded) values.
 
         The values are not decoded: loading a snapshot of a million tables builds the
         lookup dicts from the keys alone, and each descriptor is decoded on first use.
@@ -525,46 +526,47 @@ class Catalog(RelationReads):
         cat._zone_by_name = Map({z.name: z.id for z in zones})
         cat.default_zone_id = default_zone_id
         store = cat._store
-        store.load_tables(
-            tables.ids, tables.schema_ids, tables.zone_ids, tables.names, tables.values
-        )
-        store.load_indexes(
-            indexes.ids,
-            indexes.schema_ids,
-            indexes.table_ids,
-            indexes.names,
-            indexes.alive,
-            indexes.values,
-        )
-        cat._table_count = len(tables.ids)
-        cat._index_count = len(indexes.ids)
-        cat._schema_counts = Map(Counter(tables.schema_ids))
-        cat._zone_counts = Map(Counter(tables.zone_ids))
+        zone_counts: Counter[int] = Counter()
+        for table_group in tables:
+            store.load_tables(table_group)
+            zone_counts.update(table_group.zone_ids)
+        for index_group in indexes:
+            store.load_indexes(index_group)
+        cat._table_count = sum(len(g.ids) for g in tables)
+        cat._index_count = sum(len(g.ids) for g in indexes)
+        cat._schema_counts = Map({g.schema_id: len(g.ids) for g in tables})
+        cat._zone_counts = Map(zone_counts)
         cat._check_consistency(len(schemas), len(zones), tables, indexes)
         return cat
 
     def _check_consistency(
-        self, schemas: int, zones: int, tables: TableColumns, indexes: IndexColumns
+        self, schemas: int, zones: int, tables: list[TableGroup], indexes: list[IndexGroup]
     ) -> None:
         store = self._store
         table_names = sum(len(names) for names in store.table_names.values())
         sizes = [
             (len(self._schemas), len(self._schema_by_name), schemas, "schema"),
             (len(self._zones), len(self._zone_by_name), zones, "zone"),
-            (len(store.tables), table_names, len(tables.ids), "table"),
+            (len(store.tables), table_names, self._table_count, "table"),
         ]
         for by_id, by_name, given, kind in sizes:
             if not by_id == by_name == given:
                 raise ValueError(f"duplicate {kind} ids or names")
-        if len(store.indexes) != len(indexes.ids):
+        if len(store.indexes) != self._index_count:
             raise ValueError("duplicate index ids")
-        if sum(len(names) for names in store.index_names.values()) != sum(indexes.alive):
+        alive = sum(sum(g.alive) for g in indexes)
+        if sum(len(names) for names in store.index_names.values()) != alive:
             raise ValueError("duplicate alive index names")
-        if not set(tables.schema_ids) <= set(self._schemas):
-            raise ValueError("a table refers to a missing schema")
-        if not set(tables.zone_ids) <= set(self._zones):
+        schema_ids = [g.schema_id for g in tables] + [g.schema_id for g in indexes]
+        if not set(schema_ids) <= set(self._schemas):
+            raise ValueError("a table or index refers to a missing schema")
+        if len({g.schema_id for g in tables}) != len(tables) or len(
+            {g.schema_id for g in indexes}
+        ) != len(indexes):
+            raise ValueError("a schema's objects are split into several groups")
+        if not set(self._zone_counts) <= set(self._zones):
             raise ValueError("a table refers to a missing zone")
-        if not set(indexes.table_ids) <= store.tables.keys():
+        if not all(all(map(store.tables.__contains__, g.table_ids)) for g in indexes):
             raise ValueError("an index refers to a missing table")
         if self.default_zone_id is not None and self.default_zone_id not in self._zones:
             raise ValueError("the default zone is missing")

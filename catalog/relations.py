@@ -22,6 +22,8 @@ from catalog.store import (
     RelationStore,
     check_descriptor,
     descriptor_of,
+    index_ids,
+    live_records,
     visible,
 )
 
@@ -91,25 +93,16 @@ class RelationReads:
         if changed is not None:
             return changed
         store, stamp = self._store, self._stamp
-        ever = store.table_index_members.get(table_id, ())
+        ever = index_ids(store.table_index_members.get(table_id, ()))
         return tuple(i for i in ever if visible(store.indexes.get(i), stamp) is not None)
 
     def table_records(self) -> list[tuple[int, Record]]:
         """Return every table's id and live record, ordered by id (what snapshots write)."""
-        return self._live(self._store.tables, self._tables, self._table_record)
+        return live_records(self._store.tables, self._tables, self._stamp)
 
     def index_records(self) -> list[tuple[int, Record]]:
         """Return every index's id and live record, ordered by id (what snapshots write)."""
-        return self._live(self._store.indexes, self._indexes, self._index_record)
-
-    @staticmethod
-    def _live(
-        sealed: dict[int, Any], overlay: Map[int, Record], get: Any
-    ) -> list[tuple[int, Record]]:
-        ids = set(sealed)
-        ids.update(overlay.keys())
-        pairs = [(i, get(i)) for i in sorted(ids)]
-        return [(i, r) for i, r in pairs if r is not None]
+        return live_records(self._store.indexes, self._indexes, self._stamp)
 
     def _members(self, sealed: list[int], slot: int, key: int) -> list[TableDescriptor]:
         ids = set(sealed)

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
 from typing import Any, TypeVar
 
 from catalog.descriptors import Descriptor, IndexDescriptor, TableDescriptor
@@ -49,49 +50,63 @@ DEFAULT_CACHE_SIZE = 4096
 
 
 @dataclass(frozen=True, slots=True)
-class TableColumns:
-    """Tables as columns (how a snapshot holds them): keys, and each one's value."""
+class TableGroup:
+    """The tables of one schema as columns, ascending by id (how a snapshot holds them)."""
 
+    schema_id: int
     ids: list[int]
-    schema_ids: list[int]
     zone_ids: list[int]
     names: list[str]
     values: list[Any]
+    """Each table's marshalled descriptor (or the descriptor itself)."""
 
     @classmethod
-    def of(cls, tables: Sequence[TableDescriptor], values: Sequence[Any]) -> TableColumns:
-        """Return the columns of ``tables`` with ``values`` (their bytes, or themselves)."""
-        return cls(
-            [t.id for t in tables],
-            [t.schema_id for t in tables],
-            [t.zone_id for t in tables],
-            [t.name for t in tables],
-            list(values),
-        )
+    def of(cls, tables: Sequence[TableDescriptor], values: Sequence[Any]) -> list[TableGroup]:
+        """Return the groups (ascending by schema id) of ``tables`` with their ``values``."""
+        grouped: dict[int, list[int]] = {}
+        for position, t in enumerate(tables):
+            grouped.setdefault(t.schema_id, []).append(position)
+        return [
+            cls(
+                schema_id,
+                [tables[p].id for p in positions],
+                [tables[p].zone_id for p in positions],
+                [tables[p].name for p in positions],
+                [values[p] for p in positions],
+            )
+            for schema_id, positions in sorted(grouped.items())
+        ]
 
 
 @dataclass(frozen=True, slots=True)
-class IndexColumns:
-    """Indexes as columns (how a snapshot holds them): keys, and each one's value."""
+class IndexGroup:
+    """The indexes of one schema as columns, ascending by id (how a snapshot holds them)."""
 
+    schema_id: int
     ids: list[int]
-    schema_ids: list[int]
     table_ids: list[int]
     names: list[str]
     alive: list[bool]
     values: list[Any]
+    """Each index's marshalled descriptor (or the descriptor itself)."""
 
     @classmethod
-    def of(cls, indexes: Sequence[IndexDescriptor], values: Sequence[Any]) -> IndexColumns:
-        """Return the columns of ``indexes`` with ``values`` (their bytes, or themselves)."""
-        return cls(
-            [i.id for i in indexes],
-            [i.schema_id for i in indexes],
-            [i.table_id for i in indexes],
-            [i.name for i in indexes],
-            [i.is_alive for i in indexes],
-            list(values),
-        )
+    def of(cls, indexes: Sequence[IndexDescriptor], values: Sequence[Any]) -> list[IndexGroup]:
+        """Return the groups (ascending by schema id) of ``indexes`` with their ``values``."""
+        grouped: dict[int, list[int]] = {}
+        for position, i in enumerate(indexes):
+            grouped.setdefault(i.schema_id, []).append(position)
+        return [
+            cls(
+                schema_id,
+                [indexes[p].id for p in positions],
+                [indexes[p].table_id for p in positions],
+                [indexes[p].name for p in positions],
+                [indexes[p].is_alive for p in positions],
+                [values[p] for p in positions],
+            )
+            for schema_id, positions in sorted(grouped.items())
+        ]
 
 
 def _codec() -> tuple[Callable[[Descriptor], bytes], Callable[[bytes], Descriptor]]:
@@ -208,7 +223,8 @@ class RelationStore:
         index_names: the same for indexes (alive ones own their name).
         schema_members: schema id to every table id ever in it (may repeat).
         zone_members: zone id to every table id ever in it (may repeat).
-        table_index_members: table id to every index id ever on it, ascending.
+        table_index_members: table id to every index id ever on it (an int, or a tuple,
+            ascending, when there are more).
     """
 
     __slots__ = (
@@ -231,67 +247,49 @@ class RelationStore:
         self.index_names: dict[int, dict[str, int | tuple[int, ...]]] = {}
         self.schema_members: dict[int, list[int]] = {}
         self.zone_members: dict[int, list[int]] = {}
-        self.table_index_members: dict[int, tuple[int, ...]] = {}
+        self.table_index_members: dict[int, int | tuple[int, ...]] = {}
 
     # -- bulk loading (stamp 0) -----------------------------------------------------------
 
-    def load_tables(
-        self,
-        ids: list[int],
-        schema_ids: list[int],
-        zone_ids: list[int],
-        names: list[str],
-        values: list[Any],
-    ) -> None:
-        """Add tables at stamp 0 from columns, without decoding their descriptors."""
-        table_names = self.table_names
-        schema_members = self.schema_members
-        zone_members = self.zone_members
-        tables = self.tables
-        for object_id, schema_id, zone_id, name, value in zip(
-            ids, schema_ids, zone_ids, names, values, strict=True
-        ):
-            tables[object_id] = (0, value, schema_id, zone_id, name)
-            by_name = table_names.get(schema_id)
-            if by_name is None:
-                by_name = table_names[schema_id] = {}
-            by_name[name] = object_id
-            members = schema_members.get(schema_id)
-            if members is None:
-                members = schema_members[schema_id] = []
-            members.append(object_id)
-            members = zone_members.get(zone_id)
-            if members is None:
-                members = zone_members[zone_id] = []
-            members.append(object_id)
+    def load_tables(self, group: TableGroup) -> None:
+        """Add one schema's tables at stamp 0, without decoding their descriptors.
 
-    def load_indexes(
-        self,
-        ids: list[int],
-        schema_ids: list[int],
-        table_ids: list[int],
-        names: list[str],
-        alive: list[bool],
-        values: list[Any],
-    ) -> None:
-        """Add indexes at stamp 0 from columns (ascending ids), without decoding them."""
-        indexes = self.indexes
-        index_names = self.index_names
-        on_table: dict[int, list[int]] = {}
-        for object_id, schema_id, table_id, name, is_alive, value in zip(
-            ids, schema_ids, table_ids, names, alive, values, strict=True
-        ):
-            indexes[object_id] = (0, value, schema_id, table_id, name, is_alive)
-            if is_alive:
-                by_name = index_names.get(schema_id)
-                if by_name is None:
-                    by_name = index_names[schema_id] = {}
-                by_name[name] = object_id
-            members = on_table.get(table_id)
-            if members is None:
-                members = on_table[table_id] = []
-            members.append(object_id)
-        self.table_index_members.update((k, tuple(sorted(v))) for k, v in on_table.items())
+        A million tables load in well under a second: every dict is built by C loops over
+        the columns (``zip``), not by a Python loop per table.
+        """
+        schema_id, ids = group.schema_id, group.ids
+        # Groups come with columns of equal length (checked by whoever built them); ``zip``
+        # with ``repeat`` cannot be strict, and every zip here stays a C loop.
+        records = zip(repeat(0), group.values, repeat(schema_id), group.zone_ids, group.names)
+        self.tables.update(zip(ids, records, strict=False))
+        self.table_names.setdefault(schema_id, {}).update(zip(group.names, ids, strict=True))
+        self.schema_members.setdefault(schema_id, []).extend(ids)
+        zone_ids = group.zone_ids
+        zones = set(zone_ids)
+        if len(zones) == 1:
+            self.zone_members.setdefault(zones.pop(), []).extend(ids)
+            return
+        for zone_id in sorted(zones):
+            members = compress(ids, [z == zone_id for z in zone_ids])
+            self.zone_members.setdefault(zone_id, []).extend(members)
+
+    def load_indexes(self, group: IndexGroup) -> None:
+        """Add one schema's indexes at stamp 0, without decoding their descriptors."""
+        schema_id, ids, table_ids, alive = group.schema_id, group.ids, group.table_ids, group.alive
+        records = zip(repeat(0), group.values, repeat(schema_id), table_ids, group.names, alive)
+        self.indexes.update(zip(ids, records, strict=False))
+        names = self.index_names.setdefault(schema_id, {})
+        names.update(compress(zip(group.names, ids, strict=True), alive))
+        members = self.table_index_members
+        # Most tables have one index (their primary key): one C-level update covers them
+        # unless a table has more (then a loop merges them).
+        single = dict(zip(table_ids, ids, strict=True))
+        if len(single) == len(ids) and members.keys().isdisjoint(single):
+            members.update(single)
+            return
+        for table_id, index_id in zip(table_ids, ids, strict=True):
+            merged = {*index_ids(members.get(table_id, ())), index_id}
+            members[table_id] = tuple(sorted(merged))
 
     # -- reading as of a stamp ------------------------------------------------------------
 
@@ -367,11 +365,42 @@ class RelationStore:
                 by_name = self.index_names.setdefault(record[SCHEMA_ID], {})
                 _add_candidate(by_name, record[NAME], object_id)
             table_id = record[TABLE_ID]
-            members = self.table_index_members.get(table_id, ())
+            members = index_ids(self.table_index_members.get(table_id, ()))
             if object_id not in members:
                 self.table_index_members[table_id] = tuple(sorted((*members, object_id)))
         self.head = stamp
         return stamp
+
+
+def live_records(
+    sealed: dict[int, History], overlay: Mapping[int, Record], stamp: int
+) -> list[tuple[int, Record]]:
+    """Return the id and live record of every object, ordered by id, as of ``stamp``.
+
+    ``overlay`` (changes not sealed yet) wins over ``sealed``. This is how a snapshot or
+    digest walks a million objects, so the common case (one record, old enough) is inline.
+    """
+    ids = sorted(sealed.keys() | overlay.keys()) if len(overlay) else sorted(sealed)
+    found: list[tuple[int, Record]] = []
+    append = found.append
+    changed = overlay.get
+    history_of = sealed.get
+    for object_id in ids:
+        record = changed(object_id)
+        if record is None:
+            history = history_of(object_id)
+            if type(history) is tuple:
+                record = history if history[STAMP] <= stamp else None
+            else:
+                record = visible(history, stamp)
+        if record is not None and record[VALUE] is not None:
+            append((object_id, record))
+    return found
+
+
+def index_ids(members: int | tuple[int, ...]) -> tuple[int, ...]:
+    """Return a ``table_index_members`` value as a tuple."""
+    return (members,) if isinstance(members, int) else members
 
 
 def _appended(old: History | None, new: Record) -> History:
