@@ -15,7 +15,7 @@ from catalog.marshalling import (
     decode_refusal,
     decode_update,
 )
-from catalog.snapshots import decode_snapshot
+from catalog.snapshots import decode_snapshot, encode_snapshot
 from tests.golden.catalog_values import (
     GOLDEN_DIR,
     OLDER_FORMAT_FILES,
@@ -82,3 +82,17 @@ def test_writers_reproduce_the_golden_bytes_of_the_format_they_write() -> None:
     """Today's encoders reproduce the golden bytes of the newest format of each kind."""
     for name, data in golden_files().items():
         assert (GOLDEN_DIR / name).read_bytes() == data, name
+
+
+@pytest.mark.parametrize("old", sorted(OLDER_FORMAT_FILES))
+def test_older_snapshot_formats_load_as_the_same_catalog(old: str) -> None:
+    """A format-1 snapshot gives the descriptors and digest of its format-2 twin."""
+    new = (GOLDEN_DIR / OLDER_FORMAT_FILES[old]).read_bytes()
+    from_old = decode_snapshot((GOLDEN_DIR / old).read_bytes())
+    from_new = decode_snapshot(new)
+    assert from_old.digest() == from_new.digest()
+    assert from_old.schemas() == from_new.schemas()
+    assert from_old.zones() == from_new.zones()
+    assert from_old.tables() == from_new.tables()
+    assert from_old.indexes() == from_new.indexes()
+    assert encode_snapshot(from_old) == new
