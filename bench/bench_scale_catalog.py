@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from bench.harness import Figure, Sample, progress
+from bench.tables import create_command
 from catalog import Catalog, ColumnType, prepare
 from catalog import commands as c
 from catalog.entries import EntryBase, NewIndexEntry, NewTableEntry
@@ -68,19 +69,7 @@ def _snapshot_codec() -> Any:
 
 
 def _create(name: str) -> c.CreateTableCommand:
-    return c.CreateTable(
-        schema="PUBLIC",
-        name=name,
-        columns=[
-            c.Column(name="ID", type=ColumnType.INT64, nullable=False),
-            c.Column(name="NAME", type=ColumnType.STRING, length=64),
-            c.Column(name="AMOUNT", type=ColumnType.DECIMAL, precision=18, scale=2),
-            c.Column(name="CREATED", type=ColumnType.TIMESTAMP),
-            c.Column(name="ACTIVE", type=ColumnType.BOOLEAN, default=True),
-            c.Column(name="NOTE", type=ColumnType.STRING),
-        ],
-        primary_key=["ID"],
-    )
+    return create_command(name, c.Column(name="NOTE", type=ColumnType.STRING))
 
 
 def _rss() -> int:

@@ -138,16 +138,23 @@ def _groups(value: Any, kinds: tuple[type, ...], what: str) -> list[list[Any]]:
     return groups
 
 
+def _header(items: list[Any]) -> dict[str, Any]:
+    """Return the parts every format shares: the version's numbers, schemas and zones."""
+    return {
+        "version": _INT(items[0]),
+        "activation_ts": _INT(items[1]),
+        "object_id_gen": _INT(items[2]),
+        "default_zone_id": _OPTIONAL_INT(items[3]),
+        "schemas": _SCHEMAS(items[4]),
+        "zones": _ZONES(items[5]),
+    }
+
+
 def _build_v2(items: list[Any]) -> Catalog:
     tables = _groups(items[6], (int, int, str, bytes), "tables")
     indexes = _groups(items[7], (int, int, str, bool, bytes), "indexes")
     return Catalog.from_groups(
-        version=_INT(items[0]),
-        activation_ts=_INT(items[1]),
-        object_id_gen=_INT(items[2]),
-        default_zone_id=_OPTIONAL_INT(items[3]),
-        schemas=_SCHEMAS(items[4]),
-        zones=_ZONES(items[5]),
+        **_header(items),
         tables=[TableGroup(*g) for g in tables],
         indexes=[IndexGroup(*g) for g in indexes],
     )
@@ -158,12 +165,7 @@ def _build_v1(items: list[Any]) -> Catalog:
     indexes: tuple[IndexDescriptor, ...] = _INDEXES(items[7])
     # Kept as bytes, like format 2, so a node loaded from an old snapshot is as small.
     return Catalog.from_groups(
-        version=_INT(items[0]),
-        activation_ts=_INT(items[1]),
-        object_id_gen=_INT(items[2]),
-        default_zone_id=_OPTIONAL_INT(items[3]),
-        schemas=_SCHEMAS(items[4]),
-        zones=_ZONES(items[5]),
+        **_header(items),
         tables=TableGroup.of(tables, [encode_descriptor(d) for d in tables]),
         indexes=IndexGroup.of(indexes, [encode_descriptor(d) for d in indexes]),
     )

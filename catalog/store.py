@@ -28,6 +28,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from catalog.descriptors import Descriptor, IndexDescriptor, TableDescriptor
@@ -63,19 +64,8 @@ class TableGroup:
     @classmethod
     def of(cls, tables: Sequence[TableDescriptor], values: Sequence[Any]) -> list[TableGroup]:
         """Return the groups (ascending by schema id) of ``tables`` with their ``values``."""
-        grouped: dict[int, list[int]] = {}
-        for position, t in enumerate(tables):
-            grouped.setdefault(t.schema_id, []).append(position)
-        return [
-            cls(
-                schema_id,
-                [tables[p].id for p in positions],
-                [tables[p].zone_id for p in positions],
-                [tables[p].name for p in positions],
-                [values[p] for p in positions],
-            )
-            for schema_id, positions in sorted(grouped.items())
-        ]
+        keys = attrgetter("id"), attrgetter("zone_id"), attrgetter("name")
+        return [cls(s, *columns) for s, columns in _grouped(tables, values, keys)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,20 +83,27 @@ class IndexGroup:
     @classmethod
     def of(cls, indexes: Sequence[IndexDescriptor], values: Sequence[Any]) -> list[IndexGroup]:
         """Return the groups (ascending by schema id) of ``indexes`` with their ``values``."""
-        grouped: dict[int, list[int]] = {}
-        for position, i in enumerate(indexes):
-            grouped.setdefault(i.schema_id, []).append(position)
-        return [
-            cls(
-                schema_id,
-                [indexes[p].id for p in positions],
-                [indexes[p].table_id for p in positions],
-                [indexes[p].name for p in positions],
-                [indexes[p].is_alive for p in positions],
-                [values[p] for p in positions],
-            )
-            for schema_id, positions in sorted(grouped.items())
-        ]
+        keys = attrgetter("id"), attrgetter("table_id"), attrgetter("name"), attrgetter("is_alive")
+        return [cls(s, *columns) for s, columns in _grouped(indexes, values, keys)]
+
+
+def _grouped(
+    objects: Sequence[TableDescriptor | IndexDescriptor],
+    values: Sequence[Any],
+    keys: tuple[Callable[[Any], Any], ...],
+) -> list[tuple[int, list[list[Any]]]]:
+    """Return, by schema id (ascending), each key's column and then the values' column."""
+    grouped: dict[int, list[int]] = {}
+    for position, o in enumerate(objects):
+        grouped.setdefault(o.schema_id, []).append(position)
+    return [
+        (
+            schema_id,
+            [[key(objects[p]) for p in positions] for key in keys]
+            + [[values[p] for p in positions]],
+        )
+        for schema_id, positions in sorted(grouped.items())
+    ]
 
 
 def _codec() -> tuple[Callable[[Descriptor], bytes], Callable[[bytes], Descriptor]]:
@@ -333,16 +330,8 @@ class RelationStore:
         or a record appended under the new stamp, and the head moves last.
         """
         stamp = self.head + 1
-        encode = _codec()[0]
         for object_id, record in tables:
-            value = record[VALUE]
-            if value is not None and type(value) is not bytes:
-                data = encode(value)
-                CACHE.put(data, value)
-                value = data
-            new = (stamp, value, *record[2:])
-            old = self.tables.get(object_id)
-            self.tables[object_id] = _appended(old, new)
+            value, old = _write(self.tables, object_id, record, stamp)
             if value is None:
                 continue
             schema_id, zone_id, name = record[SCHEMA_ID], record[ZONE_ID], record[NAME]
@@ -351,14 +340,7 @@ class RelationStore:
                 self.schema_members.setdefault(schema_id, []).append(object_id)
                 self.zone_members.setdefault(zone_id, []).append(object_id)
         for object_id, record in indexes:
-            value = record[VALUE]
-            if value is not None and type(value) is not bytes:
-                data = encode(value)
-                CACHE.put(data, value)
-                value = data
-            new = (stamp, value, *record[2:])
-            old = self.indexes.get(object_id)
-            self.indexes[object_id] = _appended(old, new)
+            value, _ = _write(self.indexes, object_id, record, stamp)
             if value is None:
                 continue
             if record[ALIVE]:
@@ -370,6 +352,24 @@ class RelationStore:
                 self.table_index_members[table_id] = tuple(sorted((*members, object_id)))
         self.head = stamp
         return stamp
+
+
+def _write(
+    histories: dict[int, History], object_id: int, record: Record, stamp: int
+) -> tuple[Any, History | None]:
+    """Append ``record`` (its descriptor encoded) under ``stamp``.
+
+    Returns:
+        The value written and the history it extended (None for a new object).
+    """
+    value = record[VALUE]
+    if value is not None and type(value) is not bytes:
+        data = _codec()[0](value)
+        CACHE.put(data, value)  # just written: likely read soon (listeners, the next batch)
+        value = data
+    old = histories.get(object_id)
+    histories[object_id] = _appended(old, (stamp, value, *record[2:]))
+    return value, old
 
 
 def live_records(

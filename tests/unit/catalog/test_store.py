@@ -19,6 +19,20 @@ from tests.unit.catalog.helpers import create_table, run
 from updatelog.errors import FormatError
 
 
+def _next_update(head: Catalog, rng: random.Random) -> VersionedUpdate | None:
+    """Return the update of a random valid batch on ``head``, or None if it was refused."""
+    try:
+        prepared = prepare(head, random_batch(rng, head))
+    except CatalogError:
+        return None
+    return VersionedUpdate(
+        version=head.version + 1,
+        proposal_ts=(head.version + 1) << 16,
+        delay_ms=0,
+        entries=prepared.entries,
+    )
+
+
 def _tables(count: int) -> Catalog:
     cat = Catalog.initial()
     return run(cat, *(create_table(f"T{i}") for i in range(count))).catalog
@@ -85,18 +99,9 @@ def test_old_versions_read_the_same_after_later_seals() -> None:
     rng = random.Random(11)
     for _ in range(80):
         head = published[-1]
-        try:
-            prepared = prepare(head, random_batch(rng, head))
-        except CatalogError:
+        update = _next_update(head, rng)
+        if update is None:
             continue
-        if not prepared.entries:
-            continue
-        update = VersionedUpdate(
-            version=head.version + 1,
-            proposal_ts=(head.version + 1) << 16,
-            delay_ms=0,
-            entries=prepared.entries,
-        )
         unsealed = update.apply_to(head)
         sealed = unsealed.sealed()
         digests.append(unsealed.digest())
@@ -149,16 +154,9 @@ def test_node_applying_versions_and_node_loading_a_snapshot_agree(
     updates: list[VersionedUpdate] = []
     for _ in range(steps):
         head = applied[-1]
-        try:
-            prepared = prepare(head, random_batch(rng, head))
-        except CatalogError:
+        update = _next_update(head, rng)
+        if update is None:
             continue
-        update = VersionedUpdate(
-            version=head.version + 1,
-            proposal_ts=(head.version + 1) << 16,
-            delay_ms=0,
-            entries=prepared.entries,
-        )
         updates.append(update)
         applied.append(update.apply_to(head).sealed())
     cut = min(snapshot_at, len(applied) - 1)
