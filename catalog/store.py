@@ -285,8 +285,7 @@ class RelationStore:
             members.update(single)
             return
         for table_id, index_id in zip(table_ids, ids, strict=True):
-            merged = {*index_ids(members.get(table_id, ())), index_id}
-            members[table_id] = tuple(sorted(merged))
+            members[table_id] = _index_members({*index_ids(members.get(table_id, ())), index_id})
 
     # -- reading as of a stamp ------------------------------------------------------------
 
@@ -349,7 +348,7 @@ class RelationStore:
             table_id = record[TABLE_ID]
             members = index_ids(self.table_index_members.get(table_id, ()))
             if object_id not in members:
-                self.table_index_members[table_id] = tuple(sorted((*members, object_id)))
+                self.table_index_members[table_id] = _index_members({*members, object_id})
         self.head = stamp
         return stamp
 
@@ -396,6 +395,12 @@ def live_records(
         if record is not None and record[VALUE] is not None:
             append((object_id, record))
     return found
+
+
+def _index_members(ids: set[int]) -> int | tuple[int, ...]:
+    # A lone index id is kept as the int itself: a 1-tuple per table costs 48 bytes more.
+    ordered = tuple(sorted(ids))
+    return ordered[0] if len(ordered) == 1 else ordered
 
 
 def index_ids(members: int | tuple[int, ...]) -> tuple[int, ...]:
