@@ -14,27 +14,12 @@ import time
 import tracemalloc
 
 from bench.harness import Figure, Sample, measure, progress
-from catalog import Catalog, ColumnType, prepare
-from catalog import commands as c
+from bench.tables import create_command
+from catalog import Catalog, prepare
 from catalog.descriptors import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
 from catalog.entries import NewTableEntry
-from catalog.marshalling import decode_snapshot, encode_snapshot
 from catalog.model import Model
-
-
-def _create(name: str) -> c.CreateTableCommand:
-    return c.CreateTable(
-        schema="PUBLIC",
-        name=name,
-        columns=[
-            c.Column(name="ID", type=ColumnType.INT64, nullable=False),
-            c.Column(name="NAME", type=ColumnType.STRING, length=64),
-            c.Column(name="AMOUNT", type=ColumnType.DECIMAL, precision=18, scale=2),
-            c.Column(name="CREATED", type=ColumnType.TIMESTAMP),
-            c.Column(name="ACTIVE", type=ColumnType.BOOLEAN, default=True),
-        ],
-        primary_key=["ID"],
-    )
+from catalog.snapshots import decode_snapshot, encode_snapshot
 
 
 def build_versions(tables: int) -> list[Catalog]:
@@ -42,7 +27,7 @@ def build_versions(tables: int) -> list[Catalog]:
     versions = [Catalog.initial()]
     for i in range(tables):
         current = versions[-1]
-        prepared = prepare(current, [_create(f"T{i}")])
+        prepared = prepare(current, [create_command(f"T{i}")])
         versions.append(prepared.catalog.with_version(current.version + 1, current.version + 1))
     return versions
 
@@ -90,7 +75,7 @@ def _apply_seconds(cat: Catalog, rounds: int) -> float:
 
 
 def _fresh_tables(cat: Catalog, count: int) -> list[TableDescriptor]:
-    template = prepare(cat, [_create("PROBE")]).entries[0]
+    template = prepare(cat, [create_command("PROBE")]).entries[0]
     assert isinstance(template, NewTableEntry)
     base = cat.object_id_gen + 10
     return [

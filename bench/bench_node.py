@@ -53,8 +53,9 @@ from bench.bench_updatelog_etcd import _RawSide
 from bench.harness import Figure, Sample, progress
 from catalog import Catalog, ColumnType, prepare
 from catalog import commands as c
-from catalog.marshalling import encode_snapshot, encode_update
+from catalog.marshalling import encode_update
 from catalog.node import CatalogNode
+from catalog.snapshots import encode_snapshot
 from catalog.update import VersionedUpdate, initial_update
 from deploy.etcd_server import EtcdServer
 from schemasync.clock import HybridClock

@@ -2,7 +2,9 @@
 
 Owns: ``Catalog`` (one immutable version), descriptors, ``commands`` (what users ask for),
 ``entries`` (the deltas the log stores), ``prepare`` (command batch → entries), events,
-marshalling. Later: ``CatalogService`` (reads), ``CatalogManager`` (writes), ``CatalogNode``.
+marshalling, ``snapshots`` (a whole version as one value, and its digest), ``store`` (tables
+and indexes as bytes shared by every version, with the decoded-descriptor cache). Later:
+``CatalogService`` (reads), ``CatalogManager`` (writes), ``CatalogNode``.
 
 May import: updatelog, schemasync. Never imports api or spark.
 """

@@ -1,13 +1,17 @@
 """``Catalog``: one immutable catalog version, structurally shared with its neighbours.
 
-Every lookup map is a persistent hash map (``immutables.Map``). Applying an entry replaces a
-handful of map entries, costing O(log n) and sharing everything else with the previous
-version, where Ignite 3 rebuilds all lookup maps per version (O(n) time, O(n²) memory over n
-versions).
+Schemas and zones (few) live in persistent hash maps (``immutables.Map``). Tables and
+indexes (up to millions) live in the lineage's shared ``RelationStore`` as marshalled bytes,
+read as of the catalog's seal stamp, plus small persistent *overlay* maps holding the changes
+made since that seal. Applying an entry sets a few overlay entries (O(log n)); publishing a
+version seals its overlay into the store (O(changes)). Neither copies any map, where Ignite 3
+rebuilds all lookup maps per version (O(n) time, O(n²) memory over n versions), and no
+version pays the path copies a million-entry persistent map would need for every change.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,11 +31,24 @@ from catalog.descriptors.zones import (
     DEFAULT_ZONE_NAME,
 )
 from catalog.errors import ErrorCode, NotFoundError
+from catalog.relations import RelationReads, missing
+from catalog.store import (
+    ALIVE,
+    NAME,
+    SCHEMA_ID,
+    TABLE_ID,
+    VALUE,
+    ZONE_ID,
+    IndexGroup,
+    RelationStore,
+    TableGroup,
+)
 
-_EMPTY_IDS: Map[int, None] = Map()
+_UNSEALED = -1
+"""The stamp slot of an overlay record: not written to any store yet."""
 
 
-class Catalog:
+class Catalog(RelationReads):
     """One catalog version: schemas, tables, indexes and zones, with lookups by name and id.
 
     Instances are immutable; the ``with_*``/``without_*`` methods (used by update entries)
@@ -41,15 +58,19 @@ class Catalog:
     __slots__ = (
         "_digest",
         "_index_by_name",
+        "_index_count",
         "_indexes",
         "_schema_by_name",
-        "_schema_tables",
+        "_schema_counts",
         "_schemas",
+        "_stamp",
+        "_store",
         "_table_by_name",
+        "_table_count",
         "_table_indexes",
         "_tables",
         "_zone_by_name",
-        "_zone_tables",
+        "_zone_counts",
         "_zones",
         "activation_ts",
         "default_zone_id",
@@ -63,16 +84,12 @@ class Catalog:
     default_zone_id: int | None
     _schemas: Map[int, SchemaDescriptor]
     _schema_by_name: Map[str, int]
-    _tables: Map[int, TableDescriptor]
-    _table_by_name: Map[tuple[int, str], int]
-    _indexes: Map[int, IndexDescriptor]
-    _index_by_name: Map[tuple[int, str], int]
-    """Alive indexes only: a STOPPING index gives up its name."""
     _zones: Map[int, ZoneDescriptor]
     _zone_by_name: Map[str, int]
-    _table_indexes: Map[int, tuple[int, ...]]
-    _schema_tables: Map[int, Map[int, None]]
-    _zone_tables: Map[int, Map[int, None]]
+    _table_count: int
+    _index_count: int
+    _schema_counts: Map[int, int]
+    _zone_counts: Map[int, int]
     _digest: str | None
 
     def __init__(self, version: int = 0, activation_ts: int = 0, object_id_gen: int = 0) -> None:
@@ -83,15 +100,19 @@ class Catalog:
         self.default_zone_id = None
         self._schemas = Map()
         self._schema_by_name = Map()
+        self._zones = Map()
+        self._zone_by_name = Map()
+        self._store = RelationStore()
+        self._stamp = 0
         self._tables = Map()
         self._table_by_name = Map()
         self._indexes = Map()
         self._index_by_name = Map()
-        self._zones = Map()
-        self._zone_by_name = Map()
         self._table_indexes = Map()
-        self._schema_tables = Map()
-        self._zone_tables = Map()
+        self._table_count = 0
+        self._index_count = 0
+        self._schema_counts = Map()
+        self._zone_counts = Map()
         self._digest = None
 
     @classmethod
@@ -139,8 +160,8 @@ class Catalog:
         schema_id = self._schema_by_name.get(schema)
         if schema_id is None:
             return None
-        table_id = self._table_by_name.get((schema_id, name))
-        return None if table_id is None else self._tables[table_id]
+        table_id = self._table_id(schema_id, name)
+        return None if table_id is None else self._table(table_id)
 
     def table(self, schema: str, name: str) -> TableDescriptor:
         """Return table ``schema.name``.
@@ -158,8 +179,8 @@ class Catalog:
         schema_id = self._schema_by_name.get(schema)
         if schema_id is None:
             return None
-        index_id = self._index_by_name.get((schema_id, name))
-        return None if index_id is None else self._indexes[index_id]
+        index_id = self._index_id(schema_id, name)
+        return None if index_id is None else self._index(index_id)
 
     def index(self, schema: str, name: str) -> IndexDescriptor:
         """Return the alive index ``schema.name``.
@@ -190,8 +211,8 @@ class Catalog:
 
     def relation_id(self, schema_id: int, name: str) -> int | None:
         """Return the id of the table or alive index named ``name`` (one namespace), or None."""
-        found = self._table_by_name.get((schema_id, name))
-        return found if found is not None else self._index_by_name.get((schema_id, name))
+        found = self._table_id(schema_id, name)
+        return found if found is not None else self._index_id(schema_id, name)
 
     # -- lookups by id --------------------------------------------------------------------
 
@@ -203,29 +224,7 @@ class Catalog:
         """
         found = self._schemas.get(schema_id)
         if found is None:
-            raise _missing("schema", schema_id, ErrorCode.SCHEMA_NOT_FOUND)
-        return found
-
-    def table_by_id(self, table_id: int) -> TableDescriptor:
-        """Return the table with id ``table_id``.
-
-        Raises:
-            NotFoundError: TABLE_NOT_FOUND.
-        """
-        found = self._tables.get(table_id)
-        if found is None:
-            raise _missing("table", table_id, ErrorCode.TABLE_NOT_FOUND)
-        return found
-
-    def index_by_id(self, index_id: int) -> IndexDescriptor:
-        """Return the index with id ``index_id`` (any status).
-
-        Raises:
-            NotFoundError: INDEX_NOT_FOUND.
-        """
-        found = self._indexes.get(index_id)
-        if found is None:
-            raise _missing("index", index_id, ErrorCode.INDEX_NOT_FOUND)
+            raise missing("schema", schema_id, ErrorCode.SCHEMA_NOT_FOUND)
         return found
 
     def zone_by_id(self, zone_id: int) -> ZoneDescriptor:
@@ -236,26 +235,14 @@ class Catalog:
         """
         found = self._zones.get(zone_id)
         if found is None:
-            raise _missing("zone", zone_id, ErrorCode.ZONE_NOT_FOUND)
+            raise missing("zone", zone_id, ErrorCode.ZONE_NOT_FOUND)
         return found
-
-    def has_table(self, table_id: int) -> bool:
-        """Return True if a table with id ``table_id`` exists."""
-        return table_id in self._tables
 
     # -- collections (ordered by id, so every node lists them alike) ---------------------
 
     def schemas(self) -> list[SchemaDescriptor]:
         """Return all schemas ordered by id."""
         return [self._schemas[i] for i in sorted(self._schemas)]
-
-    def tables(self) -> list[TableDescriptor]:
-        """Return all tables ordered by id."""
-        return [self._tables[i] for i in sorted(self._tables)]
-
-    def indexes(self) -> list[IndexDescriptor]:
-        """Return all indexes (any status) ordered by id."""
-        return [self._indexes[i] for i in sorted(self._indexes)]
 
     def zones(self) -> list[ZoneDescriptor]:
         """Return all zones ordered by id."""
@@ -265,32 +252,20 @@ class Catalog:
         """Return the default zone, if one is set."""
         return None if self.default_zone_id is None else self._zones[self.default_zone_id]
 
-    def table_indexes(self, table_id: int) -> list[IndexDescriptor]:
-        """Return the indexes of a table (any status) ordered by id."""
-        return [self._indexes[i] for i in self._table_indexes.get(table_id, ())]
-
-    def schema_tables(self, schema_id: int) -> list[TableDescriptor]:
-        """Return the tables of a schema ordered by id."""
-        return [self._tables[i] for i in sorted(self._schema_tables.get(schema_id, _EMPTY_IDS))]
-
-    def zone_tables(self, zone_id: int) -> list[TableDescriptor]:
-        """Return the tables in a zone ordered by id."""
-        return [self._tables[i] for i in sorted(self._zone_tables.get(zone_id, _EMPTY_IDS))]
-
     def zone_has_tables(self, zone_id: int) -> bool:
         """Return True if any table lives in the zone (O(1))."""
-        return len(self._zone_tables.get(zone_id, _EMPTY_IDS)) > 0
+        return self._zone_counts.get(zone_id, 0) > 0
 
     def schema_is_empty(self, schema_id: int) -> bool:
         """Return True if the schema holds no tables (O(1))."""
-        return len(self._schema_tables.get(schema_id, _EMPTY_IDS)) == 0
+        return self._schema_counts.get(schema_id, 0) == 0
 
     def counts(self) -> dict[str, int]:
         """Return how many objects of each kind the catalog holds."""
         return {
             "schemas": len(self._schemas),
-            "tables": len(self._tables),
-            "indexes": len(self._indexes),
+            "tables": self._table_count,
+            "indexes": self._index_count,
             "zones": len(self._zones),
         }
 
@@ -299,8 +274,8 @@ class Catalog:
     def digest(self) -> str:
         """Return the SHA-256 of the canonical encoding: equal content, equal digest, anywhere."""
         if self._digest is None:
-            # Deferred import: the marshalling module encodes catalogs, so it imports this one.
-            from catalog.marshalling import catalog_digest
+            # Deferred import: the snapshot module encodes catalogs, so it imports this one.
+            from catalog.snapshots import catalog_digest
 
             self._digest = catalog_digest(self)
         return self._digest
@@ -324,6 +299,36 @@ class Catalog:
         for name in Catalog.__slots__:
             object.__setattr__(new, name, changes.get(name, getattr(self, name)))
         new._digest = None
+        return new
+
+    def sealed(self) -> Catalog:
+        """Return an equal catalog whose changes were moved into the shared store.
+
+        Only the newest state of a lineage can be sealed (a node's service seals each
+        version it publishes); any other catalog is returned as it is, which is always
+        correct, only larger. Sealing keeps the overlays small, so versions share the
+        store's records instead of paying persistent-map path copies for each change.
+        """
+        store = self._store
+        if store.head != self._stamp or not (len(self._tables) or len(self._indexes)):
+            return self
+        stamp = store.seal(
+            ((i, r) for i, r in self._tables.items() if r[VALUE] is not None or i in store.tables),
+            (
+                (i, r)
+                for i, r in self._indexes.items()
+                if r[VALUE] is not None or i in store.indexes
+            ),
+        )
+        new = self._replace(
+            _stamp=stamp,
+            _tables=Map(),
+            _table_by_name=Map(),
+            _indexes=Map(),
+            _index_by_name=Map(),
+            _table_indexes=Map(),
+        )
+        new._digest = self._digest
         return new
 
     def with_version(self, version: int, activation_ts: int) -> Catalog:
@@ -356,73 +361,85 @@ class Catalog:
         return self._replace(
             _schemas=self._schemas.delete(schema_id),
             _schema_by_name=self._schema_by_name.delete(old.name),
-            _schema_tables=_discard(self._schema_tables, schema_id),
+            _schema_counts=_discard(self._schema_counts, schema_id),
         )
 
     def with_table(self, table: TableDescriptor) -> Catalog:
         """Return a copy with ``table`` added or replaced (by id)."""
         by_name = self._table_by_name
-        schema_tables = self._schema_tables
-        zone_tables = self._zone_tables
+        schema_counts, zone_counts = self._schema_counts, self._zone_counts
+        count = self._table_count
         table_indexes = self._table_indexes
-        old = self._tables.get(table.id)
+        old = self._table_record(table.id)
         if old is None:
-            schema_tables = _add_member(schema_tables, table.schema_id, table.id)
-            zone_tables = _add_member(zone_tables, table.zone_id, table.id)
+            count += 1
             table_indexes = table_indexes.set(table.id, ())
-        elif old.name != table.name:
-            by_name = by_name.delete((old.schema_id, old.name))
+        else:
+            if old[NAME] != table.name or old[SCHEMA_ID] != table.schema_id:
+                by_name = by_name.set((old[SCHEMA_ID], old[NAME]), None)
+            schema_counts = _count(schema_counts, old[SCHEMA_ID], -1)
+            zone_counts = _count(zone_counts, old[ZONE_ID], -1)
+        record = (_UNSEALED, table, table.schema_id, table.zone_id, table.name)
         return self._replace(
-            _tables=self._tables.set(table.id, table),
+            _tables=self._tables.set(table.id, record),
             _table_by_name=by_name.set((table.schema_id, table.name), table.id),
-            _schema_tables=schema_tables,
-            _zone_tables=zone_tables,
+            _schema_counts=_count(schema_counts, table.schema_id, 1),
+            _zone_counts=_count(zone_counts, table.zone_id, 1),
+            _table_count=count,
             _table_indexes=table_indexes,
         )
 
     def without_table(self, table_id: int) -> Catalog:
         """Return a copy without table ``table_id`` (its indexes must be removed first)."""
-        old = self.table_by_id(table_id)
+        self.table_by_id(table_id)
+        old = self._table_record(table_id)
+        assert old is not None
         return self._replace(
-            _tables=self._tables.delete(table_id),
-            _table_by_name=self._table_by_name.delete((old.schema_id, old.name)),
-            _schema_tables=_remove_member(self._schema_tables, old.schema_id, table_id),
-            _zone_tables=_remove_member(self._zone_tables, old.zone_id, table_id),
-            _table_indexes=_discard(self._table_indexes, table_id),
+            _tables=self._tables.set(table_id, (_UNSEALED, None, *old[2:])),
+            _table_by_name=self._table_by_name.set((old[SCHEMA_ID], old[NAME]), None),
+            _schema_counts=_count(self._schema_counts, old[SCHEMA_ID], -1),
+            _zone_counts=_count(self._zone_counts, old[ZONE_ID], -1),
+            _table_count=self._table_count - 1,
+            _table_indexes=self._table_indexes.set(table_id, ()),
         )
 
     def with_index(self, index: IndexDescriptor) -> Catalog:
         """Return a copy with ``index`` added or replaced (by id)."""
         by_name = self._index_by_name
         table_indexes = self._table_indexes
-        old = self._indexes.get(index.id)
+        count = self._index_count
+        old = self._index_record(index.id)
         if old is None:
-            ids = table_indexes.get(index.table_id, ())
+            count += 1
+            ids = self._index_ids(index.table_id)
             table_indexes = table_indexes.set(index.table_id, tuple(sorted((*ids, index.id))))
-        elif old.is_alive and (old.name != index.name or not index.is_alive):
-            by_name = by_name.delete((old.schema_id, old.name))
+        elif old[ALIVE] and (old[NAME] != index.name or not index.is_alive):
+            by_name = by_name.set((old[SCHEMA_ID], old[NAME]), None)
         if index.is_alive:
             by_name = by_name.set((index.schema_id, index.name), index.id)
+        record = (_UNSEALED, index, index.schema_id, index.table_id, index.name, index.is_alive)
         return self._replace(
-            _indexes=self._indexes.set(index.id, index),
+            _indexes=self._indexes.set(index.id, record),
             _index_by_name=by_name,
             _table_indexes=table_indexes,
+            _index_count=count,
         )
 
     def without_index(self, index_id: int) -> Catalog:
         """Return a copy without index ``index_id``."""
-        old = self.index_by_id(index_id)
+        self.index_by_id(index_id)
+        old = self._index_record(index_id)
+        assert old is not None
         by_name = self._index_by_name
-        if old.is_alive:
-            by_name = by_name.delete((old.schema_id, old.name))
-        table_indexes = self._table_indexes
-        ids = table_indexes.get(old.table_id)
-        if ids is not None:
-            table_indexes = table_indexes.set(old.table_id, tuple(i for i in ids if i != index_id))
+        if old[ALIVE]:
+            by_name = by_name.set((old[SCHEMA_ID], old[NAME]), None)
+        table_id = old[TABLE_ID]
+        ids = tuple(i for i in self._index_ids(table_id) if i != index_id)
         return self._replace(
-            _indexes=self._indexes.delete(index_id),
+            _indexes=self._indexes.set(index_id, (_UNSEALED, None, *old[2:])),
             _index_by_name=by_name,
-            _table_indexes=table_indexes,
+            _table_indexes=self._table_indexes.set(table_id, ids),
+            _index_count=self._index_count - 1,
         )
 
     def with_zone(self, zone: ZoneDescriptor) -> Catalog:
@@ -442,8 +459,10 @@ class Catalog:
         return self._replace(
             _zones=self._zones.delete(zone_id),
             _zone_by_name=self._zone_by_name.delete(old.name),
-            _zone_tables=_discard(self._zone_tables, zone_id),
+            _zone_counts=_discard(self._zone_counts, zone_id),
         )
+
+    # -- building a whole version at once (snapshots) ------------------------------------
 
     @classmethod
     def from_parts(
@@ -458,80 +477,103 @@ class Catalog:
         tables: Iterable[TableDescriptor],
         indexes: Iterable[IndexDescriptor],
     ) -> Catalog:
-        """Build a catalog from its objects in one pass (how a snapshot is loaded).
+        """Build a catalog from its objects in one pass.
 
         Raises:
             ValueError: the objects do not form a consistent catalog (duplicate ids or
                 names, references to missing objects).
         """
-        schemas, zones, tables, indexes = list(schemas), list(zones), list(tables), list(indexes)
-        schema_by_name = {s.name: s.id for s in schemas}
-        zone_by_name = {z.name: z.id for z in zones}
-        table_by_name = {(t.schema_id, t.name): t.id for t in tables}
-        index_by_name = {(i.schema_id, i.name): i.id for i in indexes if i.is_alive}
-        schema_tables: dict[int, dict[int, None]] = {}
-        zone_tables: dict[int, dict[int, None]] = {}
-        for t in tables:
-            schema_tables.setdefault(t.schema_id, {})[t.id] = None
-            zone_tables.setdefault(t.zone_id, {})[t.id] = None
-        table_indexes: dict[int, list[int]] = {t.id: [] for t in tables}
-        for i in indexes:
-            table_indexes.setdefault(i.table_id, []).append(i.id)
+        tables = sorted(tables, key=lambda t: t.id)
+        indexes = sorted(indexes, key=lambda i: i.id)
+        return cls.from_groups(
+            version=version,
+            activation_ts=activation_ts,
+            object_id_gen=object_id_gen,
+            default_zone_id=default_zone_id,
+            schemas=schemas,
+            zones=zones,
+            tables=TableGroup.of(tables, tables),
+            indexes=IndexGroup.of(indexes, indexes),
+        )
 
+    @classmethod
+    def from_groups(
+        cls,
+        *,
+        version: int,
+        activation_ts: int,
+        object_id_gen: int,
+        default_zone_id: int | None,
+        schemas: Iterable[SchemaDescriptor],
+        zones: Iterable[ZoneDescriptor],
+        tables: list[TableGroup],
+        indexes: list[IndexGroup],
+    ) -> Catalog:
+        """Build a catalog from each schema's table and index keys and (encoded) values.
+
+        The values are not decoded: loading a snapshot of a million tables builds the
+        lookup dicts from the keys alone, and each descriptor is decoded on first use.
+
+        Raises:
+            ValueError: the objects do not form a consistent catalog (duplicate ids or
+                names, references to missing objects).
+        """
+        schemas, zones = list(schemas), list(zones)
         cat = cls(version, activation_ts, object_id_gen)
         cat._schemas = Map({s.id: s for s in schemas})
-        cat._schema_by_name = Map(schema_by_name)
+        cat._schema_by_name = Map({s.name: s.id for s in schemas})
         cat._zones = Map({z.id: z for z in zones})
-        cat._zone_by_name = Map(zone_by_name)
-        cat._tables = Map({t.id: t for t in tables})
-        cat._table_by_name = Map(table_by_name)
-        cat._indexes = Map({i.id: i for i in indexes})
-        cat._index_by_name = Map(index_by_name)
-        cat._schema_tables = Map({k: Map(v) for k, v in schema_tables.items()})
-        cat._zone_tables = Map({k: Map(v) for k, v in zone_tables.items()})
-        cat._table_indexes = Map({k: tuple(sorted(v)) for k, v in table_indexes.items()})
+        cat._zone_by_name = Map({z.name: z.id for z in zones})
         cat.default_zone_id = default_zone_id
-        cat._check_consistency(len(schemas), len(zones), len(tables), len(indexes))
+        store = cat._store
+        zone_counts: Counter[int] = Counter()
+        for table_group in tables:
+            store.load_tables(table_group)
+            zone_counts.update(table_group.zone_ids)
+        for index_group in indexes:
+            store.load_indexes(index_group)
+        cat._table_count = sum(len(g.ids) for g in tables)
+        cat._index_count = sum(len(g.ids) for g in indexes)
+        cat._schema_counts = Map({g.schema_id: len(g.ids) for g in tables})
+        cat._zone_counts = Map(zone_counts)
+        cat._check_consistency(len(schemas), len(zones), tables, indexes)
         return cat
 
-    def _check_consistency(self, schemas: int, zones: int, tables: int, indexes: int) -> None:
+    def _check_consistency(
+        self, schemas: int, zones: int, tables: list[TableGroup], indexes: list[IndexGroup]
+    ) -> None:
+        store = self._store
+        table_names = sum(len(names) for names in store.table_names.values())
         sizes = [
             (len(self._schemas), len(self._schema_by_name), schemas, "schema"),
             (len(self._zones), len(self._zone_by_name), zones, "zone"),
-            (len(self._tables), len(self._table_by_name), tables, "table"),
+            (len(store.tables), table_names, self._table_count, "table"),
         ]
         for by_id, by_name, given, kind in sizes:
             if not by_id == by_name == given:
                 raise ValueError(f"duplicate {kind} ids or names")
-        if len(self._indexes) != indexes:
+        if len(store.indexes) != self._index_count:
             raise ValueError("duplicate index ids")
-        if any(t.schema_id not in self._schemas for t in self._tables.values()):
-            raise ValueError("a table refers to a missing schema")
-        if any(t.zone_id not in self._zones for t in self._tables.values()):
+        alive = sum(sum(g.alive) for g in indexes)
+        if sum(len(names) for names in store.index_names.values()) != alive:
+            raise ValueError("duplicate alive index names")
+        schema_ids = [g.schema_id for g in tables] + [g.schema_id for g in indexes]
+        if not set(schema_ids) <= set(self._schemas):
+            raise ValueError("a table or index refers to a missing schema")
+        if len({g.schema_id for g in tables}) != len(tables) or len(
+            {g.schema_id for g in indexes}
+        ) != len(indexes):
+            raise ValueError("a schema's objects are split into several groups")
+        if not set(self._zone_counts) <= set(self._zones):
             raise ValueError("a table refers to a missing zone")
-        if any(i.table_id not in self._tables for i in self._indexes.values()):
+        if not all(all(map(store.tables.__contains__, g.table_ids)) for g in indexes):
             raise ValueError("an index refers to a missing table")
         if self.default_zone_id is not None and self.default_zone_id not in self._zones:
             raise ValueError("the default zone is missing")
 
 
-def _missing(kind: str, object_id: int, code: ErrorCode) -> NotFoundError:
-    return NotFoundError(f"{kind} with id {object_id} not found", code=code)
-
-
-def _add_member(
-    groups: Map[int, Map[int, None]], key: int, member: int
-) -> Map[int, Map[int, None]]:
-    return groups.set(key, groups.get(key, _EMPTY_IDS).set(member, None))
-
-
-def _remove_member(
-    groups: Map[int, Map[int, None]], key: int, member: int
-) -> Map[int, Map[int, None]]:
-    members = groups.get(key)
-    if members is None or member not in members:
-        return groups
-    return groups.set(key, members.delete(member))
+def _count(counts: Map[int, int], key: int, delta: int) -> Map[int, int]:
+    return counts.set(key, counts.get(key, 0) + delta)
 
 
 def _discard(m: Map[int, Any], key: int) -> Map[int, Any]:

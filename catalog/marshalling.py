@@ -14,8 +14,6 @@ else, so a corrupted value can never become a wrong catalog.
 from __future__ import annotations
 
 import enum
-import gc
-import hashlib
 import types
 import typing
 from collections.abc import Callable, Sequence
@@ -23,7 +21,6 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 
 import msgpack
 
-from catalog.catalog import Catalog
 from catalog.commands import CommandBase, dump, parse
 from catalog.descriptors import (
     Descriptor,
@@ -45,8 +42,12 @@ from catalog.model import Model
 from catalog.update import VersionedUpdate
 from updatelog.errors import FormatError
 
-FORMAT_VERSION = 1
-"""The newest format; writers always write it, readers accept it and every older one."""
+FORMAT_VERSION = 2
+"""The newest format; readers accept it and every older one, and refuse anything newer.
+
+Format 2 changed only the snapshot's layout (``catalog.snapshots``: columns of keys and
+per-descriptor bytes). A kind is written in the newest format that changed it, so values
+of every other kind keep their format-1 bytes exactly."""
 
 
 class Kind(enum.IntEnum):
@@ -144,8 +145,23 @@ def _to_wire(value: Any) -> Any:
     return value
 
 
+_WRITTEN_VERSION = {Kind.SNAPSHOT: 2}
+"""The format each kind is written in, when not 1."""
+
+
+def pack_value(kind: Kind, body: Any) -> bytes:
+    """Return ``body`` stored as a value of ``kind`` (with its format version)."""
+    return _pack(kind, body)
+
+
+def to_wire(value: Any) -> Any:
+    """Return the positional msgpack body of a model, or of a tuple or list of models."""
+    return _to_wire(value)
+
+
 def _pack(kind: Kind, body: Any) -> bytes:
-    return msgpack.packb([FORMAT_VERSION, int(kind), body], use_bin_type=True)
+    version = _WRITTEN_VERSION.get(kind, 1)
+    return msgpack.packb([version, int(kind), body], use_bin_type=True)
 
 
 # -- decoding ---------------------------------------------------------------------------
@@ -168,6 +184,16 @@ def _float(value: Any) -> float:
     if type(value) is float or type(value) is int:
         return float(value)
     raise _fail(f"expected a number, got {type(value).__name__}")
+
+
+def format_error(message: str) -> FormatError:
+    """Return the error for a value that cannot be decoded."""
+    return _fail(message)
+
+
+def compile_decoder(annotation: Any) -> Decoder:
+    """Return a checking decoder for positional bodies of type ``annotation``."""
+    return _compile(annotation)
 
 
 def _list(value: Any) -> list[Any]:
@@ -335,7 +361,7 @@ def _field_check(env: dict[str, Any], i: int, annotation: Any, where: str) -> li
     return lines
 
 
-def _unpack(data: bytes, kind: Kind) -> Any:
+def _unpack(data: bytes, kind: Kind) -> tuple[int, Any]:
     if not isinstance(data, bytes | bytearray | memoryview):
         raise _fail(f"expected bytes, got {type(data).__name__}")
     try:
@@ -354,13 +380,23 @@ def _unpack(data: bytes, kind: Kind) -> Any:
         )
     if found_kind != kind:
         raise _fail(f"expected a {kind.name} value, got kind {found_kind!r}")
-    return body
+    return version, body
 
 
 def _decoding(kind: Kind, data: bytes, build: Callable[[Any], Any]) -> Any:
-    body = _unpack(data, kind)
+    return decode_value(kind, data, lambda _version, body: build(body))
+
+
+def decode_value(kind: Kind, data: bytes, build: Callable[[int, Any], Any]) -> Any:
+    """Unpack a value of ``kind`` and build it from its format version and body.
+
+    Raises:
+        FormatError: garbage, a wrong kind, a newer format, or a body ``build`` refuses
+            (any error it raises from bad content becomes a ``FormatError``).
+    """
+    version, body = _unpack(data, kind)
     try:
-        return build(body)
+        return build(version, body)
     except FormatError:
         raise
     except (ValueError, TypeError, LookupError, OverflowError, RecursionError, CatalogError) as e:
@@ -371,12 +407,6 @@ def _decoding(kind: Kind, data: bytes, build: Callable[[Any], Any]) -> Any:
 
 _UPDATE = _model_decoder(VersionedUpdate)
 _ENTRIES = _compile(tuple[UpdateEntry, ...])
-_SCHEMAS = _compile(tuple[SchemaDescriptor, ...])
-_ZONES = _compile(tuple[ZoneDescriptor, ...])
-_TABLES = _compile(tuple[TableDescriptor, ...])
-_INDEXES = _compile(tuple[IndexDescriptor, ...])
-_OPTIONAL_INT = _compile(int | None)
-_INT = _primitive(int)
 
 
 def encode_update(update: VersionedUpdate) -> bytes:
@@ -406,55 +436,6 @@ def decode_entries(data: bytes) -> list[EntryBase]:
         FormatError: garbage, a wrong kind, or a newer format.
     """
     return list(_decoding(Kind.ENTRIES, data, _ENTRIES))
-
-
-def encode_snapshot(catalog: Catalog) -> bytes:
-    """Return the canonical stored form of a whole catalog version (objects ordered by id)."""
-    body = [
-        catalog.version,
-        catalog.activation_ts,
-        catalog.object_id_gen,
-        catalog.default_zone_id,
-        _to_wire(tuple(catalog.schemas())),
-        _to_wire(tuple(catalog.zones())),
-        _to_wire(tuple(catalog.tables())),
-        _to_wire(tuple(catalog.indexes())),
-    ]
-    return _pack(Kind.SNAPSHOT, body)
-
-
-def _build_catalog(body: Any) -> Catalog:
-    items = _list(body)
-    if len(items) != 8:
-        raise _fail(f"a snapshot has 8 parts, got {len(items)}")
-    return Catalog.from_parts(
-        version=_INT(items[0]),
-        activation_ts=_INT(items[1]),
-        object_id_gen=_INT(items[2]),
-        default_zone_id=_OPTIONAL_INT(items[3]),
-        schemas=_SCHEMAS(items[4]),
-        zones=_ZONES(items[5]),
-        tables=_TABLES(items[6]),
-        indexes=_INDEXES(items[7]),
-    )
-
-
-def decode_snapshot(data: bytes) -> Catalog:
-    """Decode a whole catalog version.
-
-    Raises:
-        FormatError: garbage, a wrong kind, a newer format, or inconsistent content.
-    """
-    # A snapshot creates tens of thousands of acyclic objects at once; letting the cyclic GC
-    # walk the growing heap over and over while they are made costs more than the decoding.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        result: Catalog = _decoding(Kind.SNAPSHOT, data, _build_catalog)
-    finally:
-        if paused:
-            gc.enable()
-    return result
 
 
 def encode_commands(commands: Sequence[CommandBase]) -> bytes:
@@ -538,8 +519,3 @@ def decode_refusal(data: bytes) -> CatalogError:
     """
     result: CatalogError = _decoding(Kind.REFUSAL, data, _build_refusal)
     return result
-
-
-def catalog_digest(catalog: Catalog) -> str:
-    """Return the SHA-256 (hex) of a catalog's canonical encoding."""
-    return hashlib.sha256(encode_snapshot(catalog)).hexdigest()

@@ -22,7 +22,8 @@ from catalog.descriptors import Descriptor
 from catalog.entries.base import EntryBase
 from catalog.errors import CatalogError, ErrorCode, NotFoundError, VersionCompactedError
 from catalog.events import CatalogEvent
-from catalog.marshalling import decode_snapshot, decode_update
+from catalog.marshalling import decode_update
+from catalog.snapshots import decode_snapshot
 from catalog.update import RequestOutcome, VersionedUpdate
 from schemasync.watermark import Watermark
 from updatelog.errors import FormatError, LogCompactedError, StorageUnavailableError
@@ -94,10 +95,10 @@ class _Window:
         self.earliest = earliest
         self.versions: list[Catalog] = []
         self.activations: list[int] = []
-        self.updates: dict[int, VersionedUpdate] = {}
-        """The update that produced each retained version (none for a loaded snapshot).
-
-        Cheap to keep: its entries hold the very descriptor objects the catalogs share."""
+        self.updates: dict[int, bytes] = {}
+        """The update that produced each retained version, as its stored bytes (none for a
+        loaded snapshot). Decoded on demand: kept decoded, a version's entries would hold
+        a second copy of every descriptor it changed."""
 
 
 class CatalogService:
@@ -196,7 +197,8 @@ class CatalogService:
 
     def request_outcome(self, version: int, request_id: str) -> RequestOutcome | None:
         """Return what version ``version`` recorded for ``request_id``, if it is retained."""
-        update = self._window.updates.get(version)
+        payload = self._window.updates.get(version)
+        update = decode_update(payload) if payload is not None else None
         for outcome in update.requests if update is not None else ():
             if outcome.request_id == request_id:
                 return outcome
@@ -213,7 +215,7 @@ class CatalogService:
         window = self._window
         found = window.updates.get(version)
         if found is not None:
-            return found
+            return decode_update(found)
         if version > self.latest_version:
             self.catalog(version)  # raises VERSION_NOT_FOUND
         first = min(window.updates, default=self.latest_version + 1)
@@ -361,7 +363,7 @@ class CatalogService:
             catalog, events = events_of(before, update)
         else:
             catalog = update.apply_to(before)
-        self._publish(catalog, update)
+        self._publish(catalog.sealed(), entry.payload)
         await self._fire(events)
         self.applied.advance(catalog.version)
 
@@ -378,11 +380,11 @@ class CatalogService:
         self._window = window
         self.applied.advance(snapshot.version)
 
-    def _publish(self, catalog: Catalog, update: VersionedUpdate) -> None:
+    def _publish(self, catalog: Catalog, payload: bytes) -> None:
         window = self._window
         if not window.versions:
             window.earliest = catalog.version
-        window.updates[catalog.version] = update
+        window.updates[catalog.version] = bytes(payload)
         # Append the catalog before its activation: a reader that finds the activation
         # always finds the catalog it indexes.
         window.versions.append(catalog)

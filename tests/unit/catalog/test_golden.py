@@ -1,4 +1,4 @@
-"""Golden files: every stored catalog shape of format 1 must decode, forever."""
+"""Golden files: every stored catalog shape of every format must decode, forever."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from catalog.marshalling import (
     decode_descriptor,
     decode_entries,
     decode_refusal,
-    decode_snapshot,
     decode_update,
 )
+from catalog.snapshots import decode_snapshot, encode_snapshot
 from tests.golden.catalog_values import (
     GOLDEN_DIR,
+    OLDER_FORMAT_FILES,
     golden_catalogs,
     golden_commands,
     golden_files,
@@ -40,11 +41,12 @@ def _refusal_fields(error: CatalogError) -> tuple[object, ...]:
 
 
 def test_every_golden_file_is_present() -> None:
-    missing = [name for name in golden_files() if not (GOLDEN_DIR / name).exists()]
+    names = [*golden_files(), *OLDER_FORMAT_FILES]
+    missing = [name for name in names if not (GOLDEN_DIR / name).exists()]
     assert not missing
 
 
-@pytest.mark.parametrize("name", sorted(golden_files()))
+@pytest.mark.parametrize("name", sorted([*golden_files(), *OLDER_FORMAT_FILES]))
 def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
     data = (GOLDEN_DIR / name).read_bytes()
     decoded = DECODERS[name.split("_")[0]](data)
@@ -53,6 +55,8 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "update_v1.bin": update,
         "snapshot_initial_v1.bin": v1,
         "snapshot_v1.bin": v2,
+        "snapshot_initial_v2.bin": v1,
+        "snapshot_v2.bin": v2,
         "entries_v1.bin": list(update.entries),
         "commands_v1.bin": golden_commands(),
         "descriptor_table_v1.bin": v2.table("SALES", "ORDERS"),
@@ -74,7 +78,21 @@ def test_golden_update_replays_to_the_golden_snapshot() -> None:
     assert [c.name for c in table.columns][-1] == "NOTE"
 
 
-def test_writers_still_write_format_1_byte_for_byte() -> None:
-    """While format 1 is the newest, today's encoder reproduces the golden bytes exactly."""
+def test_writers_reproduce_the_golden_bytes_of_the_format_they_write() -> None:
+    """Today's encoders reproduce the golden bytes of the newest format of each kind."""
     for name, data in golden_files().items():
         assert (GOLDEN_DIR / name).read_bytes() == data, name
+
+
+@pytest.mark.parametrize("old", sorted(OLDER_FORMAT_FILES))
+def test_older_snapshot_formats_load_as_the_same_catalog(old: str) -> None:
+    """A format-1 snapshot gives the descriptors and digest of its format-2 twin."""
+    new = (GOLDEN_DIR / OLDER_FORMAT_FILES[old]).read_bytes()
+    from_old = decode_snapshot((GOLDEN_DIR / old).read_bytes())
+    from_new = decode_snapshot(new)
+    assert from_old.digest() == from_new.digest()
+    assert from_old.schemas() == from_new.schemas()
+    assert from_old.zones() == from_new.zones()
+    assert from_old.tables() == from_new.tables()
+    assert from_old.indexes() == from_new.indexes()
+    assert encode_snapshot(from_old) == new

@@ -19,14 +19,13 @@ from catalog.marshalling import (
     decode_descriptor,
     decode_entries,
     decode_refusal,
-    decode_snapshot,
     decode_update,
     encode_commands,
     encode_descriptor,
     encode_entries,
-    encode_snapshot,
     encode_update,
 )
+from catalog.snapshots import decode_snapshot, encode_snapshot
 from tests.random_ddl import random_batch
 from updatelog.errors import FormatError
 

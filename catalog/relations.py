@@ -1,0 +1,166 @@
+"""``RelationReads``: how a catalog version reads its tables and indexes.
+
+Tables and indexes are read first from the version's overlay (changes since its seal), then
+from the lineage's shared ``RelationStore`` as of the seal. Lookups by id or name touch one
+record and decode only the descriptor they return.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from immutables import Map
+
+from catalog.descriptors import IndexDescriptor, TableDescriptor
+from catalog.errors import ErrorCode, NotFoundError
+from catalog.store import (
+    NAME,
+    SCHEMA_ID,
+    VALUE,
+    ZONE_ID,
+    Record,
+    RelationStore,
+    check_descriptor,
+    descriptor_of,
+    index_ids,
+    live_records,
+    visible,
+)
+
+_MISSING: Any = object()
+
+
+class RelationReads:
+    """The table and index reads of ``Catalog`` (which holds the slots named here)."""
+
+    __slots__ = ()
+
+    _store: RelationStore
+    _stamp: int
+    """The store's seal this catalog reads; the overlays below hold what changed since."""
+    _tables: Map[int, Record]
+    """Overlay: changed table records (a removed table's record holds None)."""
+    _table_by_name: Map[tuple[int, str], int | None]
+    """Overlay: names changed since the seal (None: the name is free now)."""
+    _indexes: Map[int, Record]
+    _index_by_name: Map[tuple[int, str], int | None]
+    """Alive indexes only: a STOPPING index gives up its name."""
+    _table_indexes: Map[int, tuple[int, ...]]
+    """Overlay: the index ids of tables whose indexes changed since the seal."""
+
+    # -- records (overlay first, then the store as of the seal) --------------------------
+
+    def _table_record(self, table_id: int) -> Record | None:
+        record = self._tables.get(table_id)
+        if record is not None:
+            return record if record[VALUE] is not None else None
+        return visible(self._store.tables.get(table_id), self._stamp)
+
+    def _index_record(self, index_id: int) -> Record | None:
+        record = self._indexes.get(index_id)
+        if record is not None:
+            return record if record[VALUE] is not None else None
+        return visible(self._store.indexes.get(index_id), self._stamp)
+
+    def _table_id(self, schema_id: int, name: str) -> int | None:
+        found = self._table_by_name.get((schema_id, name), _MISSING)
+        if found is not _MISSING:
+            return found
+        return self._store.table_id(self._stamp, schema_id, name)
+
+    def _index_id(self, schema_id: int, name: str) -> int | None:
+        found = self._index_by_name.get((schema_id, name), _MISSING)
+        if found is not _MISSING:
+            return found
+        return self._store.index_id(self._stamp, schema_id, name)
+
+    def _table(self, table_id: int) -> TableDescriptor | None:
+        record = self._table_record(table_id)
+        if record is None:
+            return None
+        found = descriptor_of(record)
+        return check_descriptor(found, TableDescriptor, table_id, record[NAME])
+
+    def _index(self, index_id: int) -> IndexDescriptor | None:
+        record = self._index_record(index_id)
+        if record is None:
+            return None
+        found = descriptor_of(record)
+        return check_descriptor(found, IndexDescriptor, index_id, record[NAME])
+
+    def _index_ids(self, table_id: int) -> tuple[int, ...]:
+        changed = self._table_indexes.get(table_id)
+        if changed is not None:
+            return changed
+        store, stamp = self._store, self._stamp
+        ever = index_ids(store.table_index_members.get(table_id, ()))
+        return tuple(i for i in ever if visible(store.indexes.get(i), stamp) is not None)
+
+    def table_records(self) -> list[tuple[int, Record]]:
+        """Return every table's id and live record, ordered by id (what snapshots write)."""
+        return live_records(self._store.tables, self._tables, self._stamp)
+
+    def index_records(self) -> list[tuple[int, Record]]:
+        """Return every index's id and live record, ordered by id (what snapshots write)."""
+        return live_records(self._store.indexes, self._indexes, self._stamp)
+
+    def _members(self, sealed: list[int], slot: int, key: int) -> list[TableDescriptor]:
+        ids = set(sealed)
+        ids.update(i for i, r in self._tables.items() if r[slot] == key)
+        found = []
+        for table_id in sorted(ids):
+            record = self._table_record(table_id)
+            if record is not None and record[slot] == key:
+                found.append(table_id)
+        return [self.table_by_id(i) for i in found]
+
+    def table_by_id(self, table_id: int) -> TableDescriptor:
+        """Return the table with id ``table_id``.
+
+        Raises:
+            NotFoundError: TABLE_NOT_FOUND.
+        """
+        found = self._table(table_id)
+        if found is None:
+            raise missing("table", table_id, ErrorCode.TABLE_NOT_FOUND)
+        return found
+
+    def index_by_id(self, index_id: int) -> IndexDescriptor:
+        """Return the index with id ``index_id`` (any status).
+
+        Raises:
+            NotFoundError: INDEX_NOT_FOUND.
+        """
+        found = self._index(index_id)
+        if found is None:
+            raise missing("index", index_id, ErrorCode.INDEX_NOT_FOUND)
+        return found
+
+    def has_table(self, table_id: int) -> bool:
+        """Return True if a table with id ``table_id`` exists."""
+        return self._table_record(table_id) is not None
+
+    def tables(self) -> list[TableDescriptor]:
+        """Return all tables ordered by id (decoding every one: this is O(tables))."""
+        return [self.table_by_id(i) for i, _ in self.table_records()]
+
+    def indexes(self) -> list[IndexDescriptor]:
+        """Return all indexes (any status) ordered by id."""
+        return [self.index_by_id(i) for i, _ in self.index_records()]
+
+    def table_indexes(self, table_id: int) -> list[IndexDescriptor]:
+        """Return the indexes of a table (any status) ordered by id."""
+        return [self.index_by_id(i) for i in self._index_ids(table_id)]
+
+    def schema_tables(self, schema_id: int) -> list[TableDescriptor]:
+        """Return the tables of a schema ordered by id."""
+        return self._members(self._store.schema_members.get(schema_id, []), SCHEMA_ID, schema_id)
+
+    def zone_tables(self, zone_id: int) -> list[TableDescriptor]:
+        """Return the tables in a zone ordered by id."""
+        return self._members(self._store.zone_members.get(zone_id, []), ZONE_ID, zone_id)
+
+
+def missing(kind: str, object_id: int, code: ErrorCode) -> NotFoundError:
+    """Return the error for an object id that names nothing."""
+    return NotFoundError(f"{kind} with id {object_id} not found", code=code)

@@ -1,0 +1,433 @@
+"""``RelationStore``: the tables and indexes of every sealed version of one catalog lineage.
+
+A million tables kept as persistent hash maps cost about a kilobyte each once every version
+is retained: each version that adds a thousand randomly hashed names copies a thousand
+paths of the trie. The store holds them instead as *multi-version records* in plain dicts
+shared by every version of one lineage (a node's published versions): each object id maps
+to its record, or to the list of its records when it changed, each record stamped with the
+seal that wrote it. A catalog reads the store "as of" its own stamp, so older versions never
+see a later seal, and sealing version N adds N's changes in place, in O(changes).
+
+Records keep the descriptor as its marshalled bytes; the first lookup decodes it into the
+bounded ``DescriptorCache`` shared by every version, keyed by the bytes themselves (equal
+bytes decode to equal descriptors, so no version can ever read another's object).
+
+Record layouts (tuples, for their size):
+
+- table: ``(stamp, value, schema_id, zone_id, name)``
+- index: ``(stamp, value, schema_id, table_id, name, alive)``
+
+``value`` is the marshalled descriptor, the descriptor itself (unsealed changes, or objects
+given to ``Catalog.from_parts``), or None where the object was removed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import attrgetter
+from typing import Any, TypeVar
+
+from catalog.descriptors import Descriptor, IndexDescriptor, TableDescriptor
+from updatelog.errors import FormatError
+
+Record = tuple[Any, ...]
+History = Record | list[Record]
+"""One record, or every record of the object, oldest first (most objects never change)."""
+
+STAMP = 0
+VALUE = 1
+SCHEMA_ID = 2
+ZONE_ID = 3
+TABLE_ID = 3
+NAME = 4
+ALIVE = 5
+
+DEFAULT_CACHE_SIZE = 4096
+"""Decoded descriptors kept; a decoded 6-column table costs about 5 KB, 1000x its bytes."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableGroup:
+    """The tables of one schema as columns, ascending by id (how a snapshot holds them)."""
+
+    schema_id: int
+    ids: list[int]
+    zone_ids: list[int]
+    names: list[str]
+    values: list[Any]
+    """Each table's marshalled descriptor (or the descriptor itself)."""
+
+    @classmethod
+    def of(cls, tables: Sequence[TableDescriptor], values: Sequence[Any]) -> list[TableGroup]:
+        """Return the groups (ascending by schema id) of ``tables`` with their ``values``."""
+        keys = attrgetter("id"), attrgetter("zone_id"), attrgetter("name")
+        return [cls(s, *columns) for s, columns in _grouped(tables, values, keys)]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexGroup:
+    """The indexes of one schema as columns, ascending by id (how a snapshot holds them)."""
+
+    schema_id: int
+    ids: list[int]
+    table_ids: list[int]
+    names: list[str]
+    alive: list[bool]
+    values: list[Any]
+    """Each index's marshalled descriptor (or the descriptor itself)."""
+
+    @classmethod
+    def of(cls, indexes: Sequence[IndexDescriptor], values: Sequence[Any]) -> list[IndexGroup]:
+        """Return the groups (ascending by schema id) of ``indexes`` with their ``values``."""
+        keys = attrgetter("id"), attrgetter("table_id"), attrgetter("name"), attrgetter("is_alive")
+        return [cls(s, *columns) for s, columns in _grouped(indexes, values, keys)]
+
+
+def _grouped(
+    objects: Sequence[TableDescriptor | IndexDescriptor],
+    values: Sequence[Any],
+    keys: tuple[Callable[[Any], Any], ...],
+) -> list[tuple[int, list[list[Any]]]]:
+    """Return, by schema id (ascending), each key's column and then the values' column."""
+    grouped: dict[int, list[int]] = {}
+    for position, o in enumerate(objects):
+        grouped.setdefault(o.schema_id, []).append(position)
+    return [
+        (
+            schema_id,
+            [[key(objects[p]) for p in positions] for key in keys]
+            + [[values[p] for p in positions]],
+        )
+        for schema_id, positions in sorted(grouped.items())
+    ]
+
+
+def _codec() -> tuple[Callable[[Descriptor], bytes], Callable[[bytes], Descriptor]]:
+    # Deferred: marshalling imports the update model, which imports the catalog, which
+    # imports this module.
+    from catalog.marshalling import decode_descriptor, encode_descriptor
+
+    return encode_descriptor, decode_descriptor
+
+
+class DescriptorCache:
+    """A bounded LRU of decoded descriptors, keyed by their marshalled bytes.
+
+    Args:
+        capacity: how many decoded descriptors to keep at most.
+    """
+
+    def __init__(self, capacity: int = DEFAULT_CACHE_SIZE) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[bytes, Descriptor] = OrderedDict()
+        self._lock = threading.Lock()
+        self.decoded = 0
+        """How many times bytes were decoded (misses): what the tests count."""
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, data: bytes) -> Descriptor:
+        """Return the descriptor ``data`` encodes, decoding it on a miss.
+
+        Raises:
+            FormatError: ``data`` is not a marshalled descriptor.
+        """
+        items = self._items
+        found = items.get(data)
+        if found is not None:
+            try:  # noqa: SIM105 - the hot path of every lookup; suppress() costs more
+                items.move_to_end(data)
+            except KeyError:  # evicted by another thread meanwhile; still a right answer
+                pass
+            return found
+        decoded = _codec()[1](data)
+        self.put(data, decoded)
+        self.decoded += 1
+        return decoded
+
+    def put(self, data: bytes, descriptor: Descriptor) -> None:
+        """Remember that ``data`` decodes to ``descriptor`` (evicting the least recent)."""
+        with self._lock:
+            self._items[data] = descriptor
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every decoded descriptor."""
+        with self._lock:
+            self._items.clear()
+
+
+CACHE = DescriptorCache()
+"""The cache every catalog of the process shares."""
+
+
+def visible(history: History | None, stamp: int) -> Record | None:
+    """Return the record of ``history`` a catalog sealed at ``stamp`` sees, None if absent."""
+    if history is None:
+        return None
+    if type(history) is tuple:
+        found: Record | None = history if history[STAMP] <= stamp else None
+    else:
+        found = None
+        for record in reversed(history):
+            if record[STAMP] <= stamp:
+                found = record
+                break
+    return found if found is not None and found[VALUE] is not None else None
+
+
+def descriptor_of(record: Record) -> Any:
+    """Return the descriptor a (live) record holds, decoding its bytes through the cache."""
+    value = record[VALUE]
+    return CACHE.get(value) if type(value) is bytes else value
+
+
+def bytes_of(record: Record) -> bytes:
+    """Return the marshalled descriptor a (live) record holds."""
+    value = record[VALUE]
+    if type(value) is bytes:
+        return value
+    return _codec()[0](value)
+
+
+def _add_candidate(names: dict[str, int | tuple[int, ...]], name: str, object_id: int) -> None:
+    found = names.get(name)
+    if found is None:
+        names[name] = object_id
+    elif isinstance(found, int):
+        if found != object_id:
+            names[name] = (found, object_id)
+    elif object_id not in found:
+        names[name] = (*found, object_id)
+
+
+class RelationStore:
+    """The sealed tables and indexes of one lineage of catalog versions.
+
+    Attributes:
+        head: the newest seal's stamp; only a catalog at ``head`` may seal on top of it.
+        tables: table id to its history.
+        indexes: index id to its history.
+        table_names: schema id, then name, to every table id that ever had that name there
+            (an int, or a tuple when the name was reused); a reader checks the candidates'
+            records as of its stamp, so the map needs no stamps of its own.
+        index_names: the same for indexes (alive ones own their name).
+        schema_members: schema id to every table id ever in it (may repeat).
+        zone_members: zone id to every table id ever in it (may repeat).
+        table_index_members: table id to every index id ever on it (an int, or a tuple,
+            ascending, when there are more).
+    """
+
+    __slots__ = (
+        "head",
+        "index_names",
+        "indexes",
+        "schema_members",
+        "table_index_members",
+        "table_names",
+        "tables",
+        "zone_members",
+    )
+
+    def __init__(self) -> None:
+        """Create an empty store at stamp 0."""
+        self.head = 0
+        self.tables: dict[int, History] = {}
+        self.indexes: dict[int, History] = {}
+        self.table_names: dict[int, dict[str, int | tuple[int, ...]]] = {}
+        self.index_names: dict[int, dict[str, int | tuple[int, ...]]] = {}
+        self.schema_members: dict[int, list[int]] = {}
+        self.zone_members: dict[int, list[int]] = {}
+        self.table_index_members: dict[int, int | tuple[int, ...]] = {}
+
+    # -- bulk loading (stamp 0) -----------------------------------------------------------
+
+    def load_tables(self, group: TableGroup) -> None:
+        """Add one schema's tables at stamp 0, without decoding their descriptors.
+
+        A million tables load in well under a second: every dict is built by C loops over
+        the columns (``zip``), not by a Python loop per table.
+        """
+        schema_id, ids = group.schema_id, group.ids
+        # Groups come with columns of equal length (checked by whoever built them); ``zip``
+        # with ``repeat`` cannot be strict, and every zip here stays a C loop.
+        records = zip(repeat(0), group.values, repeat(schema_id), group.zone_ids, group.names)
+        self.tables.update(zip(ids, records, strict=False))
+        self.table_names.setdefault(schema_id, {}).update(zip(group.names, ids, strict=True))
+        self.schema_members.setdefault(schema_id, []).extend(ids)
+        zone_ids = group.zone_ids
+        zones = set(zone_ids)
+        if len(zones) == 1:
+            self.zone_members.setdefault(zones.pop(), []).extend(ids)
+            return
+        for zone_id in sorted(zones):
+            members = compress(ids, [z == zone_id for z in zone_ids])
+            self.zone_members.setdefault(zone_id, []).extend(members)
+
+    def load_indexes(self, group: IndexGroup) -> None:
+        """Add one schema's indexes at stamp 0, without decoding their descriptors."""
+        schema_id, ids, table_ids, alive = group.schema_id, group.ids, group.table_ids, group.alive
+        records = zip(repeat(0), group.values, repeat(schema_id), table_ids, group.names, alive)
+        self.indexes.update(zip(ids, records, strict=False))
+        names = self.index_names.setdefault(schema_id, {})
+        names.update(compress(zip(group.names, ids, strict=True), alive))
+        members = self.table_index_members
+        # Most tables have one index (their primary key): one C-level update covers them
+        # unless a table has more (then a loop merges them).
+        single = dict(zip(table_ids, ids, strict=True))
+        if len(single) == len(ids) and members.keys().isdisjoint(single):
+            members.update(single)
+            return
+        for table_id, index_id in zip(table_ids, ids, strict=True):
+            members[table_id] = _index_members({*index_ids(members.get(table_id, ())), index_id})
+
+    # -- reading as of a stamp ------------------------------------------------------------
+
+    def table_id(self, stamp: int, schema_id: int, name: str) -> int | None:
+        """Return the id of the table named ``name`` in ``schema_id`` as of ``stamp``."""
+        by_name = self.table_names.get(schema_id)
+        found = None if by_name is None else by_name.get(name)
+        if found is None:
+            return None
+        for object_id in (found,) if isinstance(found, int) else found:
+            record = visible(self.tables.get(object_id), stamp)
+            if record is not None and record[NAME] == name and record[SCHEMA_ID] == schema_id:
+                return object_id
+        return None
+
+    def index_id(self, stamp: int, schema_id: int, name: str) -> int | None:
+        """Return the id of the alive index named ``name`` in ``schema_id`` as of ``stamp``."""
+        by_name = self.index_names.get(schema_id)
+        found = None if by_name is None else by_name.get(name)
+        if found is None:
+            return None
+        for object_id in (found,) if isinstance(found, int) else found:
+            record = visible(self.indexes.get(object_id), stamp)
+            if (
+                record is not None
+                and record[ALIVE]
+                and record[NAME] == name
+                and record[SCHEMA_ID] == schema_id
+            ):
+                return object_id
+        return None
+
+    # -- sealing --------------------------------------------------------------------------
+
+    def seal(
+        self, tables: Iterable[tuple[int, Record]], indexes: Iterable[tuple[int, Record]]
+    ) -> int:
+        """Write one version's changed records under a new stamp and return that stamp.
+
+        Readers at older stamps keep seeing what they saw: every write is either a new key
+        or a record appended under the new stamp, and the head moves last.
+        """
+        stamp = self.head + 1
+        for object_id, record in tables:
+            value, old = _write(self.tables, object_id, record, stamp)
+            if value is None:
+                continue
+            schema_id, zone_id, name = record[SCHEMA_ID], record[ZONE_ID], record[NAME]
+            _add_candidate(self.table_names.setdefault(schema_id, {}), name, object_id)
+            if old is None:
+                self.schema_members.setdefault(schema_id, []).append(object_id)
+                self.zone_members.setdefault(zone_id, []).append(object_id)
+        for object_id, record in indexes:
+            value, _ = _write(self.indexes, object_id, record, stamp)
+            if value is None:
+                continue
+            if record[ALIVE]:
+                by_name = self.index_names.setdefault(record[SCHEMA_ID], {})
+                _add_candidate(by_name, record[NAME], object_id)
+            table_id = record[TABLE_ID]
+            members = index_ids(self.table_index_members.get(table_id, ()))
+            if object_id not in members:
+                self.table_index_members[table_id] = _index_members({*members, object_id})
+        self.head = stamp
+        return stamp
+
+
+def _write(
+    histories: dict[int, History], object_id: int, record: Record, stamp: int
+) -> tuple[Any, History | None]:
+    """Append ``record`` (its descriptor encoded) under ``stamp``.
+
+    Returns:
+        The value written and the history it extended (None for a new object).
+    """
+    value = record[VALUE]
+    if value is not None and type(value) is not bytes:
+        data = _codec()[0](value)
+        CACHE.put(data, value)  # just written: likely read soon (listeners, the next batch)
+        value = data
+    old = histories.get(object_id)
+    histories[object_id] = _appended(old, (stamp, value, *record[2:]))
+    return value, old
+
+
+def live_records(
+    sealed: dict[int, History], overlay: Mapping[int, Record], stamp: int
+) -> list[tuple[int, Record]]:
+    """Return the id and live record of every object, ordered by id, as of ``stamp``.
+
+    ``overlay`` (changes not sealed yet) wins over ``sealed``. This is how a snapshot or
+    digest walks a million objects, so the common case (one record, old enough) is inline.
+    """
+    ids = sorted(sealed.keys() | overlay.keys()) if len(overlay) else sorted(sealed)
+    found: list[tuple[int, Record]] = []
+    append = found.append
+    changed = overlay.get
+    history_of = sealed.get
+    for object_id in ids:
+        record = changed(object_id)
+        if record is None:
+            history = history_of(object_id)
+            if type(history) is tuple:
+                record = history if history[STAMP] <= stamp else None
+            else:
+                record = visible(history, stamp)
+        if record is not None and record[VALUE] is not None:
+            append((object_id, record))
+    return found
+
+
+def _index_members(ids: set[int]) -> int | tuple[int, ...]:
+    # A lone index id is kept as the int itself: a 1-tuple per table costs 48 bytes more.
+    ordered = tuple(sorted(ids))
+    return ordered[0] if len(ordered) == 1 else ordered
+
+
+def index_ids(members: int | tuple[int, ...]) -> tuple[int, ...]:
+    """Return a ``table_index_members`` value as a tuple."""
+    return (members,) if isinstance(members, int) else members
+
+
+def _appended(old: History | None, new: Record) -> History:
+    if old is None:
+        return new
+    if type(old) is tuple:
+        return [old, new]
+    return [*old, new]  # a new list, so a reader iterating the old one is undisturbed
+
+
+D = TypeVar("D", TableDescriptor, IndexDescriptor)
+
+
+def check_descriptor(descriptor: Any, kind: type[D], object_id: int, name: str) -> D:
+    """Return ``descriptor`` if it is the ``kind`` with that id and name, else raise.
+
+    Raises:
+        FormatError: the stored bytes do not hold the object the record names.
+    """
+    if not isinstance(descriptor, kind) or descriptor.id != object_id or descriptor.name != name:
+        raise FormatError(
+            f"cannot decode catalog value: stored {kind.__name__} {object_id} ({name}) "
+            f"holds {type(descriptor).__name__} {getattr(descriptor, 'id', None)}"
+        )
+    return descriptor

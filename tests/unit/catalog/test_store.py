@@ -1,0 +1,181 @@
+"""Descriptors kept as bytes in the shared store: lazy decoding, the bounded cache, sealing."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import msgpack
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from catalog import Catalog, CatalogError, VersionedUpdate, prepare
+from catalog import commands as c
+from catalog.snapshots import catalog_digest, decode_snapshot, encode_snapshot
+from catalog.store import CACHE
+from tests.random_ddl import random_batch
+from tests.unit.catalog.helpers import create_table, run
+from updatelog.errors import FormatError
+
+
+def _next_update(head: Catalog, rng: random.Random) -> VersionedUpdate | None:
+    """Return the update of a random valid batch on ``head``, or None if it was refused."""
+    try:
+        prepared = prepare(head, random_batch(rng, head))
+    except CatalogError:
+        return None
+    return VersionedUpdate(
+        version=head.version + 1,
+        proposal_ts=(head.version + 1) << 16,
+        delay_ms=0,
+        entries=prepared.entries,
+    )
+
+
+def _tables(count: int) -> Catalog:
+    cat = Catalog.initial()
+    return run(cat, *(create_table(f"T{i}") for i in range(count))).catalog
+
+
+@pytest.fixture
+def small_cache() -> Iterator[int]:
+    """Shrink the shared cache to 16 descriptors for one test, then restore it."""
+    capacity = CACHE.capacity
+    CACHE.clear()
+    CACHE.capacity = 16
+    try:
+        yield 16
+    finally:
+        CACHE.capacity = capacity
+        CACHE.clear()
+
+
+def test_lazily_decoded_descriptors_equal_the_originals() -> None:
+    direct = _tables(50)
+    loaded = decode_snapshot(encode_snapshot(direct))
+    CACHE.clear()
+    assert loaded.tables() == direct.tables()
+    assert loaded.indexes() == direct.indexes()
+    for t in direct.tables():
+        assert loaded.table("PUBLIC", t.name) == t
+        assert loaded.table_by_id(t.id) == t
+        assert loaded.table_indexes(t.id) == direct.table_indexes(t.id)
+    assert loaded.schema_tables(0) == direct.schema_tables(0)
+    assert loaded.zone_tables(2) == direct.zone_tables(2)
+
+
+def test_a_lookup_decodes_only_the_descriptor_it_returns() -> None:
+    loaded = decode_snapshot(encode_snapshot(_tables(200)))
+    CACHE.clear()
+    before = CACHE.decoded
+    table = loaded.table("PUBLIC", "T123")
+    assert CACHE.decoded == before + 1
+    assert loaded.table_by_id(table.id) is table  # now from the cache: no second decode
+    assert loaded.find_index("PUBLIC", "T7_PK") is not None
+    assert loaded.find_table("PUBLIC", "NOPE") is None
+    assert loaded.relation_id(0, "T9") is not None
+    assert CACHE.decoded == before + 2
+
+
+def test_the_cache_stays_bounded_and_answers_stay_right(small_cache: int) -> None:
+    direct = _tables(300)
+    expected = {t.name: t for t in direct.tables()}
+    loaded = decode_snapshot(encode_snapshot(direct))
+    rng = random.Random(3)
+    names = list(expected)
+    for _ in range(2000):
+        name = rng.choice(names)
+        assert loaded.table("PUBLIC", name) == expected[name]
+        assert len(CACHE) <= small_cache
+    assert loaded.tables() == direct.tables()
+    assert len(CACHE) <= small_cache
+
+
+def test_old_versions_read_the_same_after_later_seals() -> None:
+    """Sealing version N+1 into the shared store must not change what version N reads."""
+    published = [Catalog.initial().sealed()]
+    digests = [published[0].digest()]
+    rng = random.Random(11)
+    for _ in range(80):
+        head = published[-1]
+        update = _next_update(head, rng)
+        if update is None:
+            continue
+        unsealed = update.apply_to(head)
+        sealed = unsealed.sealed()
+        digests.append(unsealed.digest())
+        published.append(sealed)
+        CACHE.clear()  # read from bytes again, not from objects the seal cached
+        assert sealed.digest() == digests[-1]
+        assert sealed.tables() == unsealed.tables()
+    for cat, digest in zip(published, digests, strict=True):
+        assert catalog_digest(cat) == digest  # recomputed from the store as it is now
+
+
+def test_only_the_newest_catalog_of_a_lineage_seals() -> None:
+    head = Catalog.initial().sealed()
+    first = run(head, create_table("A")).catalog
+    second = run(head, create_table("B")).catalog
+    sealed_first = first.sealed()
+    assert sealed_first is not first
+    assert second.sealed() is second  # the store moved on: stays an overlay, still right
+    assert second.find_table("PUBLIC", "A") is None
+    assert second.table("PUBLIC", "B").name == "B"
+    assert head.find_table("PUBLIC", "A") is None
+    assert sealed_first.table("PUBLIC", "A") == first.table("PUBLIC", "A")
+
+
+def test_renames_and_drops_across_seals() -> None:
+    v1 = run(Catalog.initial(), create_table("A"), create_table("B")).catalog.sealed()
+    v2 = run(v1, c.RenameTable(schema="PUBLIC", name="A", new_name="C")).catalog.sealed()
+    v3 = run(v2, c.DropTable(schema="PUBLIC", name="B")).catalog.sealed()
+    v4 = run(v3, create_table("A")).catalog.sealed()
+    assert v1.find_table("PUBLIC", "A") is not None and v1.find_table("PUBLIC", "C") is None
+    assert v2.find_table("PUBLIC", "A") is None
+    assert v2.table("PUBLIC", "C").id == v1.table("PUBLIC", "A").id
+    assert v3.find_table("PUBLIC", "B") is None and v2.find_table("PUBLIC", "B") is not None
+    assert v4.table("PUBLIC", "A").id != v1.table("PUBLIC", "A").id
+    assert v1.table("PUBLIC", "A").id == v2.table("PUBLIC", "C").id
+    assert [t.name for t in v4.tables()] == ["C", "A"]
+    assert v3.schema_is_empty(0) is False
+    for cat in (v1, v2, v3, v4):
+        assert decode_snapshot(encode_snapshot(cat)) == cat
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False), st.integers(1, 40), st.integers(0, 40))
+def test_node_applying_versions_and_node_loading_a_snapshot_agree(
+    rng: random.Random, steps: int, snapshot_at: int
+) -> None:
+    """One node applies every version (sealing each, as the service does); another loads a
+    snapshot of some version and applies the rest: every version has the same digest."""
+    applied = [Catalog.initial(activation_ts=1 << 16).sealed()]
+    updates: list[VersionedUpdate] = []
+    for _ in range(steps):
+        head = applied[-1]
+        update = _next_update(head, rng)
+        if update is None:
+            continue
+        updates.append(update)
+        applied.append(update.apply_to(head).sealed())
+    cut = min(snapshot_at, len(applied) - 1)
+    loaded = [decode_snapshot(encode_snapshot(applied[cut]))]
+    for update in updates[cut:]:
+        loaded.append(update.apply_to(loaded[-1]).sealed())
+    for mine, theirs in zip(applied[cut:], loaded, strict=True):
+        assert mine.digest() == theirs.digest()
+        assert mine.counts() == theirs.counts()
+        assert encode_snapshot(theirs) == encode_snapshot(mine)
+
+
+def test_bytes_that_do_not_hold_the_named_table_are_refused_when_read() -> None:
+    data = encode_snapshot(_tables(3))
+    header, kind, body = msgpack.unpackb(data)
+    values = body[6][0][4]
+    values[0], values[1] = values[1], values[0]
+    loaded = decode_snapshot(msgpack.packb([header, kind, body], use_bin_type=True))
+    CACHE.clear()
+    with pytest.raises(FormatError, match="holds"):
+        loaded.table("PUBLIC", "T0")
+    assert loaded.table("PUBLIC", "T2").name == "T2"
