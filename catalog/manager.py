@@ -279,7 +279,7 @@ class CatalogManager:
             if not pending:
                 return
             base = self._service.latest_catalog()
-            included, entries, deferred = self._validate(base, pending)
+            included, entries, deferred, after = self._validate(base, pending)
             if deferred:
                 pending = [r for r in pending if r not in deferred]
                 self._queue[:0] = deferred  # first in line next round
@@ -296,9 +296,11 @@ class CatalogManager:
             request_ids = [r.request_id for r, _ in included if r.request_id is not None]
             self.stats["appends"] += 1
             self.stats["merged"] += len(included) - 1
+            payload = encode_update(update)
+            self._service.expect(payload, base, update, after)
             try:
                 result = await self._log.append(
-                    update.version, encode_update(update), update.proposal_ts, request_ids
+                    update.version, payload, update.proposal_ts, request_ids
                 )
             except UpdateTooLargeError as e:
                 # A definite refusal: nothing was written. Requests grouped together may each
@@ -348,11 +350,11 @@ class CatalogManager:
 
     def _validate(
         self, base: Catalog, pending: list[_Request]
-    ) -> tuple[list[tuple[_Request, tuple[bool, ...]]], list[EntryBase], list[_Request]]:
+    ) -> tuple[list[tuple[_Request, tuple[bool, ...]]], list[EntryBase], list[_Request], Catalog]:
         """Prepare each request on top of the previous ones; refuse the ones that fail.
 
-        Returns the included requests with their applied flags, all their entries, and the
-        requests deferred to the next round.
+        Returns the included requests with their applied flags, all their entries, the
+        requests deferred to the next round, and the catalog with every entry applied.
         """
         current = base
         included: list[tuple[_Request, tuple[bool, ...]]] = []
@@ -380,7 +382,7 @@ class CatalogManager:
             current = prepared.catalog
             entries.extend(prepared.entries)
             included.append((request, prepared.applied))
-        return included, entries, deferred
+        return included, entries, deferred, current
 
     def _update(
         self,
