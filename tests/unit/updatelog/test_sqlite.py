@@ -29,7 +29,7 @@ from updatelog import (
 )
 from updatelog.envelope import Kind
 from updatelog.keys import KeyLayout, prefix_range_end
-from updatelog.kv import LeaseExpiredError, Put
+from updatelog.kv import LeaseExpiredError, Put, Read
 from updatelog.kv_sqlite import APPLICATION_ID, SCHEMA_VERSION
 
 T = TypeVar("T")
@@ -424,3 +424,34 @@ def test_a_file_of_the_first_layout_is_upgraded_in_place(tmp_path: Path) -> None
             await log.close()
 
     run(reopen)
+
+
+def test_a_snapshot_of_the_first_layout_still_loads_and_is_replaced(tmp_path: Path) -> None:
+    """Releases before chunked values kept the snapshot at its update key; it still reads."""
+    keys = KeyLayout()
+
+    async def scenario() -> None:
+        log = SqliteUpdateLog(tmp_path / "c.db")
+        try:
+            await log.store.txn(
+                [],
+                [
+                    Put(keys.version, envelope.encode_int(Kind.VERSION, 4)),
+                    Put(keys.snapshot_version, envelope.encode_int(Kind.VERSION, 3)),
+                    Put(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, 40)),
+                    Put(keys.update(3), envelope.encode(Kind.SNAPSHOT, b"catalog at 3")),
+                    Put(keys.update(4), envelope.encode(Kind.UPDATE, b"update 4")),
+                ],
+            )
+            expected = [LogEntry(3, b"catalog at 3", is_snapshot=True), LogEntry(4, b"update 4")]
+            assert await log.read(3) == expected
+            async with watching(log, 3) as events:
+                got = [await anext(events), await anext(events)]
+                assert got == expected
+            assert await log.save_snapshot(4, b"catalog at 4")
+            assert await log.read(4) == [LogEntry(4, b"catalog at 4", is_snapshot=True)]
+            assert await log.store.range(*keys.update_range(0, 3)) == Read([])
+        finally:
+            await log.close()
+
+    run(scenario)
