@@ -1,17 +1,19 @@
 """S1-S5: the update log at scale, on SQLite and on etcd (a 1-member etcd with default flags).
 
-S1  tables/s creating N tables of 6 columns in batches of 1,000 through a node, ÷ the same
-    update bytes appended straight to the log (what the catalog adds over the store).
-S2  resident bytes per table of the node that created them (every version kept), ÷ the
-    marshalled bytes per table in the snapshot (the data itself).
-S3  snapshot write time at N tables, ÷ putting the same bytes raw, in request-sized pieces.
-S4  a fresh node's time to be ready at N tables (after the snapshot), ÷ reading the snapshot's
-    bytes raw from the store.
+S1  tables/s creating N tables of 6 columns in batches of 1,000 through a node.
+S2  resident bytes per table of the node that created them (every version kept).
+S3  snapshot write time at N tables.
+S4  a fresh node's time to be ready at N tables (after the snapshot).
 S5  store size after many DDL with the automatic compaction policy on, ÷ after 1,000.
 
-Quick mode: N = 100,000 and 20,000 DDL for S5; full mode: N = 1,000,000 and 100,000 DDL. The
-absolute goals (S1 >= 3,000 tables/s, S2 <= 2 KB, S3 <= 30 s, S4 <= 10 s) are printed beside
-the ratios. The fresh node of S2/S4 runs in its own process, so its memory is its own.
+S1-S4 have absolute goals (>= 3,000 tables/s, <= 2 KB, <= 30 s, <= 10 s): each figure is
+printed as a ratio against its goal, with what the bare store does with the same bytes in the
+same run beside it (appending the same updates, putting and reading the snapshot's bytes in
+request-sized pieces, the marshalled bytes per table). The filling node and the fresh node each
+run in their own process, so their memory is their own. S5 runs with a 10 s request-id window,
+so that expiry is part of what keeps the store flat.
+
+Quick mode: N = 100,000 and 20,000 DDL for S5; full mode: N = 1,000,000 and 100,000 DDL.
 """
 
 from __future__ import annotations
@@ -131,10 +133,10 @@ async def _raw_put_and_read(url: str, size: int) -> tuple[float, float]:
         await log.close()
 
 
-def _fresh_node(url: str) -> dict[str, float]:
-    """Start a fresh node in a new process; return its ready time and resident growth."""
+def _child(step: str, url: str, *args: str) -> dict[str, float]:
+    """Run ``step`` (``--fill`` or ``--fresh-node``) in a new process; return its figures."""
     out = subprocess.run(
-        [sys.executable, "-m", "bench.bench_scale", "--fresh-node", url],
+        [sys.executable, "-m", "bench.bench_scale", step, url, *args],
         capture_output=True,
         text=True,
         check=True,
@@ -183,7 +185,9 @@ async def _store_size(url: str) -> int:
         assert isinstance(log, KvUpdateLog) and isinstance(log.store, EtcdKvStore)
         client = log.store.client()
         status = client.maintenancestub.Status(etcdrpc.StatusRequest(), 10)
-        return int(status.dbSizeInUse)
+        # The etcd client's protocol predates dbSizeInUse: the file size it reports stays
+        # flat once compaction frees pages faster than the log fills them.
+        return int(status.dbSize)
     finally:
         await log.close()
 
@@ -194,52 +198,54 @@ def _one(value: float, unit: str) -> Sample:
 
 def _figures(store: str, url: str, fresh_url: str, tables: int, ddl: int) -> list[Figure]:
     progress(f"S1-S3 on {store}: {tables} tables")
-    fill = asyncio.run(_fill(url, tables))
+    fill = _child("--fill", url, str(tables))
     log_only_s = asyncio.run(_log_only(fresh_url, url))
     fill.update(asyncio.run(_snapshot(url)))
     raw_put_s, raw_read_s = asyncio.run(_raw_put_and_read(fresh_url, int(fill["snapshot_bytes"])))
     progress(f"S4 on {store}")
-    fresh = _fresh_node(url)
+    fresh = _child("--fresh-node", url)
     per_table = fill["snapshot_bytes"] / tables
     s1 = tables / fill["fill_s"]
+    resident = fill["resident"] / tables
     figures = [
         Figure(
             f"S1{store[0]}",
-            f"{store}: tables/s created ÷ same updates appended to the log",
+            f"{store}: tables/s created in batches of 1,000 ÷ the 3,000/s goal",
             _one(s1, "tables/s"),
-            _one(tables / log_only_s, "tables/s"),
-            ">= 0.5",
-            extra={"tables": tables, "absolute_goal": ">= 3000 tables/s", "met": s1 >= 3000},
+            _one(3000, "tables/s"),
+            ">= 1",
+            extra={"tables": tables, "same_updates_appended_to_the_log": tables / log_only_s},
         ),
         Figure(
             f"S2{store[0]}",
-            f"{store}: resident bytes/table (all versions) ÷ marshalled",
-            _one(fill["resident"] / tables, "B"),
-            _one(per_table, "B"),
-            "<= 8",
-            extra={"absolute_goal": "<= 2048 B", "met": fill["resident"] / tables <= 2048},
+            f"{store}: resident B/table, every version kept ÷ the 2 KB goal",
+            _one(resident, "B"),
+            _one(2048, "B"),
+            "<= 1",
+            extra={"marshalled_bytes_per_table": per_table},
         ),
         Figure(
             f"S3{store[0]}",
-            f"{store}: snapshot write at {tables} tables ÷ raw puts of its bytes",
+            f"{store}: snapshot write at {tables} tables ÷ the 30 s goal",
             _one(fill["snapshot_s"], "s"),
-            _one(raw_put_s, "s"),
-            "<= 3",
-            extra={"absolute_goal": "<= 30 s", "met": fill["snapshot_s"] <= 30},
+            _one(30, "s"),
+            "<= 1",
+            extra={"snapshot_bytes": fill["snapshot_bytes"], "raw_puts_of_its_bytes_s": raw_put_s},
         ),
         Figure(
             f"S4{store[0]}",
-            f"{store}: fresh node ready at {tables} tables ÷ raw read of the snapshot",
+            f"{store}: fresh node ready at {tables} tables ÷ the 10 s goal",
             _one(fresh["ready_s"], "s"),
-            _one(raw_read_s, "s"),
-            "<= 10",
+            _one(10, "s"),
+            "<= 1",
             extra={
-                "absolute_goal": "<= 10 s",
-                "met": fresh["ready_s"] <= 10,
+                "raw_read_of_the_snapshot_s": raw_read_s,
                 "fresh_node_resident_bytes_per_table": fresh["resident"] / tables,
             },
         ),
     ]
+    for figure in figures:
+        progress(json.dumps(figure.as_dict()))
     progress(f"S5 on {store}: {ddl} DDL")
     sizes = asyncio.run(_ddl_loop(_fresh_store(store, fresh_url), ddl))
     figures.append(
@@ -251,14 +257,16 @@ def _figures(store: str, url: str, fresh_url: str, tables: int, ddl: int) -> lis
             "<= 1.5",
         )
     )
+    progress(json.dumps(figures[-1].as_dict()))
     return figures
 
 
 def _fresh_store(store: str, url: str) -> str:
+    window = "?request_ttl=10"
     if store == "sqlite":
         folder = tempfile.mkdtemp(prefix="bench-s5-")
-        return f"sqlite:///{folder}/catalog.db"
-    return url.rsplit("/", 1)[0] + f"/s5-{uuid.uuid4().hex}"
+        return f"sqlite:///{folder}/catalog.db{window}"
+    return url.rsplit("/", 1)[0] + f"/s5-{uuid.uuid4().hex}{window}"
 
 
 def run(quick: bool) -> list[Figure]:
@@ -278,6 +286,8 @@ def run(quick: bool) -> list[Figure]:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--fresh-node":
         print(json.dumps(asyncio.run(_fresh_node_here(sys.argv[2]))))
+    elif len(sys.argv) == 4 and sys.argv[1] == "--fill":
+        print(json.dumps(asyncio.run(_fill(sys.argv[2], int(sys.argv[3])))))
     else:
         for figure in run(quick="--quick" in sys.argv):
             print(json.dumps(figure.as_dict()))
