@@ -196,7 +196,9 @@ def _one(value: float, unit: str) -> Sample:
     return Sample(value, value, value, unit)
 
 
-def _figures(store: str, url: str, fresh_url: str, tables: int, ddl: int) -> list[Figure]:
+def _figures(
+    store: str, url: str, fresh_url: str, s5_url: str, tables: int, ddl: int
+) -> list[Figure]:
     progress(f"S1-S3 on {store}: {tables} tables")
     fill = _child("--fill", url, str(tables))
     log_only_s = asyncio.run(_log_only(fresh_url, url))
@@ -247,7 +249,7 @@ def _figures(store: str, url: str, fresh_url: str, tables: int, ddl: int) -> lis
     for figure in figures:
         progress(json.dumps(figure.as_dict()))
     progress(f"S5 on {store}: {ddl} DDL")
-    sizes = asyncio.run(_ddl_loop(_fresh_store(store, fresh_url), ddl))
+    sizes = asyncio.run(_ddl_loop(s5_url, ddl))
     figures.append(
         Figure(
             f"S5{store[0]}",
@@ -261,25 +263,20 @@ def _figures(store: str, url: str, fresh_url: str, tables: int, ddl: int) -> lis
     return figures
 
 
-def _fresh_store(store: str, url: str) -> str:
-    window = "?request_ttl=10"
-    if store == "sqlite":
-        folder = tempfile.mkdtemp(prefix="bench-s5-")
-        return f"sqlite:///{folder}/catalog.db{window}"
-    return url.rsplit("/", 1)[0] + f"/s5-{uuid.uuid4().hex}{window}"
-
-
 def run(quick: bool) -> list[Figure]:
     """Measure S1-S5 on both stores (N = 100,000 quick, 1,000,000 full)."""
     tables = 100_000 if quick else 1_000_000
     ddl = 20_000 if quick else 100_000
     figures: list[Figure] = []
+    window = "?request_ttl=10"
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as folder:
-        url = f"sqlite:///{folder}/catalog.db"
-        figures += _figures("sqlite", url, f"sqlite:///{folder}/raw.db", tables, ddl)
-    with EtcdServer() as server:
-        base = f"etcd://{server.endpoint}"
-        figures += _figures("etcd", f"{base}/scale", f"{base}/raw", tables, ddl)
+        url, raw = f"sqlite:///{folder}/catalog.db", f"sqlite:///{folder}/raw.db"
+        s5 = f"sqlite:///{folder}/s5.db{window}"
+        figures += _figures("sqlite", url, raw, s5, tables, ddl)
+    # S5 gets an etcd of its own, so that its size is its own.
+    with EtcdServer() as server, EtcdServer() as s5_server:
+        base, s5 = f"etcd://{server.endpoint}", f"etcd://{s5_server.endpoint}/s5{window}"
+        figures += _figures("etcd", f"{base}/scale", f"{base}/raw", s5, tables, ddl)
     return figures
 
 
