@@ -36,6 +36,8 @@ from updatelog.log import AppendConflict, UpdateLog
 
 MAX_BATCH_COMMANDS = 100_000
 """The hard limit of one batch; larger ones are refused with ``UPDATE_TOO_LARGE`` up front."""
+MAX_GROUP_REQUEST_IDS = 32
+"""The most request ids one group-committed version records; later requests wait a round."""
 MAX_REQUEST_ID_LENGTH = 200
 
 
@@ -362,9 +364,12 @@ class CatalogManager:
         deferred: list[_Request] = []
         seen_ids: set[str] = set()
         for request in pending:
-            if request.request_id is not None and request.request_id in seen_ids:
-                # The same id twice in one version would be one record for two batches:
-                # the second waits for the next round, where it is deduplicated.
+            if request.request_id is not None and (
+                request.request_id in seen_ids or len(seen_ids) >= MAX_GROUP_REQUEST_IDS
+            ):
+                # The same id twice in one version would be one record for two batches: the
+                # second waits for the next round, where it is deduplicated. Past a cap, ids
+                # wait too: each costs the append three operations (etcd allows 128).
                 deferred.append(request)
                 continue
             try:

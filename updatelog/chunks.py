@@ -32,6 +32,10 @@ _PARALLEL = 4
 _PAGE = 8
 
 
+class ChunksMissingError(FormatError):
+    """A manifest names chunks that are not (all) there: compacted since, or lost."""
+
+
 @dataclass(frozen=True, slots=True)
 class Manifest:
     """Where a chunked value lives: its tag, number of chunks and size in bytes."""
@@ -143,7 +147,7 @@ class Chunks:
             next_key = read.kvs[-1].key + "\x00"
         value = b"".join(parts)
         if len(parts) != manifest.count or len(value) != manifest.size:
-            raise FormatError(
+            raise ChunksMissingError(
                 f"chunked value {manifest.tag} has {len(parts)} of {manifest.count} chunks "
                 f"({len(value)} of {manifest.size} bytes)"
             )

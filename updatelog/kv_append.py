@@ -40,6 +40,7 @@ class _State:
     version: int
     safe_time: int
     update: bytes | None
+    snapshot: int
     records: dict[str, bytes]
 
 
@@ -65,19 +66,21 @@ class Append:
             Get(keys.version),
             Get(keys.safe_time),
             Get(keys.update(version)),
+            Get(keys.snapshot_version),
             *(Get(k) for k in self.request_keys),
         ]
 
     def _state(self, reads: list[Read]) -> _State:
         records = {
             key: value
-            for key, read in zip(self.request_keys, reads[3:], strict=True)
+            for key, read in zip(self.request_keys, reads[4:], strict=True)
             if (value := read.value) is not None
         }
         return _State(
             envelope.decode_int(reads[0].value, Kind.VERSION) if reads[0].value else 0,
             envelope.decode_int(reads[1].value, Kind.SAFE_TIME) if reads[1].value else 0,
             reads[2].value,
+            envelope.decode_int(reads[3].value, Kind.VERSION) if reads[3].value else 0,
             records,
         )
 
@@ -119,6 +122,12 @@ class Append:
                 decided = self._outcome(state, ambiguous=True)
                 if state.update is not None and decided is not None:
                     return decided
+                if state.update is None and state.snapshot > version:
+                    # A snapshot took update N before we could look: no telling whose it was.
+                    raise StorageUnavailableError(
+                        f"{log!r}: the answer to the append of version {version} was lost and "
+                        "the log was compacted past it since; it may have committed"
+                    )
             recorded = requests.encode_committed(version, requests.wall_ms() + log.request_ttl_ms)
             compares = [
                 absent(keys.version)
@@ -152,5 +161,9 @@ class Append:
             decided = self._outcome(self._state(result.reads), ambiguous=ambiguous)
             if decided is not None:
                 return decided
-            if self.replace == replaced and backoff.exhausted():
-                raise StorageUnavailableError(f"{log!r}: append of version {version} kept racing")
+            if self.replace == replaced:
+                if backoff.exhausted():
+                    raise StorageUnavailableError(
+                        f"{log!r}: append of version {version} kept racing"
+                    )
+                await backoff.pause()

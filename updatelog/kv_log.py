@@ -21,9 +21,9 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import TypeVar
 
 from updatelog import envelope, requests
-from updatelog.backoff import send_repeatable
-from updatelog.chunks import Chunks, manifest_tag
-from updatelog.envelope import Kind
+from updatelog.backoff import Backoff, send_repeatable
+from updatelog.chunks import Chunks, ChunksMissingError, manifest_tag
+from updatelog.envelope import Envelope, Kind
 from updatelog.errors import (
     FormatError,
     LogCompactedError,
@@ -68,7 +68,7 @@ MAX_UPDATE_BYTES = 512 * 1024 * 1024
 """The hard limit of one update (a batch of commands); larger ones are refused up front."""
 CHUNK_GRACE_MS = 10 * 60 * 1000
 """Chunks no manifest names are collected once this old: no writer takes that long."""
-_MARGIN = 16 * 1024  # room in a request for keys and the small puts beside a value
+_MARGIN = 32 * 1024  # room in a request for keys and the small puts beside a value
 _PAGE = 256
 _MAX_BACKOFF_S = 0.25
 
@@ -292,7 +292,7 @@ class KvUpdateLog:
         (read,) = await self._get(self.keys.snapshot(version))
         if read.value is None:
             return None
-        body = (await self.chunks.resolve(read.value, Kind.SNAPSHOT)).body
+        body = (await self.resolve(version, read.value, Kind.SNAPSHOT)).body
         return LogEntry(version, body, is_snapshot=True)
 
     async def _entries(self, read: Read, first: int | None) -> list[LogEntry]:
@@ -307,9 +307,22 @@ class KvUpdateLog:
             expected = entries[-1].version + 1 if entries else (first or version)
             if version != expected:
                 raise FormatError(f"the log has a gap: version {expected} is missing")
-            env = await self.chunks.resolve(kv.value, Kind.UPDATE, Kind.SNAPSHOT)
+            env = await self.resolve(version, kv.value, Kind.UPDATE, Kind.SNAPSHOT)
             entries.append(LogEntry(version, env.body, env.kind is Kind.SNAPSHOT))
         return entries
+
+    async def resolve(self, version: int, stored: bytes, *kinds: Kind) -> Envelope:
+        """Decode a stored value of ``version``, assembling its chunks if it has any.
+
+        Raises:
+            LogCompactedError: its chunks are gone because a snapshot overtook the read.
+            FormatError: the value or its chunks are corrupted or missing while retained.
+        """
+        try:
+            return await self.chunks.resolve(stored, *kinds)
+        except ChunksMissingError:
+            self._check_retained(version, (await self._bounds())[1])
+            raise
 
     async def list_updates(self, next_version: int, limit: int = _PAGE) -> Listing:
         """Read up to ``limit`` updates from ``next_version`` and the bounds, in one transaction.
@@ -334,7 +347,7 @@ class KvUpdateLog:
         entries = await self._entries(updates, None)
         if snapshot == next_version and at_start.value is not None:
             # A watch from the snapshot version starts with the snapshot, as ``read`` does.
-            body = (await self.chunks.resolve(at_start.value, Kind.SNAPSHOT)).body
+            body = (await self.resolve(snapshot, at_start.value, Kind.SNAPSHOT)).body
             rest = [e for e in entries if e.version > snapshot]
             entries = [LogEntry(snapshot, body, is_snapshot=True), *rest]
         return Listing(result.revision, snapshot, _int(safe, Kind.SAFE_TIME), entries, updates.more)
@@ -424,13 +437,18 @@ class KvUpdateLog:
             greater(keys.version, _enc(version - 1)),
         ]
         ambiguous = False
+        backoff = Backoff(self.store.timeout_s)
         while True:
             try:
                 result = await self.store.txn(compares, success, reads)
-            except UnknownOutcomeError:
+            except UnknownOutcomeError as e:
                 ambiguous = True
+                if backoff.exhausted():
+                    raise StorageUnavailableError(f"{e.message}; the snapshot may be saved") from e
+                await backoff.pause()
                 result = await self.store.txn([], reads)
                 if result.reads[2].value == stored:
+                    await self._after_snapshot(0)
                     return True
                 continue
             if result.succeeded:
@@ -473,7 +491,10 @@ class KvUpdateLog:
             key = self.keys.update(version) if kind == "u" else self.keys.snapshot(version)
             (read,) = await self._get(key)
             named = read.value is not None and manifest_tag(read.value) == tag
-            retained = version >= snapshot if kind == "u" else version == snapshot
+            # At or above the snapshot a value may still be on its way (a writer between its
+            # chunks and its manifest, another node's snapshot): only age makes it garbage.
+            # Below it, no manifest transaction can commit any more.
+            retained = version >= snapshot
             if named and retained:
                 continue
             if now - born >= CHUNK_GRACE_MS or not retained:

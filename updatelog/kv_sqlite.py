@@ -292,10 +292,7 @@ def _range(db: sqlite3.Connection, start: str, end: str, limit: int, now: int) -
 
 def _apply(db: sqlite3.Connection, op: Op, revision: int, now: int) -> Read | None:
     if isinstance(op, Get):
-        if op.end is None:
-            value = _value(db, op.key, now)
-            return Read([] if value is None else [KeyValue(op.key, value, revision)])
-        return _range(db, op.key, op.end, op.limit, now)
+        return _range(db, op.key, op.key + "\x00" if op.end is None else op.end, op.limit, now)
     if isinstance(op, Put):
         if (
             op.lease

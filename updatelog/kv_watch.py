@@ -26,9 +26,8 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Protocol
 
 from updatelog import envelope
-from updatelog.chunks import Chunks
-from updatelog.envelope import Kind
-from updatelog.errors import FormatError, StorageUnavailableError
+from updatelog.envelope import Envelope, Kind
+from updatelog.errors import FormatError, LogCompactedError, StorageUnavailableError
 from updatelog.keys import KeyLayout, prefix_range_end
 from updatelog.kv import KvStore, WatchChanges, WatchItem
 from updatelog.listing import Listing
@@ -42,10 +41,11 @@ class _Log(Protocol):
 
     keys: KeyLayout
     store: KvStore
-    chunks: Chunks
     relist_interval_s: float
 
     def is_closed(self) -> bool: ...
+
+    async def resolve(self, version: int, stored: bytes, *kinds: Kind) -> Envelope: ...
 
     async def list_updates(self, next_version: int) -> Listing: ...
 
@@ -105,7 +105,10 @@ class _Watch:
                     if version > self.next_version:
                         return out, True  # something between was missed; the keys know
                     if version == self.next_version:
-                        env = await self.log.chunks.resolve(value, Kind.UPDATE, Kind.SNAPSHOT)
+                        try:
+                            env = await self.log.resolve(version, value, Kind.UPDATE, Kind.SNAPSHOT)
+                        except LogCompactedError:
+                            return out, True  # a snapshot took its chunks: the keys tell
                         out.append(LogEntry(version, env.body, env.kind is Kind.SNAPSHOT))
                         self.next_version += 1
                 elif key == keys.snapshot_version:
@@ -138,6 +141,8 @@ async def watch_log(log: _Log, from_version: int) -> AsyncGenerator[WatchEvent, 
         if relist:
             try:
                 listing = await log.list_updates(watch.next_version)
+            except LogCompactedError:
+                continue  # a snapshot overtook the listing: the next one says so
             except StorageUnavailableError:
                 if log.is_closed():
                     return
@@ -193,7 +198,10 @@ async def _follow(
             done, _ = await asyncio.wait({pending}, timeout=wait)
             if not done:
                 news = False
-                listing = await log.list_updates(watch.next_version)
+                try:
+                    listing = await log.list_updates(watch.next_version)
+                except LogCompactedError:
+                    raise _Restart(relist=True) from None
                 for event in watch.from_listing(listing.entries, listing.snapshot_version):
                     news = True
                     yield event

@@ -17,12 +17,15 @@ from tests.etcd_fixtures import SMALL_REQUEST_BYTES
 from tests.integration.updatelog.support import opened, run, take, watching
 from updatelog import (
     AppendConflict,
+    FormatError,
     KvUpdateLog,
+    LogCompactedError,
     LogEntry,
     RequestRecord,
     StoreQuotaExceededError,
     UpdateTooLargeError,
 )
+from updatelog.envelope import Kind
 from updatelog.etcd import EtcdUpdateLog
 from updatelog.kv_log import CHUNK_GRACE_MS
 
@@ -186,3 +189,44 @@ def test_a_full_etcd_is_a_definite_refusal() -> None:
 
     with EtcdServer(unsafe_no_fsync=True, extra_args=["--quota-backend-bytes=16777216"]) as server:
         run(scenario(server), timeout=120)
+
+
+def test_chunks_a_snapshot_took_are_a_compaction_not_a_corruption(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as opened_log:
+            log = _kv(opened_log)
+            assert (await log.append(1, b"one", 10)).committed
+            assert (await log.append(2, os.urandom(3 * SMALL_REQUEST_BYTES), 20)).committed
+            assert (await log.append(3, b"three", 30)).committed
+            # A reader got update 2's manifest; then a snapshot took the update and its chunks.
+            manifest = (await log.store.range(*log.keys.update_range(2, 2))).kvs[0].value
+            assert await log.save_snapshot(3, b"catalog at 3")
+            with pytest.raises(LogCompactedError):
+                await log.resolve(2, manifest, Kind.UPDATE)
+            # Chunks missing while the value is retained are a corruption, said as such.
+            assert (await log.append(4, os.urandom(3 * SMALL_REQUEST_BYTES), 40)).committed
+            (tag,) = [t for t in await log.chunks.tags() if t.startswith("u")]
+            stored = (await log.store.range(*log.keys.update_range(4, 4))).kvs[0].value
+            await log.chunks.discard(tag)
+            with pytest.raises(FormatError, match="chunks"):
+                await log.resolve(4, stored, Kind.UPDATE)
+
+    run(scenario())
+
+
+def test_chunks_of_a_snapshot_still_being_written_survive_another_snapshot(
+    store_url: str,
+) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as opened_log:
+            log = _kv(opened_log)
+            for version in range(1, 6):
+                assert (await log.append(version, b"u", version * 10)).committed
+            # Another node is writing a large snapshot at 5 when this one saves one at 3.
+            await log.chunks.write("s", 5, os.urandom(3 * SMALL_REQUEST_BYTES))
+            assert await log.save_snapshot(3, b"catalog at 3")
+            assert len(await log.chunks.tags()) == 1
+            later = int(time.time() * 1000) + CHUNK_GRACE_MS + 1
+            assert await log.collect_garbage(later) == 1
+
+    run(scenario())
