@@ -5,7 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from updatelog.errors import StorageUnavailableError, UnknownOutcomeError
+from updatelog.errors import (
+    StorageUnavailableError,
+    StoreQuotaExceededError,
+    UnknownOutcomeError,
+    UpdateTooLargeError,
+)
 from updatelog.kv import Compare, KvStore, Op, TxnResult
 
 
@@ -47,12 +52,21 @@ async def send_repeatable(
         StorageUnavailableError: no attempt got an answer in time.
     """
     backoff = Backoff(store.timeout_s)
+    ambiguous = False
     while True:
         try:
             return await store.txn(compares, success, failure)
         except UnknownOutcomeError as e:
+            ambiguous = True
             if backoff.exhausted():
                 raise StorageUnavailableError(
                     f"{store!r}: {what} got no answer within {store.timeout_s:g}s ({e.message})"
                 ) from e
+        except (UpdateTooLargeError, StoreQuotaExceededError) as e:
+            if not ambiguous:
+                raise
+            # Refused now, but an earlier attempt whose answer was lost may have landed.
+            raise StorageUnavailableError(
+                f"{e.message}; an earlier attempt may have committed"
+            ) from e
         await backoff.pause()

@@ -19,7 +19,12 @@ from typing import Protocol
 from updatelog import envelope, requests
 from updatelog.backoff import Backoff
 from updatelog.envelope import Kind
-from updatelog.errors import StorageUnavailableError, UnknownOutcomeError
+from updatelog.errors import (
+    StorageUnavailableError,
+    StoreQuotaExceededError,
+    UnknownOutcomeError,
+    UpdateTooLargeError,
+)
 from updatelog.keys import KeyLayout
 from updatelog.kv import Get, KvStore, Put, Read, absent, equals, less_or_absent
 from updatelog.log import AppendConflict, AppendResult
@@ -146,6 +151,17 @@ class Append:
             ]
             try:
                 result = await log.store.txn(compares, success, self.reads)
+            except (UpdateTooLargeError, StoreQuotaExceededError) as e:
+                if not ambiguous:
+                    raise  # definite: this was the only attempt, and nothing was written
+                # An earlier attempt whose answer was lost may have landed: look.
+                state = self._state((await log.store.txn([], self.reads)).reads)
+                if state.update == self.stored:
+                    return AppendResult(True, version, max(state.safe_time, self.proposal_ts))
+                raise StorageUnavailableError(
+                    f"{log!r}: append of version {version}: {e.message}; an earlier attempt "
+                    "whose answer was lost may still commit"
+                ) from e
             except UnknownOutcomeError as e:
                 ambiguous = True
                 if backoff.exhausted():

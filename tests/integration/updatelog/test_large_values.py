@@ -174,7 +174,8 @@ def test_a_full_etcd_is_a_definite_refusal() -> None:
 
     async def scenario(server: EtcdServer) -> None:
         host, port = server.endpoint.rsplit(":", 1)
-        log = EtcdUpdateLog([(host, int(port))], prefix="full")
+        # A generous timeout: a loaded machine must not turn the refusal into a lost answer.
+        log = EtcdUpdateLog([(host, int(port))], prefix="full", timeout_s=30.0)
         try:
             version = 0
             with pytest.raises(StoreQuotaExceededError, match="full"):
