@@ -3,8 +3,9 @@
 Owns: ``Catalog`` (one immutable version), descriptors, ``commands`` (what users ask for),
 ``entries`` (the deltas the log stores), ``prepare`` (command batch → entries), events,
 marshalling, ``snapshots`` (a whole version as one value, and its digest), ``store`` (tables
-and indexes as bytes shared by every version, with the decoded-descriptor cache). Later:
-``CatalogService`` (reads), ``CatalogManager`` (writes), ``CatalogNode``.
+and indexes as bytes shared by every version, with the decoded-descriptor cache),
+``CatalogService`` (reads), ``CatalogManager`` (writes), ``CatalogNode``, data commits and
+the node registry.
 
 May import: updatelog, schemasync. Never imports api or spark.
 """

