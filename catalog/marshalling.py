@@ -23,12 +23,14 @@ import msgpack
 
 from catalog.commands import CommandBase, dump, parse
 from catalog.descriptors import (
+    ColumnDescriptor,
     Descriptor,
     IndexDescriptor,
     SchemaDescriptor,
     TableDescriptor,
     ZoneDescriptor,
 )
+from catalog.descriptors.tables import shared_column
 from catalog.entries import UpdateEntry
 from catalog.entries.base import EntryBase
 from catalog.errors import (
@@ -314,9 +316,12 @@ def _model_decoder(cls: type[M]) -> Callable[[Any], M]:
     holder: list[Decoder] = []
     _MODEL_DECODERS[cls] = lambda v: holder[0](v)
     exec("\n".join(body), env)
-    holder.append(env["decode"])
-    _MODEL_DECODERS[cls] = env["decode"]
-    return typing.cast(Callable[[Any], M], env["decode"])
+    decode = env["decode"]
+    if cls is ColumnDescriptor:  # equal columns are one object (see ``shared_column``)
+        decode = lambda v, plain=decode: shared_column(**plain(v).__dict__)  # noqa: E731
+    holder.append(decode)
+    _MODEL_DECODERS[cls] = decode
+    return typing.cast(Callable[[Any], M], decode)
 
 
 def _field_check(env: dict[str, Any], i: int, annotation: Any, where: str) -> list[str]:

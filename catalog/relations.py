@@ -7,6 +7,7 @@ record and decode only the descriptor they return.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from immutables import Map
@@ -104,7 +105,7 @@ class RelationReads:
         """Return every index's id and live record, ordered by id (what snapshots write)."""
         return live_records(self._store.indexes, self._indexes, self._stamp)
 
-    def _members(self, sealed: list[int], slot: int, key: int) -> list[TableDescriptor]:
+    def _members(self, sealed: Iterable[int], slot: int, key: int) -> list[TableDescriptor]:
         ids = set(sealed)
         ids.update(i for i, r in self._tables.items() if r[slot] == key)
         found = []

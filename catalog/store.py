@@ -23,7 +23,9 @@ given to ``Catalog.from_parts``), or None where the object was removed.
 
 from __future__ import annotations
 
+import gc
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,8 +37,9 @@ from catalog.descriptors import Descriptor, IndexDescriptor, TableDescriptor
 from updatelog.errors import FormatError
 
 Record = tuple[Any, ...]
-History = Record | list[Record]
-"""One record, or every record of the object, oldest first (most objects never change)."""
+History = tuple[Any, ...]
+"""One record, or a tuple of every record of the object, oldest first (most objects never
+change); a record starts with its int stamp, a history with a record."""
 
 STAMP = 0
 VALUE = 1
@@ -171,7 +174,7 @@ def visible(history: History | None, stamp: int) -> Record | None:
     """Return the record of ``history`` a catalog sealed at ``stamp`` sees, None if absent."""
     if history is None:
         return None
-    if type(history) is tuple:
+    if type(history[STAMP]) is int:
         found: Record | None = history if history[STAMP] <= stamp else None
     else:
         found = None
@@ -194,17 +197,6 @@ def bytes_of(record: Record) -> bytes:
     if type(value) is bytes:
         return value
     return _codec()[0](value)
-
-
-def _add_candidate(names: dict[str, int | tuple[int, ...]], name: str, object_id: int) -> None:
-    found = names.get(name)
-    if found is None:
-        names[name] = object_id
-    elif isinstance(found, int):
-        if found != object_id:
-            names[name] = (found, object_id)
-    elif object_id not in found:
-        names[name] = (*found, object_id)
 
 
 class RelationStore:
@@ -242,8 +234,8 @@ class RelationStore:
         self.indexes: dict[int, History] = {}
         self.table_names: dict[int, dict[str, int | tuple[int, ...]]] = {}
         self.index_names: dict[int, dict[str, int | tuple[int, ...]]] = {}
-        self.schema_members: dict[int, list[int]] = {}
-        self.zone_members: dict[int, list[int]] = {}
+        self.schema_members: dict[int, array[int]] = {}
+        self.zone_members: dict[int, array[int]] = {}
         self.table_index_members: dict[int, int | tuple[int, ...]] = {}
 
     # -- bulk loading (stamp 0) -----------------------------------------------------------
@@ -260,15 +252,15 @@ class RelationStore:
         records = zip(repeat(0), group.values, repeat(schema_id), group.zone_ids, group.names)
         self.tables.update(zip(ids, records, strict=False))
         self.table_names.setdefault(schema_id, {}).update(zip(group.names, ids, strict=True))
-        self.schema_members.setdefault(schema_id, []).extend(ids)
+        self.schema_members.setdefault(schema_id, array("q")).extend(ids)
         zone_ids = group.zone_ids
         zones = set(zone_ids)
         if len(zones) == 1:
-            self.zone_members.setdefault(zones.pop(), []).extend(ids)
+            self.zone_members.setdefault(zones.pop(), array("q")).extend(ids)
             return
         for zone_id in sorted(zones):
             members = compress(ids, [z == zone_id for z in zone_ids])
-            self.zone_members.setdefault(zone_id, []).extend(members)
+            self.zone_members.setdefault(zone_id, array("q")).extend(members)
 
     def load_indexes(self, group: IndexGroup) -> None:
         """Add one schema's indexes at stamp 0, without decoding their descriptors."""
@@ -327,48 +319,88 @@ class RelationStore:
 
         Readers at older stamps keep seeing what they saw: every write is either a new key
         or a record appended under the new stamp, and the head moves last.
+
+        Everything written is built first and then handed to the young-generation collector,
+        which stops tracking tuples that hold only strings, bytes, numbers and such tuples.
+        Stored so, the million-entry dicts stay untracked too, and no collection walks them
+        again: otherwise each seal would make every later collection visit every record.
         """
         stamp = self.head + 1
-        for object_id, record in tables:
-            value, old = _write(self.tables, object_id, record, stamp)
-            if value is None:
-                continue
-            schema_id, zone_id, name = record[SCHEMA_ID], record[ZONE_ID], record[NAME]
-            _add_candidate(self.table_names.setdefault(schema_id, {}), name, object_id)
-            if old is None:
-                self.schema_members.setdefault(schema_id, []).append(object_id)
-                self.zone_members.setdefault(zone_id, []).append(object_id)
-        for object_id, record in indexes:
-            value, _ = _write(self.indexes, object_id, record, stamp)
-            if value is None:
+        table_writes = _staged(self.tables, tables, stamp)
+        index_writes = _staged(self.indexes, indexes, stamp)
+        names: dict[tuple[int, str], int | tuple[int, ...]] = {}
+        for object_id, record, _ in table_writes:
+            if record[VALUE] is not None:
+                key = (record[SCHEMA_ID], record[NAME])
+                names[key] = _candidates(self.table_names, names, key, object_id)
+        index_names: dict[tuple[int, str], int | tuple[int, ...]] = {}
+        members: dict[int, int | tuple[int, ...]] = {}
+        for object_id, record, _ in index_writes:
+            if record[VALUE] is None:
                 continue
             if record[ALIVE]:
-                by_name = self.index_names.setdefault(record[SCHEMA_ID], {})
-                _add_candidate(by_name, record[NAME], object_id)
+                key = (record[SCHEMA_ID], record[NAME])
+                index_names[key] = _candidates(self.index_names, index_names, key, object_id)
             table_id = record[TABLE_ID]
-            members = index_ids(self.table_index_members.get(table_id, ()))
-            if object_id not in members:
-                self.table_index_members[table_id] = _index_members({*members, object_id})
+            ever = index_ids(members.get(table_id, self.table_index_members.get(table_id, ())))
+            if object_id not in ever:
+                members[table_id] = _index_members({*ever, object_id})
+        gc.collect(0)
+        # A history holds records, so it can be untracked only after them: a second pass.
+        table_histories = [_appended(old, record) for _, record, old in table_writes]
+        index_histories = [_appended(old, record) for _, record, old in index_writes]
+        if any(old is not None for _, _, old in (*table_writes, *index_writes)):
+            gc.collect(0)
+        for (object_id, record, old), history in zip(table_writes, table_histories, strict=True):
+            self.tables[object_id] = history
+            if old is None and record[VALUE] is not None:
+                self.schema_members.setdefault(record[SCHEMA_ID], array("q")).append(object_id)
+                self.zone_members.setdefault(record[ZONE_ID], array("q")).append(object_id)
+        for (object_id, _, _), history in zip(index_writes, index_histories, strict=True):
+            self.indexes[object_id] = history
+        for (schema_id, name), found in names.items():
+            self.table_names.setdefault(schema_id, {})[name] = found
+        for (schema_id, name), found in index_names.items():
+            self.index_names.setdefault(schema_id, {})[name] = found
+        self.table_index_members.update(members)
         self.head = stamp
         return stamp
 
 
-def _write(
-    histories: dict[int, History], object_id: int, record: Record, stamp: int
-) -> tuple[Any, History | None]:
-    """Append ``record`` (its descriptor encoded) under ``stamp``.
+Staged = tuple[int, Record, History | None]
+"""An object id, its new record and its history before the seal."""
 
-    Returns:
-        The value written and the history it extended (None for a new object).
-    """
-    value = record[VALUE]
-    if value is not None and type(value) is not bytes:
-        data = _codec()[0](value)
-        CACHE.put(data, value)  # just written: likely read soon (listeners, the next batch)
-        value = data
-    old = histories.get(object_id)
-    histories[object_id] = _appended(old, (stamp, value, *record[2:]))
-    return value, old
+
+def _staged(
+    histories: dict[int, History], changes: Iterable[tuple[int, Record]], stamp: int
+) -> list[Staged]:
+    """Return each change as its record under ``stamp`` (descriptors encoded)."""
+    staged = []
+    for object_id, change in changes:
+        value = change[VALUE]
+        if value is not None and type(value) is not bytes:
+            data = _codec()[0](value)
+            CACHE.put(data, value)  # just written: likely read soon (listeners, the next batch)
+            value = data
+        record = (stamp, value, *change[2:])
+        staged.append((object_id, record, histories.get(object_id)))
+    return staged
+
+
+def _candidates(
+    sealed: dict[int, dict[str, int | tuple[int, ...]]],
+    staged: dict[tuple[int, str], int | tuple[int, ...]],
+    key: tuple[int, str],
+    object_id: int,
+) -> int | tuple[int, ...]:
+    """Return the ids that ever had the name ``key`` (schema id, name), ``object_id`` added."""
+    found = staged.get(key)
+    if found is None:
+        found = sealed.get(key[0], {}).get(key[1])
+    if found is None or found == object_id:
+        return object_id
+    ids = (found,) if isinstance(found, int) else found
+    return ids if object_id in ids else (*ids, object_id)
 
 
 def live_records(
@@ -383,12 +415,11 @@ def live_records(
     found: list[tuple[int, Record]] = []
     append = found.append
     changed = overlay.get
-    history_of = sealed.get
     for object_id in ids:
         record = changed(object_id)
         if record is None:
-            history = history_of(object_id)
-            if type(history) is tuple:
+            history = sealed[object_id]
+            if type(history[STAMP]) is int:
                 record = history if history[STAMP] <= stamp else None
             else:
                 record = visible(history, stamp)
@@ -411,9 +442,9 @@ def index_ids(members: int | tuple[int, ...]) -> tuple[int, ...]:
 def _appended(old: History | None, new: Record) -> History:
     if old is None:
         return new
-    if type(old) is tuple:
-        return [old, new]
-    return [*old, new]  # a new list, so a reader iterating the old one is undisturbed
+    if type(old[STAMP]) is int:
+        return (old, new)
+    return (*old, new)
 
 
 D = TypeVar("D", TableDescriptor, IndexDescriptor)

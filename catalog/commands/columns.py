@@ -22,6 +22,7 @@ from catalog.commands.base import (
 )
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
+from catalog.descriptors.tables import shared_column
 from catalog.entries import AlterColumnEntry, DropColumnsEntry, EntryBase, NewColumnsEntry
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
 from catalog.model import Model
@@ -51,7 +52,7 @@ class Column(Model):
         """
         params = resolve_params(self.type, self.precision, self.scale, self.length)
         default = None if self.default is None else normalize_default(params, self.default)
-        return ColumnDescriptor.model_construct(
+        return shared_column(
             id=column_id,
             name=self.name,
             type=self.type,

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 from catalog.column_types import ColumnType, DefaultValue, TypeParams
 from catalog.model import Model
 
 INITIAL_TABLE_VERSION = 1
+
+SHARED_COLUMNS = 65_536
+"""Distinct columns ``shared_column`` keeps; past that the oldest are forgotten."""
 
 
 class ColumnDescriptor(Model):
@@ -24,6 +30,50 @@ class ColumnDescriptor(Model):
     def params(self) -> TypeParams:
         """Return the type with its parameters."""
         return TypeParams(self.type, self.precision, self.scale, self.length)
+
+
+_shared: dict[tuple[Any, ...], ColumnDescriptor] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_column(
+    *,
+    id: int,
+    name: str,
+    type: ColumnType,
+    nullable: bool,
+    precision: int | None,
+    scale: int | None,
+    length: int | None,
+    default: DefaultValue | None,
+) -> ColumnDescriptor:
+    """Return the column with these fields: one object for all equal columns.
+
+    Columns are immutable, and a large catalog repeats a few dozen of them across its tables
+    (``ID BIGINT NOT NULL`` at position 0, ...): sharing them saves memory and leaves the
+    garbage collector fewer objects to walk. The default's class (``True`` is not ``1``) and
+    a float's exact bits (``-0.0`` is not ``0.0``) are part of what must be equal.
+    """
+    exact = default.hex() if isinstance(default, float) else default
+    key = (id, name, type, nullable, precision, scale, length, default.__class__, exact)
+    found = _shared.get(key)
+    if found is not None:
+        return found
+    column = ColumnDescriptor.model_construct(
+        id=id,
+        name=name,
+        type=type,
+        nullable=nullable,
+        precision=precision,
+        scale=scale,
+        length=length,
+        default=default,
+    )
+    with _shared_lock:
+        _shared[key] = column
+        while len(_shared) > SHARED_COLUMNS:
+            del _shared[next(iter(_shared))]
+    return column
 
 
 class TableVersion(Model):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import random
 from collections.abc import Iterator
 
@@ -10,12 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalog import Catalog, CatalogError, VersionedUpdate, prepare
+from catalog import Catalog, CatalogError, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
+from catalog.descriptors.tables import shared_column
 from catalog.snapshots import catalog_digest, decode_snapshot, encode_snapshot
 from catalog.store import CACHE
 from tests.random_ddl import random_batch
-from tests.unit.catalog.helpers import create_table, run
+from tests.unit.catalog.helpers import col, create_table, key, run
 from updatelog.errors import FormatError
 
 
@@ -179,3 +181,67 @@ def test_bytes_that_do_not_hold_the_named_table_are_refused_when_read() -> None:
     with pytest.raises(FormatError, match="holds"):
         loaded.table("PUBLIC", "T0")
     assert loaded.table("PUBLIC", "T2").name == "T2"
+
+
+def test_sealing_leaves_the_store_to_the_collector_untouched() -> None:
+    """Creates, index creations, renames and drops sealed into a store whose big maps the
+    collector stopped tracking keep them untracked: no collection walks every record again."""
+    head = _tables(100).sealed()
+    store = head._store
+    gc.collect()  # a full collection stops tracking maps of plain records
+    big = {
+        "tables": store.tables,
+        "indexes": store.indexes,
+        "table_index_members": store.table_index_members,
+        "names": store.table_names[0],
+        "index names": store.index_names[0],
+    }
+    assert not any(gc.is_tracked(m) for m in big.values())
+    batches = [
+        [create_table(f"N{i}") for i in range(20)],
+        [
+            c.CreateIndex(schema="PUBLIC", name=f"I{i}", table=f"T{i}", columns=["A"])
+            for i in range(5)
+        ],
+        [
+            c.RenameTable(schema="PUBLIC", name="T1", new_name="R1"),
+            c.DropTable(schema="PUBLIC", name="T2"),
+        ],
+        [create_table("T2"), c.AddColumns(schema="PUBLIC", table="T3", columns=[col("C")])],
+    ]
+    for batch in batches:
+        head = run(head, *batch).catalog.sealed()
+        assert [name for name, m in big.items() if gc.is_tracked(m)] == [], batch
+    assert head.table("PUBLIC", "T2").id != _tables(100).table("PUBLIC", "T2").id
+    assert {i.name for i in head.indexes() if i.table_id == head.table("PUBLIC", "T0").id} == {
+        "T0_PK",
+        "I0",
+    }
+
+
+def test_equal_columns_are_one_object_and_unequal_ones_are_not() -> None:
+    cat = run(Catalog.initial(), create_table("A"), create_table("B")).catalog
+    a, b = cat.table("PUBLIC", "A"), cat.table("PUBLIC", "B")
+    assert all(x is y for x, y in zip(a.columns, b.columns, strict=True))
+    loaded = decode_snapshot(encode_snapshot(cat.sealed()))
+    CACHE.clear()
+    assert loaded.table("PUBLIC", "A").columns[1] is a.columns[1]
+
+    def shared(ctype: ColumnType, default: object) -> object:
+        return shared_column(
+            id=1,
+            name="X",
+            type=ctype,
+            nullable=True,
+            precision=None,
+            scale=None,
+            length=None,
+            default=default,  # type: ignore[arg-type]
+        )
+
+    assert shared(ColumnType.FLOAT64, -0.0) is not shared(ColumnType.FLOAT64, 0.0)
+    assert str(shared(ColumnType.FLOAT64, -0.0).default) == "-0.0"  # type: ignore[attr-defined]
+    assert shared(ColumnType.INT64, 1) is not shared(ColumnType.INT64, True)
+    assert shared(ColumnType.INT64, 1).default is not True  # type: ignore[attr-defined]
+    assert key("ID").to_descriptor(0) is key("ID").to_descriptor(0)
+    assert key("ID").to_descriptor(0) is not key("ID").to_descriptor(1)
