@@ -126,7 +126,7 @@ class DataCommits:
         max_attempts: int = 30,
     ) -> None:
         self._log = log
-        self._commits = DataCommitLog(log.store, log.keys)
+        self._commits = DataCommitLog(log)
         self._service = service
         self._clock = clock
         self._schema_sync = schema_sync

@@ -4,12 +4,14 @@ A data commit of a table (``catalog.data.<T>.commit.<K>``) is one transaction th
 table's latest commit to be ``K - 1``, ``catalog.safe_time`` below the commit timestamp and the
 request id unrecorded, and then raises the safe time to it. So once the safe time has reached T,
 no data commit at or before T can appear any more: a read at T that lists the commits is exact.
-The commits of a table no retained catalog version holds are dropped at compaction.
+The commits of a table no retained catalog version holds are dropped at compaction. Request
+records (``catalog.data.request.<id>``) expire like the log's: past the window a retry is a new
+commit, and the log's garbage collection deletes them.
 """
 
 from __future__ import annotations
 
-from updatelog import envelope
+from updatelog import envelope, requests
 from updatelog.backoff import send_repeatable
 from updatelog.envelope import Kind
 from updatelog.keys import VERSION_DIGITS, KeyLayout, check_int, prefix_range_end
@@ -22,7 +24,7 @@ from updatelog.kv import (
     equals,
     less_or_absent,
 )
-from updatelog.log import AppendConflict, AppendResult, LogEntry
+from updatelog.log import AppendConflict, AppendResult, LogEntry, UpdateLog
 
 
 def _int(value: bytes | None, kind: Kind) -> int:
@@ -38,13 +40,13 @@ class DataCommitLog:
     """The data commits of one catalog in one store.
 
     Args:
-        store: the update log's key-value store.
-        keys: the catalog's key layout in it.
+        log: the update log whose store, key layout and request window the commits share.
     """
 
-    def __init__(self, store: KvStore, keys: KeyLayout) -> None:
-        self.store = store
-        self.keys = keys
+    def __init__(self, log: UpdateLog) -> None:
+        self.store: KvStore = log.store
+        self.keys: KeyLayout = log.keys
+        self.request_ttl_ms = log.request_ttl_ms
 
     async def commit(
         self, table_id: int, seq: int, payload: bytes, commit_ts: int, request_id: str
@@ -58,30 +60,40 @@ class DataCommitLog:
         keys = self.keys
         seq_key, request_key = keys.data_seq(table_id), keys.data_request(request_id)
         reads = [Get(seq_key), Get(keys.safe_time), Get(request_key)]
-        result = await send_repeatable(
-            self.store,
-            "commit_data",
-            [
-                absent(seq_key) if seq == 1 else equals(seq_key, encode_int(Kind.VERSION, seq - 1)),
-                less_or_absent(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, commit_ts)),
-                absent(request_key),
-            ],
-            [
-                Put(keys.data_commit(table_id, seq), envelope.encode(Kind.UPDATE, payload)),
-                Put(seq_key, encode_int(Kind.VERSION, seq)),
-                Put(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, commit_ts)),
-                Put(request_key, envelope.encode_int(Kind.REQUEST, seq)),
-            ],
-            reads,
-        )
-        if result.succeeded:
-            return AppendResult(True, seq, commit_ts)
+        replace: bytes | None = None  # an expired record of the id, overwritten at most once
+        while True:
+            expires = requests.wall_ms() + self.request_ttl_ms
+            result = await send_repeatable(
+                self.store,
+                "commit_data",
+                [
+                    absent(seq_key)
+                    if seq == 1
+                    else equals(seq_key, encode_int(Kind.VERSION, seq - 1)),
+                    less_or_absent(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, commit_ts)),
+                    equals(request_key, replace),
+                ],
+                [
+                    Put(keys.data_commit(table_id, seq), envelope.encode(Kind.UPDATE, payload)),
+                    Put(seq_key, encode_int(Kind.VERSION, seq)),
+                    Put(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, commit_ts)),
+                    Put(request_key, requests.encode_committed(seq, expires)),
+                ],
+                reads,
+            )
+            if result.succeeded:
+                return AppendResult(True, seq, commit_ts)
+            recorded = result.reads[2].value
+            if recorded is None or recorded == replace:
+                break
+            record = requests.decode_record(recorded)
+            if not requests.is_expired(record, requests.wall_ms()) or replace is not None:
+                current = _int(result.reads[0].value, Kind.VERSION)
+                safe = _int(result.reads[1].value, Kind.SAFE_TIME)
+                return requests.request_conflict(current, safe, request_id, record)
+            replace = recorded
         current = _int(result.reads[0].value, Kind.VERSION)
         safe = _int(result.reads[1].value, Kind.SAFE_TIME)
-        recorded = result.reads[2].value
-        if recorded is not None:
-            by = envelope.decode_int(recorded, Kind.REQUEST)
-            return AppendResult(False, current, safe, AppendConflict.REQUEST, by, request_id)
         if current != seq - 1:
             return AppendResult(False, current, safe, AppendConflict.VERSION)
         return AppendResult(False, current, safe, AppendConflict.SAFE_TIME)

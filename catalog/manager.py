@@ -443,7 +443,7 @@ class CatalogManager:
         latest = service.latest_version
         retained = [service.catalog(v) for v in range(snapshot_version, latest + 1)]
         newest_id = retained[-1].object_id_gen
-        commits = DataCommitLog(self._log.store, self._log.keys)
+        commits = DataCommitLog(self._log)
         for table_id in await commits.tables():
             if table_id < newest_id and not any(c.has_table(table_id) for c in retained):
                 await commits.drop(table_id)

@@ -503,7 +503,12 @@ class KvUpdateLog:
         return removed
 
     async def _collect_requests(self, now: int) -> int:
-        start = self.keys.request_prefix
+        removed = 0
+        for prefix in (self.keys.request_prefix, self.keys.data_request_prefix):
+            removed += await self._collect_requests_under(prefix, now)
+        return removed
+
+    async def _collect_requests_under(self, start: str, now: int) -> int:
         end = prefix_range_end(start)
         removed = 0
         while start < end:

@@ -141,10 +141,12 @@ class UpdateLog(Protocol):
             (data commits, the node registry, the API's signing keys) is kept by the package
             that owns it, over this same store, under ``keys``.
         keys: the catalog's key layout in ``store``.
+        request_ttl_ms: how long a request id keeps its outcome (its record's lifetime).
     """
 
     store: KvStore
     keys: KeyLayout
+    request_ttl_ms: int
 
     async def append(
         self,

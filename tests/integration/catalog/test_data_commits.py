@@ -99,7 +99,7 @@ def test_a_commit_to_a_dropped_or_unknown_table_is_refused(store_url: str) -> No
                     table_id, [_file("a")], schema_version=1, mode="append", request_id="w1"
                 )
             assert gone.value.code is ErrorCode.TABLE_NOT_FOUND
-            assert await DataCommitLog(node.log.store, node.log.keys).read(table_id) == []
+            assert await DataCommitLog(node.log).read(table_id) == []
 
     run(scenario())
 
@@ -135,12 +135,10 @@ def test_compaction_drops_the_data_of_tables_no_retained_version_holds(store_url
             await node.manager.execute(create_table("AFTER"))
             # Snapshot at the drop's version - 1: a retained version still holds GONE.
             await node.manager.compact_to(dropped.version - 1)
-            assert await DataCommitLog(node.log.store, node.log.keys).tables() == sorted(
-                [gone, kept]
-            )
+            assert await DataCommitLog(node.log).tables() == sorted([gone, kept])
             await node.manager.compact_to(dropped.version)
-            assert await DataCommitLog(node.log.store, node.log.keys).tables() == [kept]
-            assert await DataCommitLog(node.log.store, node.log.keys).read(gone) == []
-            assert len(await DataCommitLog(node.log.store, node.log.keys).read(kept)) == 1
+            assert await DataCommitLog(node.log).tables() == [kept]
+            assert await DataCommitLog(node.log).read(gone) == []
+            assert len(await DataCommitLog(node.log).read(kept)) == 1
 
     run(scenario())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from catalog.data_log import DataCommitLog
 from tests.integration.updatelog.support import opened, run
 from updatelog import AppendConflict, AppendResult, LogEntry
@@ -10,7 +12,7 @@ from updatelog import AppendConflict, AppendResult, LogEntry
 def test_commits_are_numbered_per_table_under_the_safe_time_rule(store_url: str) -> None:
     async def scenario() -> None:
         async with opened(store_url) as log:
-            commits = DataCommitLog(log.store, log.keys)
+            commits = DataCommitLog(log)
             assert await commits.read(7) == []
             first = await commits.commit(7, 1, b"files a", 100, "job-1")
             assert first == AppendResult(True, 1, 100)
@@ -36,7 +38,7 @@ def test_commits_are_numbered_per_table_under_the_safe_time_rule(store_url: str)
 def test_tables_with_commits_are_listed_and_dropped_whole(store_url: str) -> None:
     async def scenario() -> None:
         async with opened(store_url) as log:
-            commits = DataCommitLog(log.store, log.keys)
+            commits = DataCommitLog(log)
             assert await commits.tables() == []
             for table_id, ts in ((12, 10), (3, 11), (12, 12)):
                 seq = len(await commits.read(table_id)) + 1
@@ -48,5 +50,34 @@ def test_tables_with_commits_are_listed_and_dropped_whole(store_url: str) -> Non
             assert await commits.read(3) == [LogEntry(1, b"f")]
             # A dropped table's numbering starts over (its id is never reused by the catalog).
             assert (await commits.commit(12, 1, b"g", 13, "r13")).committed
+
+    run(scenario())
+
+
+def test_request_records_of_data_commits_expire_and_are_collected(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as log:
+            log.request_ttl_ms = 300
+            commits = DataCommitLog(log)
+            assert (await commits.commit(5, 1, b"a", 10, "job")).committed
+            again = await commits.commit(5, 2, b"a", 20, "job")
+            assert (again.conflict, again.request_version) == (AppendConflict.REQUEST, 1)
+            await asyncio.sleep(0.4)
+            # Past the window the id names no commit: the retry is a new commit.
+            assert (await commits.commit(5, 2, b"a again", 20, "job")).committed
+            replaced = await commits.commit(5, 3, b"a", 30, "job")
+            assert (replaced.conflict, replaced.request_version) == (AppendConflict.REQUEST, 2)
+            assert (await commits.commit(5, 3, b"b", 30, "other")).committed
+            await asyncio.sleep(0.4)
+            assert await log.collect_garbage() == 2  # type: ignore[attr-defined]
+            keys = await log.store.keys(
+                log.keys.data_request_prefix, log.keys.data_request_prefix + "~"
+            )
+            assert keys == []
+            assert await commits.read(5) == [
+                LogEntry(1, b"a"),
+                LogEntry(2, b"a again"),
+                LogEntry(3, b"b"),
+            ]
 
     run(scenario())
