@@ -21,6 +21,8 @@ import gc
 import hashlib
 from typing import Any
 
+import msgpack
+
 from catalog.catalog import Catalog
 from catalog.descriptors import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
 from catalog.marshalling import (
@@ -51,6 +53,14 @@ _TABLES = compile_decoder(tuple[TableDescriptor, ...])
 _INDEXES = compile_decoder(tuple[IndexDescriptor, ...])
 _OPTIONAL_INT = compile_decoder(int | None)
 _INT = compile_decoder(int)
+
+_SLICE = 4096
+"""The most items of one list packed by one call: msgpack holds the interpreter lock for a whole
+call, and a snapshot is encoded in a worker thread while commits go on in the event loop."""
+
+# A stored snapshot is the framing of its kind around the body: the framing of a nil body
+# without its last byte (the nil) is the prefix every snapshot starts with.
+_FRAMING = pack_value(Kind.SNAPSHOT, None)[:-1]
 
 
 def _grouped(records: list[tuple[int, Record]]) -> list[tuple[int, list[tuple[int, Record]]]]:
@@ -101,7 +111,36 @@ def encode_snapshot(catalog: Catalog) -> bytes:
             for schema_id, group in _grouped(catalog.index_records())
         ],
     ]
-    return pack_value(Kind.SNAPSHOT, body)
+    pieces = [_FRAMING]
+    _pack_into(body, pieces)
+    return b"".join(pieces)
+
+
+def _pack_into(value: Any, pieces: list[bytes]) -> None:
+    """Append the msgpack bytes of ``value`` to ``pieces``, a long list a slice at a time.
+
+    The bytes are the same as one ``packb`` of the whole value: an array is its header and
+    then its items one after the other, so slices packed alone join to the same array.
+    """
+    if type(value) is not list:
+        pieces.append(msgpack.packb(value, use_bin_type=True))
+        return
+    pieces.append(_array_header(len(value)))
+    if any(type(item) is list for item in value):
+        for item in value:
+            _pack_into(item, pieces)
+        return
+    for start in range(0, len(value), _SLICE):
+        part = value[start : start + _SLICE]
+        pieces.append(msgpack.packb(part, use_bin_type=True)[len(_array_header(len(part))) :])
+
+
+def _array_header(length: int) -> bytes:
+    if length < 16:
+        return bytes((0x90 | length,))
+    if length < 1 << 16:
+        return b"\xdc" + length.to_bytes(2, "big")
+    return b"\xdd" + length.to_bytes(4, "big")
 
 
 def catalog_digest(catalog: Catalog) -> str:

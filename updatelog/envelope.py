@@ -103,8 +103,9 @@ def encode(kind: Kind, body: bytes) -> bytes:
     Returns:
         The envelope bytes to store.
     """
-    framed = MAGIC + bytes((CURRENT_FORMAT, int(kind))) + bytes(body)
-    return framed + zlib.crc32(framed).to_bytes(_TRAILER, "big")
+    head = MAGIC + bytes((CURRENT_FORMAT, int(kind)))
+    crc = zlib.crc32(body, zlib.crc32(head))  # a large body is summed without the lock held
+    return b"".join((head, body, crc.to_bytes(_TRAILER, "big")))
 
 
 def decode(data: bytes) -> Envelope:

@@ -17,6 +17,7 @@ of the attempts commits. Only when the store stays silent past its timeout does 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from typing import TypeVar
 
@@ -421,7 +422,9 @@ class KvUpdateLog:
         """
         check_int("version", version, 1)
         keys = self.keys
-        stored, tag = await self._stored(envelope.encode(Kind.SNAPSHOT, payload), "s", version)
+        # A snapshot may be hundreds of megabytes: framing it is no work for the event loop.
+        framed = await asyncio.to_thread(envelope.encode, Kind.SNAPSHOT, payload)
+        stored, tag = await self._stored(framed, "s", version)
         reads = [Get(keys.version), Get(keys.snapshot_version), Get(keys.snapshot(version))]
         success: list[Op] = [
             Get(keys.snapshot_version),

@@ -57,6 +57,12 @@ DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
 """Values above this (minus the log's margin) are written as chunks, as on etcd."""
 
 _WATCH_PAGE = 1000
+# A watch reads what changed since a revision through the revision index: left to itself the
+# planner may walk the prefix by key instead, reading every row of the log on every commit.
+CHANGES_SINCE = (
+    "SELECT key, value, mod_rev FROM kv INDEXED BY kv_by_revision "
+    "WHERE mod_rev >= ? AND key >= ? AND key < ? ORDER BY mod_rev LIMIT ?"
+)
 _LIVE = "(kv.lease = 0 OR kv.lease IN (SELECT id FROM kv_lease WHERE expires_ms > ?))"
 
 _BUS = CommitBus()
@@ -316,11 +322,7 @@ def _changes_since(
     start: str, end: str, revision: int, db: sqlite3.Connection
 ) -> tuple[list[tuple[str, bytes | None, int]], int, bool, int]:
     """Read one page of changes: (changes, revision covered, more to read, data_version)."""
-    rows = db.execute(
-        "SELECT key, value, mod_rev FROM kv WHERE mod_rev >= ? AND key >= ? AND key < ? "
-        "ORDER BY mod_rev LIMIT ?",
-        (revision, start, end, _WATCH_PAGE + 1),
-    ).fetchall()
+    rows = db.execute(CHANGES_SINCE, (revision, start, end, _WATCH_PAGE + 1)).fetchall()
     current = _revision(db)
     more = len(rows) > _WATCH_PAGE
     if more:
@@ -330,8 +332,8 @@ def _changes_since(
             rows, current = kept, last - 1
         else:  # one revision larger than a page: read all of it
             rows = db.execute(
-                "SELECT key, value, mod_rev FROM kv WHERE mod_rev = ? AND key >= ? AND key < ? "
-                "ORDER BY key",
+                "SELECT key, value, mod_rev FROM kv INDEXED BY kv_by_revision "
+                "WHERE mod_rev = ? AND key >= ? AND key < ? ORDER BY key",
                 (last, start, end),
             ).fetchall()
             current = last

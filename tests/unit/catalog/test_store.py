@@ -245,3 +245,12 @@ def test_equal_columns_are_one_object_and_unequal_ones_are_not() -> None:
     assert shared(ColumnType.INT64, 1).default is not True  # type: ignore[attr-defined]
     assert key("ID").to_descriptor(0) is key("ID").to_descriptor(0)
     assert key("ID").to_descriptor(0) is not key("ID").to_descriptor(1)
+
+
+@pytest.mark.parametrize("count", [0, 15, 16, 4097])
+def test_a_snapshot_packed_in_slices_is_one_msgpack_value(count: int) -> None:
+    """Long lists are packed a slice at a time; the bytes are those of one ``packb``."""
+    data = encode_snapshot(_tables(count))
+    value = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    assert msgpack.packb(value, use_bin_type=True) == data
+    assert sum(len(group[1]) for group in value[2][6]) == count

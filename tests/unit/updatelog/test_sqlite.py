@@ -30,7 +30,7 @@ from updatelog import (
 from updatelog.envelope import Kind
 from updatelog.keys import KeyLayout, prefix_range_end
 from updatelog.kv import LeaseExpiredError, Put, Read
-from updatelog.kv_sqlite import APPLICATION_ID, SCHEMA_VERSION
+from updatelog.kv_sqlite import APPLICATION_ID, CHANGES_SINCE, SCHEMA_VERSION
 
 T = TypeVar("T")
 
@@ -250,6 +250,25 @@ def test_same_process_watchers_are_woken_without_polling(tmp_path: Path) -> None
             await watcher.close()
 
     run(scenario)
+
+
+def test_watches_read_changes_through_the_revision_index(tmp_path: Path) -> None:
+    """A watch's read costs what changed, not the size of the log: it searches the revision
+    index rather than walking every key under the prefix."""
+    db = tmp_path / "c.db"
+
+    async def scenario() -> None:
+        log = SqliteUpdateLog(db)
+        try:
+            for version in range(1, 301):
+                assert (await log.append(version, b"x" * 2000, version)).committed
+        finally:
+            await log.close()
+
+    run(scenario)
+    with raw(db) as conn:
+        plan = conn.execute(f"EXPLAIN QUERY PLAN {CHANGES_SINCE}", (300, "", "~", 10)).fetchall()
+    assert [row[3] for row in plan] == ["SEARCH kv USING INDEX kv_by_revision (mod_rev>?)"]
 
 
 def test_commits_by_other_connections_are_found_by_polling(tmp_path: Path) -> None:
