@@ -197,7 +197,7 @@ def test_sealing_leaves_the_store_to_the_collector_untouched() -> None:
         "index names": store.index_names[0],
     }
     assert not any(gc.is_tracked(m) for m in big.values())
-    batches = [
+    batches: list[list[c.CommandBase]] = [
         [create_table(f"N{i}") for i in range(20)],
         [
             c.CreateIndex(schema="PUBLIC", name=f"I{i}", table=f"T{i}", columns=["A"])
