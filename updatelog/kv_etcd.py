@@ -1,38 +1,35 @@
-"""``EtcdKvStore``: the key-value seam on etcd. The only module that imports the etcd client.
+"""``EtcdKvStore``: the key-value seam on etcd. Only it and its members module import the client.
 
-The client (``pyetcd``, of ``etcd-sdk-python``) is synchronous gRPC: every call runs in a worker
-thread. Transactions are built here, so that their range reads keep ``limit`` and ``more``.
+Calls go over gRPC's asyncio API (the ``etcdrpc`` stubs of ``etcd-sdk-python``) on the event
+loop, with no thread per call; ``updatelog.kv_etcd_members`` keeps the channels, the current
+member and the auth token. Transactions are built here, so that their range reads keep
+``limit`` and ``more``.
 
 etcd's value comparison is false on a missing key, so "absent or less than" is sent as one of
 two compares (``create_revision == 0`` or ``value < x``) guessed from the last answer, and sent
 again with the other when the guess was wrong.
 
-Failures: every operation is bounded by ``timeout_s``; each RPC gets a third of it. Reads retry
-on the next member. A write is sent once: a lost answer raises ``UnknownOutcomeError`` and the
-log reads back. A request etcd refuses outright is definite and wrote nothing: over
-``--max-request-bytes`` is ``UpdateTooLargeError``, a full backend ``StoreQuotaExceededError``.
+Failures: every operation is bounded by ``timeout_s``; each RPC gets a third of it. Reads retry,
+moving to the next member after a transport failure. A write is sent once: a lost answer raises
+``UnknownOutcomeError`` and the log reads back. A request etcd refuses outright is definite and
+wrote nothing: over ``--max-request-bytes`` is ``UpdateTooLargeError``, a full backend
+``StoreQuotaExceededError``.
 
-A watch owns one gRPC stream (a thread moves its responses onto the event loop), restarts it
-from the last revision reported + 1 when it ends, and reports ``WatchCompacted`` when etcd
-compacted the revision it needs. Streams ask for a leader (``hasleader``), so a member cut off
-from the quorum cancels them instead of going quiet.
+A watch owns one gRPC stream (a task moves its responses onto a queue), restarts it from the
+last revision reported + 1 when it ends, and reports ``WatchCompacted`` when etcd compacted the
+revision it needs. Streams ask for a leader (``hasleader``), so a member cut off from the quorum
+cancels them instead of going quiet.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import contextlib
 import functools
-import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc  # type: ignore[import-untyped]
-import pyetcd
-import pyetcd.exceptions
 from pyetcd import etcdrpc
 from pyetcd.etcdrpc import kv_pb2
 
@@ -58,6 +55,7 @@ from updatelog.kv import (
     WatchCompacted,
     WatchItem,
 )
+from updatelog.kv_etcd_members import EtcdMembers, Member, Metadata
 
 T = TypeVar("T")
 
@@ -73,25 +71,12 @@ _TRANSIENT_CODES = frozenset(
     {_CODE.UNAVAILABLE, _CODE.DEADLINE_EXCEEDED, _CODE.INTERNAL, _CODE.UNKNOWN, _CODE.ABORTED}
     | {_CODE.RESOURCE_EXHAUSTED, _CODE.OUT_OF_RANGE, _CODE.CANCELLED}
 )
-_TRANSIENT_CLIENT_ERRORS = (
-    pyetcd.exceptions.ConnectionFailedError,
-    pyetcd.exceptions.ConnectionTimeoutError,
-    pyetcd.exceptions.InternalServerError,
-    pyetcd.exceptions.NoServerAvailableError,
-)
 # Transport failures that say "this member cannot serve us now": try another one.
 _ENDPOINT_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 _MAX_BACKOFF_S = 0.25
-_GRPC_OPTIONS = [
-    # Long range reads exceed gRPC's 4 MiB default; etcd bounds requests itself.
-    ("grpc.max_receive_message_length", 512 * 1024 * 1024),
-    ("grpc.max_send_message_length", 512 * 1024 * 1024),
-    # A member that vanishes without a TCP reset is noticed by keepalive; etcd refuses pings
-    # more often than every 5 s, and on idle connections (so only a watch stream pings).
-    ("grpc.keepalive_time_ms", 10_000),
-    ("grpc.keepalive_timeout_ms", 5_000),
-]
 _OPS = {op: getattr(etcdrpc.Compare, op.name) for op in CompareOp}
+
+Attempt = Callable[[Member, Metadata], Awaitable[T]]
 
 
 class TransientEtcdError(Exception):
@@ -104,12 +89,10 @@ class TransientEtcdError(Exception):
 
 
 def describe(exc: BaseException) -> str:
-    """Return the gRPC status behind a client exception, for error messages."""
+    """Return the gRPC status behind an exception, for error messages."""
     for candidate in (exc, exc.__cause__, exc.__context__):
-        if isinstance(candidate, grpc.Call):
+        if isinstance(candidate, grpc.aio.AioRpcError):
             return f"{candidate.code().name}: {candidate.details()}"
-    if isinstance(exc, pyetcd.exceptions.NoServerAvailableError):
-        return "every endpoint failed moments ago"
     return f"{type(exc).__name__}: {exc}".rstrip(": ")
 
 
@@ -159,124 +142,67 @@ class EtcdKvStore:
         self.timeout_s = timeout_s
         self.max_request_bytes = max_request_bytes
         self._rpc_timeout_s = max(timeout_s / 3, 0.05)
-        self._tls = (ca, cert, key) if ca is not None or cert is not None else None
-        self._auth = (user, password) if user is not None and password is not None else None
-        self._client: Any = None
-        self._client_lock = threading.Lock()
-        self._closed = False
-        self._executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=16, thread_name_prefix="etcd-kv"
+        self._members = EtcdMembers(
+            self.endpoints,
+            tls=(ca, cert, key) if ca is not None or cert is not None else None,
+            auth=(user, password) if user is not None and password is not None else None,
+            # A failed member is skipped only briefly: a restarted one must be used again soon.
+            retry_s=min(1.0, timeout_s),
+            rpc_timeout_s=self._rpc_timeout_s,
         )
+        self._closed = False
         self._streams: set[_Stream] = set()
         self._absent: dict[str, bool] = {}  # guessed presence of "or absent" compare keys
 
     def __repr__(self) -> str:
         return f"EtcdKvStore({','.join(f'{h}:{p}' for h, p in self.endpoints)!r})"
 
-    def _connect(self) -> Any:
-        creds = None
-        if self._tls is not None:
-            ca, cert, key = self._tls
-            creds = grpc.ssl_channel_credentials(
-                root_certificates=_read(ca), private_key=_read(key), certificate_chain=_read(cert)
-            )
-        eps = [
-            pyetcd.Endpoint(
-                f"[{host}]" if ":" in host else host,
-                port,
-                secure=creds is not None,
-                creds=creds,
-                # A failed member is skipped only briefly: with every member marked failed the
-                # client refuses to try any, and a restarted member must be used again soon.
-                time_retry=min(1.0, self.timeout_s),
-                opts=_GRPC_OPTIONS,
-            )
-            for host, port in self.endpoints
-        ]
-        user, password = self._auth if self._auth is not None else (None, None)
-        try:
-            client = pyetcd.MultiEndpointEtcd3Client(
-                endpoints=eps,
-                timeout=self._rpc_timeout_s,
-                user=user,
-                password=password,
-                failover=True,
-            )
-        except BaseException:
-            for ep in eps:
-                ep.close()
-            raise
-        if creds is None:
-            # gRPC refuses call credentials on a plain-text channel; the auth token still
-            # travels, as the "token" metadata pyetcd adds to every call.
-            client.call_credentials = None
-        return client
+    def endpoint_in_use(self) -> str:
+        """Return ``host:port`` of the member calls go to now."""
+        return self._members.current().target
 
-    def client(self) -> Any:
-        """Return the etcd client, connecting (and authenticating) first if needed."""
-        with self._client_lock:
-            if self._closed:
-                raise StorageUnavailableError(f"{self!r} is closed")
-            self._client = self._client or self._connect()
-            return self._client
-
-    def _drop_client(self, client: Any) -> None:
-        with self._client_lock:
-            self._client = None if self._client is client else self._client
-        if client is not None:
-            client.close()
-
-    def _invoke(self, fn: Callable[[Any], T]) -> T:
-        """Run ``fn(client)`` once in the calling thread, classifying failures."""
-        client = None
-        try:
-            client = self.client()
-            return fn(client)
-        except _TRANSIENT_CLIENT_ERRORS as e:
-            raise TransientEtcdError(describe(e)) from e
-        except grpc.RpcError as e:
-            code = e.code() if isinstance(e, grpc.Call) else None
-            details = str(e.details()) if isinstance(e, grpc.Call) else ""
-            refusal = _refusal(details)
-            if refusal is not None:
-                raise refusal from e
-            if code == grpc.StatusCode.NOT_FOUND and "lease not found" in details:
-                raise LeaseExpiredError(f"{self!r}: {details}") from e
-            if code in _ENDPOINT_CODES and client is not None:
-                with contextlib.suppress(Exception):
-                    client.endpoint_in_use.fail()
-                    client._clear_old_stubs()
-            if code == grpc.StatusCode.UNAUTHENTICATED:
-                # Auth tokens expire; a new client authenticates again.
-                self._drop_client(client)
-                raise TransientEtcdError(describe(e)) from e
-            if code in _TRANSIENT_CODES:
-                raise TransientEtcdError(describe(e)) from e
-            raise StorageUnavailableError(
-                f"{self!r}: etcd refused the request: {describe(e)}"
-            ) from e
-        except ValueError as e:
-            # pyetcd's endpoint bookkeeping reports "all failed" this way without failover.
-            if "failed node" in str(e):
-                raise TransientEtcdError(str(e)) from e
-            raise
-
-    async def _once(self, fn: Callable[[Any], T]) -> T:
+    async def _once(self, attempt: Attempt[T]) -> T:
+        """Run ``attempt`` once on the current member, classifying failures."""
         if self._closed:
             raise StorageUnavailableError(f"{self!r} is closed")
+        member = None
         try:
-            future = asyncio.get_running_loop().run_in_executor(self._executor, self._invoke, fn)
-        except RuntimeError as e:
-            # Submitting fails only once the worker threads are shut down: the store is closing.
-            raise StorageUnavailableError(f"{self!r} is closed") from e
-        return await future
+            member, metadata = await self._members.connect()
+            return await attempt(member, metadata)
+        except grpc.aio.AioRpcError as e:
+            raise self._classified(e, member) from e
 
-    async def _call(self, what: str, fn: Callable[[Any], T]) -> T:
-        """Run an idempotent ``fn(client)``, retrying transient failures until the timeout."""
+    def _classified(self, e: grpc.aio.AioRpcError, member: Member | None) -> Exception:
+        code, details = e.code(), str(e.details())
+        refusal = _refusal(details)
+        if refusal is not None:
+            return refusal
+        if code == grpc.StatusCode.NOT_FOUND and "lease not found" in details:
+            return LeaseExpiredError(f"{self!r}: {details}")
+        if code in _ENDPOINT_CODES and member is not None:
+            self._members.fail(member)
+        if code == grpc.StatusCode.UNAUTHENTICATED:
+            self._members.forget_token()  # tokens expire: authenticate again
+            return TransientEtcdError(describe(e))
+        if code in _TRANSIENT_CODES:
+            return TransientEtcdError(describe(e))
+        return StorageUnavailableError(f"{self!r}: etcd refused the request: {describe(e)}")
+
+    def _unary(self, service: str, method: str, request: Any) -> Attempt[Any]:
+        """Return an attempt that sends ``<service>.<method>(request)``."""
+
+        def attempt(member: Member, metadata: Metadata) -> Awaitable[Any]:
+            call = getattr(member.stub(service), method)
+            return call(request, timeout=self._rpc_timeout_s, metadata=metadata)  # type: ignore[no-any-return]
+
+        return attempt
+
+    async def _call(self, what: str, attempt: Attempt[T]) -> T:
+        """Run an idempotent ``attempt``, retrying transient failures until the timeout."""
         backoff = Backoff(self.timeout_s, cap_s=_MAX_BACKOFF_S)
         while True:
             try:
-                return await self._once(fn)
+                return await self._once(attempt)
             except TransientEtcdError as e:
                 if backoff.exhausted():
                     raise StorageUnavailableError(
@@ -302,14 +228,15 @@ class EtcdKvStore:
                 success=[_request_op(op) for op in success],
                 failure=[_request_op(op) for op in (*failure, *(Get(k) for k in guessed))],
             )
-            send = _sender("Txn", request)
+            send = self._unary("KV", "Txn", request)
             try:
                 response = await (self._once(send) if writes else self._call("read", send))
             except StoreQuotaExceededError:
                 if writes or compares or failure:
                     raise
                 # A full etcd refuses every Txn, reads too: read at one revision instead.
-                return await self._call("read", functools.partial(_reads_at_one_revision, success))
+                at_one = functools.partial(self._reads_at_one_revision, success)
+                return await self._call("read", at_one)
             except TransientEtcdError as e:
                 raise UnknownOutcomeError(
                     f"{self!r}: a write got no answer from etcd ({e.detail}); it may have committed"
@@ -332,13 +259,13 @@ class EtcdKvStore:
     async def range(self, start: str, end: str, *, limit: int = 0) -> Read:
         """Read the keys of ``[start, end)`` in order, at most ``limit`` (0: all)."""
         request = etcdrpc.RangeRequest(key=start.encode(), range_end=end.encode(), limit=limit)
-        response = await self._call("range read", _sender("Range", request))
+        response = await self._call("range read", self._unary("KV", "Range", request))
         return _read_of_range(response)
 
     async def keys(self, start: str, end: str) -> list[str]:
         """Return the keys of ``[start, end)`` in order, without their values."""
         request = etcdrpc.RangeRequest(key=start.encode(), range_end=end.encode(), keys_only=True)
-        response = await self._call("key listing", _sender("Range", request))
+        response = await self._call("key listing", self._unary("KV", "Range", request))
         return [bytes(kv.key).decode("utf-8", "replace") for kv in response.kvs]
 
     async def watch(self, start: str, end: str, from_revision: int) -> AsyncIterator[WatchItem]:
@@ -352,7 +279,7 @@ class EtcdKvStore:
         backoff = Backoff(self.timeout_s, cap_s=2 * _MAX_BACKOFF_S)
         while not self._closed:
             generation += 1
-            stream = _Stream(start, end, next_revision, sink, generation)
+            stream = _Stream(start, end, next_revision, sink, generation, self._members)
             try:
                 await self._once(stream.open)
             except TransientEtcdError as e:
@@ -395,34 +322,47 @@ class EtcdKvStore:
 
     async def grant_lease(self, ttl_s: int) -> int:
         """Grant a lease of ``ttl_s`` seconds (etcd raises it to its minimum) and return its id."""
-        return int(await self._call("lease grant", lambda client: client.lease(ttl_s).id))
+        request = etcdrpc.LeaseGrantRequest(TTL=ttl_s)
+        return int(
+            (await self._call("lease grant", self._unary("Lease", "LeaseGrant", request))).ID
+        )
 
     async def keep_alive(self, lease: int) -> bool:
         """Send ``lease`` one keep-alive; False when etcd no longer has it."""
 
-        def fn(client: Any) -> bool:
-            # One request, one answer: closing the generator then ends the call at once.
-            with contextlib.closing(client.refresh_lease(lease)) as responses:
-                first = next(responses, None)
-            return first is not None and int(first.TTL) > 0
+        async def attempt(member: Member, metadata: Metadata) -> bool:
+            # One request, one answer: the stream is cancelled after the first.
+            call = member.stub("Lease").LeaseKeepAlive(
+                [etcdrpc.LeaseKeepAliveRequest(ID=lease)],
+                timeout=self._rpc_timeout_s,
+                metadata=metadata,
+            )
+            try:
+                async for response in call:
+                    return int(response.TTL) > 0
+                return False
+            finally:
+                call.cancel()
 
-        return await self._call("lease keep-alive", fn)
+        return await self._call("lease keep-alive", attempt)
 
     async def compact(self, revision: int) -> None:
         """Compact etcd's history before ``revision`` (one compacted already is fine)."""
 
-        def fn(client: Any) -> None:
+        async def attempt(member: Member, metadata: Metadata) -> None:
+            request = etcdrpc.CompactionRequest(revision=revision)
             try:
-                client.compact(revision)
-            except grpc.RpcError as e:
-                if not (isinstance(e, grpc.Call) and "compacted" in str(e.details())):
+                await member.stub("KV").Compact(
+                    request, timeout=self._rpc_timeout_s, metadata=metadata
+                )
+            except grpc.aio.AioRpcError as e:
+                if "compacted" not in str(e.details()):
                     raise
 
-        with contextlib.suppress(pyetcd.exceptions.RevisionCompactedError):
-            await self._call("compaction", fn)
+        await self._call("compaction", attempt)
 
     def is_closed(self) -> bool:
-        """Return whether ``close`` was called (from any thread)."""
+        """Return whether ``close`` was called."""
         return self._closed
 
     def interrupt_watch_streams(self) -> int:
@@ -433,17 +373,27 @@ class EtcdKvStore:
         return len(streams)
 
     async def close(self) -> None:
-        """Cancel every watch, close the connections and stop the worker threads. Idempotent."""
+        """Cancel every watch and close the channels. Idempotent."""
         if self._closed:
             return
-        with self._client_lock:
-            self._closed = True
-            client, self._client = self._client, None
+        self._closed = True
         for stream in list(self._streams):
             stream.cancel()
-        if client is not None:
-            await asyncio.get_running_loop().run_in_executor(self._executor, client.close)
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        await self._members.close()
+
+    async def _reads_at_one_revision(
+        self, gets: Sequence[Op], member: Member, metadata: Metadata
+    ) -> TxnResult:
+        """Read every ``Get`` with plain ranges: the first fixes the revision the others read at."""
+        reads: list[Read] = []
+        revision = 0
+        for op in gets:
+            request = _request_op(op).request_range
+            request.revision = revision
+            response = await self._unary("KV", "Range", request)(member, metadata)
+            revision = revision or int(response.header.revision)
+            reads.append(_read_of_range(response))
+        return TxnResult(True, revision, reads)
 
 
 def _puts(op: Op, key: str) -> bool:
@@ -476,33 +426,6 @@ def _request_op(op: Op) -> Any:
     return etcdrpc.RequestOp(request_range=get)
 
 
-def _sender(method: str, request: Any) -> Callable[[Any], Any]:
-    """Return a call of ``KV.<method>(request)`` on the client's current member."""
-
-    def send(client: Any) -> Any:
-        return getattr(client.kvstub, method)(
-            request,
-            client.timeout,
-            credentials=client.call_credentials,
-            metadata=client.metadata,
-        )
-
-    return send
-
-
-def _reads_at_one_revision(gets: Sequence[Op], client: Any) -> TxnResult:
-    """Read every ``Get`` with plain ranges: the first fixes the revision the others read at."""
-    reads: list[Read] = []
-    revision = 0
-    for op in gets:
-        request = _request_op(op).request_range
-        request.revision = revision
-        response = _sender("Range", request)(client)
-        revision = revision or int(response.header.revision)
-        reads.append(_read_of_range(response))
-    return TxnResult(True, revision, reads)
-
-
 def _read_of_range(response: Any) -> Read:
     kvs = [
         KeyValue(bytes(kv.key).decode("utf-8", "replace"), bytes(kv.value), int(kv.mod_revision))
@@ -525,7 +448,7 @@ class _Ended:
 
 
 class _Stream:
-    """One gRPC watch stream; a thread moves its responses onto an asyncio queue."""
+    """One gRPC watch stream; a task moves its responses onto an asyncio queue."""
 
     def __init__(
         self,
@@ -534,66 +457,58 @@ class _Stream:
         start_revision: int,
         sink: asyncio.Queue[tuple[int, Any]],
         generation: int,
+        members: EtcdMembers,
     ) -> None:
         create = etcdrpc.WatchCreateRequest(
             key=start.encode(), range_end=end.encode(), start_revision=start_revision
         )
         self._request = etcdrpc.WatchRequest(create_request=create)
         self._sink = sink
-        self._loop = asyncio.get_running_loop()
         self.generation = generation
-        self._stop = threading.Event()
+        self._members = members
+        self._member: Member | None = None
+        self._stop = asyncio.Event()
         self._call: Any = None
-        self._endpoint: Any = None  # the member it runs on, with the client that chose it
-        self._client: Any = None
+        self._pump_task: asyncio.Task[None] | None = None
 
-    def open(self, client: Any) -> None:
-        """Start the stream on the client's current endpoint (runs in a worker thread)."""
-        channel = client.channel  # picks a member that has not failed recently
-        self._client, self._endpoint = client, client.endpoint_in_use
-        metadata = (*(client.metadata or ()), ("hasleader", "true"))
-        self._call = etcdrpc.WatchStub(channel).Watch(
-            self._requests(), credentials=client.call_credentials, metadata=metadata
+    async def open(self, member: Member, metadata: Metadata) -> None:
+        """Start the stream on ``member``."""
+        self._member = member
+        self._call = member.stub("Watch").Watch(
+            self._requests(), metadata=(*metadata, ("hasleader", "true"))
         )
-        name = f"etcd-watch-{self.generation}"
-        threading.Thread(target=self._pump, name=name, daemon=True).start()
+        self._pump_task = asyncio.create_task(self._pump(), name=f"etcd-watch-{self.generation}")
 
-    def _requests(self) -> Iterator[Any]:
+    async def _requests(self) -> AsyncIterator[Any]:
         yield self._request
         # Keep the request side open: etcd ends nothing when it closes, and we cancel instead.
-        self._stop.wait()
+        await self._stop.wait()
 
-    def _pump(self) -> None:
+    async def _pump(self) -> None:
         try:
-            for response in self._call:
+            async for response in self._call:
                 self._post(response)
             self._post(_Ended(None))
-        except grpc.RpcError as e:
-            self._post(_Ended(e.code() if isinstance(e, grpc.Call) else None))
+        except grpc.aio.AioRpcError as e:
+            self._post(_Ended(e.code()))
+        except asyncio.CancelledError:
+            self._post(_Ended(grpc.StatusCode.CANCELLED))
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # this task was cancelled, not only the call
         finally:
             self._stop.set()
 
     def _post(self, item: Any) -> None:
-        # A closed loop means the watch is gone; nobody is left to tell.
-        with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._sink.put_nowait, (self.generation, item))
+        self._sink.put_nowait((self.generation, item))
 
     def cancel(self) -> None:
-        """End the stream from the client side. Safe from any thread; idempotent."""
+        """End the stream from the client side. Idempotent."""
         self._stop.set()
         if self._call is not None:
             self._call.cancel()
 
     def fail_endpoint(self) -> None:
-        """Mark this stream's member as failed so that the client moves to another one."""
-        if self._endpoint is not None and self._client is not None:
-            with contextlib.suppress(Exception):
-                if self._client.endpoint_in_use is self._endpoint:
-                    self._endpoint.fail()
-
-
-def _read(path: str | None) -> bytes | None:
-    try:
-        return None if path is None else Path(path).read_bytes()
-    except OSError as e:
-        raise StorageUnavailableError(f"cannot read TLS file {path}: {e}") from e
+        """Mark this stream's member as failed so that calls move to another one."""
+        if self._member is not None and self._members.current() is self._member:
+            self._members.fail(self._member)

@@ -117,7 +117,7 @@ def test_watch_delivers_the_initial_safe_time_and_raises(etcd_server: EtcdServer
 
 def _stream_endpoint(log: EtcdUpdateLog) -> str:
     """The member the log's client talks to (and so its watch streams): ``host:port``."""
-    return str(log.kv.client().endpoint_in_use.netloc)
+    return log.kv.endpoint_in_use()
 
 
 @pytest.mark.slow
