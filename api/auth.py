@@ -7,15 +7,14 @@ live in the store (``catalog.auth.keys``), so a token issued by any node verifie
 Rotation adds a new signing key and keeps the previous ones until the longest-lived token they
 may have signed has expired.
 
-Roles nest: ``reader`` reads and follows events, ``writer`` also runs DDL and commits data,
-``admin`` may do everything (issue tokens, rotate keys). Tokens are never logged.
+Roles (``api.roles``) nest: ``reader`` reads and follows events, ``writer`` also runs DDL and
+commits data, ``admin`` may do everything (issue tokens, rotate keys). Tokens are never logged.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import enum
 import hashlib
 import hmac
 import json
@@ -29,29 +28,15 @@ import msgpack
 from fastapi import Request
 
 from api.errors import FORBIDDEN, UNAUTHENTICATED, ApiError
+from api.roles import MAX_TTL_S, Role
 from api.signing_keys import load_signing_keys, swap_signing_keys
 from updatelog.log import UpdateLog
 
 TOKEN_PREFIX = "ct1"
-MAX_TTL_S = 30 * 24 * 3600
-"""The longest a token may live; a retired key is kept this long after its last use."""
 KEYS_REFRESH_S = 5.0
 """How often a node re-reads the keys, so a revocation made on another node reaches it."""
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
-
-
-class Role(enum.StrEnum):
-    """What a token may do; each role may do what the ones before it may."""
-
-    READER = "reader"
-    WRITER = "writer"
-    ADMIN = "admin"
-
-    @property
-    def rank(self) -> int:
-        """Return the role's rank: reader 0 < writer 1 < admin 2."""
-        return list(Role).index(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -364,7 +364,8 @@ def cmd_serve(args: argparse.Namespace) -> None:
 
 def cmd_token_create(args: argparse.Namespace) -> View:
     """Issue a bearer token: through the server (an admin token), or from the store itself."""
-    from api.auth import Role, TokenAuthority
+    from api.auth import TokenAuthority
+    from api.roles import Role
 
     ttl_s = _duration(args.ttl)
     if args.store is None:

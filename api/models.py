@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.auth import MAX_TTL_S, Role
+from api.roles import MAX_TTL_S, Role
 from catalog import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
 from catalog.commands import CatalogCommand
 from catalog.data_commits import DataCommit, DataFile, DataMode

@@ -32,6 +32,7 @@ from catalog.descriptors.zones import (
 )
 from catalog.errors import ErrorCode, NotFoundError
 from catalog.relations import RelationReads, missing
+from catalog.snapshot_format import catalog_digest
 from catalog.store import (
     ALIVE,
     NAME,
@@ -274,9 +275,6 @@ class Catalog(RelationReads):
     def digest(self) -> str:
         """Return the SHA-256 of the canonical encoding: equal content, equal digest, anywhere."""
         if self._digest is None:
-            # Deferred import: the snapshot module encodes catalogs, so it imports this one.
-            from catalog.snapshots import catalog_digest
-
             self._digest = catalog_digest(self)
         return self._digest
 

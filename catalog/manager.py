@@ -23,12 +23,13 @@ from catalog.commands import CommandBase
 from catalog.data_log import DataCommitLog
 from catalog.entries.base import EntryBase
 from catalog.errors import CatalogError, ConcurrentUpdateError, ValidationError
-from catalog.marshalling import decode_refusal, encode_refusal, encode_update
+from catalog.marshalling import encode_update
 from catalog.prepare import prepare
 from catalog.registry import wait_for_nodes as wait_for_registered_nodes
 from catalog.service import CatalogService
 from catalog.snapshots import encode_snapshot
 from catalog.update import RequestOutcome, VersionedUpdate
+from catalog.wire import decode_refusal, encode_refusal
 from schemasync.clock import Clock
 from schemasync.service import SchemaSyncService
 from updatelog.errors import UpdateTooLargeError

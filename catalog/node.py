@@ -14,7 +14,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from catalog.data_commits import DataCommits
 from catalog.errors import CatalogError
@@ -29,9 +28,6 @@ from schemasync.service import SchemaSyncService, ms_to_hlc
 from updatelog.errors import StorageUnavailableError
 from updatelog.log import ClusterSettings, UpdateLog
 from updatelog.url import open_log
-
-if TYPE_CHECKING:
-    from catalog.sync import SyncCatalogNode
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +47,7 @@ class CompactionPolicy:
 
 
 class CatalogNode:
-    """A running catalog node. Create it with ``open`` (async) or ``open_sync``."""
+    """A running catalog node. Create it with ``open`` (``SyncCatalogNode`` for blocking code)."""
 
     def __init__(
         self,
@@ -252,13 +248,6 @@ class CatalogNode:
             yield node
         finally:
             await node.close()
-
-    @staticmethod
-    def open_sync(store: str | UpdateLog, node_name: str, **options: Any) -> SyncCatalogNode:
-        """Start a node driven from synchronous code (see ``SyncCatalogNode``)."""
-        from catalog.sync import SyncCatalogNode  # the facade wraps this class
-
-        return SyncCatalogNode.open(store, node_name, **options)
 
     @property
     def ready(self) -> bool:

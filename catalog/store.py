@@ -34,6 +34,7 @@ from operator import attrgetter
 from typing import Any, TypeVar
 
 from catalog.descriptors import Descriptor, IndexDescriptor, TableDescriptor
+from catalog.wire import decode_descriptor, encode_descriptor
 from updatelog.errors import FormatError
 
 Record = tuple[Any, ...]
@@ -109,14 +110,6 @@ def _grouped(
     ]
 
 
-def _codec() -> tuple[Callable[[Descriptor], bytes], Callable[[bytes], Descriptor]]:
-    # Deferred: marshalling imports the update model, which imports the catalog, which
-    # imports this module.
-    from catalog.marshalling import decode_descriptor, encode_descriptor
-
-    return encode_descriptor, decode_descriptor
-
-
 class DescriptorCache:
     """A bounded LRU of decoded descriptors, keyed by their marshalled bytes.
 
@@ -148,7 +141,7 @@ class DescriptorCache:
             except KeyError:  # evicted by another thread meanwhile; still a right answer
                 pass
             return found
-        decoded = _codec()[1](data)
+        decoded = decode_descriptor(data)
         self.put(data, decoded)
         self.decoded += 1
         return decoded
@@ -196,7 +189,7 @@ def bytes_of(record: Record) -> bytes:
     value = record[VALUE]
     if type(value) is bytes:
         return value
-    return _codec()[0](value)
+    return encode_descriptor(value)
 
 
 class RelationStore:
@@ -379,7 +372,7 @@ def _staged(
     for object_id, change in changes:
         value = change[VALUE]
         if value is not None and type(value) is not bytes:
-            data = _codec()[0](value)
+            data = encode_descriptor(value)
             CACHE.put(data, value)  # just written: likely read soon (listeners, the next batch)
             value = data
         record = (stamp, value, *change[2:])

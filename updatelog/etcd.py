@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from updatelog.kv_etcd import DEFAULT_MAX_REQUEST_BYTES, EtcdKvStore
 from updatelog.kv_log import DEFAULT_REQUEST_TTL_S, KvUpdateLog
-
-if TYPE_CHECKING:
-    from updatelog.url import EtcdUrl
 
 
 class EtcdUpdateLog(KvUpdateLog):
@@ -62,22 +58,6 @@ class EtcdUpdateLog(KvUpdateLog):
         )
         self.endpoints = self.kv.endpoints
         self.timeout_s = timeout_s
-
-    @classmethod
-    def from_url(cls, url: EtcdUrl) -> EtcdUpdateLog:
-        """Build a log from a parsed ``etcd://`` URL; connects lazily, on the first call."""
-        return cls(
-            url.endpoints,
-            prefix=url.prefix,
-            ca=url.ca,
-            cert=url.cert,
-            key=url.key,
-            user=url.user,
-            password=url.password,
-            timeout_s=url.timeout_s,
-            max_request_bytes=url.max_request_bytes or DEFAULT_MAX_REQUEST_BYTES,
-            request_ttl_s=url.request_ttl_s,
-        )
 
     def interrupt_watch_streams(self) -> int:
         """Cancel every open watch stream, as a dropped connection would; return how many."""

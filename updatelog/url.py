@@ -294,4 +294,17 @@ def open_log(url: str) -> UpdateLog:
             f"etcd:// needs the etcd client ({e.name} is missing): "
             "pip install 'event-catalog[etcd]'"
         ) from e
-    return EtcdUpdateLog.from_url(parsed)
+    # Connects lazily, on the first call. Without a limit in the URL, etcd's default applies.
+    limit = {"max_request_bytes": parsed.max_request_bytes} if parsed.max_request_bytes else {}
+    return EtcdUpdateLog(
+        parsed.endpoints,
+        prefix=parsed.prefix,
+        ca=parsed.ca,
+        cert=parsed.cert,
+        key=parsed.key,
+        user=parsed.user,
+        password=parsed.password,
+        timeout_s=parsed.timeout_s,
+        request_ttl_s=parsed.request_ttl_s,
+        **limit,
+    )

@@ -7,9 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
-from api.auth import Role, require
+from api.auth import require
 from api.errors import problem_responses
 from api.models import DataCommitRequest, DataCommitsBody
+from api.roles import Role
 from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
 from catalog.data_commits import DataCommit
 

@@ -8,9 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response
 
-from api.auth import Role, require
+from api.auth import require
 from api.errors import TOO_MANY_COMMANDS, ApiError, problem_responses
 from api.models import ApplyResultBody, DdlRequest, SqlRequest
+from api.roles import Role
 from api.routes.params import json_response, node_of
 from api.sql import parse_sql
 from catalog.commands import CommandBase

@@ -15,8 +15,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
-from api.auth import Role, require
+from api.auth import require
 from api.errors import TOO_MANY_SUBSCRIBERS, ApiError, problem_responses
+from api.roles import Role
 from api.routes.params import node_of
 from catalog.errors import CatalogError, ErrorCode, ValidationError, VersionCompactedError
 from catalog.node import CatalogNode

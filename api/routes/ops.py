@@ -7,9 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from api.auth import Role, require
+from api.auth import require
 from api.errors import NOT_READY, problem, problem_responses
 from api.models import NodeInfo, NodesBody, SchemaSyncBody, TimeBody
+from api.roles import Role
 from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
 
 router = APIRouter(tags=["operations"], responses=problem_responses(401, 403, 404, 410, 422, 503))

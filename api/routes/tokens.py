@@ -7,9 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
-from api.auth import Role, TokenAuthority, require
+from api.auth import TokenAuthority, require
 from api.errors import AUTH_DISABLED, ApiError, problem_responses
 from api.models import RotatedBody, TokenBody, TokenRequest
+from api.roles import Role
 from api.routes.params import json_response
 
 router = APIRouter(

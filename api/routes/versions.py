@@ -8,9 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
-from api.auth import Role, require
+from api.auth import require
 from api.errors import TIMEOUT, ApiError, problem_responses
 from api.models import ChangeBody, DiffBody, ReadyBody, VersionInfo, VersionsBody
+from api.roles import Role
 from api.routes.params import json_response, node_of
 from catalog.diff import diff
 from catalog.errors import CatalogError

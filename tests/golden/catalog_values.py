@@ -15,14 +15,9 @@ from catalog import Catalog, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
 from catalog.commands import CommandBase
 from catalog.errors import ErrorCode, ValidationError
-from catalog.marshalling import (
-    encode_commands,
-    encode_descriptor,
-    encode_entries,
-    encode_refusal,
-    encode_update,
-)
+from catalog.marshalling import encode_commands, encode_entries, encode_update
 from catalog.snapshots import encode_snapshot
+from catalog.wire import encode_descriptor, encode_refusal
 
 GOLDEN_DIR = Path(__file__).parent / "catalog"
 

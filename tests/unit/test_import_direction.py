@@ -1,8 +1,13 @@
-"""Imports point down: api, spark → catalog → schemasync → updatelog. Checked on the source."""
+"""Imports point down: api, spark → catalog → schemasync → updatelog, and never in a circle.
+
+Checked on the source: every import statement counts, deferred ones inside functions and
+``TYPE_CHECKING`` blocks included, since each is an edge a reader must follow.
+"""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -54,3 +59,91 @@ def test_confined_third_party_imports(package: str, path: Path) -> None:
     for module, owner in CONFINED.items():
         if module in _imports(path):
             assert rel.startswith(owner), f"{rel} imports {module}; only {owner}* may"
+
+
+# -- circles -------------------------------------------------------------------------------
+
+CIRCLE_PACKAGES = [*LAYERS, "deploy"]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(name: str, path: Path, known: set[str]) -> Iterator[str]:
+    """Yield the modules of ``known`` that ``path`` (module ``name``) imports, anywhere in it.
+
+    ``from package import x`` is an edge to ``package.x`` when that is a module, else to
+    ``package`` (whose ``__init__`` then runs).
+    """
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name in known)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package[: len(package) - (node.level - 1)]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            for alias in node.names:
+                if f"{base}.{alias.name}" in known:
+                    yield f"{base}.{alias.name}"
+                elif base in known:
+                    yield base
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Return the strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    paths = {
+        _module_name(p): p for pkg in CIRCLE_PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))
+    }
+    known = set(paths)
+    return {
+        name: set(_imported_modules(name, path, known)) - {name} for name, path in paths.items()
+    }
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    circles = _circles(_graph())
+    assert not circles, "import circles: " + "; ".join(" <-> ".join(c) for c in circles)
+
+
+def test_imports_inside_functions_are_edges_and_circles_are_found(tmp_path: Path) -> None:
+    module = tmp_path / "a.py"
+    module.write_text("def f() -> None:\n    from pkg import b  # deferred\n")
+    assert list(_imported_modules("pkg.a", module, {"pkg.a", "pkg.b"})) == ["pkg.b"]
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []

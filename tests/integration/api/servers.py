@@ -14,8 +14,9 @@ import uvicorn
 from fastapi import FastAPI
 
 from api.app import create_app
-from api.auth import Role, TokenAuthority
+from api.auth import TokenAuthority
 from api.config import ServerSettings
+from api.roles import Role
 from catalog.node import CatalogNode
 from updatelog.url import open_log
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from api.auth import KEYS_REFRESH_S, Role, auth_enabled
+from api.auth import KEYS_REFRESH_S, auth_enabled
 from api.client import CatalogApiError, CatalogClient
+from api.roles import Role
 from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
 
 TABLE = {

@@ -25,8 +25,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from api.auth import Role
 from api.config import ServerSettings
+from api.roles import Role
 from tests.integration.api.servers import RunningServer, free_port, issue_token
 
 EXAMPLES_PER_OPERATION = 55

@@ -12,6 +12,7 @@ from catalog import commands as c
 from catalog.catalog import Catalog
 from catalog.node import CatalogNode
 from catalog.service import CatalogEventParameters
+from catalog.sync import SyncCatalogNode
 from schemasync.clock import ManualClock, physical_of
 from schemasync.errors import TimestampTooFarError
 from schemasync.service import ensured_activation
@@ -321,7 +322,7 @@ def test_reads_far_in_the_future_are_refused(store_url: str) -> None:
 
 
 def test_sync_facade(store_url: str) -> None:
-    with CatalogNode.open_sync(store_url, "n1", delay_ms=10, max_clock_skew_ms=10) as node:
+    with SyncCatalogNode.open(store_url, "n1", delay_ms=10, max_clock_skew_ms=10) as node:
         result = node.execute(create_table("T"))
         cat = node.active_catalog(node.now())
         assert cat.version >= result.version

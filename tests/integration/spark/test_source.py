@@ -13,8 +13,8 @@ import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from api.auth import Role
 from api.client import CatalogClient
+from api.roles import Role
 from catalog import ColumnType
 from catalog import commands as c
 from spark.warehouse import remove_orphans, table_folder

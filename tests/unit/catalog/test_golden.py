@@ -8,14 +8,9 @@ from typing import Any
 import pytest
 
 from catalog.errors import CatalogError, ValidationError
-from catalog.marshalling import (
-    decode_commands,
-    decode_descriptor,
-    decode_entries,
-    decode_refusal,
-    decode_update,
-)
+from catalog.marshalling import decode_commands, decode_entries, decode_update
 from catalog.snapshots import decode_snapshot, encode_snapshot
+from catalog.wire import decode_descriptor, decode_refusal
 from tests.golden.catalog_values import (
     GOLDEN_DIR,
     OLDER_FORMAT_FILES,

@@ -14,18 +14,15 @@ from hypothesis import strategies as st
 from catalog import Catalog, CatalogError, VersionedUpdate, prepare
 from catalog.descriptors import Descriptor
 from catalog.marshalling import (
-    FORMAT_VERSION,
     decode_commands,
-    decode_descriptor,
     decode_entries,
-    decode_refusal,
     decode_update,
     encode_commands,
-    encode_descriptor,
     encode_entries,
     encode_update,
 )
 from catalog.snapshots import decode_snapshot, encode_snapshot
+from catalog.wire import FORMAT_VERSION, decode_descriptor, decode_refusal, encode_descriptor
 from tests.random_ddl import random_batch
 from updatelog.errors import FormatError
 

@@ -1,0 +1,153 @@
+"""The stored form of a snapshot (a whole catalog version as one value) and the catalog digest.
+
+Format 2 (written now) keeps each schema's tables and indexes as columns: their keys (id,
+zone or table, name, alive) and each one's marshalled descriptor (``encode_descriptor``'s
+bytes, with their own format version), groups ascending by schema id, ids ascending::
+
+    [version, activation_ts, object_id_gen, default_zone_id, schemas, zones,
+     [[schema id, table ids, zone ids, names, descriptor bytes], ...],
+     [[schema id, index ids, table ids, names, alive flags, descriptor bytes], ...]]
+
+so loading builds every lookup from the keys and decodes a descriptor only when it is first
+read (``catalog.snapshots``). The digest is the SHA-256 of this canonical encoding (objects
+ordered by id), so it is equal on every node for the same content; it hashes the stored bytes
+rather than re-encoding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+import msgpack
+
+from catalog.descriptors import SchemaDescriptor, ZoneDescriptor
+from catalog.store import ALIVE, NAME, SCHEMA_ID, TABLE_ID, VALUE, ZONE_ID, Record, bytes_of
+from catalog.wire import Kind, pack_value, to_wire
+
+
+class SnapshotSource(Protocol):
+    """What encoding a catalog version reads of it (a ``Catalog`` is one)."""
+
+    @property
+    def version(self) -> int:
+        """The catalog version."""
+
+    @property
+    def activation_ts(self) -> int:
+        """When it became active (hybrid timestamp)."""
+
+    @property
+    def object_id_gen(self) -> int:
+        """The next object id."""
+
+    @property
+    def default_zone_id(self) -> int | None:
+        """The default zone's id, if there is one."""
+
+    def schemas(self) -> Iterable[SchemaDescriptor]:
+        """Every schema."""
+
+    def zones(self) -> Iterable[ZoneDescriptor]:
+        """Every zone."""
+
+    def table_records(self) -> list[tuple[int, Record]]:
+        """Every table's id and stored record."""
+
+    def index_records(self) -> list[tuple[int, Record]]:
+        """Every index's id and stored record."""
+
+
+_SLICE = 4096
+"""The most items of one list packed by one call: msgpack holds the interpreter lock for a whole
+call, and a snapshot is encoded in a worker thread while commits go on in the event loop."""
+
+# A stored snapshot is the framing of its kind around the body: the framing of a nil body
+# without its last byte (the nil) is the prefix every snapshot starts with.
+_FRAMING = pack_value(Kind.SNAPSHOT, None)[:-1]
+
+
+def _grouped(records: list[tuple[int, Record]]) -> list[tuple[int, list[tuple[int, Record]]]]:
+    """Return the records by schema id (ascending), each group ascending by object id."""
+    groups: dict[int, list[tuple[int, Record]]] = {}
+    for pair in records:
+        schema_id = pair[1][SCHEMA_ID]
+        found = groups.get(schema_id)
+        if found is None:
+            groups[schema_id] = [pair]
+        else:
+            found.append(pair)
+    return sorted(groups.items())
+
+
+def _values(group: list[tuple[int, Record]]) -> list[bytes]:
+    return [r[VALUE] if type(r[VALUE]) is bytes else bytes_of(r) for _, r in group]
+
+
+def encode_snapshot(catalog: SnapshotSource) -> bytes:
+    """Return the canonical stored form of a whole catalog version (objects ordered by id)."""
+    body = [
+        catalog.version,
+        catalog.activation_ts,
+        catalog.object_id_gen,
+        catalog.default_zone_id,
+        to_wire(tuple(catalog.schemas())),
+        to_wire(tuple(catalog.zones())),
+        [
+            [
+                schema_id,
+                [i for i, _ in group],
+                [r[ZONE_ID] for _, r in group],
+                [r[NAME] for _, r in group],
+                _values(group),
+            ]
+            for schema_id, group in _grouped(catalog.table_records())
+        ],
+        [
+            [
+                schema_id,
+                [i for i, _ in group],
+                [r[TABLE_ID] for _, r in group],
+                [r[NAME] for _, r in group],
+                [r[ALIVE] for _, r in group],
+                _values(group),
+            ]
+            for schema_id, group in _grouped(catalog.index_records())
+        ],
+    ]
+    pieces = [_FRAMING]
+    _pack_into(body, pieces)
+    return b"".join(pieces)
+
+
+def _pack_into(value: Any, pieces: list[bytes]) -> None:
+    """Append the msgpack bytes of ``value`` to ``pieces``, a long list a slice at a time.
+
+    The bytes are the same as one ``packb`` of the whole value: an array is its header and
+    then its items one after the other, so slices packed alone join to the same array.
+    """
+    if type(value) is not list:
+        pieces.append(msgpack.packb(value, use_bin_type=True))
+        return
+    pieces.append(_array_header(len(value)))
+    if any(type(item) is list for item in value):
+        for item in value:
+            _pack_into(item, pieces)
+        return
+    for start in range(0, len(value), _SLICE):
+        part = value[start : start + _SLICE]
+        pieces.append(msgpack.packb(part, use_bin_type=True)[len(_array_header(len(part))) :])
+
+
+def _array_header(length: int) -> bytes:
+    if length < 16:
+        return bytes((0x90 | length,))
+    if length < 1 << 16:
+        return b"\xdc" + length.to_bytes(2, "big")
+    return b"\xdd" + length.to_bytes(4, "big")
+
+
+def catalog_digest(catalog: SnapshotSource) -> str:
+    """Return the SHA-256 (hex) of a catalog's canonical encoding."""
+    return hashlib.sha256(encode_snapshot(catalog)).hexdigest()
