@@ -1,4 +1,4 @@
-"""REST API, Python client and the ``catalog`` command line (arrives with the REST issue).
+"""REST API, Python client and the ``catalog`` command line.
 
 May import: catalog, schemasync, updatelog. Nothing imports ``api``.
 """

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.roles import MAX_TTL_S, Role
 from catalog import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
 from catalog.commands import CatalogCommand
-from catalog.data_commits import DataCommit, DataFile, DataMode
+from catalog.data_files import DataCommit, DataFile, DataMode
 
 MAX_WAIT_FOR_NODES_S = 60.0
 """The longest ``wait_for_nodes_s`` a DDL request may ask for."""

@@ -18,6 +18,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.data_log import DataCommitLog
@@ -50,27 +51,6 @@ def check_request_id(request_id: str) -> None:
     """
     if not (0 < len(request_id) <= MAX_REQUEST_ID_LENGTH and request_id.isprintable()):
         raise ValidationError(f"a request id has 1..{MAX_REQUEST_ID_LENGTH} printable characters")
-
-
-@dataclass(frozen=True, slots=True)
-class ApplyResult:
-    """What ``execute`` returns.
-
-    Attributes:
-        version: the catalog version holding the change (the current one if nothing changed).
-        applied: per command, False where it was a no-op (IF [NOT] EXISTS, unchanged value).
-            Empty when the request was answered from a version compacted since.
-        activation_ts: when ``version`` becomes active (hybrid timestamp).
-        nodes_synced: with ``wait_for_nodes``, the registered nodes that reported ``version``.
-        nodes_lagging: with ``wait_for_nodes``, the live registered nodes that had not
-            reported it when the wait ended (empty when every node did).
-    """
-
-    version: int
-    applied: tuple[bool, ...]
-    activation_ts: int
-    nodes_synced: tuple[str, ...] | None = None
-    nodes_lagging: tuple[str, ...] | None = None
 
 
 @dataclass(eq=False)

@@ -10,9 +10,9 @@ import threading
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
+from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
-from catalog.manager import ApplyResult
 from catalog.node import CatalogNode
 from catalog.registry import NodeRecord
 from updatelog.log import UpdateLog

@@ -46,7 +46,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from api.client import CatalogApiError, CatalogClient
-from catalog.data_commits import DataFile
+from catalog.data_files import DataFile
 from catalog.descriptors import ColumnDescriptor
 from spark.evolution import DataMismatchError, conform, project
 from spark.schema import TableAt, resolve_table

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from api.client import CatalogClient
-from catalog.data_commits import DataFile
+from catalog.data_files import DataFile
 
 WAREHOUSE_ENV = "CATALOG_WAREHOUSE"
 """The warehouse folder when the ``warehouse`` option is not given."""

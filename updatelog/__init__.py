@@ -5,9 +5,13 @@ Every rule of the log lives once, in ``KvUpdateLog``, over a small key-value sea
 same store (data commits, the node registry, the API's signing keys) is kept by the package that
 owns it, over the same seam (``UpdateLog.store``).
 
-May import: the standard library, msgpack and (in ``updatelog.kv_etcd`` only) the etcd client.
-Never imports catalog, schemasync, api or spark.
+May import: the standard library, msgpack and (in ``updatelog.kv_etcd*`` only) the etcd client.
+Never imports catalog, schemasync, api or spark. The stores and store URLs load on first use,
+so that a program that only needs the errors and models (the REST client) opens no database.
 """
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from updatelog.errors import (
     FormatError,
@@ -34,8 +38,25 @@ from updatelog.log import (
     UpdateLog,
     WatchEvent,
 )
-from updatelog.sqlite import SqliteUpdateLog
-from updatelog.url import EtcdUrl, SqliteUrl, open_log, parse_store_url
+
+if TYPE_CHECKING:
+    from updatelog.sqlite import SqliteUpdateLog
+    from updatelog.url import EtcdUrl, SqliteUrl, open_log, parse_store_url
+
+_ON_FIRST_USE = {
+    "SqliteUpdateLog": "updatelog.sqlite",
+    "EtcdUrl": "updatelog.url",
+    "SqliteUrl": "updatelog.url",
+    "open_log": "updatelog.url",
+    "parse_store_url": "updatelog.url",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'updatelog' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 __all__ = [
     "AppendConflict",

@@ -27,7 +27,7 @@ from api.client.errors import (
 )
 from api.client.events import CatalogEventMessage
 from api.client.sync import CatalogClient, EventStream
-from catalog.manager import ApplyResult
+from catalog.apply_result import ApplyResult
 
 __all__ = [
     "AlreadyExistsError",

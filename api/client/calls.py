@@ -41,11 +41,11 @@ from api.models import (
     VersionsBody,
     ZoneBody,
 )
+from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase, dump
-from catalog.data_commits import DataCommit, DataFile, DataMode
+from catalog.data_files import DataCommit, DataFile, DataMode
 from catalog.descriptors import IndexDescriptor
-from catalog.manager import ApplyResult
 
 T = TypeVar("T")
 

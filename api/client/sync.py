@@ -30,10 +30,10 @@ from api.models import (
     VersionsBody,
     ZoneBody,
 )
+from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
-from catalog.data_commits import DataCommit, DataFile, DataMode
+from catalog.data_files import DataCommit, DataFile, DataMode
 from catalog.descriptors import IndexDescriptor, TableDescriptor
-from catalog.manager import ApplyResult
 
 T = TypeVar("T")
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from catalog import CatalogError
-from catalog.manager import ApplyResult
+from catalog.apply_result import ApplyResult
 from catalog.node import CatalogNode
 from schemasync.clock import HybridClock
 from tests.integration.catalog.support import create_table, request_ids_in_log, run, settle

@@ -8,7 +8,7 @@ import pytest
 
 from catalog import CatalogError, ErrorCode
 from catalog import commands as c
-from catalog.data_commits import DataFile, decode_data_commit
+from catalog.data_files import DataFile, decode_data_commit
 from catalog.data_log import DataCommitLog
 from catalog.node import CatalogNode
 from tests.integration.catalog.support import create_table, run
