@@ -58,6 +58,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'updatelog' has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)
 
+
 __all__ = [
     "AppendConflict",
     "AppendResult",
