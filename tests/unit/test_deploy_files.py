@@ -1,7 +1,7 @@
 """The deploy files cannot run here (no Docker, no Kubernetes): check them against the code.
 
 Every manifest parses; the ports, the ``CATALOG_*`` variables, the probe paths and the
-image's entrypoint agree with ``api/config.py``, ``api/app.py`` and ``api/cli.py``.
+image's entrypoint agree with ``api/config.py``, ``api/app.py`` and ``api/cli/``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,124 @@
+"""The ``catalog`` command line: run a server, or talk to one like ``etcdctl`` or ``kubectl``.
+
+::
+
+    catalog serve --store sqlite:///./data/catalog.db --port 8000
+    catalog exec --sql "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))"
+    catalog get table T --schema PUBLIC -o yaml
+    catalog watch --from-version 1
+
+Exit codes: 0 done, 1 the server refused (its code goes to stderr), 2 bad usage or input,
+3 no server could be reached (or the store, for ``compact``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from api.cli import ddl, reads, server
+from api.cli.base import (
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    Handler,
+    UsageError,
+)
+from api.cli.output import FORMATS, default_format, show
+from api.client import CatalogApiError, UnreachableError
+from api.client.calls import DEFAULT_URL
+from catalog.errors import CatalogError
+from updatelog.errors import InvalidStoreUrlError, StorageUnavailableError, UpdateLogError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of ``catalog``."""
+    parser = argparse.ArgumentParser(
+        prog="catalog", description="An event-sourced, versioned DDL catalog."
+    )
+    # The client options go before or after the command: the command's copy only overrides
+    # the top-level value when given (SUPPRESS leaves the attribute unset otherwise).
+    client = argparse.ArgumentParser(add_help=False)
+    for target, top in ((parser, True), (client, False)):
+        target.add_argument(
+            "--url",
+            default=os.environ.get("CATALOG_URL", DEFAULT_URL) if top else argparse.SUPPRESS,
+            help="server base URL(s), comma-separated for failover (env CATALOG_URL; "
+            f"default {DEFAULT_URL})",
+        )
+        target.add_argument(
+            "-o",
+            "--output",
+            choices=FORMATS,
+            default=None if top else argparse.SUPPRESS,
+            help="output format (default: table on a terminal, else json)",
+        )
+        target.add_argument(
+            "--token",
+            default=os.environ.get("CATALOG_TOKEN", "") if top else argparse.SUPPRESS,
+            help="bearer token for servers that check tokens (env CATALOG_TOKEN)",
+        )
+        target.add_argument(
+            "--timeout",
+            type=float,
+            default=30.0 if top else argparse.SUPPRESS,
+            help="seconds per attempt (default 30)",
+        )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    server.register(sub, client)
+    ddl.register(sub, client)
+    reads.register(sub, client)
+    return parser
+
+
+def _refused(code: str, detail: str, errors: Sequence[dict[str, Any]] = ()) -> None:
+    print(f"error: {code}: {detail}", file=sys.stderr)
+    for e in errors:
+        where = ".".join(str(p) for p in e.get("loc", []))
+        print(f"  {where}: {e.get('msg', '')}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``catalog`` with ``argv`` (``sys.argv[1:]`` by default); return the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help (0) or a usage error (2)
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
+    if getattr(args, "output", None) is None:
+        args.output = default_format(sys.stdout)
+    handler: Handler = args.handler
+    try:
+        view = handler(args)
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except UnreachableError as e:
+        print(f"error: {e.code}: {e.detail}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except CatalogApiError as e:
+        _refused(e.code, e.detail, e.errors)
+        return EXIT_REFUSED
+    except InvalidStoreUrlError as e:
+        print(f"error: {e.code}: {e.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except StorageUnavailableError as e:
+        print(f"error: {e.code}: {e.message}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except (CatalogError, UpdateLogError) as e:  # compact, or a --schema not in the catalog
+        _refused(str(e.code), e.message)
+        return EXIT_REFUSED
+    except ValueError as e:  # arguments the client refuses (a bad URL, a naive time)
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_OK if args.command in ("watch", "serve") else 130
+    except BrokenPipeError:  # `catalog watch | head`: the reader left
+        return EXIT_OK
+    if view is not None:
+        show(view, args.output)
+    return EXIT_OK

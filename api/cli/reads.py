@@ -1,0 +1,266 @@
+"""The reading commands of ``catalog``: get, versions, diff, watch, time, nodes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from api.cli.base import UsageError, client_of, positive
+from api.cli.output import View, hlc_time, show_line
+from catalog.catalog import Catalog
+
+
+def register(sub: Any, client: argparse.ArgumentParser) -> None:
+    """Add the reading commands to the ``catalog`` subcommands."""
+    reads = argparse.ArgumentParser(add_help=False)
+    at = reads.add_mutually_exclusive_group()
+    at.add_argument("--version", type=positive, help="read this catalog version")
+    at.add_argument("--at", help="read as of a hybrid timestamp or an RFC 3339 time")
+
+    get = sub.add_parser(
+        "get", parents=[client, reads], help="show schemas, tables, indexes, zones, the catalog"
+    )
+    get.add_argument(
+        "kind",
+        choices=["schemas", "tables", "table", "indexes", "index", "zones", "zone", "catalog"],
+    )
+    get.add_argument("name", nargs="?", help="one object's name")
+    get.add_argument("--schema", help="schema (default: all for lists, PUBLIC for one object)")
+    get.set_defaults(handler=cmd_get)
+
+    versions = sub.add_parser("versions", parents=[client], help="list retained versions")
+    versions.add_argument("--from-version", type=positive)
+    versions.add_argument("--limit", type=positive)
+    versions.set_defaults(handler=cmd_versions)
+
+    diff = sub.add_parser("diff", parents=[client], help="what changed between two versions")
+    diff.add_argument("a", type=positive, metavar="A")
+    diff.add_argument("b", type=positive, metavar="B")
+    diff.set_defaults(handler=cmd_diff)
+
+    watch = sub.add_parser("watch", parents=[client], help="follow catalog events")
+    watch.add_argument("--from-version", type=positive, help="replay from this version first")
+    watch.add_argument("--last-event-id", help="resume right after this event id")
+    watch.add_argument("--count", type=int, help="stop after this many events")
+    watch.set_defaults(handler=cmd_watch)
+
+    time_ = sub.add_parser("time", parents=[client], help="the server's hybrid clock")
+    time_.set_defaults(handler=cmd_time)
+    nodes = sub.add_parser("nodes", parents=[client], help="live catalog nodes (the registry)")
+    nodes.set_defaults(handler=cmd_nodes)
+
+
+def _at(args: argparse.Namespace) -> dict[str, Any]:
+    return {"version": args.version, "at": args.at}
+
+
+def cmd_get(args: argparse.Namespace) -> View:
+    """Show schemas, tables, indexes, zones or the whole catalog."""
+    kind = {"schema": "schemas", "table": "tables", "index": "indexes", "zone": "zones"}.get(
+        args.kind, args.kind
+    )
+    if args.kind in ("table", "index", "zone") and args.name is None:
+        raise UsageError(f"get {args.kind} needs a NAME")
+    with client_of(args) as client:
+        if args.name is not None and kind == "tables":
+            body = client.table_info(args.schema or "PUBLIC", args.name, **_at(args))
+            return _table_view(body.model_dump(mode="json", by_alias=True))
+        if args.name is not None and kind == "indexes":
+            index = client.index(args.schema or "PUBLIC", args.name, **_at(args))
+            return View(index.model_dump(mode="json"), title=f"index {index.name}")
+        if args.name is not None and kind == "zones":
+            zone = client.zone(args.name, **_at(args))
+            return View(zone.model_dump(mode="json"), title=f"zone {zone.zone.name}")
+        if args.name is not None:
+            raise UsageError(f"get {args.kind} takes no NAME")
+        cat = client.catalog(**_at(args))
+    return _listing(cat, kind, args.schema)
+
+
+def _listing(cat: Catalog, kind: str, schema: str | None) -> View:
+    schema_id = cat.schema(schema).id if schema is not None else None
+    title = f"{kind} at version {cat.version}"
+    if kind == "catalog":
+        return View(
+            {
+                "version": cat.version,
+                "activation_ts": cat.activation_ts,
+                "object_id_gen": cat.object_id_gen,
+                "default_zone_id": cat.default_zone_id,
+                "schemas": [s.model_dump(mode="json") for s in cat.schemas()],
+                "zones": [z.model_dump(mode="json") for z in cat.zones()],
+                "tables": [t.model_dump(mode="json") for t in cat.tables()],
+                "indexes": [i.model_dump(mode="json") for i in cat.indexes()],
+            },
+            ["KIND", "COUNT"],
+            [
+                ["schemas", str(len(cat.schemas()))],
+                ["zones", str(len(cat.zones()))],
+                ["tables", str(len(cat.tables()))],
+                ["indexes", str(len(cat.indexes()))],
+            ],
+            title=f"catalog version {cat.version} (active from {hlc_time(cat.activation_ts)})",
+        )
+    if kind == "schemas":
+        schemas = cat.schemas()
+        return View(
+            [s.model_dump(mode="json") for s in schemas],
+            ["ID", "NAME", "TABLES"],
+            [[str(s.id), s.name, str(len(cat.schema_tables(s.id)))] for s in schemas],
+            title=title,
+        )
+    if kind == "tables":
+        tables = [t for t in cat.tables() if schema_id is None or t.schema_id == schema_id]
+        return View(
+            [t.model_dump(mode="json") for t in tables],
+            ["SCHEMA", "NAME", "ID", "COLUMNS", "ZONE", "SCHEMA VERSION"],
+            [
+                [
+                    cat.schema_by_id(t.schema_id).name,
+                    t.name,
+                    str(t.id),
+                    str(len(t.versions[-1].columns)),
+                    cat.zone_by_id(t.zone_id).name,
+                    str(t.schema_version),
+                ]
+                for t in tables
+            ],
+            title=title,
+        )
+    if kind == "indexes":
+        indexes = [i for i in cat.indexes() if schema_id is None or i.schema_id == schema_id]
+        return View(
+            [i.model_dump(mode="json") for i in indexes],
+            ["SCHEMA", "NAME", "ID", "TABLE", "KIND", "UNIQUE", "STATUS"],
+            [
+                [
+                    cat.schema_by_id(i.schema_id).name,
+                    i.name,
+                    str(i.id),
+                    cat.table_by_id(i.table_id).name,
+                    str(i.kind),
+                    "yes" if i.unique else "",
+                    str(i.status),
+                ]
+                for i in indexes
+            ],
+            title=title,
+        )
+    zones = cat.zones()
+    return View(
+        [z.model_dump(mode="json") for z in zones],
+        ["NAME", "ID", "PARTITIONS", "REPLICAS", "TABLES", "DEFAULT"],
+        [
+            [
+                z.name,
+                str(z.id),
+                str(z.partitions),
+                str(z.replicas),
+                str(len(cat.zone_tables(z.id))),
+                "yes" if z.id == cat.default_zone_id else "",
+            ]
+            for z in zones
+        ],
+        title=title,
+    )
+
+
+def _table_view(body: dict[str, Any]) -> View:
+    table = body["table"]
+    columns = table["versions"][-1]["columns"]
+    key = set(table["primary_key"])
+    indexes = ", ".join(i["name"] for i in body["indexes"]) or "none"
+    return View(
+        body,
+        ["ID", "COLUMN", "TYPE", "NULLABLE", "DEFAULT", "KEY"],
+        [
+            [
+                str(c["id"]),
+                c["name"],
+                _type_text(c),
+                "yes" if c["nullable"] else "no",
+                "" if c["default"] is None else json.dumps(c["default"]),
+                "PK" if c["id"] in key else "",
+            ]
+            for c in columns
+        ],
+        title=f"{body['schema']}.{table['name']} (id {table['id']}, version {body['version']})",
+        caption=f"zone {body['zone']['name']}; indexes: {indexes}",
+    )
+
+
+def _type_text(column: dict[str, Any]) -> str:
+    params = [str(column[p]) for p in ("precision", "scale", "length") if column[p] is not None]
+    return f"{column['type']}({', '.join(params)})" if params else str(column["type"])
+
+
+def cmd_versions(args: argparse.Namespace) -> View:
+    """List retained versions."""
+    with client_of(args) as client:
+        body = client.versions(from_version=args.from_version, limit=args.limit)
+    return View(
+        body.model_dump(mode="json"),
+        ["VERSION", "ACTIVATION TS", "ACTIVE FROM"],
+        [[str(v.version), str(v.activation_ts), hlc_time(v.activation_ts)] for v in body.versions],
+        title=f"versions {body.earliest}..{body.latest}",
+    )
+
+
+def cmd_diff(args: argparse.Namespace) -> View:
+    """Show what changed between two versions."""
+    with client_of(args) as client:
+        body = client.diff(args.a, args.b)
+    return View(
+        body.model_dump(mode="json"),
+        ["CHANGE", "TYPE", "ID", "NAME"],
+        [[c.change, c.object_type, str(c.id), c.name] for c in body.changes],
+        title=f"changes from version {body.from_version} to {body.to_version}",
+    )
+
+
+def cmd_watch(args: argparse.Namespace) -> None:
+    """Print catalog events as they happen (reconnecting and resuming on its own)."""
+    seen = 0
+    with (
+        client_of(args) as client,
+        client.events(args.from_version, last_event_id=args.last_event_id) as events,
+    ):
+        if args.count == 0:
+            return
+        for event in events:
+            name = getattr(event.descriptor, "name", "")
+            active = hlc_time(event.activation_ts)
+            line = f"{event.id:>8}  {event.event:<16} {name}  (version {event.version}, {active})"
+            show_line(event.to_json(), line, args.output)
+            seen += 1
+            if args.count is not None and seen >= args.count:
+                return
+
+
+def cmd_time(args: argparse.Namespace) -> View:
+    """Show the server's hybrid clock."""
+    with client_of(args) as client:
+        body = client.time()
+    return View({"now": body.now, "physical_ms": body.physical_ms, "time": hlc_time(body.now)})
+
+
+def cmd_nodes(args: argparse.Namespace) -> View:
+    """List the live catalog nodes (the node registry)."""
+    with client_of(args) as client:
+        nodes = client.nodes()
+    return View(
+        [n.model_dump(mode="json") for n in nodes],
+        ["NAME", "ADDRESS", "APPLIED", "SAFE TIME", "AGE"],
+        [
+            [
+                n.name,
+                n.address or "",
+                str(n.applied_version),
+                hlc_time(n.safe_time),
+                "" if n.heartbeat_age_ms is None else f"{n.heartbeat_age_ms / 1000:.1f}s",
+            ]
+            for n in nodes
+        ],
+        caption=f"{len(nodes)} live node(s)",
+    )

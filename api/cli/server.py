@@ -1,0 +1,178 @@
+"""The ``catalog`` commands that run a server or open the store: serve, token create, compact."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+from typing import Any
+
+from api.cli.base import UsageError, client_of, positive
+from api.cli.output import FORMATS, View
+from api.config import DEFAULT_STORE, ServerSettings
+from updatelog.url import open_log
+
+
+def register(sub: Any, client: argparse.ArgumentParser) -> None:
+    """Add serve, token and compact to the ``catalog`` subcommands."""
+    serve = sub.add_parser("serve", help="run the REST server")
+    _store_flags(serve)
+    serve.add_argument("--host", help="bind address (env CATALOG_HOST; 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="bind port (env CATALOG_PORT; 8000)")
+    serve.add_argument("--node-name", help="this node's name (env CATALOG_NODE_NAME; host name)")
+    serve.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    auth = serve.add_mutually_exclusive_group()
+    auth.add_argument(
+        "--auth",
+        choices=["on", "off", "auto"],
+        help="check bearer tokens (env CATALOG_AUTH; auto: on unless bound to loopback)",
+    )
+    auth.add_argument(
+        "--no-auth",
+        dest="auth",
+        action="store_const",
+        const="off",
+        help="local development only: anyone who reaches the server may change the catalog",
+    )
+    serve.set_defaults(handler=cmd_serve)
+
+    token = sub.add_parser("token", help="bearer tokens")
+    token_sub = token.add_subparsers(dest="token_command", required=True, metavar="ACTION")
+    create = token_sub.add_parser(
+        "create",
+        parents=[client],
+        help="issue a token (needs an admin token, or --store to sign with the store's keys)",
+    )
+    create.add_argument("--role", required=True, choices=["reader", "writer", "admin"])
+    create.add_argument("--ttl", default="1h", help="lifetime: seconds or 15m, 1h, 7d (1h)")
+    create.add_argument("--subject", default="catalog", help="who the token is for")
+    create.add_argument(
+        "--store", help="sign with the keys in this store instead of asking a server"
+    )
+    create.set_defaults(handler=cmd_token_create)
+
+    compact = sub.add_parser(
+        "compact",
+        help="keep only the latest N versions (opens the store directly)",
+        description="Snapshot the update log so that only the latest N versions are kept. "
+        "There is no REST endpoint for this yet: the command opens the store itself "
+        "(--store, with the cluster's --delay-ms and --max-clock-skew-ms) as a short-lived "
+        "catalog node; running servers notice the snapshot on their own.",
+    )
+    _store_flags(compact)
+    compact.add_argument("--keep", type=positive, required=True, help="versions to keep")
+    compact.add_argument("-o", "--output", choices=FORMATS, default=argparse.SUPPRESS)
+    compact.set_defaults(handler=cmd_compact)
+
+
+def _store_flags(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    parser.add_argument(
+        "--store",
+        required=required,
+        help=f"update-log URL (env CATALOG_STORE; default {DEFAULT_STORE}), "
+        "e.g. sqlite:///./data/catalog.db or etcd://127.0.0.1:2379/prefix",
+    )
+    parser.add_argument(
+        "--delay-ms", type=int, help="schema sync delay, ms (env CATALOG_DELAY_MS; 500)"
+    )
+    parser.add_argument(
+        "--max-clock-skew-ms",
+        type=int,
+        help="maximum clock skew, ms (env CATALOG_MAX_CLOCK_SKEW_MS; 500)",
+    )
+
+
+def _settings(args: argparse.Namespace) -> ServerSettings:
+    """Return ``ServerSettings`` from the environment, with the flags given on top."""
+    flags = {
+        "store": args.store,
+        "host": getattr(args, "host", None),
+        "port": getattr(args, "port", None),
+        "node_name": getattr(args, "node_name", None),
+        "delay_ms": args.delay_ms,
+        "max_clock_skew_ms": args.max_clock_skew_ms,
+        "auth": getattr(args, "auth", None),
+    }
+    try:
+        base = ServerSettings()
+    except ValueError as e:  # a CATALOG_* variable that is not a number
+        raise UsageError(f"bad environment: {e}") from e
+    return dataclasses.replace(base, **{k: v for k, v in flags.items() if v is not None})
+
+
+def cmd_serve(args: argparse.Namespace) -> None:
+    """Run the REST server until interrupted."""
+    import uvicorn  # the server's dependencies load only for the server
+
+    from api.app import create_app
+
+    settings = _settings(args)
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=args.log_level,
+        # Event streams never end on their own; cut them rather than wait forever.
+        timeout_graceful_shutdown=5,
+    )
+
+
+def cmd_token_create(args: argparse.Namespace) -> View:
+    """Issue a bearer token: through the server (an admin token), or from the store itself."""
+    from api.auth import TokenAuthority
+    from api.roles import Role
+
+    ttl_s = _duration(args.ttl)
+    if args.store is None:
+        with client_of(args) as client:
+            body = client.create_token(args.role, ttl_s, args.subject)
+        return View(body.model_dump(mode="json"), title="token")
+
+    async def issue() -> tuple[str, int]:
+        log = open_log(args.store)
+        try:
+            authority = TokenAuthority(log)
+            await authority.load()
+            return await authority.issue(Role(args.role), ttl_s, args.subject)
+        finally:
+            await log.close()
+
+    token, expires = asyncio.run(issue())
+    return View({"token": token, "role": args.role, "expires_at": expires}, title="token")
+
+
+def _duration(text: str) -> int:
+    """Parse ``90``, ``90s``, ``15m``, ``1h`` or ``7d`` into seconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    number, unit = (text[:-1], units[text[-1]]) if text and text[-1] in units else (text, 1)
+    if not (number.isascii() and number.isdigit()) or int(number) < 1:
+        raise UsageError(f"--ttl {text!r} is not a duration such as 3600, 15m, 1h or 7d")
+    return int(number) * unit
+
+
+def cmd_compact(args: argparse.Namespace) -> View:
+    """Snapshot the store directly so only the latest N versions are kept."""
+    from catalog.node import CatalogNode
+
+    settings = _settings(args)
+
+    async def compact() -> dict[str, Any]:
+        async with CatalogNode.open(
+            settings.store,
+            "catalog-cli-compact",
+            delay_ms=settings.delay_ms,
+            max_clock_skew_ms=settings.max_clock_skew_ms,
+            safe_time_ticker=False,
+            registry_ttl_s=None,  # a tool, not a node that serves: stay out of the registry
+        ) as node:
+            snapshot = await node.manager.compact(keep_versions=args.keep)
+            return {
+                "snapshot_version": snapshot,
+                "earliest": await node.log.earliest_version(),
+                "latest": await node.log.latest_version(),
+            }
+
+    data = asyncio.run(compact())
+    return View(data, title="compacted" if data["snapshot_version"] else "nothing to compact")
