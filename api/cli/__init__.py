@@ -103,12 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CatalogApiError as e:
         _refused(e.code, e.detail, e.errors)
         return EXIT_REFUSED
-    except InvalidStoreUrlError as e:
+    except (InvalidStoreUrlError, StorageUnavailableError) as e:
         print(f"error: {e.code}: {e.message}", file=sys.stderr)
-        return EXIT_USAGE
-    except StorageUnavailableError as e:
-        print(f"error: {e.code}: {e.message}", file=sys.stderr)
-        return EXIT_UNREACHABLE
+        return EXIT_USAGE if isinstance(e, InvalidStoreUrlError) else EXIT_UNREACHABLE
     except (CatalogError, UpdateLogError) as e:  # compact, or a --schema not in the catalog
         _refused(str(e.code), e.message)
         return EXIT_REFUSED
