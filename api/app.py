@@ -24,6 +24,7 @@ from api.routes import catalog as catalog_routes
 from api.routes import data, ddl, events, ops, tokens, versions
 from catalog.errors import CatalogError
 from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
 from schemasync.clock import HybridClock
 from schemasync.errors import SchemaSyncError
 from updatelog.errors import UpdateLogError
@@ -123,11 +124,13 @@ def create_app(
         served = node or await CatalogNode.start(
             settings.store,
             settings.node_name,
-            delay_ms=settings.delay_ms,
-            max_clock_skew_ms=settings.max_clock_skew_ms,
-            clock=HybridClock(offset_ms=settings.clock_offset_ms),
-            address=settings.address,
-            registry_ttl_s=settings.registry_ttl_s,
+            NodeOptions(
+                delay_ms=settings.delay_ms,
+                max_clock_skew_ms=settings.max_clock_skew_ms,
+                clock=HybridClock(offset_ms=settings.clock_offset_ms),
+                address=settings.address,
+                registry_ttl_s=settings.registry_ttl_s,
+            ),
         )
         app.state.node = served
         if auth_enabled(settings.host, settings.auth):

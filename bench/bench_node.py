@@ -57,6 +57,7 @@ from catalog import Catalog, ColumnType, prepare
 from catalog import commands as c
 from catalog.marshalling import encode_update
 from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
 from catalog.snapshots import encode_snapshot
 from catalog.update import VersionedUpdate, initial_update
 from deploy.etcd_server import EtcdServer
@@ -103,7 +104,7 @@ async def _start_nodes(url: str, count: int, **options: Any) -> list[CatalogNode
     nodes: list[CatalogNode] = []
     try:
         for i in range(count):
-            nodes.append(await CatalogNode.start(url, f"n{i}", **options))
+            nodes.append(await CatalogNode.start(url, f"n{i}", NodeOptions(**options)))
     except BaseException:
         await _close(nodes)
         raise
@@ -352,7 +353,9 @@ def _copy(source: Path, target: Path) -> None:
 async def _restart_seconds(path: Path, versions: int) -> float:
     start = time.perf_counter()
     node = await CatalogNode.start(
-        f"sqlite:///{path}", "p7", delay_ms=0, max_clock_skew_ms=0, safe_time_ticker=False
+        f"sqlite:///{path}",
+        "p7",
+        NodeOptions(delay_ms=0, max_clock_skew_ms=0, safe_time_ticker=False),
     )
     elapsed = time.perf_counter() - start
     try:

@@ -22,6 +22,7 @@ Quick mode: N = 100,000 and 20,000 DDL for S5; full mode: N = 1,000,000 and 100,
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import sqlite3
@@ -39,7 +40,8 @@ import httpx
 from bench.harness import Figure, Sample, progress
 from catalog import ColumnType
 from catalog import commands as c
-from catalog.node import CatalogNode, CompactionPolicy
+from catalog.node import CatalogNode
+from catalog.node_options import CompactionPolicy, NodeOptions
 from deploy.etcd_server import EtcdServer
 from updatelog import KvUpdateLog, open_log
 from updatelog.kv import Put
@@ -66,14 +68,14 @@ def _rss_bytes() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _node_options() -> dict[str, Any]:
-    return {"delay_ms": 0, "max_clock_skew_ms": 0, "registry_ttl_s": None}
+def _node_options() -> NodeOptions:
+    return NodeOptions(delay_ms=0, max_clock_skew_ms=0, registry_ttl_s=None)
 
 
 async def _fill(url: str, tables: int) -> dict[str, float]:
     """Create ``tables`` tables through a node; return timings, memory and sizes."""
     before = _rss_bytes()
-    async with CatalogNode.open(url, "filler", **_node_options()) as node:
+    async with CatalogNode.open(url, "filler", _node_options()) as node:
         fill_s = 0.0
         for first in range(0, tables, BATCH):
             # Commands arrive built (a client's or the REST layer's work): not timed.
@@ -107,7 +109,7 @@ async def _snapshot(url: str) -> dict[str, float]:
     The figures: the snapshot's time and size, and the latency (median, worst) of one-table
     commits made one after the other during the snapshot, and of 50 made just before it.
     """
-    async with CatalogNode.open(url, "compactor", **_node_options()) as node:
+    async with CatalogNode.open(url, "compactor", _node_options()) as node:
         before = await _timed_commits(node, 10_000_000, 50, asyncio.Event())
         done = asyncio.Event()
         during = asyncio.create_task(_timed_commits(node, 20_000_000, 100_000, done))
@@ -182,7 +184,7 @@ def _child(step: str, url: str, *args: str) -> dict[str, float]:
 async def _fresh_node_here(url: str) -> dict[str, float]:
     before = _rss_bytes()
     started = time.perf_counter()
-    async with CatalogNode.open(url, f"fresh-{os.getpid()}", **_node_options()) as node:
+    async with CatalogNode.open(url, f"fresh-{os.getpid()}", _node_options()) as node:
         ready_s = time.perf_counter() - started
         cat = node.service.latest_catalog()
         found = cat.table("PUBLIC", "T0").name
@@ -197,8 +199,8 @@ async def _ddl_loop(url: str, count: int) -> list[tuple[int, dict[str, int]]]:
     policy = CompactionPolicy(retain_versions=500, retain_ms=1, check_interval_s=0.2)
     checkpoints = {1000, *(count * k // 10 for k in range(1, 11))}
     sizes: list[tuple[int, dict[str, int]]] = []
-    options = {**_node_options(), "compaction": policy, "follow_interval_s": 0.2}
-    async with CatalogNode.open(url, "looper", **options) as node:
+    options = dataclasses.replace(_node_options(), compaction=policy, follow_interval_s=0.2)
+    async with CatalogNode.open(url, "looper", options) as node:
         for i in range(count):
             command: Any = (
                 _table(i % 50)

@@ -13,13 +13,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 from catalog.data_commits import DataCommits
 from catalog.errors import CatalogError
 from catalog.manager import CatalogManager
 from catalog.marshalling import encode_update
-from catalog.registry import DEFAULT_TTL_S, NodeRecord, NodeRegistry, decode_nodes
+from catalog.node_options import CompactionPolicy, NodeOptions
+from catalog.registry import NodeRecord, NodeRegistry, decode_nodes
 from catalog.registry_entries import RegistryEntries
 from catalog.service import CatalogService
 from catalog.update import initial_update
@@ -30,20 +30,6 @@ from updatelog.log import ClusterSettings, UpdateLog
 from updatelog.url import open_log
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionPolicy:
-    """When a node compacts the log on its own.
-
-    A snapshot is taken at the newest version that leaves at least ``retain_versions``
-    versions and every version active within the last ``retain_ms`` milliseconds, so readers
-    pinned to a recent timestamp keep their catalog.
-    """
-
-    retain_versions: int = 1000
-    retain_ms: int = 600_000
-    check_interval_s: float = 5.0
 
 
 class CatalogNode:
@@ -83,19 +69,7 @@ class CatalogNode:
 
     @classmethod
     async def start(
-        cls,
-        store: str | UpdateLog,
-        node_name: str,
-        *,
-        delay_ms: int = 500,
-        max_clock_skew_ms: int = 500,
-        clock: Clock | None = None,
-        safe_time_ticker: bool = True,
-        compaction: CompactionPolicy | None = None,
-        follow_interval_s: float = 1.0,
-        address: str | None = None,
-        registry_ttl_s: float | None = DEFAULT_TTL_S,
-        registry_interval_s: float | None = None,
+        cls, store: str | UpdateLog, node_name: str, options: NodeOptions | None = None
     ) -> CatalogNode:
         """Start a node: initialise the cluster if needed, recover, then follow the log.
 
@@ -103,16 +77,7 @@ class CatalogNode:
             store: a store URL (``sqlite:///...``, ``etcd://...``) or an open ``UpdateLog``
                 (which the node then does not close).
             node_name: this node's name.
-            delay_ms: the schema sync delay; must match the cluster's.
-            max_clock_skew_ms: the maximum clock skew; must match the cluster's.
-            clock: this node's clock (a ``HybridClock`` by default).
-            safe_time_ticker: keep safe time near ``now - delay/2`` in the background.
-            compaction: an automatic compaction policy, or None to compact only on request.
-            follow_interval_s: how often to notice snapshots taken by other nodes.
-            address: this node's REST address, published in the node registry.
-            registry_ttl_s: how long this node's registry entry outlives its last heartbeat;
-                None to stay out of the registry (short-lived tools).
-            registry_interval_s: the heartbeat period (``registry_ttl_s / 3`` by default).
+            options: how the node runs (``NodeOptions()`` when None).
 
         Raises:
             SettingsMismatchError: the cluster was created with other delay/skew settings.
@@ -121,19 +86,7 @@ class CatalogNode:
         owns_log = isinstance(store, str)
         update_log = open_log(store) if isinstance(store, str) else store
         try:
-            node = await cls._start(
-                update_log,
-                node_name,
-                owns_log=owns_log,
-                settings=ClusterSettings(delay_ms=delay_ms, max_clock_skew_ms=max_clock_skew_ms),
-                clock=clock or HybridClock(),
-                safe_time_ticker=safe_time_ticker,
-                compaction=compaction,
-                follow_interval_s=follow_interval_s,
-                address=address,
-                registry_ttl_s=registry_ttl_s,
-                registry_interval_s=registry_interval_s,
-            )
+            node = await cls._start(update_log, node_name, options or NodeOptions(), owns_log)
         except BaseException:
             if owns_log:
                 await update_log.close()
@@ -142,20 +95,12 @@ class CatalogNode:
 
     @classmethod
     async def _start(
-        cls,
-        update_log: UpdateLog,
-        node_name: str,
-        *,
-        owns_log: bool,
-        settings: ClusterSettings,
-        clock: Clock,
-        safe_time_ticker: bool,
-        compaction: CompactionPolicy | None,
-        follow_interval_s: float,
-        address: str | None,
-        registry_ttl_s: float | None,
-        registry_interval_s: float | None,
+        cls, update_log: UpdateLog, node_name: str, options: NodeOptions, owns_log: bool
     ) -> CatalogNode:
+        clock = options.clock or HybridClock()
+        settings = ClusterSettings(
+            delay_ms=options.delay_ms, max_clock_skew_ms=options.max_clock_skew_ms
+        )
         settings = await update_log.init_settings(settings)
         if await update_log.latest_version() == 0:
             # Concurrent first starts race on the same CAS; exactly one writes version 1.
@@ -176,16 +121,16 @@ class CatalogNode:
             update_log, service, schema_sync, clock, delay_ms=settings.delay_ms
         )
         registry = None
-        if registry_ttl_s is not None:
+        if options.registry_ttl_s is not None:
             registry = NodeRegistry(
                 update_log,
                 node_name=node_name,
-                address=address,
+                address=options.address,
                 clock=clock,
                 applied=service.applied,
                 safe_time=service.observed_safe_time,
-                ttl_s=registry_ttl_s,
-                interval_s=registry_interval_s,
+                ttl_s=options.registry_ttl_s,
+                interval_s=options.registry_interval_s,
             )
         node = cls(
             node_name=node_name,
@@ -196,11 +141,11 @@ class CatalogNode:
             manager=manager,
             schema_sync=schema_sync,
             owns_log=owns_log,
-            compaction=compaction,
-            follow_interval_s=follow_interval_s,
+            compaction=options.compaction,
+            follow_interval_s=options.follow_interval_s,
             registry=registry,
         )
-        if safe_time_ticker:
+        if options.safe_time_ticker:
             schema_sync.start_ticker()
         node._maintenance = asyncio.get_running_loop().create_task(
             node._maintain(), name=f"catalog-maintenance-{node_name}"
@@ -216,34 +161,10 @@ class CatalogNode:
     @classmethod
     @contextlib.asynccontextmanager
     async def open(
-        cls,
-        store: str | UpdateLog,
-        node_name: str,
-        *,
-        delay_ms: int = 500,
-        max_clock_skew_ms: int = 500,
-        clock: Clock | None = None,
-        safe_time_ticker: bool = True,
-        compaction: CompactionPolicy | None = None,
-        follow_interval_s: float = 1.0,
-        address: str | None = None,
-        registry_ttl_s: float | None = DEFAULT_TTL_S,
-        registry_interval_s: float | None = None,
+        cls, store: str | UpdateLog, node_name: str, options: NodeOptions | None = None
     ) -> AsyncIterator[CatalogNode]:
         """Start a node for the duration of an ``async with`` block (see ``start``)."""
-        node = await cls.start(
-            store,
-            node_name,
-            delay_ms=delay_ms,
-            max_clock_skew_ms=max_clock_skew_ms,
-            clock=clock,
-            safe_time_ticker=safe_time_ticker,
-            compaction=compaction,
-            follow_interval_s=follow_interval_s,
-            address=address,
-            registry_ttl_s=registry_ttl_s,
-            registry_interval_s=registry_interval_s,
-        )
+        node = await cls.start(store, node_name, options)
         try:
             yield node
         finally:

@@ -14,6 +14,7 @@ from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
 from catalog.registry import NodeRecord
 from updatelog.log import UpdateLog
 
@@ -37,14 +38,16 @@ class SyncCatalogNode:
         self.node = node
 
     @classmethod
-    def open(cls, store: str | UpdateLog, node_name: str, **options: Any) -> SyncCatalogNode:
-        """Start a node on a private event loop thread (options as for ``CatalogNode.start``)."""
+    def open(
+        cls, store: str | UpdateLog, node_name: str, options: NodeOptions | None = None
+    ) -> SyncCatalogNode:
+        """Start a node on a private event loop thread (see ``CatalogNode.start``)."""
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, name=f"catalog-{node_name}", daemon=True)
         thread.start()
         try:
             future = asyncio.run_coroutine_threadsafe(
-                CatalogNode.start(store, node_name, **options), loop
+                CatalogNode.start(store, node_name, options), loop
             )
             node = future.result()
         except BaseException:

@@ -155,6 +155,7 @@ def _duration(text: str) -> int:
 def cmd_compact(args: argparse.Namespace) -> View:
     """Snapshot the store directly so only the latest N versions are kept."""
     from catalog.node import CatalogNode
+    from catalog.node_options import NodeOptions
 
     settings = _settings(args)
 
@@ -162,10 +163,12 @@ def cmd_compact(args: argparse.Namespace) -> View:
         async with CatalogNode.open(
             settings.store,
             "catalog-cli-compact",
-            delay_ms=settings.delay_ms,
-            max_clock_skew_ms=settings.max_clock_skew_ms,
-            safe_time_ticker=False,
-            registry_ttl_s=None,  # a tool, not a node that serves: stay out of the registry
+            NodeOptions(
+                delay_ms=settings.delay_ms,
+                max_clock_skew_ms=settings.max_clock_skew_ms,
+                safe_time_ticker=False,
+                registry_ttl_s=None,
+            ),
         ) as node:
             snapshot = await node.manager.compact(keep_versions=args.keep)
             return {

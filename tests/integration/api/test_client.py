@@ -24,6 +24,7 @@ from api.client import (
 )
 from catalog import ErrorCode, IndexStatus, TableDescriptor
 from catalog import commands as c
+from catalog.node_options import NodeOptions
 from catalog.sync import SyncCatalogNode
 from schemasync.clock import hlc, physical_of
 from tests.integration.api.servers import RunningServer, ServerFactory, free_port
@@ -171,7 +172,9 @@ def test_compacted_versions_raise_compacted_error(
         for name in ("A", "B", "C"):
             client.execute(create_table(name))
         # Compact through a second node on the same store; the server notices the snapshot.
-        with SyncCatalogNode.open(store_url, "compactor", delay_ms=20, max_clock_skew_ms=10) as n:
+        with SyncCatalogNode.open(
+            store_url, "compactor", NodeOptions(delay_ms=20, max_clock_skew_ms=10)
+        ) as n:
             assert n._run(n.node.manager.compact(keep_versions=1)) == 4
         deadline = time.monotonic() + 15
         while client.versions().earliest != 4:

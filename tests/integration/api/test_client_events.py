@@ -9,6 +9,7 @@ import pytest
 from api.client import CatalogClient, CatalogEventMessage, NotFoundError, RetryPolicy
 from catalog import CatalogEvent
 from catalog.entries import NewTableEntry
+from catalog.node_options import NodeOptions
 from catalog.sync import SyncCatalogNode
 from tests.integration.api.servers import RunningServer, ServerFactory
 from tests.integration.api.support import create_table, take
@@ -68,8 +69,7 @@ def test_resumes_across_a_server_restart_without_loss_or_duplicates(
         with SyncCatalogNode.open(
             store_url,
             "offline-writer",
-            delay_ms=settings.delay_ms,
-            max_clock_skew_ms=settings.max_clock_skew_ms,
+            NodeOptions(delay_ms=settings.delay_ms, max_clock_skew_ms=settings.max_clock_skew_ms),
         ) as node:
             node.execute(create_table("WHILE_DOWN"))
 

@@ -20,6 +20,7 @@ import pytest
 
 from api.cli import main
 from api.client import AsyncCatalogClient, CatalogClient, InvalidRequestError
+from catalog.node_options import NodeOptions
 from catalog.sync import SyncCatalogNode
 from deploy.etcd_server import EtcdServer
 from tests.integration.api.servers import RunningServer, ServerFactory
@@ -121,7 +122,7 @@ def test_a_node_that_stopped_applying_is_reported_lagging(
     api_servers: ServerFactory, store_url: str
 ) -> None:
     a = api_servers.start(store_url, node_name="a")
-    stuck = SyncCatalogNode.open(store_url, "stuck", delay_ms=20, max_clock_skew_ms=10)
+    stuck = SyncCatalogNode.open(store_url, "stuck", NodeOptions(delay_ms=20, max_clock_skew_ms=10))
     try:
         until_listed(a, {"a", "stuck"})
         stuck._run(stuck.node.service.close())  # it heartbeats on, at its old version

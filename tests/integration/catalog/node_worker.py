@@ -13,11 +13,12 @@ import sys
 
 from catalog import CatalogError
 from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
 from tests.random_ddl import random_batch
 
 
 async def main(url: str, name: str, ops: int) -> None:
-    async with CatalogNode.open(url, name, delay_ms=10, max_clock_skew_ms=10) as node:
+    async with CatalogNode.open(url, name, NodeOptions(delay_ms=10, max_clock_skew_ms=10)) as node:
         rng = random.Random(name)
         for i in range(ops):
             request_id = f"{name}-{i}"

@@ -11,13 +11,16 @@ from __future__ import annotations
 import sys
 import threading
 
+from catalog.node_options import NodeOptions
 from catalog.sync import SyncCatalogNode
 
 LIFETIME_S = 120.0
 
 
 def main(url: str, name: str, ttl_s: float) -> None:
-    node = SyncCatalogNode.open(url, name, delay_ms=20, max_clock_skew_ms=10, registry_ttl_s=ttl_s)
+    node = SyncCatalogNode.open(
+        url, name, NodeOptions(delay_ms=20, max_clock_skew_ms=10, registry_ttl_s=ttl_s)
+    )
     try:
         print(f"ready {node.node.service.applied.value}", flush=True)
         stdin_closed = threading.Event()

@@ -19,6 +19,7 @@ from pathlib import Path
 from catalog import CatalogError
 from catalog.apply_result import ApplyResult
 from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
 from schemasync.clock import HybridClock
 from tests.integration.catalog.support import create_table, request_ids_in_log, run, settle
 from tests.random_ddl import random_batch
@@ -49,7 +50,9 @@ async def _check_history(
 def test_random_ddl_from_16_tasks_on_3_nodes(store_url: str) -> None:
     async def scenario() -> None:
         nodes = [
-            await CatalogNode.start(store_url, f"n{i}", delay_ms=20, max_clock_skew_ms=10)
+            await CatalogNode.start(
+                store_url, f"n{i}", NodeOptions(delay_ms=20, max_clock_skew_ms=10)
+            )
             for i in range(3)
         ]
         acknowledged: dict[str, ApplyResult] = {}
@@ -80,7 +83,9 @@ def test_random_ddl_from_16_tasks_on_3_nodes(store_url: str) -> None:
             latest = await _check_history(nodes, acknowledged, refused)
             assert len(acknowledged) > 20 and latest > 10
             # A node replaying the whole log from scratch reaches the same catalog.
-            fresh = await CatalogNode.start(store_url, "fresh", delay_ms=20, max_clock_skew_ms=10)
+            fresh = await CatalogNode.start(
+                store_url, "fresh", NodeOptions(delay_ms=20, max_clock_skew_ms=10)
+            )
             try:
                 await settle([fresh])
                 assert fresh.service.digest(latest) == nodes[0].service.digest(latest)
@@ -97,7 +102,9 @@ def test_reads_at_a_fixed_time_agree_and_never_change(store_url: str) -> None:
 
     async def scenario() -> None:
         nodes = [
-            await CatalogNode.start(store_url, f"n{i}", delay_ms=50, max_clock_skew_ms=20)
+            await CatalogNode.start(
+                store_url, f"n{i}", NodeOptions(delay_ms=50, max_clock_skew_ms=20)
+            )
             for i in range(3)
         ]
         try:
@@ -131,9 +138,9 @@ def test_a_change_is_visible_at_now_on_every_node_despite_clock_skew(store_url: 
             await CatalogNode.start(
                 store_url,
                 f"n{i}",
-                delay_ms=100,
-                max_clock_skew_ms=450,
-                clock=HybridClock(offset_ms=offset),
+                NodeOptions(
+                    delay_ms=100, max_clock_skew_ms=450, clock=HybridClock(offset_ms=offset)
+                ),
             )
             for i, offset in enumerate(offsets)
         ]
@@ -155,7 +162,9 @@ def test_a_change_is_visible_at_now_on_every_node_despite_clock_skew(store_url: 
 
 def test_nodes_in_separate_processes_converge(store_url: str) -> None:
     async def scenario() -> None:
-        node = await CatalogNode.start(store_url, "local", delay_ms=10, max_clock_skew_ms=10)
+        node = await CatalogNode.start(
+            store_url, "local", NodeOptions(delay_ms=10, max_clock_skew_ms=10)
+        )
         try:
             env = {**os.environ, "PYTHONPATH": str(ROOT)}
             procs = [

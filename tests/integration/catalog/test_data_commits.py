@@ -11,6 +11,7 @@ from catalog import commands as c
 from catalog.data_files import DataFile, decode_data_commit
 from catalog.data_log import DataCommitLog
 from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
 from tests.integration.catalog.support import create_table, run
 from updatelog.errors import FormatError
 
@@ -21,7 +22,9 @@ def _file(name: str, partition: int = 0) -> DataFile:
 
 def test_commits_are_visible_exactly_from_their_timestamp(store_url: str) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+        async with CatalogNode.open(
+            store_url, "n1", NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+        ) as node:
             await node.manager.execute(create_table("T"))
             table = node.service.latest_catalog().table("PUBLIC", "T")
             first = await node.data.commit(
@@ -56,8 +59,8 @@ def test_commits_are_visible_exactly_from_their_timestamp(store_url: str) -> Non
 def test_concurrent_writers_get_distinct_contiguous_numbers(store_url: str) -> None:
     async def scenario() -> None:
         async with (
-            CatalogNode.open(store_url, "a", delay_ms=0, max_clock_skew_ms=0) as a,
-            CatalogNode.open(store_url, "b", delay_ms=0, max_clock_skew_ms=0) as b,
+            CatalogNode.open(store_url, "a", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as a,
+            CatalogNode.open(store_url, "b", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as b,
         ):
             await a.manager.execute(create_table("T"))
             await b.service.catalog_ready(await a.log.latest_version())
@@ -85,7 +88,9 @@ def test_concurrent_writers_get_distinct_contiguous_numbers(store_url: str) -> N
 
 def test_a_commit_to_a_dropped_or_unknown_table_is_refused(store_url: str) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+        async with CatalogNode.open(
+            store_url, "n1", NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+        ) as node:
             await node.manager.execute(create_table("T"))
             table_id = node.service.latest_catalog().table("PUBLIC", "T").id
             with pytest.raises(CatalogError) as bad_version:
@@ -119,7 +124,9 @@ def test_a_data_file_stays_inside_its_table_folder(path: str) -> None:
 
 def test_compaction_drops_the_data_of_tables_no_retained_version_holds(store_url: str) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+        async with CatalogNode.open(
+            store_url, "n1", NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+        ) as node:
             await node.manager.execute([create_table("GONE"), create_table("KEPT")])
             catalog = node.service.latest_catalog()
             gone, kept = catalog.table("PUBLIC", "GONE").id, catalog.table("PUBLIC", "KEPT").id

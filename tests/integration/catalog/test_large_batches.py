@@ -12,6 +12,7 @@ import pytest
 from catalog import commands as c
 from catalog.manager import MAX_BATCH_COMMANDS
 from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
 from tests.integration.catalog.support import run
 from updatelog import KvUpdateLog, UpdateTooLargeError
 
@@ -23,11 +24,11 @@ def test_a_batch_of_100000_commands_commits_and_reads_back(store_url: str) -> No
     commands = [c.CreateSchema(name=f"S{i}") for i in range(MAX_BATCH_COMMANDS)]
 
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "writer", **OPTIONS) as writer:
+        async with CatalogNode.open(store_url, "writer", NodeOptions(**OPTIONS)) as writer:
             result = await writer.manager.execute(commands, request_id="the-big-one")
             assert len(result.applied) == MAX_BATCH_COMMANDS
             digest = writer.service.digest(result.version)
-            async with CatalogNode.open(store_url, "reader", **OPTIONS) as reader:
+            async with CatalogNode.open(store_url, "reader", NodeOptions(**OPTIONS)) as reader:
                 assert reader.service.latest_version == result.version
                 assert reader.service.digest(result.version) == digest
                 assert reader.service.latest_catalog().find_schema("S99999") is not None
@@ -43,7 +44,7 @@ def test_a_batch_over_the_hard_limit_is_refused_before_anything_is_written(
     commands = [c.CreateSchema(name=f"S{i}") for i in range(MAX_BATCH_COMMANDS + 1)]
 
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", **OPTIONS) as node:
+        async with CatalogNode.open(store_url, "n1", NodeOptions(**OPTIONS)) as node:
             before = await node.log.latest_version()
             with pytest.raises(UpdateTooLargeError, match="at most 100,000 commands"):
                 await node.manager.execute(commands)
@@ -55,7 +56,7 @@ def test_a_batch_over_the_hard_limit_is_refused_before_anything_is_written(
 
 def test_a_batch_too_large_for_the_log_fails_alone_not_its_group(store_url: str) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", **OPTIONS) as node:
+        async with CatalogNode.open(store_url, "n1", NodeOptions(**OPTIONS)) as node:
             assert isinstance(node.log, KvUpdateLog)
             node.log.max_update_bytes = 8 * 1024
             big = [c.CreateSchema(name=f"BIG{i}") for i in range(1000)]

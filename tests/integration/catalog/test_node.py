@@ -11,6 +11,7 @@ from catalog import CatalogError, CatalogEvent, ErrorCode, VersionCompactedError
 from catalog import commands as c
 from catalog.catalog import Catalog
 from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
 from catalog.service import CatalogEventParameters
 from catalog.sync import SyncCatalogNode
 from schemasync.clock import ManualClock, physical_of
@@ -24,7 +25,7 @@ def test_first_start_writes_version_1_once(store_url: str) -> None:
     async def scenario() -> None:
         nodes = await asyncio.gather(
             *(
-                CatalogNode.start(store_url, f"n{i}", delay_ms=0, max_clock_skew_ms=0)
+                CatalogNode.start(store_url, f"n{i}", NodeOptions(delay_ms=0, max_clock_skew_ms=0))
                 for i in range(3)
             )
         )
@@ -52,10 +53,7 @@ def test_execute_waits_for_activation_plus_skew(store_url: str) -> None:
         async with CatalogNode.open(
             store_url,
             "n1",
-            delay_ms=500,
-            max_clock_skew_ms=300,
-            clock=clock,
-            safe_time_ticker=False,
+            NodeOptions(delay_ms=500, max_clock_skew_ms=300, clock=clock, safe_time_ticker=False),
         ) as node:
             task = asyncio.create_task(node.manager.execute(create_table("T")))
             await asyncio.sleep(0.3)
@@ -77,8 +75,8 @@ def test_execute_waits_for_activation_plus_skew(store_url: str) -> None:
 def test_request_id_makes_a_retry_return_the_original_result(store_url: str) -> None:
     async def scenario() -> None:
         async with (
-            CatalogNode.open(store_url, "a", delay_ms=0, max_clock_skew_ms=0) as a,
-            CatalogNode.open(store_url, "b", delay_ms=0, max_clock_skew_ms=0) as b,
+            CatalogNode.open(store_url, "a", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as a,
+            CatalogNode.open(store_url, "b", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as b,
         ):
             first = await a.manager.execute(
                 [create_table("T"), c.CreateSchema(name="S", if_not_exists=True)], request_id="r-1"
@@ -96,8 +94,8 @@ def test_request_id_makes_a_retry_return_the_original_result(store_url: str) -> 
 def test_concurrent_duplicates_of_one_request_commit_once(store_url: str) -> None:
     async def scenario() -> None:
         async with (
-            CatalogNode.open(store_url, "a", delay_ms=0, max_clock_skew_ms=0) as a,
-            CatalogNode.open(store_url, "b", delay_ms=0, max_clock_skew_ms=0) as b,
+            CatalogNode.open(store_url, "a", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as a,
+            CatalogNode.open(store_url, "b", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as b,
         ):
             results = await asyncio.gather(
                 *(
@@ -113,7 +111,9 @@ def test_concurrent_duplicates_of_one_request_commit_once(store_url: str) -> Non
 
 def test_refused_batch_changes_nothing_and_names_the_code(store_url: str) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+        async with CatalogNode.open(
+            store_url, "n1", NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+        ) as node:
             await node.manager.execute(create_table("T"))
             before = await node.log.latest_version()
             with pytest.raises(CatalogError) as info:
@@ -129,8 +129,8 @@ def test_refused_batch_changes_nothing_and_names_the_code(store_url: str) -> Non
 def test_a_refused_request_id_keeps_its_refusal_on_every_node(store_url: str) -> None:
     async def scenario() -> None:
         async with (
-            CatalogNode.open(store_url, "a", delay_ms=0, max_clock_skew_ms=0) as a,
-            CatalogNode.open(store_url, "b", delay_ms=0, max_clock_skew_ms=0) as b,
+            CatalogNode.open(store_url, "a", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as a,
+            CatalogNode.open(store_url, "b", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as b,
         ):
             with pytest.raises(CatalogError) as first:
                 await a.manager.execute(create_table("T", schema="S"), request_id="r-x")
@@ -156,7 +156,9 @@ def test_a_refused_request_id_keeps_its_refusal_on_every_node(store_url: str) ->
 
 def test_a_clash_inside_one_group_is_refused_once_the_winner_is_visible(store_url: str) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", delay_ms=300, max_clock_skew_ms=0) as node:
+        async with CatalogNode.open(
+            store_url, "n1", NodeOptions(delay_ms=300, max_clock_skew_ms=0)
+        ) as node:
             results = await asyncio.gather(
                 *(node.manager.execute(create_table("T")) for _ in range(2)),
                 return_exceptions=True,
@@ -172,7 +174,9 @@ def test_a_clash_inside_one_group_is_refused_once_the_winner_is_visible(store_ur
 
 def test_group_commit_merges_concurrent_commands(store_url: str) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+        async with CatalogNode.open(
+            store_url, "n1", NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+        ) as node:
             start = node.service.latest_version
             commands = [create_table(f"T{i}") for i in range(40)] + [create_table("T0")]
             results = await asyncio.gather(
@@ -191,7 +195,9 @@ def test_group_commit_merges_concurrent_commands(store_url: str) -> None:
 
 def test_events_fire_in_entry_order_and_ready_waits_for_async_listeners(store_url: str) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+        async with CatalogNode.open(
+            store_url, "n1", NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+        ) as node:
             seen: list[tuple[CatalogEvent, int, int, str]] = []
             gate = asyncio.Event()
 
@@ -227,7 +233,9 @@ def test_events_fire_in_entry_order_and_ready_waits_for_async_listeners(store_ur
 
 def test_broken_listener_is_logged(store_url: str, caplog: pytest.LogCaptureFixture) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+        async with CatalogNode.open(
+            store_url, "n1", NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+        ) as node:
             node.service.listen(CatalogEvent.SCHEMA_CREATE, lambda e: 1 / 0)  # type: ignore[arg-type,return-value]
             await node.manager.execute(c.CreateSchema(name="S"))
 
@@ -238,14 +246,18 @@ def test_broken_listener_is_logged(store_url: str, caplog: pytest.LogCaptureFixt
 
 def test_restart_recovers_every_version_with_equal_activations(store_url: str) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", delay_ms=5, max_clock_skew_ms=5) as node:
+        async with CatalogNode.open(
+            store_url, "n1", NodeOptions(delay_ms=5, max_clock_skew_ms=5)
+        ) as node:
             for i in range(5):
                 await node.manager.execute(create_table(f"T{i}"))
             before = {
                 v: (node.service.digest(v), node.service.catalog(v).activation_ts)
                 for v in range(1, 7)
             }
-        async with CatalogNode.open(store_url, "n1", delay_ms=5, max_clock_skew_ms=5) as node:
+        async with CatalogNode.open(
+            store_url, "n1", NodeOptions(delay_ms=5, max_clock_skew_ms=5)
+        ) as node:
             await node.wait_ready()
             after = {
                 v: (node.service.digest(v), node.service.catalog(v).activation_ts)
@@ -261,10 +273,10 @@ def test_compaction_drops_old_versions_everywhere_and_restart_loads_the_snapshot
 ) -> None:
     async def scenario() -> None:
         a = await CatalogNode.start(
-            store_url, "a", delay_ms=0, max_clock_skew_ms=0, follow_interval_s=0.05
+            store_url, "a", NodeOptions(delay_ms=0, max_clock_skew_ms=0, follow_interval_s=0.05)
         )
         b = await CatalogNode.start(
-            store_url, "b", delay_ms=0, max_clock_skew_ms=0, follow_interval_s=0.05
+            store_url, "b", NodeOptions(delay_ms=0, max_clock_skew_ms=0, follow_interval_s=0.05)
         )
         try:
             for i in range(4):
@@ -281,7 +293,7 @@ def test_compaction_drops_old_versions_everywhere_and_restart_loads_the_snapshot
                 a.service.catalog(2)
             assert info.value.code is ErrorCode.VERSION_COMPACTED
             b = await CatalogNode.start(
-                store_url, "b", delay_ms=0, max_clock_skew_ms=0, follow_interval_s=0.05
+                store_url, "b", NodeOptions(delay_ms=0, max_clock_skew_ms=0, follow_interval_s=0.05)
             )
             await settle([a, b])
             assert b.service.earliest_version == snapshot
@@ -289,7 +301,7 @@ def test_compaction_drops_old_versions_everywhere_and_restart_loads_the_snapshot
                 assert a.service.digest(v) == b.service.digest(v)
             # A third node that was up during compaction drops the old versions too.
             c_node = await CatalogNode.start(
-                store_url, "c", delay_ms=0, max_clock_skew_ms=0, follow_interval_s=0.05
+                store_url, "c", NodeOptions(delay_ms=0, max_clock_skew_ms=0, follow_interval_s=0.05)
             )
             await c_node.close()
             await a.manager.execute(create_table("AFTER"))
@@ -304,16 +316,22 @@ def test_compaction_drops_old_versions_everywhere_and_restart_loads_the_snapshot
 
 def test_settings_are_fixed_for_the_cluster(store_url: str) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "a", delay_ms=100, max_clock_skew_ms=50):
+        async with CatalogNode.open(
+            store_url, "a", NodeOptions(delay_ms=100, max_clock_skew_ms=50)
+        ):
             with pytest.raises(SettingsMismatchError):
-                await CatalogNode.start(store_url, "b", delay_ms=200, max_clock_skew_ms=50)
+                await CatalogNode.start(
+                    store_url, "b", NodeOptions(delay_ms=200, max_clock_skew_ms=50)
+                )
 
     run(scenario())
 
 
 def test_reads_far_in_the_future_are_refused(store_url: str) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "a", delay_ms=100, max_clock_skew_ms=50) as node:
+        async with CatalogNode.open(
+            store_url, "a", NodeOptions(delay_ms=100, max_clock_skew_ms=50)
+        ) as node:
             far = node.clock.now() + (10_000 << 16)
             with pytest.raises(TimestampTooFarError):
                 await node.schema_sync.wait_for_metadata_completeness(far)
@@ -322,7 +340,9 @@ def test_reads_far_in_the_future_are_refused(store_url: str) -> None:
 
 
 def test_sync_facade(store_url: str) -> None:
-    with SyncCatalogNode.open(store_url, "n1", delay_ms=10, max_clock_skew_ms=10) as node:
+    with SyncCatalogNode.open(
+        store_url, "n1", NodeOptions(delay_ms=10, max_clock_skew_ms=10)
+    ) as node:
         result = node.execute(create_table("T"))
         cat = node.active_catalog(node.now())
         assert cat.version >= result.version

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Awaitable
 
 from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
 from deploy.etcd_server import EtcdServer
 from tests.integration.catalog.support import create_table, run, settle
 
@@ -28,7 +29,7 @@ async def _ddl_stream(nodes: list[CatalogNode], prefix: str, count: int) -> int:
 def test_a_node_restarted_mid_stream_converges(store_url: str) -> None:
     async def scenario() -> None:
         def start(name: str) -> Awaitable[CatalogNode]:
-            return CatalogNode.start(store_url, name, delay_ms=5, max_clock_skew_ms=5)
+            return CatalogNode.start(store_url, name, NodeOptions(delay_ms=5, max_clock_skew_ms=5))
 
         a, b, c = await start("a"), await start("b"), await start("c")
         try:
@@ -51,8 +52,8 @@ def test_a_node_restarted_mid_stream_converges(store_url: str) -> None:
 def test_nodes_follow_the_log_across_etcd_revision_compaction(etcd_server: EtcdServer) -> None:
     async def scenario() -> None:
         url = f"etcd://{etcd_server.endpoint}/compaction-{uuid.uuid4().hex}"
-        a = await CatalogNode.start(url, "a", delay_ms=5, max_clock_skew_ms=5)
-        b = await CatalogNode.start(url, "b", delay_ms=5, max_clock_skew_ms=5)
+        a = await CatalogNode.start(url, "a", NodeOptions(delay_ms=5, max_clock_skew_ms=5))
+        b = await CatalogNode.start(url, "b", NodeOptions(delay_ms=5, max_clock_skew_ms=5))
         try:
             await _ddl_stream([a], "BEFORE", 10)
             stream = asyncio.create_task(_ddl_stream([a], "DURING", 40))

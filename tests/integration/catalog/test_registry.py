@@ -17,6 +17,7 @@ import pytest
 
 from catalog import ValidationError
 from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
 from catalog.registry import NodeRecord, NodeRegistry, decode_nodes, wait_for_nodes
 from catalog.registry_entries import RegistryEntries
 from deploy.etcd_server import EtcdServer
@@ -59,10 +60,12 @@ async def start(
     return await CatalogNode.start(
         store,
         name,
-        delay_ms=20,
-        max_clock_skew_ms=10,
-        address=f"http://{name}.test:8000",
-        registry_ttl_s=registry_ttl_s,
+        NodeOptions(
+            delay_ms=20,
+            max_clock_skew_ms=10,
+            address=f"http://{name}.test:8000",
+            registry_ttl_s=registry_ttl_s,
+        ),
     )
 
 

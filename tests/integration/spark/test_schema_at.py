@@ -10,6 +10,7 @@ from api.client import CatalogClient, NotFoundError
 from catalog import ColumnType
 from catalog import commands as c
 from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
 from spark.schema import schema_at, schema_at_async
 from tests.integration.api.servers import RunningServer
 from tests.integration.catalog.support import run
@@ -58,7 +59,9 @@ def test_schema_at_through_the_client(catalog_server: RunningServer) -> None:
 @pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 def test_schema_at_in_process(store_url: str, tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", delay_ms=20, max_clock_skew_ms=10) as node:
+        async with CatalogNode.open(
+            store_url, "n1", NodeOptions(delay_ms=20, max_clock_skew_ms=10)
+        ) as node:
             moments = []
             for step in STEPS:
                 await node.manager.execute(step)

@@ -9,6 +9,7 @@ import pytest
 
 from catalog import commands as c
 from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
 from deploy.etcd_server import EtcdServer
 from tests.certificates import make_tls_files
 from tests.integration.catalog.support import create_table, run
@@ -61,7 +62,9 @@ def test_the_log_works_over_tls_with_a_user(secure_etcd: EtcdServer) -> None:
 def test_a_node_serves_ddl_over_tls_with_a_user(secure_etcd: EtcdServer) -> None:
     async def scenario() -> None:
         url = _url(secure_etcd, "tls-node")
-        async with CatalogNode.open(url, "n1", delay_ms=0, max_clock_skew_ms=0) as node:
+        async with CatalogNode.open(
+            url, "n1", NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+        ) as node:
             result = await node.manager.execute([create_table("T"), c.CreateSchema(name="S")])
             assert node.service.catalog(result.version).find_table("PUBLIC", "T") is not None
 
