@@ -1,4 +1,4 @@
-"""The FastAPI application: one catalog node behind the REST API of design.md."""
+"""The FastAPI application: one catalog node behind the REST API of docs/design.md."""
 
 from __future__ import annotations
 

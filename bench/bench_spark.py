@@ -7,7 +7,7 @@ one aggregate over every column in one local Spark session (``local[2]``), so th
 cost of the Python data source (Python workers, Arrow hand-off, projection by id).
 
 P10s: schema resolution per job — ``schema_at(client, table)`` (pin "now" on the server,
-wait for completeness at it, fetch the table) — against the issue's 50 ms budget. The whole
+wait for completeness at it, fetch the table) — against a 50 ms budget. The whole
 ``load()`` of the source on a warm session (Spark's planner round trip to a Python worker,
 which then does the same resolution) is reported beside it.
 """

@@ -1,11 +1,12 @@
 """The catalog domain: descriptors, commands, update entries and the versioned ``Catalog``.
 
 Owns: ``Catalog`` (one immutable version), descriptors, ``commands`` (what users ask for),
-``entries`` (the deltas the log stores), ``prepare`` (command batch → entries), events,
-marshalling, ``snapshots`` (a whole version as one value, and its digest), ``store`` (tables
-and indexes as bytes shared by every version, with the decoded-descriptor cache),
-``CatalogService`` (reads), ``CatalogManager`` (writes), ``CatalogNode``, data commits and
-the node registry.
+``entries`` (the deltas the log stores), ``prepare`` (command batch → entries), events, the
+stored form (``wire``: values and descriptors; ``marshalling``: updates, entries, commands;
+``snapshot_format`` and ``snapshots``: a whole version as one value, and its digest),
+``store`` (tables and indexes as bytes shared by every version, with the decoded-descriptor
+cache), ``CatalogService`` (reads), ``CatalogManager`` (writes), ``CatalogNode`` with its
+``NodeOptions``, data commits and the node registry.
 
 May import: updatelog, schemasync. Never imports api or spark.
 """

@@ -1,6 +1,6 @@
 """``CatalogManager``: the write side. Validates commands and appends them with CAS.
 
-One path for every command (design.md, "The life of a command"): validate against the latest
+One path for every command (docs/design.md, "The life of a command"): validate against the latest
 local catalog, append ``VersionedUpdate(N)`` only if the log is still at N-1, wait until N is
 applied here and the clock has passed its activation plus the maximum clock skew.
 

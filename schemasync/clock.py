@@ -1,7 +1,7 @@
 """Hybrid logical clocks: ``HybridClock`` for nodes, ``ManualClock`` for tests.
 
 A timestamp is ``physical_ms << 16 | logical``: wall-clock milliseconds in the high bits and a
-16-bit counter in the low bits (design.md, "Time"). A clock never returns the same or a smaller
+16-bit counter in the low bits (docs/design.md, "Time"). A clock never returns the same or a smaller
 timestamp twice; it ticks past every timestamp it receives, so causally later events get larger
 timestamps even across skewed machines. When the counter would overflow within one
 millisecond, the clock borrows the next millisecond (the addition carries into the physical

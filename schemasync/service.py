@@ -1,6 +1,6 @@
 """``SchemaSyncService``: exact reads "as of T" and the completion gate of DDL.
 
-Two rules from design.md ("Time"):
+Two rules from docs/design.md ("Time"):
 
 - **Metadata completeness.** A catalog version is active from ``u + delay`` where ``u`` is
   its proposal timestamp, and every append requires ``catalog.safe_time < u``. So once this

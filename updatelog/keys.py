@@ -1,6 +1,6 @@
 """The key layout of the update log: the one place that builds keys.
 
-Both backends store the same keys (design.md, "Storage: the update log"), so an etcd dump and
+Both backends store the same keys (docs/design.md, "Storage: the update log"), so an etcd dump and
 an SQLite file read the same way::
 
     <prefix>/catalog.version            latest version N

@@ -1,6 +1,6 @@
 """``KvUpdateLog``: every rule of the update log, once, over the key-value seam.
 
-The rules (design.md, "Storage" and "Time"): an append is one transaction that requires
+The rules (docs/design.md, "Storage" and "Time"): an append is one transaction that requires
 ``catalog.version == N - 1``, ``catalog.safe_time < u`` and that none of its request ids names a
 live record, and then writes the update, the version, the safe time and the request records. A
 value over the store's request limit is written as chunks first (``updatelog.chunks``) and made

@@ -2,7 +2,7 @@
 
 The log knows nothing about tables. It stores ``bytes`` under contiguous version numbers and
 guards every append with two compare-and-set conditions (the previous version and the safe
-time), exactly as design.md's "Storage" and "Time" sections describe.
+time), exactly as docs/design.md's "Storage" and "Time" sections describe.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ In the manner of etcd's robustness tests: record every operation while faults ar
 then check the record against what the cluster holds afterwards. ``History`` is the recorder
 (thread-safe); ``Observed`` is what was read back from the log and from every node after the
 run (``tests.chaos.observe`` gathers it); ``check(history, observed)`` returns every violation
-of design.md's invariants it can find, never stopping at the first:
+of docs/design.md's invariants it can find, never stopping at the first:
 
 - the log's retained versions are contiguous, and every node holds every one of them up to the
   log's latest (a node that skipped a version lacks it, or holds a different catalog there);

@@ -35,7 +35,7 @@ READY_PATH = "/v1/versions/{version}/ready"
 
 @schemathesis.check
 def no_server_error(ctx: Any, response: Any, case: schemathesis.Case[Any]) -> bool | None:
-    """Like not_a_server_error, but a ready-wait that times out must be 504 (issue 5)."""
+    """Like not_a_server_error, but a ready-wait that times out must be 504."""
     if response.status_code == 504 and case.operation.path == READY_PATH:
         assert response.json()["code"] == "TIMEOUT"
         return True

@@ -1,6 +1,6 @@
 """Several nodes on one log: random DDL from many tasks, then check the history.
 
-Checks (design.md, "Invariants"): versions are contiguous; every node holds byte-identical
+Checks (docs/design.md, "Invariants"): versions are contiguous; every node holds byte-identical
 catalogs for every version; every acknowledged request is in the log exactly once and every
 refused one not at all; reads at a fixed T agree on every node and never change; after
 ``execute`` returns on one node, a read at "now" on another includes the change.
