@@ -18,9 +18,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from catalog.catalog import Catalog
-from catalog.descriptors import Descriptor
-from catalog.entries.base import EntryBase
 from catalog.errors import CatalogError, ErrorCode, NotFoundError, VersionCompactedError
+from catalog.event_feed import CatalogEventParameters, EventFeed
 from catalog.events import CatalogEvent
 from catalog.marshalling import decode_update
 from catalog.snapshots import decode_snapshot
@@ -32,55 +31,7 @@ from updatelog.log import LogEntry, SafeTimeAdvanced, SnapshotRequired, UpdateLo
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class CatalogEventParameters:
-    """What a listener is told.
-
-    Attributes:
-        event: the kind of event.
-        version: the catalog version the change is in; ``catalog(version)`` is readable.
-        activation_ts: when that version becomes active.
-        descriptor: the object the event is about (the removed one for drops).
-        entry: the update entry that fired the event.
-        index: the entry's position within the version (events of a version are ordered).
-    """
-
-    event: CatalogEvent
-    version: int
-    activation_ts: int
-    descriptor: Descriptor | None
-    entry: EntryBase
-    index: int
-
-
 Listener = Callable[[CatalogEventParameters], Awaitable[None] | None]
-
-
-def events_of(
-    before: Catalog, update: VersionedUpdate
-) -> tuple[Catalog, list[CatalogEventParameters]]:
-    """Apply ``update`` to ``before`` entry by entry, collecting each event with its descriptor.
-
-    Returns the new catalog version and its events in entry order.
-    """
-    activation_ts = update.activation_ts(before.activation_ts)
-    current = before
-    events: list[CatalogEventParameters] = []
-    for index, entry in enumerate(update.entries):
-        after = entry.apply(current)
-        if entry.event is not None:
-            events.append(
-                CatalogEventParameters(
-                    event=entry.event,
-                    version=update.version,
-                    activation_ts=activation_ts,
-                    descriptor=entry.subject(current, after),
-                    entry=entry,
-                    index=index,
-                )
-            )
-        current = after
-    return current.with_version(update.version, activation_ts), events
 
 
 class _Window:
@@ -124,6 +75,7 @@ class CatalogService:
         self.node_name = node_name
         self._window = _Window(earliest=1)
         self._listeners: dict[CatalogEvent, list[Listener]] = {}
+        self._feeds: set[EventFeed] = set()
         self.applied = Watermark(0)
         """The latest version applied here with its listeners finished."""
         self.observed_safe_time = Watermark(0)
@@ -241,7 +193,9 @@ class CatalogService:
         """
         update = self.update(version)
         before = self.catalog(version - 1) if version > 1 else Catalog()
-        return events_of(before, update)[1]
+        events: list[CatalogEventParameters] = []
+        update.apply_to(before, events)
+        return events
 
     async def catalog_ready(self, version: int) -> None:
         """Wait until ``version`` is applied here and its event listeners have finished."""
@@ -257,6 +211,20 @@ class CatalogService:
         """Stop calling ``listener`` for ``event``."""
         with contextlib.suppress(ValueError):
             self._listeners.get(event, []).remove(listener)
+
+    def subscribe(self, limit: int = 10_000) -> EventFeed:
+        """Return a feed of the events of every version published from now on (see ``EventFeed``).
+
+        Its ``first_version`` is the first version it receives; earlier ones are in
+        ``events(version)`` while retained. Call ``unsubscribe`` when done.
+        """
+        feed = EventFeed(self.latest_version + 1, limit)
+        self._feeds.add(feed)
+        return feed
+
+    def unsubscribe(self, feed: EventFeed) -> None:
+        """Stop feeding ``feed``."""
+        self._feeds.discard(feed)
 
     def expect(
         self, payload: bytes, before: Catalog, update: VersionedUpdate, after: Catalog
@@ -386,20 +354,22 @@ class CatalogService:
                 f"{self.node_name}: the log skipped from version {latest} to {entry.version}"
             )
         before = self._window.versions[-1] if self._window.versions else Catalog()
-        events: list[CatalogEventParameters] = []
         prepared = self._expected_catalog(entry, before)
-        if prepared is not None and not (fire and self._listeners):
+        events: list[CatalogEventParameters] | None = None
+        if prepared is not None and not (fire and (self._listeners or self._feeds)):
             catalog = prepared
         else:
             update = decode_update(entry.payload)
             if update.version != entry.version:
                 raise FormatError(f"log key {entry.version} holds update {update.version}")
-            if fire and self._has_listeners(update):
-                catalog, events = events_of(before, update)
-            else:
-                catalog = update.apply_to(before)
+            if fire and (self._feeds or self._has_listeners(update)):
+                events = []
+            catalog = update.apply_to(before, events)
         self._publish(catalog.sealed(), entry.payload)
-        await self._fire(events)
+        if events is not None:
+            await self._fire(events)
+            for feed in list(self._feeds):
+                feed.offer(catalog.version, events)
         self.applied.advance(catalog.version)
 
     def _load_snapshot(self, entry: LogEntry) -> None:

@@ -11,8 +11,8 @@ from catalog.entries import (
     SetDefaultZoneEntry,
     UpdateEntry,
 )
+from catalog.event_feed import CatalogEventParameters
 from catalog.model import Model
-from catalog.prepare import apply_entries
 from schemasync.service import ms_to_hlc
 
 
@@ -40,8 +40,13 @@ class VersionedUpdate(Model):
         """Return this version's activation timestamp given the previous version's."""
         return max(previous_activation_ts + 1, self.proposal_ts + ms_to_hlc(self.delay_ms))
 
-    def apply_to(self, previous: Catalog) -> Catalog:
+    def apply_to(
+        self, previous: Catalog, events: list[CatalogEventParameters] | None = None
+    ) -> Catalog:
         """Return catalog ``version``, built from ``previous`` (which must be ``version - 1``).
+
+        With ``events``, the event of each entry that fires one is appended to it as the entry
+        applies, with the descriptor it is about: the one application its events come from.
 
         Raises:
             ValueError: ``previous`` is not the version this update follows.
@@ -50,9 +55,19 @@ class VersionedUpdate(Model):
             raise ValueError(
                 f"update {self.version} cannot follow catalog version {previous.version}"
             )
-        return apply_entries(previous, self.entries).with_version(
-            self.version, self.activation_ts(previous.activation_ts)
-        )
+        activation_ts = self.activation_ts(previous.activation_ts)
+        current = previous
+        for index, entry in enumerate(self.entries):
+            after = entry.apply(current)
+            if events is not None and entry.event is not None:
+                subject = entry.subject(current, after)
+                events.append(
+                    CatalogEventParameters(
+                        entry.event, self.version, activation_ts, subject, entry, index
+                    )
+                )
+            current = after
+        return current.with_version(self.version, activation_ts)
 
 
 def initial_update(proposal_ts: int) -> VersionedUpdate:

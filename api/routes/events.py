@@ -19,9 +19,9 @@ from api.auth import require
 from api.errors import TOO_MANY_SUBSCRIBERS, ApiError, problem_responses
 from api.roles import Role
 from api.routes.params import node_of
-from catalog.errors import CatalogError, ErrorCode, ValidationError, VersionCompactedError
+from catalog.errors import CatalogError, ErrorCode, ValidationError
+from catalog.event_feed import CatalogEventParameters, FeedOverflowError
 from catalog.node import CatalogNode
-from catalog.service import CatalogEventParameters
 
 router = APIRouter(prefix="/v1", tags=["events"], dependencies=[Depends(require(Role.READER))])
 
@@ -65,32 +65,44 @@ def _error_frame(code: str, message: str) -> str:
 async def _stream(
     request: Request, node: CatalogNode, version: int, skip_through: int, heartbeat_s: float
 ) -> AsyncIterator[str]:
+    """Replay retained versions before the feed's first one, then forward what the node fires.
+
+    A subscriber that falls too far behind is cut off; the client resumes with Last-Event-ID.
+    """
     metrics = request.app.state.metrics
     metrics.sse_subscribers.inc()
     request.app.state.subscribers += 1
+    service = node.service
+    feed = service.subscribe()
     try:
         yield ": catalog events\n\n"
-        service = node.service
         while True:
-            if service.applied.value < version:
+            if version < feed.first_version:
+                got, events = version, service.events(version)
+            else:
                 try:
-                    await asyncio.wait_for(service.applied.wait_for(version), heartbeat_s)
+                    got, events = await asyncio.wait_for(feed.next(), heartbeat_s)
                 except TimeoutError:
+                    if service.failure is not None:  # no version will come: say why
+                        code = str(getattr(service.failure, "code", "STORAGE_UNAVAILABLE"))
+                        yield _error_frame(code, f"{service.failure}")
+                        return
                     yield ": keep-alive\n\n"
-                continue
-            try:
-                events = service.events(version)
-            except VersionCompactedError as e:
-                yield _error_frame(str(e.code), e.message)
-                return
-            except CatalogError as e:  # the node failed; tell the client and stop
-                yield _error_frame(str(e.code), e.message)
-                return
+                    continue
+                if got < version:
+                    continue
+                if got > version:  # the node loaded a snapshot past it: replay what is left
+                    got, events = version, service.events(version)
             for event in events:
                 if event.index > skip_through:
                     yield format_event(event)
-            version, skip_through = version + 1, -1
+            version, skip_through = got + 1, -1
+    except FeedOverflowError:
+        return
+    except CatalogError as e:  # compacted away, or the node failed: tell the client and stop
+        yield _error_frame(str(e.code), e.message)
     finally:
+        service.unsubscribe(feed)
         request.app.state.subscribers -= 1
         metrics.sse_subscribers.dec()
 

@@ -10,9 +10,9 @@ import pytest
 from catalog import CatalogError, CatalogEvent, ErrorCode, VersionCompactedError
 from catalog import commands as c
 from catalog.catalog import Catalog
+from catalog.event_feed import CatalogEventParameters
 from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
-from catalog.service import CatalogEventParameters
 from catalog.sync import SyncCatalogNode
 from schemasync.clock import ManualClock, physical_of
 from schemasync.errors import TimestampTooFarError

@@ -1,0 +1,56 @@
+"""Event feeds: each version published after subscribing, with the events of its application."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from catalog import CatalogEvent
+from catalog import commands as c
+from catalog.event_feed import FeedOverflowError
+from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
+from tests.integration.catalog.support import create_table, run
+
+_NOW = NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+
+
+def test_a_feed_gets_each_version_once_with_the_events_history_gives(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", _NOW) as node:
+            service = node.service
+            feed = service.subscribe()
+            assert feed.first_version == service.latest_version + 1
+            await node.manager.execute(create_table("T"))
+            await node.manager.execute([c.CreateSchema(name="S"), create_table("U", "S")])
+            first = await asyncio.wait_for(feed.next(), 5)
+            second = await asyncio.wait_for(feed.next(), 5)
+            assert [v for v, _ in (first, second)] == [feed.first_version, feed.first_version + 1]
+            assert [(e.event, e.index) for e in first[1]] == [
+                (CatalogEvent.TABLE_CREATE, 0),
+                (CatalogEvent.INDEX_CREATE, 1),
+            ]
+            for version, events in (first, second):
+                assert events == service.events(version)
+            assert getattr(second[1][1].descriptor, "name", None) == "U"
+            service.unsubscribe(feed)
+            await node.manager.execute(create_table("W"))
+            assert feed._queue.empty()
+
+    run(scenario())
+
+
+def test_a_feed_that_falls_behind_is_cut_off_after_what_it_holds(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", _NOW) as node:
+            feed = node.service.subscribe(limit=2)
+            for name in ("A", "B", "C"):
+                await node.manager.execute(create_table(name))
+            assert feed.overflowed
+            versions = [(await feed.next())[0] for _ in range(2)]
+            assert versions == [feed.first_version, feed.first_version + 1]
+            with pytest.raises(FeedOverflowError):
+                await feed.next()
+
+    run(scenario())
