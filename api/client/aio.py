@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from types import TracebackType
 from typing import TypeVar
 
 import httpx
 
 from api.client import calls
 from api.client.calls import Call, Commands, ReadyStatus, RetryPolicy, Timestamp
-from api.client.errors import CatalogApiError, UnreachableError, error_from_response
+from api.client.closing import AsyncClosedOnExit
+from api.client.errors import UnreachableError, error_from_response
 from api.client.events import (
     CatalogEventMessage,
     EventCursor,
@@ -39,7 +39,7 @@ from catalog.descriptors import IndexDescriptor, TableDescriptor
 T = TypeVar("T")
 
 
-class AsyncCatalogClient:
+class AsyncCatalogClient(AsyncClosedOnExit):
     """The asyncio twin of ``CatalogClient``: same arguments, same calls, awaited.
 
     ::
@@ -82,17 +82,6 @@ class AsyncCatalogClient:
         """Close the connections."""
         await self._http.aclose()
 
-    async def __aenter__(self) -> AsyncCatalogClient:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
     async def send(self, call: Call[T]) -> T:
         """Send ``call`` with retries and failover; return its decoded answer.
 
@@ -100,39 +89,23 @@ class AsyncCatalogClient:
             CatalogApiError: the server refused the request (a typed subclass).
             UnreachableError: no base URL answered within the attempts.
         """
-        failures: list[str] = []
-        refused: CatalogApiError | None = None
-        timeout = calls.timeout_for(self._timeout, call.extra_read_s)
-        pause = 0.0
-        for attempt, url in enumerate(self._failover.order(self._retry.max_attempts)):
-            if attempt:
-                await asyncio.sleep(pause)
+        attempts = calls.Attempts(call, self._failover, self._retry, self._timeout)
+        for url, pause in attempts:
+            await asyncio.sleep(pause)
             try:
                 response = await self._http.request(
                     call.method,
                     url + call.path,
                     params=call.params,
                     json=call.body,
-                    timeout=timeout,
+                    timeout=attempts.timeout,
                 )
             except httpx.TransportError as e:
-                if not calls.is_retryable(e):
-                    raise
-                failures.append(calls.describe(url, e))
-                fresh = isinstance(e, httpx.ConnectError) and attempt + 1 < len(self.urls)
-                pause = 0.0 if fresh else self._retry.pause(attempt + 1)
+                attempts.failed(url, e)
                 continue
-            retry_after = (
-                None if response.status_code in call.ok_statuses else calls.retry_after(response)
-            )
-            if retry_after is not None:
-                refused = error_from_response(response)
-                failures.append(f"{url}: {refused}")
-                pause = self._retry.pause(attempt + 1, retry_after)
-                continue
-            self._failover.answered(url)
-            return calls.decode(call, response)
-        raise refused or calls.unreachable(call, failures)
+            if attempts.answered(url, response):
+                return attempts.result
+        raise attempts.error()
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -325,7 +298,7 @@ class AsyncCatalogClient:
             await asyncio.sleep(reconnects.failed(reason, time.monotonic() - started))
 
 
-class AsyncEventStream(AsyncIterator[CatalogEventMessage]):
+class AsyncEventStream(AsyncIterator[CatalogEventMessage], AsyncClosedOnExit):
     """Catalog events from ``AsyncCatalogClient.events``: ``async for``, then ``aclose()``."""
 
     def __init__(self, client: AsyncCatalogClient, cursor: EventCursor) -> None:
@@ -349,11 +322,3 @@ class AsyncEventStream(AsyncIterator[CatalogEventMessage]):
         if self._cursor.needs_pin:
             self._cursor.pin((await self._client.versions()).latest)
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote, urlsplit
@@ -20,6 +20,7 @@ import pydantic
 from api.client.errors import (
     BAD_RESPONSE,
     UNREACHABLE,
+    CatalogApiError,
     ResponseFormatError,
     UnreachableError,
     error_from_response,
@@ -143,6 +144,62 @@ class Call(Generic[T]):
     """Added to the read timeout: the server waits this long on purpose."""
     ok_statuses: frozenset[int] = frozenset()
     """Non-2xx statuses ``decode`` handles itself (not errors, not retried)."""
+
+
+class Attempts(Generic[T]):
+    """One call's attempts, without I/O: both clients send what it asks and report back.
+
+    Iterating gives each attempt's URL and the pause to take before it; the client reports a
+    transport failure with ``failed`` or an answer with ``answered`` (True: ``result`` is set),
+    and raises ``error()`` once the attempts are spent.
+    """
+
+    def __init__(
+        self, call: Call[T], failover: Failover, retry: RetryPolicy, base: httpx.Timeout
+    ) -> None:
+        self.call = call
+        self.timeout = timeout_for(base, call.extra_read_s)
+        self._failover = failover
+        self._retry = retry
+        self._urls = failover.order(retry.max_attempts)
+        self._attempt = 0
+        self._pause = 0.0
+        self._failures: list[str] = []
+        self._refused: CatalogApiError | None = None
+        self.result: T
+
+    def __iter__(self) -> Iterator[tuple[str, float]]:
+        for attempt, url in enumerate(self._urls):
+            self._attempt = attempt
+            yield url, self._pause if attempt else 0.0
+
+    def failed(self, url: str, error: httpx.TransportError) -> None:
+        """Record a transport failure (re-raised when no other attempt can help)."""
+        if not is_retryable(error):
+            raise error
+        self._failures.append(describe(url, error))
+        # A refused connection never reached the server: try the next URL at once.
+        fresh = isinstance(error, httpx.ConnectError) and self._attempt + 1 < len(
+            self._failover.urls
+        )
+        self._pause = 0.0 if fresh else self._retry.pause(self._attempt + 1)
+
+    def answered(self, url: str, response: httpx.Response) -> bool:
+        """Take an answer: True with ``result`` set, False when it says "try again"."""
+        call = self.call
+        wait = None if response.status_code in call.ok_statuses else retry_after(response)
+        if wait is not None:
+            self._refused = error_from_response(response)
+            self._failures.append(f"{url}: {self._refused}")
+            self._pause = self._retry.pause(self._attempt + 1, wait)
+            return False
+        self._failover.answered(url)
+        self.result = decode(call, response)
+        return True
+
+    def error(self) -> Exception:
+        """Return what to raise once every attempt was spent."""
+        return self._refused or unreachable(self.call, self._failures)
 
 
 @dataclass(frozen=True, slots=True)

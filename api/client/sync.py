@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
-from types import TracebackType
 from typing import TypeVar
 
 import httpx
 
 from api.client import calls
 from api.client.calls import Call, Commands, ReadyStatus, RetryPolicy, Timestamp
-from api.client.errors import CatalogApiError, UnreachableError, error_from_response
+from api.client.closing import ClosedOnExit
+from api.client.errors import UnreachableError, error_from_response
 from api.client.events import (
     CatalogEventMessage,
     EventCursor,
@@ -38,7 +38,7 @@ from catalog.descriptors import IndexDescriptor, TableDescriptor
 T = TypeVar("T")
 
 
-class CatalogClient:
+class CatalogClient(ClosedOnExit):
     """A client of the catalog REST API, with failover between base URLs and safe retries.
 
     Every call is retried on connection errors, timeouts and "try again" answers (503),
@@ -92,17 +92,6 @@ class CatalogClient:
         """Close the connections."""
         self._http.close()
 
-    def __enter__(self) -> CatalogClient:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def send(self, call: Call[T]) -> T:
         """Send ``call`` with retries and failover; return its decoded answer.
 
@@ -110,40 +99,23 @@ class CatalogClient:
             CatalogApiError: the server refused the request (a typed subclass).
             UnreachableError: no base URL answered within the attempts.
         """
-        failures: list[str] = []
-        refused: CatalogApiError | None = None
-        timeout = calls.timeout_for(self._timeout, call.extra_read_s)
-        pause = 0.0
-        for attempt, url in enumerate(self._failover.order(self._retry.max_attempts)):
-            if attempt:
-                time.sleep(pause)
+        attempts = calls.Attempts(call, self._failover, self._retry, self._timeout)
+        for url, pause in attempts:
+            time.sleep(pause)
             try:
                 response = self._http.request(
                     call.method,
                     url + call.path,
                     params=call.params,
                     json=call.body,
-                    timeout=timeout,
+                    timeout=attempts.timeout,
                 )
             except httpx.TransportError as e:
-                if not calls.is_retryable(e):
-                    raise
-                failures.append(calls.describe(url, e))
-                # A refused connection never reached the server: try the next URL at once.
-                fresh = isinstance(e, httpx.ConnectError) and attempt + 1 < len(self.urls)
-                pause = 0.0 if fresh else self._retry.pause(attempt + 1)
+                attempts.failed(url, e)
                 continue
-            retry_after = (
-                None if response.status_code in call.ok_statuses else calls.retry_after(response)
-            )
-            if retry_after is not None:
-                refused = error_from_response(response)
-                failures.append(f"{url}: {refused}")
-                pause = self._retry.pause(attempt + 1, retry_after)
-                continue
-            self._failover.answered(url)
-            return calls.decode(call, response)
-        raise refused or calls.unreachable(call, failures)
+            if attempts.answered(url, response):
+                return attempts.result
+        raise attempts.error()
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -356,7 +328,7 @@ class CatalogClient:
             time.sleep(reconnects.failed(reason, time.monotonic() - started))
 
 
-class EventStream(Iterator[CatalogEventMessage]):
+class EventStream(Iterator[CatalogEventMessage], ClosedOnExit):
     """Catalog events from ``CatalogClient.events``: iterate, then ``close()`` (or ``with``)."""
 
     def __init__(self, client: CatalogClient, cursor: EventCursor) -> None:
@@ -374,14 +346,3 @@ class EventStream(Iterator[CatalogEventMessage]):
     def close(self) -> None:
         """Close the connection."""
         self._events.close()
-
-    def __enter__(self) -> EventStream:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
