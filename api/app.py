@@ -58,7 +58,8 @@ class BodyLimitMiddleware:
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
                     raise errors.ApiError(
-                        errors.REQUEST_TOO_LARGE, f"request body exceeds {self.max_bytes} bytes"
+                        errors.ApiCode.REQUEST_TOO_LARGE,
+                        f"request body exceeds {self.max_bytes} bytes",
                     )
             return message
 
@@ -66,7 +67,7 @@ class BodyLimitMiddleware:
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = errors.problem(
-            errors.REQUEST_TOO_LARGE, f"request body exceeds {self.max_bytes} bytes"
+            errors.ApiCode.REQUEST_TOO_LARGE, f"request body exceeds {self.max_bytes} bytes"
         )
         await response(scope, receive, send)
 
@@ -102,7 +103,7 @@ class RequestTimeoutMiddleware:
             if started:
                 raise
             response = errors.problem(
-                errors.TIMEOUT, f"the request took longer than {self.timeout_s:g} s"
+                errors.ApiCode.TIMEOUT, f"the request took longer than {self.timeout_s:g} s"
             )
             await response(scope, receive, send)
 

@@ -27,9 +27,10 @@ from typing import Any
 import msgpack
 from fastapi import Request
 
-from api.errors import FORBIDDEN, UNAUTHENTICATED, ApiError
+from api.errors import ApiCode, ApiError
 from api.roles import MAX_TTL_S, Role
 from api.signing_keys import load_signing_keys, swap_signing_keys
+from catalog.errors import ErrorCode
 from updatelog.log import UpdateLog
 
 TOKEN_PREFIX = "ct1"
@@ -134,7 +135,7 @@ class TokenAuthority:
             ApiError: VALIDATION_ERROR for a ttl outside 1 s .. 30 days.
         """
         if not 1 <= ttl_s <= MAX_TTL_S:
-            raise ApiError("VALIDATION_ERROR", f"a token lives 1..{MAX_TTL_S} seconds")
+            raise ApiError(ErrorCode.VALIDATION_ERROR, f"a token lives 1..{MAX_TTL_S} seconds")
         if not self._keys:
             await self.load()
         key = self._current()
@@ -154,7 +155,7 @@ class TokenAuthority:
         """
         parts = token.split(".")
         if len(parts) != 4 or parts[0] != TOKEN_PREFIX:
-            raise ApiError(UNAUTHENTICATED, "the bearer token is malformed")
+            raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token is malformed")
         _, key_id, payload, signature = parts
         if time.monotonic() - self._loaded_at > KEYS_REFRESH_S:
             await self.load()  # another node may have rotated or revoked
@@ -165,7 +166,7 @@ class TokenAuthority:
             await self.load()
             key = self._keys.get(key_id)
         if key is None:
-            raise ApiError(UNAUTHENTICATED, "the bearer token was signed by an unknown key")
+            raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token was signed by an unknown key")
         expected = hmac.new(
             key.secret, f"{TOKEN_PREFIX}.{key_id}.{payload}".encode(), hashlib.sha256
         ).digest()
@@ -177,14 +178,14 @@ class TokenAuthority:
                 str(claims["sub"]), role, int(claims["iat"]), int(claims["exp"]), key_id
             )
         except (ValueError, KeyError, TypeError, binascii.Error):
-            raise ApiError(UNAUTHENTICATED, "the bearer token is malformed") from None
+            raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token is malformed") from None
         if not hmac.compare_digest(expected, given):
-            raise ApiError(UNAUTHENTICATED, "the bearer token's signature does not match")
+            raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token's signature does not match")
         now = int(self._now())
         if parsed.expires_at <= now:
-            raise ApiError(UNAUTHENTICATED, "the bearer token has expired")
+            raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token has expired")
         if key.retires_at is not None and key.retires_at <= now:
-            raise ApiError(UNAUTHENTICATED, "the bearer token's signing key was retired")
+            raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token's signing key was retired")
         return parsed
 
     async def rotate(self, *, revoke: bool = False) -> str:
@@ -227,11 +228,14 @@ def require(role: Role) -> Callable[[Request], Awaitable[Claims | None]]:
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            raise ApiError(UNAUTHENTICATED, "this endpoint needs an Authorization: Bearer token")
+            raise ApiError(
+                ApiCode.UNAUTHENTICATED, "this endpoint needs an Authorization: Bearer token"
+            )
         claims = await authority.verify(token.strip())
         if claims.role.rank < role.rank:
             raise ApiError(
-                FORBIDDEN, f"a {claims.role} token may not do this; it needs the {role} role"
+                ApiCode.FORBIDDEN,
+                f"a {claims.role} token may not do this; it needs the {role} role",
             )
         return claims
 

@@ -6,6 +6,7 @@ node cannot serve (store down, corrupted store, a bug), never that the request w
 
 from __future__ import annotations
 
+import enum
 from http import HTTPStatus
 from typing import Any
 
@@ -15,25 +16,41 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from catalog.errors import CatalogError, ErrorCode
-from schemasync.errors import SchemaSyncError
-from updatelog.errors import UpdateLogError
+from schemasync.errors import SchemaSyncError, TimestampTooFarError
+from updatelog.errors import (
+    FormatError,
+    SettingsMismatchError,
+    StorageUnavailableError,
+    StoreQuotaExceededError,
+    UpdateLogError,
+    UpdateTooLargeError,
+    VersionConflictError,
+)
 
 PROBLEM_JSON = "application/problem+json"
 
-# Codes of the API layer itself (the domain's codes are in catalog.errors.ErrorCode).
-MALFORMED_REQUEST = "MALFORMED_REQUEST"
-REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
-TIMEOUT = "TIMEOUT"
-NOT_READY = "NOT_READY"
-NOT_FOUND = "NOT_FOUND"
-METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
-UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
-INTERNAL_ERROR = "INTERNAL_ERROR"
-UNAUTHENTICATED = "UNAUTHENTICATED"
-FORBIDDEN = "FORBIDDEN"
-AUTH_DISABLED = "AUTH_DISABLED"
-TOO_MANY_COMMANDS = "TOO_MANY_COMMANDS"
-TOO_MANY_SUBSCRIBERS = "TOO_MANY_SUBSCRIBERS"
+
+class ApiCode(enum.StrEnum):
+    """Codes of the API layer itself.
+
+    The domain's codes are ``catalog.errors.ErrorCode``; the store's and the clock's are the
+    ``code`` of their error classes. ``STATUS_BY_CODE`` gives each its HTTP status.
+    """
+
+    MALFORMED_REQUEST = "MALFORMED_REQUEST"
+    REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
+    TIMEOUT = "TIMEOUT"
+    NOT_READY = "NOT_READY"
+    NOT_FOUND = "NOT_FOUND"
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+    UNAUTHENTICATED = "UNAUTHENTICATED"
+    FORBIDDEN = "FORBIDDEN"
+    AUTH_DISABLED = "AUTH_DISABLED"
+    TOO_MANY_COMMANDS = "TOO_MANY_COMMANDS"
+    TOO_MANY_SUBSCRIBERS = "TOO_MANY_SUBSCRIBERS"
+
 
 STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.VALIDATION_ERROR: 422,
@@ -54,34 +71,35 @@ STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.ZONE_EXISTS: 409,
     ErrorCode.CONCURRENT_UPDATE: 503,
     ErrorCode.VERSION_COMPACTED: 410,
-    "TIMESTAMP_IN_FUTURE": 422,
-    "STORAGE_UNAVAILABLE": 503,
-    "FORMAT_ERROR": 503,
-    "SETTINGS_MISMATCH": 503,
-    "VERSION_CONFLICT": 409,
-    "UPDATE_TOO_LARGE": 413,
-    "STORE_QUOTA_EXCEEDED": 507,
-    MALFORMED_REQUEST: 400,
-    REQUEST_TOO_LARGE: 413,
-    TIMEOUT: 504,
-    NOT_READY: 503,
-    NOT_FOUND: 404,
-    METHOD_NOT_ALLOWED: 405,
-    UNSUPPORTED_MEDIA_TYPE: 415,
-    INTERNAL_ERROR: 500,
-    UNAUTHENTICATED: 401,
-    FORBIDDEN: 403,
-    AUTH_DISABLED: 409,
-    TOO_MANY_COMMANDS: 413,
-    TOO_MANY_SUBSCRIBERS: 503,
+    TimestampTooFarError.code: 422,
+    StorageUnavailableError.code: 503,
+    FormatError.code: 503,
+    SettingsMismatchError.code: 503,
+    VersionConflictError.code: 409,
+    UpdateTooLargeError.code: 413,
+    StoreQuotaExceededError.code: 507,
+    ApiCode.MALFORMED_REQUEST: 400,
+    ApiCode.REQUEST_TOO_LARGE: 413,
+    ApiCode.TIMEOUT: 504,
+    ApiCode.NOT_READY: 503,
+    ApiCode.NOT_FOUND: 404,
+    ApiCode.METHOD_NOT_ALLOWED: 405,
+    ApiCode.UNSUPPORTED_MEDIA_TYPE: 415,
+    ApiCode.INTERNAL_ERROR: 500,
+    ApiCode.UNAUTHENTICATED: 401,
+    ApiCode.FORBIDDEN: 403,
+    ApiCode.AUTH_DISABLED: 409,
+    ApiCode.TOO_MANY_COMMANDS: 413,
+    ApiCode.TOO_MANY_SUBSCRIBERS: 503,
 }
+"""Every code the API answers with, and its HTTP status (unknown codes answer 500)."""
 
 RETRYABLE = {
     ErrorCode.CONCURRENT_UPDATE,
-    "STORAGE_UNAVAILABLE",
-    NOT_READY,
-    TIMEOUT,
-    TOO_MANY_SUBSCRIBERS,
+    StorageUnavailableError.code,
+    ApiCode.NOT_READY,
+    ApiCode.TIMEOUT,
+    ApiCode.TOO_MANY_SUBSCRIBERS,
 }
 
 
@@ -117,7 +135,7 @@ def problem(
     if errors:
         body["errors"] = errors
     headers = {"Retry-After": "1"} if code in RETRYABLE else None
-    if code == UNAUTHENTICATED:
+    if code == ApiCode.UNAUTHENTICATED:
         headers = {"WWW-Authenticate": 'Bearer realm="catalog"'}
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
@@ -174,7 +192,9 @@ async def on_request_validation(_: Request, e: Exception) -> JSONResponse:
                 {"loc": loc, "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
             )
     if any(err["type"] == "json_invalid" for err in errors):
-        return problem(MALFORMED_REQUEST, "the request body is not valid JSON", errors=errors)
+        return problem(
+            ApiCode.MALFORMED_REQUEST, "the request body is not valid JSON", errors=errors
+        )
     first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
     where = ".".join(first["loc"])
     detail = f"invalid request: {where + ': ' if where else ''}{first['msg']}"
@@ -186,12 +206,18 @@ async def on_request_validation(_: Request, e: Exception) -> JSONResponse:
 async def on_http_error(_: Request, e: Exception) -> JSONResponse:
     """Map routing errors (unknown path, wrong method) to problem+json."""
     assert isinstance(e, StarletteHTTPException)
-    code = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 415: UNSUPPORTED_MEDIA_TYPE}.get(
-        e.status_code, MALFORMED_REQUEST if e.status_code < 500 else INTERNAL_ERROR
+    code = {
+        404: ApiCode.NOT_FOUND,
+        405: ApiCode.METHOD_NOT_ALLOWED,
+        415: ApiCode.UNSUPPORTED_MEDIA_TYPE,
+    }.get(
+        e.status_code, ApiCode.MALFORMED_REQUEST if e.status_code < 500 else ApiCode.INTERNAL_ERROR
     )
     return problem(code, str(e.detail), status=e.status_code)
 
 
 async def on_unexpected(_: Request, e: Exception) -> JSONResponse:
     """A bug: answer 500 without leaking internals (the traceback goes to the log)."""
-    return problem(INTERNAL_ERROR, f"internal error ({type(e).__name__}); see the server log")
+    return problem(
+        ApiCode.INTERNAL_ERROR, f"internal error ({type(e).__name__}); see the server log"
+    )

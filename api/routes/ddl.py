@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response
 
 from api.auth import require
-from api.errors import TOO_MANY_COMMANDS, ApiError, problem_responses
+from api.errors import ApiCode, ApiError, problem_responses
 from api.models import ApplyResultBody, DdlRequest, SqlRequest
 from api.roles import Role
 from api.routes.params import json_response, node_of
@@ -51,7 +51,8 @@ async def _execute(
     limit = request.app.state.settings.max_commands
     if len(commands) > limit:
         raise ApiError(
-            TOO_MANY_COMMANDS, f"a batch holds at most {limit} commands, this one {len(commands)}"
+            ApiCode.TOO_MANY_COMMANDS,
+            f"a batch holds at most {limit} commands, this one {len(commands)}",
         )
     metrics = request.app.state.metrics
     ops = [str(getattr(c, "op", type(c).__name__)) for c in commands]

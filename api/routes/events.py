@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
 from api.auth import require
-from api.errors import TOO_MANY_SUBSCRIBERS, ApiError, problem_responses
+from api.errors import ApiCode, ApiError, problem_responses
 from api.roles import Role
 from api.routes.params import node_of
 from catalog.errors import CatalogError, ErrorCode, ValidationError
@@ -140,7 +140,7 @@ async def events(
     heartbeat = settings.sse_heartbeat_s
     if request.app.state.subscribers >= settings.max_subscribers:
         raise ApiError(
-            TOO_MANY_SUBSCRIBERS,
+            ApiCode.TOO_MANY_SUBSCRIBERS,
             f"this node serves at most {settings.max_subscribers} event streams; "
             "retry later or on another node",
         )

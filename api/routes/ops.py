@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from api.auth import require
-from api.errors import NOT_READY, problem, problem_responses
+from api.errors import ApiCode, problem, problem_responses
 from api.models import NodeInfo, NodesBody, SchemaSyncBody, TimeBody
 from api.roles import Role
 from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
@@ -78,7 +78,7 @@ async def readyz(request: Request) -> JSONResponse:
                 f"failed: {node.service.failure}" if node.service.failure else "following the log"
             )
         )
-        return problem(NOT_READY, f"not ready ({reason})")
+        return problem(ApiCode.NOT_READY, f"not ready ({reason})")
     return JSONResponse({"status": "ready", "latest_version": node.service.latest_version})
 
 

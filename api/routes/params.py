@@ -8,7 +8,7 @@ from fastapi import Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
-from api.errors import NOT_READY, ApiError
+from api.errors import ApiCode, ApiError
 from catalog.catalog import Catalog
 from catalog.errors import ErrorCode, ValidationError
 from catalog.node import CatalogNode
@@ -25,11 +25,11 @@ def node_of(request: Request) -> CatalogNode:
     """Return the node behind this app.
 
     Raises:
-        ApiError: NOT_READY before the node started.
+        ApiError: ApiCode.NOT_READY before the node started.
     """
     node: CatalogNode | None = getattr(request.app.state, "node", None)
     if node is None:
-        raise ApiError(NOT_READY, "the catalog node is starting")
+        raise ApiError(ApiCode.NOT_READY, "the catalog node is starting")
     return node
 
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
 from api.auth import TokenAuthority, require
-from api.errors import AUTH_DISABLED, ApiError, problem_responses
+from api.errors import ApiCode, ApiError, problem_responses
 from api.models import RotatedBody, TokenBody, TokenRequest
 from api.roles import Role
 from api.routes.params import json_response
@@ -24,7 +24,7 @@ router = APIRouter(
 def _authority(request: Request) -> TokenAuthority:
     authority: TokenAuthority | None = getattr(request.app.state, "authority", None)
     if authority is None:
-        raise ApiError(AUTH_DISABLED, "this server runs without auth: it issues no tokens")
+        raise ApiError(ApiCode.AUTH_DISABLED, "this server runs without auth: it issues no tokens")
     return authority
 
 

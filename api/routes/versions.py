@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
 from api.auth import require
-from api.errors import TIMEOUT, ApiError, problem_responses
+from api.errors import ApiCode, ApiError, problem_responses
 from api.models import ChangeBody, DiffBody, ReadyBody, VersionInfo, VersionsBody
 from api.roles import Role
 from api.routes.params import json_response, node_of
@@ -65,7 +65,7 @@ async def version_ready(
         await asyncio.wait_for(node.service.catalog_ready(version), limit)
     except TimeoutError as e:
         raise ApiError(
-            TIMEOUT,
+            ApiCode.TIMEOUT,
             f"version {version} was not applied on {node.node_name} within {limit:g} s "
             f"(latest applied: {node.service.latest_version})",
         ) from e
