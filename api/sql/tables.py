@@ -20,9 +20,9 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.tokenizer_core import Token, TokenType
 
-from api.sql_ast import check_args, name_of, qualified_name, schema_name, sql_of
-from api.sql_columns import ColumnSpec, column_spec, column_type, default_value
-from api.sql_tokens import TokenReader, describe, is_word, parse_statement
+from api.sql.columns import ColumnSpec, column_spec, column_type, default_value
+from api.sql.nodes import check_args, name_of, qualified_name, schema_name, sql_of
+from api.sql.tokens import TokenReader, describe, is_word, parse_statement
 from catalog.commands import (
     AddColumnsCommand,
     AlterColumnCommand,

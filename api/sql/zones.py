@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlglot.tokenizer_core import Token, TokenType
 
-from api.sql_tokens import TokenReader, is_word
+from api.sql.tokens import TokenReader, is_word
 from catalog.commands import (
     AlterZoneCommand,
     CommandBase,

@@ -2,8 +2,8 @@
 
 One or more ``;``-separated statements make one batch (all or nothing, like a command list).
 Statements are parsed with sqlglot's default dialect (plus Ignite's ``X'..'`` and ``BYTES``);
-the Ignite 3 syntax sqlglot does not know is read from its tokens (see ``api.sql_tables`` and
-``api.sql_zones``). Supported:
+the Ignite 3 syntax sqlglot does not know is read from its tokens (see ``api.sql.tables`` and
+``api.sql.zones``). Supported:
 
 - ``CREATE SCHEMA [IF NOT EXISTS] s``; ``DROP SCHEMA [IF EXISTS] s [CASCADE]``
 - ``CREATE TABLE [IF NOT EXISTS] [s.]t (col TYPE [NULL | NOT NULL] [DEFAULT const]
@@ -31,9 +31,9 @@ from sqlglot import exp
 from sqlglot.errors import TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-from api import sql_tables as tables
-from api.sql_tokens import DIALECT, parse_statement, tokenize
-from api.sql_zones import is_zone_statement, zone_command
+from api.sql import tables
+from api.sql.tokens import DIALECT, parse_statement, tokenize
+from api.sql.zones import is_zone_statement, zone_command
 from catalog.commands import CommandBase
 from catalog.errors import ValidationError
 

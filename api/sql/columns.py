@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from api.sql_ast import check_args, name_of, sql_of
+from api.sql.nodes import check_args, name_of, sql_of
 from catalog.column_types import ColumnType, DefaultValue
 from catalog.commands import Column
 from catalog.errors import ValidationError

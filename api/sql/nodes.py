@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from sqlglot import exp
 
-from api.sql_tokens import DIALECT
+from api.sql.tokens import DIALECT
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.errors import ValidationError
 

@@ -1,0 +1,10 @@
+"""SQL DDL → catalog commands: ``parse_sql`` turns statements into ``CatalogCommand``s.
+
+``tokens`` reads the text, ``statements`` splits and dispatches it, ``tables``, ``columns`` and
+``zones`` translate each kind of statement, ``nodes`` holds helpers over the parsed tree. Nothing
+here speaks HTTP: the routes call ``parse_sql`` and turn its errors into answers.
+"""
+
+from api.sql.statements import parse_sql
+
+__all__ = ["parse_sql"]
