@@ -7,8 +7,9 @@ validators: names, duplicates, ranges), and its meaning against the catalog in `
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Protocol, TypeVar
 
 from pydantic import AfterValidator
 
@@ -16,8 +17,10 @@ from catalog.catalog import Catalog
 from catalog.descriptors import SchemaDescriptor
 from catalog.descriptors.schemas import SYSTEM_SCHEMAS
 from catalog.entries.base import EntryBase
-from catalog.errors import AlreadyExistsError, ErrorCode, ValidationError
+from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
 from catalog.model import Model
+
+R = TypeVar("R")
 
 MAX_NAME_LENGTH = 128
 
@@ -95,6 +98,45 @@ def user_schema(catalog: Catalog, name: str) -> SchemaDescriptor:
     if schema.name in SYSTEM_SCHEMAS:
         raise ValidationError(f"objects in system schema {schema.name} cannot be changed")
     return schema
+
+
+class Targeted(Protocol):
+    """A command about one object ``schema_.name`` that may say IF EXISTS."""
+
+    @property
+    def schema_(self) -> str:
+        """The schema's name."""
+
+    @property
+    def name(self) -> str:
+        """The object's name."""
+
+    @property
+    def if_exists(self) -> bool:
+        """Whether a missing object is no error."""
+
+
+def existing(
+    catalog: Catalog, command: Targeted, find: Callable[[str, str], R | None], what: str
+) -> R | None:
+    """Return the object ``command`` is about, as ``find`` finds it in its schema.
+
+    With IF EXISTS, a missing object, or a missing schema, is None (as in Ignite).
+
+    Raises:
+        NotFoundError: SCHEMA_NOT_FOUND, or ``<WHAT>_NOT_FOUND`` without IF EXISTS.
+        ValidationError: the schema is a system schema.
+    """
+    if command.if_exists and catalog.find_schema(command.schema_) is None:
+        return None
+    schema = user_schema(catalog, command.schema_)
+    found = find(schema.name, command.name)
+    if found is None and not command.if_exists:
+        raise NotFoundError(
+            f"{what} {schema.name}.{command.name} not found",
+            code=ErrorCode(f"{what.upper()}_NOT_FOUND"),
+        )
+    return found
 
 
 def ensure_relation_name_free(catalog: Catalog, schema: SchemaDescriptor, name: str) -> None:

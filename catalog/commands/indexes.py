@@ -11,6 +11,7 @@ from catalog.commands.base import (
     Name,
     UpdateContext,
     ensure_relation_name_free,
+    existing,
     unique,
     user_schema,
 )
@@ -127,16 +128,9 @@ class DropIndexCommand(CommandBase):
     if_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        if self.if_exists and ctx.catalog.find_schema(self.schema_) is None:
-            return []  # as in Ignite: IF EXISTS covers a missing schema too
-        schema = user_schema(ctx.catalog, self.schema_)
-        index = ctx.catalog.find_index(schema.name, self.name)
+        index = existing(ctx.catalog, self, ctx.catalog.find_index, "index")
         if index is None:
-            if self.if_exists:
-                return []
-            raise NotFoundError(
-                f"index {schema.name}.{self.name} not found", code=ErrorCode.INDEX_NOT_FOUND
-            )
+            return []
         if ctx.catalog.table_by_id(index.table_id).pk_index_id == index.id:
             raise ValidationError(f"cannot drop primary-key index {index.name}")
         if index.status is IndexStatus.AVAILABLE:

@@ -11,6 +11,7 @@ from catalog.commands.base import (
     Name,
     UpdateContext,
     ensure_relation_name_free,
+    existing,
     pk_index_name,
     unique,
     user_schema,
@@ -143,16 +144,9 @@ class DropTableCommand(CommandBase):
     if_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        if self.if_exists and ctx.catalog.find_schema(self.schema_) is None:
-            return []  # as in Ignite: IF EXISTS covers a missing schema too
-        schema = user_schema(ctx.catalog, self.schema_)
-        table = ctx.catalog.find_table(schema.name, self.name)
+        table = existing(ctx.catalog, self, ctx.catalog.find_table, "table")
         if table is None:
-            if self.if_exists:
-                return []
-            raise NotFoundError(
-                f"table {schema.name}.{self.name} not found", code=ErrorCode.TABLE_NOT_FOUND
-            )
+            return []
         return drop_table_entries(ctx, table)
 
 
