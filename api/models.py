@@ -29,32 +29,29 @@ class _Shape(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class DdlRequest(_Shape):
+class BatchRequest(_Shape):
+    """What every DDL request may carry besides its statements."""
+
+    request_id: str | None = Field(default=None, min_length=1, max_length=200)
+    wait_for_nodes_s: float | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_WAIT_FOR_NODES_S,
+        allow_inf_nan=False,
+        description=WAIT_FOR_NODES_DOC,
+    )
+
+
+class DdlRequest(BatchRequest):
     """``POST /v1/ddl``: commands applied as one atomic batch."""
 
     commands: list[CatalogCommand] = Field(min_length=1)
-    request_id: str | None = Field(default=None, min_length=1, max_length=200)
-    wait_for_nodes_s: float | None = Field(
-        default=None,
-        ge=0,
-        le=MAX_WAIT_FOR_NODES_S,
-        allow_inf_nan=False,
-        description=WAIT_FOR_NODES_DOC,
-    )
 
 
-class SqlRequest(_Shape):
+class SqlRequest(BatchRequest):
     """``POST /v1/sql``: DDL statements applied as one atomic batch."""
 
     sql: str = Field(min_length=1)
-    request_id: str | None = Field(default=None, min_length=1, max_length=200)
-    wait_for_nodes_s: float | None = Field(
-        default=None,
-        ge=0,
-        le=MAX_WAIT_FOR_NODES_S,
-        allow_inf_nan=False,
-        description=WAIT_FOR_NODES_DOC,
-    )
 
 
 class ApplyResultBody(_Shape):

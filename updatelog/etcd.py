@@ -12,16 +12,10 @@ class EtcdUpdateLog(KvUpdateLog):
     """A ``KvUpdateLog`` over an ``EtcdKvStore``; the same rules as on SQLite.
 
     Args:
-        endpoints: ``(host, port)`` of every member to use; calls fail over between them.
+        endpoints, ca, cert, key, user, password, timeout_s, max_request_bytes: the etcd
+            connection, as for ``EtcdKvStore``; values over ``max_request_bytes`` go as chunks.
         prefix: key prefix, so several catalogs can share one etcd.
-        ca: CA bundle that verifies the servers (turns TLS on).
-        cert: client certificate, for TLS client authentication (with ``key``).
-        key: the client certificate's private key.
-        user: etcd user name (with ``password``).
-        password: that user's password.
-        timeout_s: bound of every operation, retries included.
         relist_interval_s: how often a watch re-reads the log to catch up after a silent hang.
-        max_request_bytes: the members' ``--max-request-bytes``; larger values go as chunks.
         request_ttl_s: how long a request id keeps its outcome.
     """
 

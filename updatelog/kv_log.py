@@ -132,13 +132,7 @@ class KvUpdateLog:
         proposal_ts: int,
         request_ids: Sequence[str] = (),
     ) -> AppendResult:
-        """Append ``payload`` as ``version`` (see ``UpdateLog.append`` and the module doc).
-
-        Raises:
-            UpdateTooLargeError: the update is over ``max_update_bytes`` or the store's limit;
-                nothing was written.
-            StorageUnavailableError: the store did not answer in time; it may have committed.
-        """
+        """Append ``payload`` as ``version`` (see ``UpdateLog.append`` and the module doc)."""
         check_int("version", version, 1)
         check_int("proposal_ts", proposal_ts, 1)
         if len(payload) > self.max_update_bytes:

@@ -12,16 +12,10 @@ class SqliteUpdateLog(KvUpdateLog):
     """A ``KvUpdateLog`` over a ``SqliteKvStore``; the same rules as on etcd.
 
     Args:
-        path: the database file; its directory must exist. Created if missing.
+        path, busy_timeout_s, poll_interval_s, max_request_bytes: the file and how it is used,
+            as for ``SqliteKvStore`` (and with what it raises); larger values go as chunks.
         prefix: key prefix, so several catalogs can share one file.
-        busy_timeout_s: how long one operation waits for another writer's lock.
-        poll_interval_s: how often a watch checks for commits made by other processes.
-        max_request_bytes: values above this are written as chunks.
         request_ttl_s: how long a request id keeps its outcome.
-
-    Raises:
-        StorageUnavailableError: the file cannot be opened or stays locked.
-        FormatError: the file is not a catalog store, or was written by a newer release.
     """
 
     def __init__(

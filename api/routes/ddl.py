@@ -10,7 +10,7 @@ from fastapi.responses import Response
 
 from api.auth import require
 from api.errors import ApiCode, ApiError, problem_responses
-from api.models import ApplyResultBody, DdlRequest, SqlRequest
+from api.models import ApplyResultBody, BatchRequest, DdlRequest, SqlRequest
 from api.roles import Role
 from api.routes.params import json_response, node_of
 from api.sql import parse_sql
@@ -35,18 +35,17 @@ IdempotencyKey = Annotated[
 ]
 
 
-def _request_id(body_id: str | None, header_id: str | None) -> str | None:
-    if body_id and header_id and body_id != header_id:
-        raise ValidationError("request_id and the Idempotency-Key header differ")
-    return body_id or header_id
-
-
 async def _execute(
     request: Request,
     commands: list[CommandBase],
-    request_id: str | None,
-    wait_for_nodes_s: float | None = None,
+    payload: BatchRequest,
+    idempotency_key: str | None,
 ) -> Response:
+    """Run one batch; its request id comes from the body or the Idempotency-Key header."""
+    if payload.request_id and idempotency_key and payload.request_id != idempotency_key:
+        raise ValidationError("request_id and the Idempotency-Key header differ")
+    request_id = payload.request_id or idempotency_key
+    wait_for_nodes_s = payload.wait_for_nodes_s
     node = node_of(request)
     limit = request.app.state.settings.max_commands
     if len(commands) > limit:
@@ -83,8 +82,7 @@ async def ddl(
     request: Request, payload: DdlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:
     """Apply commands as one atomic batch; answer once the new version is visible everywhere."""
-    request_id = _request_id(payload.request_id, idempotency_key)
-    return await _execute(request, list(payload.commands), request_id, payload.wait_for_nodes_s)
+    return await _execute(request, list(payload.commands), payload, idempotency_key)
 
 
 @router.post("/sql", response_model=ApplyResultBody)
@@ -92,5 +90,4 @@ async def sql(
     request: Request, payload: SqlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:
     """Apply DDL statements (one or more, ``;``-separated) as one atomic batch."""
-    request_id = _request_id(payload.request_id, idempotency_key)
-    return await _execute(request, parse_sql(payload.sql), request_id, payload.wait_for_nodes_s)
+    return await _execute(request, parse_sql(payload.sql), payload, idempotency_key)
