@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import tempfile
 import time
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -30,6 +27,7 @@ from deploy.etcd_process import (
     http_json,
     stop_process,
 )
+from deploy.managed_process import ManagedProcess
 
 _HOST = "127.0.0.1"
 __all__ = [
@@ -47,7 +45,7 @@ _POLL_S = 0.05
 _PORT_ATTEMPTS = 3
 
 
-class EtcdMember:
+class EtcdMember(ManagedProcess):
     """One etcd process of a cluster (or a single-member cluster); restartable with its data.
 
     Args:
@@ -73,6 +71,7 @@ class EtcdMember:
         unsafe_no_fsync: bool = False,
         extra_args: Sequence[str] = (),
     ) -> None:
+        super().__init__(config.data_dir.parent / f"{config.name}.log", 5.0)
         self.config = config
         self._binary = binary or find_etcd_binary()
         self._initial_cluster = initial_cluster
@@ -81,29 +80,11 @@ class EtcdMember:
         self._election_ms = election_ms
         self._unsafe_no_fsync = unsafe_no_fsync
         self._extra_args = tuple(extra_args)
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._finalizer: weakref.finalize[[subprocess.Popen[bytes], float], EtcdMember] | None = (
-            None
-        )
 
     @property
     def endpoint(self) -> str:
         """Return ``127.0.0.1:<client port>``."""
         return self.config.endpoint
-
-    @property
-    def pid(self) -> int | None:
-        """Return the pid of the running process, or None."""
-        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
-
-    @property
-    def log_path(self) -> Path:
-        """Return the file that receives the process's output."""
-        return self.config.data_dir.parent / f"{self.config.name}.log"
-
-    def is_running(self) -> bool:
-        """Return whether the process is alive."""
-        return self.pid is not None
 
     def command(self) -> list[str]:
         """Return the full command line that starts this member."""
@@ -158,16 +139,7 @@ class EtcdMember:
         """
         if self.is_running():
             raise EtcdServerError(f"etcd member {self.config.name} is already running")
-        self.config.data_dir.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
-            self._proc = subprocess.Popen(
-                self.command(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        # A forgotten member must not outlive the interpreter that started it.
-        self._finalizer = weakref.finalize(self, stop_process, self._proc, 5.0)
+        self._popen(self.command())
 
     def healthy(self, timeout_s: float = 1.0) -> bool:
         """Return whether ``/health`` answers ``true`` (the member sees a leader)."""
@@ -243,39 +215,6 @@ class EtcdMember:
         ]
         for path, body in steps:
             http_json(f"{base}/{path}", json.dumps(body).encode(), timeout_s, self.config.tls)
-
-    def pause(self) -> None:
-        """Freeze the process with SIGSTOP: it keeps its sockets but answers nothing."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        """Let a paused process run again (SIGCONT)."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGCONT)
-
-    def kill(self) -> None:
-        """Kill the process with SIGKILL (a crash: no shutdown, data dir kept)."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGKILL)
-            self._proc.wait(timeout=10)
-
-    def stop(self, timeout_s: float = 5.0) -> None:
-        """Stop the process: SIGTERM, then SIGKILL after ``timeout_s``. Idempotent."""
-        if self._proc is not None:
-            self.resume()  # a paused process would sit on SIGTERM until it is killed
-            stop_process(self._proc, timeout_s)
-        if self._finalizer is not None:
-            self._finalizer.detach()
-            self._finalizer = None
-
-    def log_tail(self, lines: int = 30) -> str:
-        """Return the last lines of the process's output, for error messages."""
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError:
-            return "(no log)"
-        return "\n".join(text.splitlines()[-lines:])
 
 
 class EtcdCluster:

@@ -20,19 +20,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from deploy.etcd_server import EtcdCluster, free_port, stop_process
+from deploy.etcd_server import EtcdCluster, free_port
+from deploy.managed_process import ManagedProcess
 
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0
@@ -52,7 +50,7 @@ def _ready(url: str, timeout_s: float) -> bool:
         return False
 
 
-class CatalogProcess:
+class CatalogProcess(ManagedProcess):
     """One ``catalog serve`` OS process on a fixed port; restartable on the same port.
 
     Args:
@@ -76,26 +74,18 @@ class CatalogProcess:
         max_clock_skew_ms: int,
         env: Mapping[str, str] | None = None,
     ) -> None:
+        super().__init__(log_path, STOP_TIMEOUT_S)
         self.name = name
         self.port = port
         self.store = store
-        self.log_path = log_path
         self.delay_ms = delay_ms
         self.max_clock_skew_ms = max_clock_skew_ms
         self.env = dict(env or {})
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._finalizer: weakref.finalize[[subprocess.Popen[bytes], float], CatalogProcess] | None
-        self._finalizer = None
 
     @property
     def url(self) -> str:
         """Return the node's base URL."""
         return f"http://{HOST}:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        """Return the pid of the running process, or None."""
-        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
 
     def command(self) -> list[str]:
         """Return the command line: ``catalog serve`` run by this interpreter."""
@@ -128,18 +118,7 @@ class CatalogProcess:
         """
         if self.pid is not None:
             raise ClusterError(f"catalog node {self.name} is already running")
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, **self.env}
-        with self.log_path.open("ab") as log:
-            self._proc = subprocess.Popen(
-                self.command(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-            )
-        # A forgotten node must not outlive the interpreter that started it.
-        self._finalizer = weakref.finalize(self, stop_process, self._proc, STOP_TIMEOUT_S)
+        self._popen(self.command(), self.env)
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         """Wait until ``/readyz`` answers 200.
@@ -157,44 +136,6 @@ class CatalogProcess:
                     f"{self.log_tail()}"
                 )
             time.sleep(_POLL_S)
-
-    def kill(self) -> None:
-        """Kill the process with SIGKILL (a crash: no shutdown)."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
-            self._proc.wait(timeout=STOP_TIMEOUT_S)
-
-    def pause(self) -> None:
-        """Freeze the process (SIGSTOP): it keeps its sockets and its place in the log."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        """Let a paused process run again (SIGCONT)."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGCONT)
-
-    def terminate(self) -> None:
-        """Ask the process to stop (SIGCONT, then SIGTERM) without waiting for it."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGCONT)
-            self._proc.terminate()
-
-    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
-        """Stop the process: SIGTERM, then SIGKILL after ``timeout_s``. Idempotent."""
-        if self._proc is not None:
-            stop_process(self._proc, timeout_s)
-        if self._finalizer is not None:
-            self._finalizer.detach()
-            self._finalizer = None
-
-    def log_tail(self, lines: int = 40) -> str:
-        """Return the last lines of the process's output, for error messages."""
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError:
-            return "(no log)"
-        return "\n".join(text.splitlines()[-lines:])
 
 
 class LocalCluster:
