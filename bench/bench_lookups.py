@@ -18,6 +18,7 @@ import asyncio
 import random
 import tempfile
 import time
+from functools import partial
 
 from bench.bench_scale import BATCH, _node_options, _table
 from bench.harness import Figure, Sample, measure, progress
@@ -53,11 +54,11 @@ async def _rates(url: str, tables: int, repeats: int) -> dict[str, Sample]:
                 plain[name]
             return len(names) / (time.perf_counter() - started)
 
-        rates = {}
+        rates: dict[str, Sample] = {}
         for pattern, names in patterns.items():
-            rates[pattern] = measure(lambda n=names: catalog_rate(n), repeats=repeats, unit="/s")
+            rates[pattern] = measure(partial(catalog_rate, names), repeats=repeats, unit="/s")
             rates[f"{pattern}_dict"] = measure(
-                lambda n=names: dict_rate(n), repeats=repeats, unit="/s"
+                partial(dict_rate, names), repeats=repeats, unit="/s"
             )
         return rates
 
