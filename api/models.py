@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.roles import MAX_TTL_S, Role
 from catalog import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
+from catalog.catalog import Catalog
 from catalog.commands import CatalogCommand
 from catalog.data_files import DataCommit, DataFile, DataMode
 
@@ -80,6 +81,20 @@ class CatalogBody(_Shape):
     zones: list[ZoneDescriptor]
     tables: list[TableDescriptor]
     indexes: list[IndexDescriptor]
+
+    @classmethod
+    def of(cls, cat: Catalog) -> CatalogBody:
+        """Return ``cat`` as one document (decoding every table: this is O(tables))."""
+        return cls(
+            version=cat.version,
+            activation_ts=cat.activation_ts,
+            object_id_gen=cat.object_id_gen,
+            default_zone_id=cat.default_zone_id,
+            schemas=cat.schemas(),
+            zones=cat.zones(),
+            tables=cat.tables(),
+            indexes=cat.indexes(),
+        )
 
 
 class TableBody(_Shape):

@@ -13,12 +13,12 @@ import gc
 import time
 import tracemalloc
 
+from api.models import CatalogBody
 from bench.harness import Figure, Sample, measure, progress
 from bench.tables import create_command
 from catalog import Catalog, prepare
-from catalog.descriptors import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
+from catalog.descriptors import TableDescriptor
 from catalog.entries import NewTableEntry
-from catalog.model import Model
 from catalog.snapshots import decode_snapshot, encode_snapshot
 
 
@@ -94,36 +94,10 @@ def p5_apply(repeats: int) -> Figure:
     return Figure("P5", "apply one entry at 10k tables ÷ at 100 tables", at_large, at_small, "<= 2")
 
 
-class CatalogDocument(Model):
-    """The same catalog content as one pydantic document: the JSON baseline for P8."""
-
-    version: int
-    activation_ts: int
-    object_id_gen: int
-    default_zone_id: int | None
-    schemas: list[SchemaDescriptor]
-    zones: list[ZoneDescriptor]
-    tables: list[TableDescriptor]
-    indexes: list[IndexDescriptor]
-
-
-def _document(cat: Catalog) -> CatalogDocument:
-    return CatalogDocument(
-        version=cat.version,
-        activation_ts=cat.activation_ts,
-        object_id_gen=cat.object_id_gen,
-        default_zone_id=cat.default_zone_id,
-        schemas=cat.schemas(),
-        zones=cat.zones(),
-        tables=cat.tables(),
-        indexes=cat.indexes(),
-    )
-
-
 def p8_snapshot(repeats: int) -> list[Figure]:
     progress("P8: snapshot round trip of 1k tables, msgpack vs pydantic JSON")
     cat = build_versions(1000)[-1]
-    doc = _document(cat)
+    doc = CatalogBody.of(cat)  # the same content as one pydantic JSON document
 
     def ours() -> float:
         start = time.perf_counter()
@@ -132,7 +106,7 @@ def p8_snapshot(repeats: int) -> list[Figure]:
 
     def json_round_trip() -> float:
         start = time.perf_counter()
-        CatalogDocument.model_validate_json(doc.model_dump_json())
+        CatalogBody.model_validate_json(doc.model_dump_json())
         return time.perf_counter() - start
 
     ours_size = float(len(encode_snapshot(cat)))

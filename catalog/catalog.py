@@ -12,8 +12,8 @@ version pays the path copies a million-entry persistent map would need for every
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from immutables import Map
 
@@ -30,8 +30,8 @@ from catalog.descriptors.zones import (
     DEFAULT_STORAGE_PROFILE,
     DEFAULT_ZONE_NAME,
 )
-from catalog.errors import ErrorCode, NotFoundError
-from catalog.relations import RelationReads, missing
+from catalog.errors import ErrorCode
+from catalog.relations import RelationReads, found_or_raise
 from catalog.snapshot_format import catalog_digest
 from catalog.store import (
     ALIVE,
@@ -46,6 +46,7 @@ from catalog.store import (
 )
 
 _UNSEALED = -1
+_Relation = TypeVar("_Relation", TableDescriptor, IndexDescriptor)
 """The stamp slot of an overlay record: not written to any store yet."""
 
 
@@ -151,18 +152,11 @@ class Catalog(RelationReads):
         Raises:
             NotFoundError: SCHEMA_NOT_FOUND.
         """
-        found = self.find_schema(name)
-        if found is None:
-            raise NotFoundError(f"schema {name} not found", code=ErrorCode.SCHEMA_NOT_FOUND)
-        return found
+        return found_or_raise(self.find_schema(name), f"schema {name}", ErrorCode.SCHEMA_NOT_FOUND)
 
     def find_table(self, schema: str, name: str) -> TableDescriptor | None:
         """Return table ``schema.name``, or None."""
-        schema_id = self._schema_by_name.get(schema)
-        if schema_id is None:
-            return None
-        table_id = self._table_id(schema_id, name)
-        return None if table_id is None else self._table(table_id)
+        return self._find_relation(schema, name, self._table_id, self._table)
 
     def table(self, schema: str, name: str) -> TableDescriptor:
         """Return table ``schema.name``.
@@ -171,17 +165,11 @@ class Catalog(RelationReads):
             NotFoundError: SCHEMA_NOT_FOUND or TABLE_NOT_FOUND.
         """
         found = self.find_table(self.schema(schema).name, name)
-        if found is None:
-            raise NotFoundError(f"table {schema}.{name} not found", code=ErrorCode.TABLE_NOT_FOUND)
-        return found
+        return found_or_raise(found, f"table {schema}.{name}", ErrorCode.TABLE_NOT_FOUND)
 
     def find_index(self, schema: str, name: str) -> IndexDescriptor | None:
         """Return the alive (not STOPPING) index ``schema.name``, or None."""
-        schema_id = self._schema_by_name.get(schema)
-        if schema_id is None:
-            return None
-        index_id = self._index_id(schema_id, name)
-        return None if index_id is None else self._index(index_id)
+        return self._find_relation(schema, name, self._index_id, self._index)
 
     def index(self, schema: str, name: str) -> IndexDescriptor:
         """Return the alive index ``schema.name``.
@@ -190,9 +178,7 @@ class Catalog(RelationReads):
             NotFoundError: SCHEMA_NOT_FOUND or INDEX_NOT_FOUND.
         """
         found = self.find_index(self.schema(schema).name, name)
-        if found is None:
-            raise NotFoundError(f"index {schema}.{name} not found", code=ErrorCode.INDEX_NOT_FOUND)
-        return found
+        return found_or_raise(found, f"index {schema}.{name}", ErrorCode.INDEX_NOT_FOUND)
 
     def find_zone(self, name: str) -> ZoneDescriptor | None:
         """Return the zone named ``name``, or None."""
@@ -205,10 +191,18 @@ class Catalog(RelationReads):
         Raises:
             NotFoundError: ZONE_NOT_FOUND.
         """
-        found = self.find_zone(name)
-        if found is None:
-            raise NotFoundError(f"zone {name} not found", code=ErrorCode.ZONE_NOT_FOUND)
-        return found
+        return found_or_raise(self.find_zone(name), f"zone {name}", ErrorCode.ZONE_NOT_FOUND)
+
+    def _find_relation(
+        self,
+        schema: str,
+        name: str,
+        id_of: Callable[[int, str], int | None],
+        load: Callable[[int], _Relation | None],
+    ) -> _Relation | None:
+        schema_id = self._schema_by_name.get(schema)
+        relation_id = None if schema_id is None else id_of(schema_id, name)
+        return None if relation_id is None else load(relation_id)
 
     def relation_id(self, schema_id: int, name: str) -> int | None:
         """Return the id of the table or alive index named ``name`` (one namespace), or None."""
@@ -224,9 +218,7 @@ class Catalog(RelationReads):
             NotFoundError: SCHEMA_NOT_FOUND.
         """
         found = self._schemas.get(schema_id)
-        if found is None:
-            raise missing("schema", schema_id, ErrorCode.SCHEMA_NOT_FOUND)
-        return found
+        return found_or_raise(found, f"schema with id {schema_id}", ErrorCode.SCHEMA_NOT_FOUND)
 
     def zone_by_id(self, zone_id: int) -> ZoneDescriptor:
         """Return the zone with id ``zone_id``.
@@ -235,9 +227,7 @@ class Catalog(RelationReads):
             NotFoundError: ZONE_NOT_FOUND.
         """
         found = self._zones.get(zone_id)
-        if found is None:
-            raise missing("zone", zone_id, ErrorCode.ZONE_NOT_FOUND)
-        return found
+        return found_or_raise(found, f"zone with id {zone_id}", ErrorCode.ZONE_NOT_FOUND)
 
     # -- collections (ordered by id, so every node lists them alike) ---------------------
 
@@ -344,23 +334,15 @@ class Catalog(RelationReads):
 
     def with_schema(self, schema: SchemaDescriptor) -> Catalog:
         """Return a copy with ``schema`` added or replaced (by id)."""
-        by_name = self._schema_by_name
-        old = self._schemas.get(schema.id)
-        if old is not None and old.name != schema.name:
-            by_name = by_name.delete(old.name)
-        return self._replace(
-            _schemas=self._schemas.set(schema.id, schema),
-            _schema_by_name=by_name.set(schema.name, schema.id),
-        )
+        schemas, by_name = _put_named(self._schemas, self._schema_by_name, schema)
+        return self._replace(_schemas=schemas, _schema_by_name=by_name)
 
     def without_schema(self, schema_id: int) -> Catalog:
         """Return a copy without the (empty) schema ``schema_id``."""
-        old = self.schema_by_id(schema_id)
-        return self._replace(
-            _schemas=self._schemas.delete(schema_id),
-            _schema_by_name=self._schema_by_name.delete(old.name),
-            _schema_counts=_discard(self._schema_counts, schema_id),
-        )
+        name = self.schema_by_id(schema_id).name
+        schemas, by_name = self._schemas.delete(schema_id), self._schema_by_name.delete(name)
+        counts = _discard(self._schema_counts, schema_id)
+        return self._replace(_schemas=schemas, _schema_by_name=by_name, _schema_counts=counts)
 
     def with_table(self, table: TableDescriptor) -> Catalog:
         """Return a copy with ``table`` added or replaced (by id)."""
@@ -442,23 +424,15 @@ class Catalog(RelationReads):
 
     def with_zone(self, zone: ZoneDescriptor) -> Catalog:
         """Return a copy with ``zone`` added or replaced (by id)."""
-        by_name = self._zone_by_name
-        old = self._zones.get(zone.id)
-        if old is not None and old.name != zone.name:
-            by_name = by_name.delete(old.name)
-        return self._replace(
-            _zones=self._zones.set(zone.id, zone),
-            _zone_by_name=by_name.set(zone.name, zone.id),
-        )
+        zones, by_name = _put_named(self._zones, self._zone_by_name, zone)
+        return self._replace(_zones=zones, _zone_by_name=by_name)
 
     def without_zone(self, zone_id: int) -> Catalog:
         """Return a copy without zone ``zone_id``."""
-        old = self.zone_by_id(zone_id)
-        return self._replace(
-            _zones=self._zones.delete(zone_id),
-            _zone_by_name=self._zone_by_name.delete(old.name),
-            _zone_counts=_discard(self._zone_counts, zone_id),
-        )
+        name = self.zone_by_id(zone_id).name
+        zones, by_name = self._zones.delete(zone_id), self._zone_by_name.delete(name)
+        counts = _discard(self._zone_counts, zone_id)
+        return self._replace(_zones=zones, _zone_by_name=by_name, _zone_counts=counts)
 
     # -- building a whole version at once (snapshots) ------------------------------------
 
@@ -576,3 +550,16 @@ def _count(counts: Map[int, int], key: int, delta: int) -> Map[int, int]:
 
 def _discard(m: Map[int, Any], key: int) -> Map[int, Any]:
     return m.delete(key) if key in m else m
+
+
+_Named = TypeVar("_Named", SchemaDescriptor, ZoneDescriptor)
+
+
+def _put_named(
+    by_id: Map[int, _Named], by_name: Map[str, int], item: _Named
+) -> tuple[Map[int, _Named], Map[str, int]]:
+    """Return both maps with ``item`` added or replaced by id (a rename frees its old name)."""
+    old = by_id.get(item.id)
+    if old is not None and old.name != item.name:
+        by_name = by_name.delete(old.name)
+    return by_id.set(item.id, item), by_name.set(item.name, item.id)

@@ -8,7 +8,7 @@ record and decode only the descriptor they return.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from immutables import Map
 
@@ -29,6 +29,8 @@ from catalog.store import (
 )
 
 _MISSING: Any = object()
+
+_T = TypeVar("_T")
 
 
 class RelationReads:
@@ -122,9 +124,7 @@ class RelationReads:
             NotFoundError: TABLE_NOT_FOUND.
         """
         found = self._table(table_id)
-        if found is None:
-            raise missing("table", table_id, ErrorCode.TABLE_NOT_FOUND)
-        return found
+        return found_or_raise(found, f"table with id {table_id}", ErrorCode.TABLE_NOT_FOUND)
 
     def index_by_id(self, index_id: int) -> IndexDescriptor:
         """Return the index with id ``index_id`` (any status).
@@ -133,9 +133,7 @@ class RelationReads:
             NotFoundError: INDEX_NOT_FOUND.
         """
         found = self._index(index_id)
-        if found is None:
-            raise missing("index", index_id, ErrorCode.INDEX_NOT_FOUND)
-        return found
+        return found_or_raise(found, f"index with id {index_id}", ErrorCode.INDEX_NOT_FOUND)
 
     def has_table(self, table_id: int) -> bool:
         """Return True if a table with id ``table_id`` exists."""
@@ -162,6 +160,8 @@ class RelationReads:
         return self._members(self._store.zone_members.get(zone_id, []), ZONE_ID, zone_id)
 
 
-def missing(kind: str, object_id: int, code: ErrorCode) -> NotFoundError:
-    """Return the error for an object id that names nothing."""
-    return NotFoundError(f"{kind} with id {object_id} not found", code=code)
+def found_or_raise(found: _T | None, what: str, code: ErrorCode) -> _T:
+    """Return ``found``; if it is None, raise NOT_FOUND ``code`` saying ``what`` is not found."""
+    if found is None:
+        raise NotFoundError(f"{what} not found", code=code)
+    return found

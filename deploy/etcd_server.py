@@ -16,7 +16,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 
 from deploy.etcd_process import (
     EtcdServerError,
@@ -417,12 +416,7 @@ class EtcdCluster:
     def __enter__(self) -> EtcdCluster:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
 

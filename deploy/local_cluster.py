@@ -27,7 +27,6 @@ import time
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 
 from deploy.etcd_server import EtcdCluster, free_port
 from deploy.managed_process import ManagedProcess
@@ -306,12 +305,7 @@ class LocalCluster:
     def __enter__(self) -> LocalCluster:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
 

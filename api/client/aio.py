@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import TypeVar
 
@@ -11,15 +10,10 @@ import httpx
 
 from api.client import calls
 from api.client.calls import Call, Commands, ReadyStatus, RetryPolicy, Timestamp
+from api.client.client_base import ClientBase
 from api.client.closing import AsyncClosedOnExit
-from api.client.errors import UnreachableError, error_from_response
-from api.client.events import (
-    CatalogEventMessage,
-    EventCursor,
-    Reconnects,
-    SseDecoder,
-    stream_error_is_transient,
-)
+from api.client.errors import UnreachableError
+from api.client.events import CatalogEventMessage, EventCursor, StreamAttempts
 from api.models import (
     DataCommitsBody,
     DiffBody,
@@ -39,7 +33,7 @@ from catalog.descriptors import IndexDescriptor, TableDescriptor
 T = TypeVar("T")
 
 
-class AsyncCatalogClient(AsyncClosedOnExit):
+class AsyncCatalogClient(ClientBase, AsyncClosedOnExit):
     """The asyncio twin of ``CatalogClient``: same arguments, same calls, awaited.
 
     ::
@@ -62,21 +56,13 @@ class AsyncCatalogClient(AsyncClosedOnExit):
         headers: Mapping[str, str] | None = None,
         token: str | None = None,
     ) -> None:
-        self._failover = calls.Failover(calls.base_urls(urls))
-        self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
-        self._retry = retry or RetryPolicy()
-        self._stream_timeout = httpx.Timeout(self._timeout.connect, read=stream_timeout_s)
+        super().__init__(urls, timeout, retry, stream_timeout_s, headers, token)
         self._http = httpx.AsyncClient(
             timeout=self._timeout,
             transport=transport,
-            headers=calls.auth_headers(headers, token),
+            headers=self._headers,
             follow_redirects=False,
         )
-
-    @property
-    def urls(self) -> list[str]:
-        """Return the base URLs, in configured order."""
-        return list(self._failover.urls)
 
     async def aclose(self) -> None:
         """Close the connections."""
@@ -259,43 +245,27 @@ class AsyncCatalogClient(AsyncClosedOnExit):
     async def _stream_events(
         self, cursor: EventCursor
     ) -> AsyncGenerator[CatalogEventMessage, None]:
-        reconnects = Reconnects(self._retry)
+        attempts = StreamAttempts(cursor, self._failover, self._retry)
         while True:
             if cursor.needs_pin:
                 cursor.pin((await self.versions()).latest)
-            params, headers = cursor.request()
-            url = self._failover.order(1)[0]
-            started = time.monotonic()
+            url, params, headers = attempts.connect()
             try:
                 async with self._http.stream(
-                    "GET",
-                    url + "/v1/events",
-                    params=params,
-                    headers=headers,
-                    timeout=self._stream_timeout,
+                    "GET", url, params=params, headers=headers, timeout=self._stream_timeout
                 ) as response:
                     if not response.is_success:
                         await response.aread()
-                        error = error_from_response(response)
-                        if not stream_error_is_transient(error, cursor):
-                            raise error
-                        reason = f"{url}: {error}"
+                        attempts.refused(response)
                     else:
-                        self._failover.answered(url)
-                        decoder = SseDecoder()
+                        attempts.opened()
                         async for line in response.aiter_lines():
-                            frame = decoder.feed(line)
-                            message = None if frame is None else cursor.accept(frame, url)
+                            message = attempts.feed(line)
                             if message is not None:
-                                reconnects.delivered()
                                 yield message
-                        reason = f"{url}: the stream ended"
             except httpx.TransportError as e:
-                if not calls.is_retryable(e):
-                    raise
-                reason = calls.describe(url, e)
-            self._failover.failed(url)
-            await asyncio.sleep(reconnects.failed(reason, time.monotonic() - started))
+                attempts.broken(e)
+            await asyncio.sleep(attempts.pause())
 
 
 class AsyncEventStream(AsyncIterator[CatalogEventMessage], AsyncClosedOnExit):

@@ -49,6 +49,7 @@ from catalog.data_files import DataCommit, DataFile, DataMode
 from catalog.descriptors import IndexDescriptor
 
 T = TypeVar("T")
+_M = TypeVar("_M", bound=pydantic.BaseModel)
 
 Timestamp = int | dt.datetime | str
 """A point in time for ``at=``: a hybrid timestamp, an aware datetime, or RFC 3339 text."""
@@ -327,6 +328,18 @@ def read_params(version: int | None, at: Timestamp | None) -> dict[str, str]:
     return {}
 
 
+def json_of(model: type[_M]) -> Callable[[httpx.Response], _M]:
+    """Return a decoder of an answer's JSON body into ``model``."""
+    return lambda r: model.model_validate_json(r.content)
+
+
+def read_call(
+    path: str, decode: Callable[[httpx.Response], T], version: int | None, at: Timestamp | None
+) -> Call[T]:
+    """Return a ``GET`` of ``path`` at ``version``, as of ``at``, or the latest."""
+    return Call("GET", path, decode, params=read_params(version, at))
+
+
 def command_dicts(commands: Commands) -> list[Any]:
     """Return the JSON of ``commands``: command objects are dumped, dicts are sent as they are.
 
@@ -381,37 +394,21 @@ def sql_call(
 
 def catalog_from_body(body: CatalogBody) -> Catalog:
     """Rebuild the typed ``Catalog`` the server holds from its JSON."""
-    return Catalog.from_parts(
-        version=body.version,
-        activation_ts=body.activation_ts,
-        object_id_gen=body.object_id_gen,
-        default_zone_id=body.default_zone_id,
-        schemas=body.schemas,
-        zones=body.zones,
-        tables=body.tables,
-        indexes=body.indexes,
-    )
+    return Catalog.from_parts(**dict(body))
 
 
 def catalog_call(version: int | None, at: Timestamp | None) -> Call[Catalog]:
     """``GET /v1/catalog``."""
-    return Call(
-        "GET",
-        "/v1/catalog",
-        lambda r: catalog_from_body(CatalogBody.model_validate_json(r.content)),
-        params=read_params(version, at),
-    )
+    decode = json_of(CatalogBody)
+    return read_call("/v1/catalog", lambda r: catalog_from_body(decode(r)), version, at)
 
 
 def table_call(
     schema: str, name: str, version: int | None, at: Timestamp | None
 ) -> Call[TableBody]:
     """``GET /v1/schemas/{schema}/tables/{name}``."""
-    return Call(
-        "GET",
-        f"/v1/schemas/{segment(schema)}/tables/{segment(name)}",
-        lambda r: TableBody.model_validate_json(r.content),
-        params=read_params(version, at),
+    return read_call(
+        f"/v1/schemas/{segment(schema)}/tables/{segment(name)}", json_of(TableBody), version, at
     )
 
 
@@ -420,34 +417,22 @@ _NAMES: pydantic.TypeAdapter[list[str]] = pydantic.TypeAdapter(list[str])
 
 def tables_call(schema: str, version: int | None, at: Timestamp | None) -> Call[list[str]]:
     """``GET /v1/schemas/{schema}/tables``."""
-    return Call(
-        "GET",
-        f"/v1/schemas/{segment(schema)}/tables",
-        lambda r: _NAMES.validate_json(r.content),
-        params=read_params(version, at),
-    )
+    path = f"/v1/schemas/{segment(schema)}/tables"
+    return read_call(path, lambda r: _NAMES.validate_json(r.content), version, at)
 
 
 def index_call(
     schema: str, name: str, version: int | None, at: Timestamp | None
 ) -> Call[IndexDescriptor]:
     """``GET /v1/schemas/{schema}/indexes/{name}``."""
-    return Call(
-        "GET",
-        f"/v1/schemas/{segment(schema)}/indexes/{segment(name)}",
-        lambda r: IndexBody.model_validate_json(r.content).index,
-        params=read_params(version, at),
-    )
+    decode = json_of(IndexBody)
+    path = f"/v1/schemas/{segment(schema)}/indexes/{segment(name)}"
+    return read_call(path, lambda r: decode(r).index, version, at)
 
 
 def zone_call(name: str, version: int | None, at: Timestamp | None) -> Call[ZoneBody]:
     """``GET /v1/zones/{name}``."""
-    return Call(
-        "GET",
-        f"/v1/zones/{segment(name)}",
-        lambda r: ZoneBody.model_validate_json(r.content),
-        params=read_params(version, at),
-    )
+    return read_call(f"/v1/zones/{segment(name)}", json_of(ZoneBody), version, at)
 
 
 def versions_call(from_version: int | None, limit: int | None) -> Call[VersionsBody]:
@@ -455,9 +440,7 @@ def versions_call(from_version: int | None, limit: int | None) -> Call[VersionsB
     params = {"from_version": str(from_version)} if from_version is not None else {}
     if limit is not None:
         params["limit"] = str(limit)
-    return Call(
-        "GET", "/v1/versions", lambda r: VersionsBody.model_validate_json(r.content), params=params
-    )
+    return Call("GET", "/v1/versions", json_of(VersionsBody), params=params)
 
 
 def ready_call(version: int, timeout_s: float) -> Call[ReadyBody]:
@@ -465,7 +448,7 @@ def ready_call(version: int, timeout_s: float) -> Call[ReadyBody]:
     return Call(
         "GET",
         f"/v1/versions/{version}/ready",
-        lambda r: ReadyBody.model_validate_json(r.content),
+        json_of(ReadyBody),
         params={"timeout": repr(float(timeout_s))},
         extra_read_s=timeout_s,
     )
@@ -500,7 +483,7 @@ def commit_data_call(
     return Call(
         "POST",
         "/v1/data/commits",
-        lambda r: DataCommit.model_validate_json(r.content),
+        json_of(DataCommit),
         body=body.model_dump(mode="json"),
     )
 
@@ -513,7 +496,7 @@ def data_commits_call(table_id: int, at: Timestamp | None, history: bool) -> Cal
     return Call(
         "GET",
         "/v1/data/commits",
-        lambda r: DataCommitsBody.model_validate_json(r.content),
+        json_of(DataCommitsBody),
         params=params,
     )
 
@@ -523,14 +506,14 @@ def token_call(role: str, ttl_s: int, subject: str) -> Call[TokenBody]:
     return Call(
         "POST",
         "/v1/tokens",
-        lambda r: TokenBody.model_validate_json(r.content),
+        json_of(TokenBody),
         body={"role": role, "ttl_s": ttl_s, "subject": subject},
     )
 
 
 def time_call() -> Call[TimeBody]:
     """``GET /v1/time``."""
-    return Call("GET", "/v1/time", lambda r: TimeBody.model_validate_json(r.content))
+    return Call("GET", "/v1/time", json_of(TimeBody))
 
 
 def diff_call(from_version: int, to_version: int) -> Call[DiffBody]:
@@ -538,7 +521,7 @@ def diff_call(from_version: int, to_version: int) -> Call[DiffBody]:
     return Call(
         "GET",
         "/v1/diff",
-        lambda r: DiffBody.model_validate_json(r.content),
+        json_of(DiffBody),
         params={"from": str(from_version), "to": str(to_version)},
     )
 

@@ -9,12 +9,14 @@ before it, so a consumer sees every event once, in order.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import pydantic
 
-from api.client.calls import RETRYABLE_CODES, RetryPolicy
+from api.client.calls import RETRYABLE_CODES, Failover, RetryPolicy, describe, is_retryable
 from api.client.errors import (
     BAD_RESPONSE,
     UNREACHABLE,
@@ -23,6 +25,7 @@ from api.client.errors import (
     ResponseFormatError,
     UnreachableError,
     error_from_event,
+    error_from_response,
 )
 from catalog.descriptors import (
     Descriptor,
@@ -252,3 +255,72 @@ def stream_error_is_transient(error: CatalogApiError, cursor: EventCursor) -> bo
     if error.code in RETRYABLE_CODES:
         return True
     return isinstance(error, NotFoundError) and error.code == "VERSION_NOT_FOUND" and cursor.pinned
+
+
+class StreamAttempts:
+    """One event stream's connections, without I/O: both clients connect where it says.
+
+    Each connection goes to the preferred base URL from the cursor's position; a refusal
+    worth retrying, a broken connection or the end of the stream fail over to the next URL
+    after a pause, until ``Reconnects`` gives up.
+    """
+
+    def __init__(self, cursor: EventCursor, failover: Failover, policy: RetryPolicy) -> None:
+        self._cursor = cursor
+        self._failover = failover
+        self._reconnects = Reconnects(policy)
+        self._decoder = SseDecoder()
+        self._url = ""
+        self._started = 0.0
+        self._reason = ""
+
+    def connect(self) -> tuple[str, dict[str, str], dict[str, str]]:
+        """Return the address, query parameters and headers of the next connection."""
+        self._url = self._failover.order(1)[0]
+        self._started = time.monotonic()
+        self._decoder = SseDecoder()
+        self._reason = f"{self._url}: the stream ended"
+        params, headers = self._cursor.request()
+        return self._url + "/v1/events", params, headers
+
+    def refused(self, response: httpx.Response) -> None:
+        """Note a refused connection (its body read).
+
+        Raises:
+            CatalogApiError: a refusal that retrying cannot change.
+        """
+        error = error_from_response(response)
+        if not stream_error_is_transient(error, self._cursor):
+            raise error
+        self._reason = f"{self._url}: {error}"
+
+    def opened(self) -> None:
+        """Note that the connection was accepted."""
+        self._failover.answered(self._url)
+
+    def feed(self, line: str) -> CatalogEventMessage | None:
+        """Return the event a line of the stream completes, if any."""
+        frame = self._decoder.feed(line)
+        message = None if frame is None else self._cursor.accept(frame, self._url)
+        if message is not None:
+            self._reconnects.delivered()
+        return message
+
+    def broken(self, error: httpx.TransportError) -> None:
+        """Note a connection that failed or broke.
+
+        Raises:
+            httpx.TransportError: ``error`` itself, when trying again cannot help.
+        """
+        if not is_retryable(error):
+            raise error
+        self._reason = describe(self._url, error)
+
+    def pause(self) -> float:
+        """Return the pause before the next connection.
+
+        Raises:
+            UnreachableError: too many failed connections in a row.
+        """
+        self._failover.failed(self._url)
+        return self._reconnects.failed(self._reason, time.monotonic() - self._started)

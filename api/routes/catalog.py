@@ -31,18 +31,7 @@ At = Annotated[str | None, Query(min_length=1, max_length=64, description=AT_DOC
 async def get_catalog(request: Request, version: Version = None, at: At = None) -> Response:
     """The whole catalog at a version, as of a time, or the latest."""
     cat = await resolve_catalog(node_of(request), version, at)
-    return json_response(
-        CatalogBody(
-            version=cat.version,
-            activation_ts=cat.activation_ts,
-            object_id_gen=cat.object_id_gen,
-            default_zone_id=cat.default_zone_id,
-            schemas=cat.schemas(),
-            zones=cat.zones(),
-            tables=cat.tables(),
-            indexes=cat.indexes(),
-        )
-    )
+    return json_response(CatalogBody.of(cat))
 
 
 @router.get(

@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 
 import httpx
 
@@ -187,13 +186,8 @@ class Workload:
     def __enter__(self) -> Workload:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc is None:
+    def __exit__(self, *exc_info: object) -> None:
+        if exc_info[1] is None:
             self.stop()
             return
         with contextlib.suppress(RuntimeError):  # the original failure says more

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from types import TracebackType
 
 _CHUNK = 65536
 
@@ -35,12 +34,7 @@ class FaultProxy:
         self._accepter.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._stopping.set()
         self._accepter.join(timeout=5)
         self._listener.close()
