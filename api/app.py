@@ -19,9 +19,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api import errors
 from api.auth import TokenAuthority, auth_enabled, is_loopback
 from api.config import ServerSettings
+from api.host_check import HostCheckMiddleware
 from api.metrics import ApiMetrics
 from api.routes import catalog as catalog_routes
 from api.routes import data, ddl, events, ops, tokens, versions
+from api.subscriber_slots import SubscriberSlots
 from catalog.errors import CatalogError
 from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
@@ -162,7 +164,9 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = ApiMetrics()
     app.state.response_cache = catalog_routes.ResponseCache()
-    app.state.subscribers = 0  # open event streams (limited by settings.max_subscribers)
+    app.state.subscribers = SubscriberSlots(
+        settings.max_subscribers, settings.max_subscribers_per_principal
+    )
     for router in (
         ddl.router,
         catalog_routes.router,
@@ -193,6 +197,10 @@ def create_app(
         app.add_exception_handler(exc_type, handler)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimeoutMiddleware, timeout_s=settings.request_timeout_s)
+    if not auth_enabled(settings.host, settings.auth):
+        app.add_middleware(
+            HostCheckMiddleware, bind_host=settings.host, allowed=settings.allowed_hosts
+        )
     return app
 
 

@@ -39,10 +39,15 @@ class ServerSettings:
             (``CATALOG_REGISTRY_TTL_S``; 10).
         auth: bearer tokens: ``on``, ``off`` or ``auto`` (``CATALOG_AUTH``; the default: on for
             every bind address but loopback).
+        allowed_hosts: with auth off, the ``Host`` names answered besides loopback names and
+            the bind address (``CATALOG_ALLOWED_HOSTS``, comma-separated; none by default).
         max_commands: the most commands (or SQL statements) one batch may hold
             (``CATALOG_MAX_COMMANDS``; 1000).
         max_subscribers: the most event streams this node serves at once
             (``CATALOG_MAX_SUBSCRIBERS``; 256); more are refused with 503 and Retry-After.
+        max_subscribers_per_principal: the most event streams one principal (a token's
+            subject; with auth off, every caller alike) holds at once
+            (``CATALOG_MAX_SUBSCRIBERS_PER_PRINCIPAL``; 32), so one client cannot take them all.
         request_timeout_s: the longest a request may take before it is answered 504
             (``CATALOG_REQUEST_TIMEOUT_S``; 60); event streams and ready-waits have their own.
         ready_timeout_max_s: the longest wait ``/v1/versions/{N}/ready`` allows.
@@ -70,8 +75,16 @@ class ServerSettings:
         default_factory=lambda: _env_float("CATALOG_REGISTRY_TTL_S", 10.0)
     )
     auth: str = field(default_factory=lambda: os.environ.get("CATALOG_AUTH", "auto"))
+    allowed_hosts: frozenset[str] = field(
+        default_factory=lambda: frozenset(
+            h.strip() for h in os.environ.get("CATALOG_ALLOWED_HOSTS", "").split(",") if h.strip()
+        )
+    )
     max_commands: int = field(default_factory=lambda: _env_int("CATALOG_MAX_COMMANDS", 1000))
     max_subscribers: int = field(default_factory=lambda: _env_int("CATALOG_MAX_SUBSCRIBERS", 256))
+    max_subscribers_per_principal: int = field(
+        default_factory=lambda: _env_int("CATALOG_MAX_SUBSCRIBERS_PER_PRINCIPAL", 32)
+    )
     request_timeout_s: float = field(
         default_factory=lambda: _env_float("CATALOG_REQUEST_TIMEOUT_S", 60.0)
     )

@@ -11,7 +11,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.roles import MAX_TTL_S, Role
-from catalog import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
+from catalog import (
+    IndexDescriptor,
+    SchemaDescriptor,
+    TableDescriptor,
+    TableVersion,
+    ZoneDescriptor,
+)
 from catalog.catalog import Catalog
 from catalog.commands import CatalogCommand
 from catalog.data_files import DataCommit, DataFile, DataMode
@@ -83,8 +89,12 @@ class CatalogBody(_Shape):
     indexes: list[IndexDescriptor]
 
     @classmethod
-    def of(cls, cat: Catalog) -> CatalogBody:
-        """Return ``cat`` as one document (decoding every table: this is O(tables))."""
+    def of(cls, cat: Catalog, *, history: bool = True) -> CatalogBody:
+        """Return ``cat`` as one document (decoding every table: this is O(tables)).
+
+        Without ``history``, each table carries only its current schema version.
+        """
+        tables = cat.tables()
         return cls(
             version=cat.version,
             activation_ts=cat.activation_ts,
@@ -92,7 +102,7 @@ class CatalogBody(_Shape):
             default_zone_id=cat.default_zone_id,
             schemas=cat.schemas(),
             zones=cat.zones(),
-            tables=cat.tables(),
+            tables=tables if history else [t.current() for t in tables],
             indexes=cat.indexes(),
         )
 
@@ -108,6 +118,17 @@ class TableBody(_Shape):
     zone: ZoneDescriptor
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class TableHistoryBody(_Shape):
+    """A page of a table's schema versions, oldest first."""
+
+    version: int
+    table_id: int
+    schema_versions: list[TableVersion]
+    next_schema_version: int | None = Field(
+        description="Where the next page starts; null on the last page."
+    )
 
 
 class IndexBody(_Shape):

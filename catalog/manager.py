@@ -279,20 +279,18 @@ class CatalogManager:
             request_ids = [r.request_id for r, _ in included if r.request_id is not None]
             self.stats["appends"] += 1
             self.stats["merged"] += len(included) - 1
-            payload = encode_update(update)
+            try:
+                payload = encode_update(update)
+            except Exception as e:  # nothing written; only the request at fault hears of it
+                await self._each_alone(included, _unstorable(e))
+                return
             self._service.expect(payload, base, update, after)
             try:
                 result = await self._log.append(
                     update.version, payload, update.proposal_ts, request_ids
                 )
             except UpdateTooLargeError as e:
-                # A definite refusal: nothing was written. Requests grouped together may each
-                # fit alone, so only a request too large by itself hears of it.
-                if len(included) == 1:
-                    included[0][0].future.set_exception(e)
-                else:
-                    for request, _ in included:
-                        await self._commit([request])
+                await self._each_alone(included, e)
                 return
             if result.committed:
                 await self._service.catalog_ready(update.version)
@@ -331,6 +329,20 @@ class CatalogManager:
                     )
                 )
 
+    async def _each_alone(
+        self, included: list[tuple[_Request, tuple[bool, ...]]], error: Exception
+    ) -> None:
+        """Refuse a lone request with ``error``; commit grouped ones one by one.
+
+        The refusal is definite (nothing was written). Requests grouped together may each be
+        fine alone, so only the request that fails by itself hears of it.
+        """
+        if len(included) == 1:
+            included[0][0].future.set_exception(error)
+            return
+        for request, _ in included:
+            await self._commit([request])
+
     def _validate(
         self, base: Catalog, pending: list[_Request]
     ) -> tuple[list[tuple[_Request, tuple[bool, ...]]], list[EntryBase], list[_Request], Catalog]:
@@ -355,13 +367,15 @@ class CatalogManager:
                 continue
             try:
                 prepared = prepare(current, request.commands)
-            except CatalogError as e:
+            except (CatalogError, RecursionError, UnicodeError) as e:
                 if included:
                     # It may only clash with a request ahead of it in this version: judge it
                     # again against the published version, the only state a refusal may cite.
                     deferred.append(request)
-                else:
+                elif isinstance(e, CatalogError):
                     request.future.set_result(_Outcome(base.version, error=e))
+                else:
+                    request.future.set_exception(_unstorable(e))
                 continue
             if request.request_id is not None:
                 seen_ids.add(request.request_id)
@@ -434,3 +448,18 @@ class CatalogManager:
         flusher, self._flusher = self._flusher, None
         if flusher is not None:
             await asyncio.gather(flusher, return_exceptions=True)
+
+
+def _unstorable(error: Exception) -> Exception:
+    """Return what a request hears when its batch cannot be validated or stored.
+
+    Bad text and runaway nesting are the request's fault (a refusal); anything else is the
+    server's, and stays the error it is.
+    """
+    if isinstance(error, UnicodeError):
+        reason = "holds text that is not valid Unicode (e.g. a lone surrogate)"
+    elif isinstance(error, RecursionError):
+        reason = "nests too deeply to be read"
+    else:
+        return error
+    return ValidationError(f"the batch {reason}; nothing was written")

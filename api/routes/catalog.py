@@ -11,7 +11,7 @@ from fastapi.responses import Response
 
 from api.auth import require
 from api.errors import problem_responses
-from api.models import CatalogBody, IndexBody, TableBody, ZoneBody
+from api.models import CatalogBody, IndexBody, TableBody, TableHistoryBody, ZoneBody
 from api.roles import Role
 from api.routes.params import AT_DOC, VERSION_DOC, json_response, node_of, resolve_catalog
 from catalog.catalog import Catalog
@@ -25,13 +25,15 @@ router = APIRouter(
 
 Version = Annotated[int | None, Query(ge=1, description=VERSION_DOC)]
 At = Annotated[str | None, Query(min_length=1, max_length=64, description=AT_DOC)]
+MAX_HISTORY_PAGE = 100
+"""The most schema versions one page of a table's history holds."""
 
 
 @router.get("/catalog", response_model=CatalogBody)
 async def get_catalog(request: Request, version: Version = None, at: At = None) -> Response:
     """The whole catalog at a version, as of a time, or the latest."""
     cat = await resolve_catalog(node_of(request), version, at)
-    return json_response(CatalogBody.of(cat))
+    return json_response(CatalogBody.of(cat, history=False))
 
 
 @router.get(
@@ -49,21 +51,36 @@ async def get_table(
 
 
 class ResponseCache:
-    """Serialised answers keyed by catalog version and path: a version never changes."""
+    """Serialised answers keyed by catalog version and path: a version never changes.
 
-    def __init__(self, size: int = 4096) -> None:
+    Bounded in entries and in bytes, least recently used first out; an answer larger than a
+    quarter of the byte budget is served but not kept.
+    """
+
+    def __init__(self, size: int = 4096, max_bytes: int = 64 * 1024 * 1024) -> None:
         self._size = size
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._entries: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
+
+    @property
+    def bytes_held(self) -> int:
+        """Return the bytes of the answers kept."""
+        return self._bytes
 
     def get(self, key: tuple[object, ...], build: Callable[[], bytes]) -> bytes:
         """Return the bytes cached for ``key``, building and keeping them on a miss."""
         found = self._entries.get(key)
-        if found is None:
-            found = self._entries[key] = build()
-            if len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-        else:
+        if found is not None:
             self._entries.move_to_end(key)
+            return found
+        found = build()
+        if len(found) <= self._max_bytes // 4:
+            self._entries[key] = found
+            self._bytes += len(found)
+            while len(self._entries) > self._size or self._bytes > self._max_bytes:
+                _, dropped = self._entries.popitem(last=False)
+                self._bytes -= len(dropped)
         return found
 
 
@@ -73,11 +90,38 @@ def _table_json(cat: Catalog, schema: str, name: str) -> bytes:
         version=cat.version,
         activation_ts=cat.activation_ts,
         schema_=schema,
-        table=table,
+        table=table.current(),
         indexes=cat.table_indexes(table.id),
         zone=cat.zone_by_id(table.zone_id),
     )
     return body.model_dump_json(by_alias=True).encode()
+
+
+@router.get("/schemas/{schema}/tables/{name}/schema-versions", response_model=TableHistoryBody)
+async def get_table_history(
+    request: Request,
+    schema: str,
+    name: str,
+    version: Version = None,
+    at: At = None,
+    from_schema_version: Annotated[int, Query(ge=1, alias="from")] = 1,
+    limit: Annotated[int, Query(ge=1, le=MAX_HISTORY_PAGE)] = 20,
+) -> Response:
+    """A page of a table's schema versions (its columns at each), oldest first.
+
+    Table answers carry only the current schema version; this is where the rest is read.
+    """
+    cat = await resolve_catalog(node_of(request), version, at)
+    table = cat.table(schema, name)
+    page = [v for v in table.versions if v.version >= from_schema_version][: limit + 1]
+    return json_response(
+        TableHistoryBody(
+            version=cat.version,
+            table_id=table.id,
+            schema_versions=page[:limit],
+            next_schema_version=page[limit].version if len(page) > limit else None,
+        )
+    )
 
 
 @router.get("/schemas/{schema}/tables", response_model=list[str])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Annotated
 
@@ -14,6 +15,7 @@ from api.models import ApplyResultBody, BatchRequest, DdlRequest, SqlRequest
 from api.roles import Role
 from api.routes.params import json_response, node_of
 from api.sql import parse_sql
+from api.sql.script_shape import ScriptShape
 from catalog.commands import CommandBase
 from catalog.errors import CatalogError, ValidationError
 
@@ -35,6 +37,14 @@ IdempotencyKey = Annotated[
 ]
 
 
+def _check_batch_size(request: Request, count: int, what: str) -> None:
+    limit = request.app.state.settings.max_commands
+    if count > limit:
+        raise ApiError(
+            ApiCode.TOO_MANY_COMMANDS, f"a batch holds at most {limit} {what}, this one {count}"
+        )
+
+
 async def _execute(
     request: Request,
     commands: list[CommandBase],
@@ -47,12 +57,7 @@ async def _execute(
     request_id = payload.request_id or idempotency_key
     wait_for_nodes_s = payload.wait_for_nodes_s
     node = node_of(request)
-    limit = request.app.state.settings.max_commands
-    if len(commands) > limit:
-        raise ApiError(
-            ApiCode.TOO_MANY_COMMANDS,
-            f"a batch holds at most {limit} commands, this one {len(commands)}",
-        )
+    _check_batch_size(request, len(commands), "commands")
     metrics = request.app.state.metrics
     ops = [str(getattr(c, "op", type(c).__name__)) for c in commands]
     started = time.perf_counter()
@@ -90,4 +95,8 @@ async def sql(
     request: Request, payload: SqlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:
     """Apply DDL statements (one or more, ``;``-separated) as one atomic batch."""
-    return await _execute(request, parse_sql(payload.sql), payload, idempotency_key)
+    # Counted before parsing, and parsed off the event loop: a large script neither holds
+    # up other requests nor costs more than a refusal.
+    _check_batch_size(request, ScriptShape.of(payload.sql).statements, "statements")
+    commands = await asyncio.to_thread(parse_sql, payload.sql)
+    return await _execute(request, commands, payload, idempotency_key)

@@ -9,21 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
-from api.auth import require
+from api.auth import Claims, require
 from api.errors import ApiCode, ApiError, problem_responses
 from api.roles import Role
 from api.routes.params import node_of
+from api.subscriber_slots import SubscriberSlots
 from catalog.errors import CatalogError, ErrorCode, ValidationError
 from catalog.event_feed import CatalogEventParameters, FeedOverflowError
 from catalog.node import CatalogNode
 
-router = APIRouter(prefix="/v1", tags=["events"], dependencies=[Depends(require(Role.READER))])
+router = APIRouter(prefix="/v1", tags=["events"])
 
 
 def parse_event_id(text: str) -> tuple[int, int]:
@@ -69,9 +71,6 @@ async def _stream(
 
     A subscriber that falls too far behind is cut off; the client resumes with Last-Event-ID.
     """
-    metrics = request.app.state.metrics
-    metrics.sse_subscribers.inc()
-    request.app.state.subscribers += 1
     service = node.service
     feed = service.subscribe()
     try:
@@ -103,8 +102,6 @@ async def _stream(
         yield _error_frame(str(e.code), e.message)
     finally:
         service.unsubscribe(feed)
-        request.app.state.subscribers -= 1
-        metrics.sse_subscribers.dec()
 
 
 @router.get(
@@ -121,6 +118,7 @@ async def events(
         int | None, Query(ge=1, description="Replay from this version (default: live only)")
     ] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=64)] = None,
+    claims: Annotated[Claims | None, Depends(require(Role.READER))] = None,
 ) -> StreamingResponse:
     """Stream one event per catalog entry: retained history from ``from_version``, then live."""
     node = node_of(request)
@@ -136,16 +134,43 @@ async def events(
             f"version {version} does not exist yet (latest is {service.latest_version})",
             code=ErrorCode.VERSION_NOT_FOUND,
         )
-    settings = request.app.state.settings
-    heartbeat = settings.sse_heartbeat_s
-    if request.app.state.subscribers >= settings.max_subscribers:
+    slots: SubscriberSlots = request.app.state.subscribers
+    slot = slots.take("" if claims is None else claims.subject)
+    if slot is None:
         raise ApiError(
             ApiCode.TOO_MANY_SUBSCRIBERS,
-            f"this node serves at most {settings.max_subscribers} event streams; "
-            "retry later or on another node",
+            f"this node serves at most {slots.limit} event streams, {slots.per_principal} per "
+            "principal; close one, or retry later or on another node",
         )
-    return StreamingResponse(
-        _stream(request, node, version, skip_through, heartbeat),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    metrics = request.app.state.metrics
+    metrics.sse_subscribers.inc()
+
+    def release() -> None:
+        slot.release()
+        metrics.sse_subscribers.dec()
+
+    stream = _stream(
+        request, node, version, skip_through, request.app.state.settings.sse_heartbeat_s
     )
+    return _EventResponse(stream, release)
+
+
+class _EventResponse(StreamingResponse):
+    """An event stream that gives its subscriber slot back when the response ends.
+
+    However it ends: also when the client leaves before the first byte.
+    """
+
+    def __init__(self, stream: AsyncIterator[str], release: Callable[[], None]) -> None:
+        super().__init__(
+            stream,
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()

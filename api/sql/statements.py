@@ -32,6 +32,7 @@ from sqlglot.errors import TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
 from api.sql import tables
+from api.sql.script_shape import MAX_NESTING, ScriptShape
 from api.sql.tokens import DIALECT, parse_statement, tokenize
 from api.sql.zones import is_zone_statement, zone_command
 from catalog.commands import CommandBase
@@ -109,10 +110,16 @@ def parse_sql(text: str) -> list[CommandBase]:
         The commands, ready for ``CatalogManager.execute`` or ``catalog.prepare``.
 
     Raises:
-        ValidationError: no statement, an unsupported statement or clause, a syntax error,
-            or a command whose shape is invalid; the message starts with
-            ``statement N "<text>"`` and keeps the underlying code and details.
+        ValidationError: no statement, parentheses nested deeper than ``MAX_NESTING``, an
+            unsupported statement or clause, a syntax error, or a command whose shape is
+            invalid; the message starts with ``statement N "<text>"`` and keeps the
+            underlying code and details.
     """
+    shape = ScriptShape.of(text)
+    if shape.depth > MAX_NESTING:
+        raise ValidationError(
+            f"the SQL nests parentheses {shape.depth} deep; at most {MAX_NESTING} are accepted"
+        )
     statements = split_statements(text)
     if not statements:
         raise ValidationError("no SQL statement to run")

@@ -25,23 +25,48 @@ R = TypeVar("R")
 MAX_NAME_LENGTH = 128
 
 
-def check_name(name: str) -> str:
-    """Check an object name: 1..128 characters, not blank, no control characters.
+_REFUSED_CATEGORIES = {
+    "Cc": "a control character",
+    "Cf": "an invisible formatting character (zero-width or bidirectional)",
+    "Cs": "a lone surrogate",
+    "Co": "a private-use character",
+    "Cn": "an unassigned character",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+}
 
-    Names are case-sensitive.
+
+def check_name(name: str) -> str:
+    """Check an object name and return it in Unicode normal form C.
+
+    A name holds 1..128 characters, is not blank, and holds no ``/`` (it would not fit in a
+    REST path) and no control, invisible formatting (zero-width, bidirectional), surrogate,
+    private-use or unassigned characters. Names are case-sensitive; two spellings of one
+    text (composed or decomposed accents) are one name.
 
     Raises:
-        ValidationError: the name is empty or blank, too long, or contains a control character.
+        ValidationError: the name breaks one of these rules; the message says which.
     """
     if not name:
         raise ValidationError("a name must not be empty")
+    name = unicodedata.normalize("NFC", name)
     if name.isspace():
         # Ignite's validateIdentifier refuses blank names too.
-        raise ValidationError(f"a name must not be blank: {name!r}")
+        raise ValidationError("a name must not be blank")
     if len(name) > MAX_NAME_LENGTH:
-        raise ValidationError(f"a name must be at most {MAX_NAME_LENGTH} characters: {name!r}")
-    if any(unicodedata.category(ch) == "Cc" for ch in name):
-        raise ValidationError(f"a name must not contain control characters: {name!r}")
+        raise ValidationError(
+            f"a name must be at most {MAX_NAME_LENGTH} characters, this one has {len(name)}"
+        )
+    if "/" in name:
+        raise ValidationError(f"a name must not contain '/': {name}")
+    for position, ch in enumerate(name, start=1):
+        refused = _REFUSED_CATEGORIES.get(unicodedata.category(ch))
+        if refused is not None:
+            shown = name.encode("ascii", "backslashreplace").decode()
+            raise ValidationError(
+                f"a name must not contain {refused} (U+{ord(ch):04X} at position {position}):"
+                f" {shown}"
+            )
     return name
 
 

@@ -27,6 +27,25 @@ from catalog.entries import AlterColumnEntry, DropColumnsEntry, EntryBase, NewCo
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
 from catalog.model import Model
 
+MAX_COLUMNS = 4096
+"""The most columns a table holds. Every answer and event about a table carries its columns,
+and every node keeps them in memory, so one table must not grow without bound; 4,096 is the
+limit of MySQL and about twice SQL Server's and PostgreSQL's, beyond what wide analytic tables
+use."""
+
+
+def check_column_count(table: str, count: int) -> None:
+    """Refuse a table of more than ``MAX_COLUMNS`` columns.
+
+    Raises:
+        ValidationError: TOO_MANY_COLUMNS.
+    """
+    if count > MAX_COLUMNS:
+        raise ValidationError(
+            f"table {table} would have {count} columns; a table holds at most {MAX_COLUMNS}",
+            code=ErrorCode.TOO_MANY_COLUMNS,
+        )
+
 
 class Column(Model):
     """A column definition as users write it; parameters left out get the type's defaults."""
@@ -101,6 +120,7 @@ class AddColumnsCommand(CommandBase):
                     f"column {c.name} already exists in table {table.name}",
                     code=ErrorCode.COLUMN_EXISTS,
                 )
+        check_column_count(table.name, len(table.columns) + len(self.columns))
         first = table.next_column_id
         columns = tuple(c.to_descriptor(first + i) for i, c in enumerate(self.columns))
         return [NewColumnsEntry(table_id=table.id, columns=columns)]

@@ -16,7 +16,7 @@ from catalog.commands.base import (
     unique,
     user_schema,
 )
-from catalog.commands.columns import Column
+from catalog.commands.columns import Column, check_column_count
 from catalog.descriptors import (
     Collation,
     IndexColumn,
@@ -86,6 +86,7 @@ class CreateTableCommand(CommandBase):
         if cat.find_table(schema.name, self.name) is not None and self.if_not_exists:
             return []
         ensure_relation_name_free(cat, schema, self.name)
+        check_column_count(self.name, len(self.columns))
         pk_name = pk_index_name(self.name)
         ensure_relation_name_free(cat, schema, pk_name)
         zone = self._zone(ctx)

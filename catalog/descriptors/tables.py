@@ -137,6 +137,12 @@ class TableDescriptor(Model):
             return self.versions[index]
         raise KeyError(f"table {self.name} has no schema version {schema_version}")
 
+    def current(self) -> TableDescriptor:
+        """Return this table with only its current schema version (what answers carry)."""
+        if len(self.versions) == 1:
+            return self
+        return self.model_copy(update={"versions": self.versions[-1:]})
+
     def column_names(self, column_ids: tuple[int, ...]) -> list[str]:
         """Return the current names of ``column_ids``, in order."""
         by_id = {c.id: c.name for c in self.versions[-1].columns}
