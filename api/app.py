@@ -23,6 +23,7 @@ from api.host_check import HostCheckMiddleware
 from api.metrics import ApiMetrics
 from api.routes import catalog as catalog_routes
 from api.routes import data, ddl, events, ops, tokens, versions
+from api.security_headers import SecurityHeadersMiddleware
 from api.subscriber_slots import SubscriberSlots
 from catalog.errors import CatalogError
 from catalog.node import CatalogNode
@@ -197,6 +198,7 @@ def create_app(
         app.add_exception_handler(exc_type, handler)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimeoutMiddleware, timeout_s=settings.request_timeout_s)
+    app.add_middleware(SecurityHeadersMiddleware)
     if not auth_enabled(settings.host, settings.auth):
         app.add_middleware(
             HostCheckMiddleware, bind_host=settings.host, allowed=settings.allowed_hosts

@@ -18,6 +18,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -82,8 +83,21 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+_B64URL = re.compile(r"[A-Za-z0-9_-]*")
+
+
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """Decode unpadded URL-safe base64, strictly: one spelling per value, nothing else.
+
+    Raises:
+        ValueError: padding, characters outside the alphabet, or non-zero unused bits.
+    """
+    if not _B64URL.fullmatch(text) or len(text) % 4 == 1:
+        raise ValueError("not unpadded URL-safe base64")
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(data) != text:
+        raise ValueError("not the canonical base64 of its value")
+    return data
 
 
 def _encode_keys(keys: list[SigningKey]) -> bytes:

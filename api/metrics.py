@@ -62,6 +62,10 @@ class _NodeCollector(Collector):
         )
 
 
+LOG_READ_INTERVAL_S = 1.0
+"""How often ``/metrics`` reads the log's latest version from the store at most."""
+
+
 class ApiMetrics:
     """The metrics an app exports at ``/metrics``."""
 
@@ -84,15 +88,21 @@ class ApiMetrics:
         )
         self._node = _NodeCollector()
         self.registry.register(self._node)
+        self._log_read_at = float("-inf")
 
     def bind(self, node: CatalogNode) -> None:
         """Export ``node``'s state."""
         self._node.node = node
 
     async def render(self) -> bytes:
-        """Return the exposition text, refreshing what needs a log read."""
+        """Return the exposition text.
+
+        What needs a store read is refreshed at most once a second, so frequent scrapes
+        cost the store nothing more.
+        """
         node = self._node.node
-        if node is not None:
+        if node is not None and time.monotonic() - self._log_read_at >= LOG_READ_INTERVAL_S:
+            self._log_read_at = time.monotonic()
             self._node.log_latest = await node.log.latest_version()
         return generate_latest(self.registry)
 

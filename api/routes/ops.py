@@ -82,8 +82,8 @@ async def readyz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ready", "latest_version": node.service.latest_version})
 
 
-@router.get("/metrics", response_class=Response)
+@router.get("/metrics", response_class=Response, dependencies=READER)
 async def metrics(request: Request) -> Response:
-    """Prometheus metrics."""
+    """Prometheus metrics (with auth on, a scraper needs a reader token)."""
     body = await request.app.state.metrics.render()
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -3,7 +3,7 @@
 // from the server-sent event stream. Plain JavaScript, no dependencies, served by the API.
 "use strict";
 
-const state = { mode: "latest", value: "", token: localStorage.getItem("catalog-token") || "", latest: null };
+const state = { mode: "latest", value: "", token: sessionStorage.getItem("catalog-token") || "", latest: null };
 
 const $ = (selector) => document.querySelector(selector);
 const esc = (value) =>
@@ -70,9 +70,15 @@ function columnsTable(table, columns) {
   return `<table data-testid="columns"><tr><th>id</th><th>column</th><th>type</th><th>nullable</th><th>default</th><th>key</th></tr>${rows}</table>`;
 }
 
+// The most recent schema versions the table page lists (the answer pages them).
+const SHOWN_SCHEMA_VERSIONS = 20;
+
 async function showTable(schema, name) {
-  const body = await api(withPin(`/v1/schemas/${encodeURIComponent(schema)}/tables/${encodeURIComponent(name)}`));
+  const path = `/v1/schemas/${encodeURIComponent(schema)}/tables/${encodeURIComponent(name)}`;
+  const body = await api(withPin(path));
   const t = body.table;
+  const from = Math.max(1, current(t).version - SHOWN_SCHEMA_VERSIONS + 1);
+  const history = await api(withPin(`${path}/schema-versions?from=${from}&limit=${SHOWN_SCHEMA_VERSIONS}`));
   const columns = current(t).columns;
   const names = Object.fromEntries(columns.map((c) => [c.id, c.name]));
   const indexes = body.indexes
@@ -82,7 +88,8 @@ async function showTable(schema, name) {
       <td><span class="badge" data-testid="index-status">${esc(i.status)}</span></td></tr>`,
     )
     .join("");
-  const versions = [...t.versions]
+  const older = from > 1 ? `<li class="muted">and ${from - 1} older</li>` : "";
+  const versions = [...history.schema_versions]
     .reverse()
     .map((v) => `<li data-testid="schema-version">v${v.version}: ${v.columns.map((c) => `${esc(c.name)} <code>${esc(typeName(c))}</code>`).join(", ")}</li>`)
     .join("");
@@ -92,7 +99,7 @@ async function showTable(schema, name) {
     <h2>Columns</h2>${columnsTable(t, columns)}
     <h2>Indexes</h2><table data-testid="indexes"><tr><th>index</th><th>kind</th><th>columns</th><th>status</th></tr>
     ${indexes || '<tr><td colspan="4" class="muted">no indexes</td></tr>'}</table>
-    <h2>Schema versions</h2><ul data-testid="schema-versions">${versions}</ul>`;
+    <h2>Schema versions</h2><ul data-testid="schema-versions">${versions}${older}</ul>`;
 }
 
 async function showTimeline() {
@@ -227,7 +234,7 @@ $("#pin").addEventListener("submit", (event) => {
 $("#token-form").addEventListener("submit", (event) => {
   event.preventDefault();
   state.token = $("#token").value.trim();
-  localStorage.setItem("catalog-token", state.token);
+  sessionStorage.setItem("catalog-token", state.token);
   $("#token-form").classList.add("hidden");
   render();
 });

@@ -222,3 +222,18 @@ def test_table_answers_do_not_grow_with_history(api_server: RunningServer) -> No
     assert seen == list(range(1, 27))
     too_many = httpx.get(url + "/schema-versions", params={"limit": 101}, timeout=10)
     assert (too_many.status_code, too_many.json()["code"]) == (422, "VALIDATION_ERROR")
+
+
+def test_the_page_is_served_with_a_strict_policy(api_server: RunningServer) -> None:
+    page = httpx.get(api_server.url + "/ui/", timeout=10)
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+    assert page.headers["x-frame-options"] == "DENY"
+    assert page.headers["x-content-type-options"] == "nosniff"
+    script = httpx.get(api_server.url + "/ui/app.js", timeout=10).text
+    assert (
+        "sessionStorage" in script and "localStorage" not in script
+    )  # the token dies with the tab
+    answer = httpx.get(api_server.url + "/v1/catalog", timeout=10)
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert "content-security-policy" not in answer.headers

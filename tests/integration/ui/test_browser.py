@@ -165,11 +165,11 @@ def test_a_server_that_checks_tokens_asks_for_one(browser: WebDriver, tmp_path: 
 def _ask_for_a_token(browser: WebDriver, server: RunningServer, store: str) -> None:
     reader = issue_token(store, Role.READER)
     browser.get(server.url + "/ui/")
-    browser.execute_script("localStorage.clear()")
+    browser.execute_script("sessionStorage.clear()")
     _open(browser, server.url + "/ui/")
     _until(browser, lambda d: d.find_element(By.ID, "token-form").is_displayed(), "token prompt")
     assert "UNAUTHENTICATED" in browser.find_element(By.ID, "main").text
     browser.find_element(By.ID, "token").send_keys(reader)
     browser.find_element(By.CSS_SELECTOR, '#token-form button[type="submit"]').click()
     _until(browser, lambda d: "Catalog" in d.find_element(By.ID, "main").text, "the catalog")
-    browser.execute_script("localStorage.clear()")
+    browser.execute_script("sessionStorage.clear()")
