@@ -251,6 +251,21 @@ def require(role: Role) -> Callable[[Request], Awaitable[Claims | None]]:
                 ApiCode.FORBIDDEN,
                 f"a {claims.role} token may not do this; it needs the {role} role",
             )
+        request.state.claims = claims
         return claims
 
     return check
+
+
+def scoped_request_id(request: Request, request_id: str | None) -> str | None:
+    """Return the request id as the log keeps it: within the caller's principal.
+
+    With auth on, two principals using the same id make two requests, so nobody can claim
+    another's id (and have that one's later request answered without running). With auth
+    off there is one principal and the id is kept as given.
+    """
+    claims: Claims | None = getattr(request.state, "claims", None)
+    if request_id is None or claims is None:
+        return request_id
+    principal = hashlib.sha256(claims.subject.encode()).hexdigest()[:16]
+    return f"{principal}:{request_id}"

@@ -40,7 +40,8 @@ MAX_BATCH_COMMANDS = 100_000
 """The hard limit of one batch; larger ones are refused with ``UPDATE_TOO_LARGE`` up front."""
 MAX_GROUP_REQUEST_IDS = 32
 """The most request ids one group-committed version records; later requests wait a round."""
-MAX_REQUEST_ID_LENGTH = 200
+MAX_REQUEST_ID_LENGTH = 240
+"""Room for a client's 200-character id and the principal the API scopes it to."""
 
 
 def check_request_id(request_id: str) -> None:

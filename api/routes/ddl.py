@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response
 
-from api.auth import require
+from api.auth import require, scoped_request_id
 from api.errors import ApiCode, ApiError, problem_responses
 from api.models import ApplyResultBody, BatchRequest, DdlRequest, SqlRequest
 from api.roles import Role
@@ -54,7 +54,7 @@ async def _execute(
     """Run one batch; its request id comes from the body or the Idempotency-Key header."""
     if payload.request_id and idempotency_key and payload.request_id != idempotency_key:
         raise ValidationError("request_id and the Idempotency-Key header differ")
-    request_id = payload.request_id or idempotency_key
+    request_id = scoped_request_id(request, payload.request_id or idempotency_key)
     wait_for_nodes_s = payload.wait_for_nodes_s
     node = node_of(request)
     _check_batch_size(request, len(commands), "commands")

@@ -163,7 +163,9 @@ class ServerFactory:
             raise errors[0]
 
 
-def issue_token(store: str, role: Role, ttl_s: int = 600, now: float | None = None) -> str:
+def issue_token(
+    store: str, role: Role, ttl_s: int = 600, now: float | None = None, subject: str = "tests"
+) -> str:
     """Sign a token with the keys kept in ``store`` (creating them if needed), as an admin would.
 
     ``now`` (Unix seconds) backdates it, e.g. to get an expired token.
@@ -174,7 +176,7 @@ def issue_token(store: str, role: Role, ttl_s: int = 600, now: float | None = No
         try:
             authority = TokenAuthority(log) if now is None else TokenAuthority(log, now=lambda: now)
             await authority.load()
-            return (await authority.issue(role, ttl_s, "tests"))[0]
+            return (await authority.issue(role, ttl_s, subject))[0]
         finally:
             await log.close()
 

@@ -188,3 +188,27 @@ def test_cli_issues_tokens_from_the_store_and_uses_them(
     )
     assert done.returncode == 0, done.stderr
     assert token not in done.stdout + done.stderr
+
+
+def test_request_ids_belong_to_their_principal(api_servers: ServerFactory, store: str) -> None:
+    """B reusing A's request id makes B's own request; A's retry is still A's outcome."""
+    server = api_servers.start(store, auth="on")
+    alice, bob = (issue_token(store, Role.WRITER, subject=s) for s in ("alice", "bob"))
+
+    def create(token: str, table: str) -> httpx.Response:
+        command = {**TABLE, "name": table}
+        return httpx.post(
+            server.url + "/v1/ddl",
+            json={"commands": [command], "request_id": "nightly-1"},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=10,
+        )
+
+    first = create(bob, "CLAIMED_BY_BOB")  # Bob takes the id before Alice uses it
+    assert first.status_code == 200
+    mine = create(alice, "ALICE_TABLE")
+    assert mine.status_code == 200 and mine.json()["version"] > first.json()["version"]
+    retry = create(alice, "ALICE_TABLE")
+    assert retry.json()["version"] == mine.json()["version"]  # answered, not run again
+    names = {t["name"] for t in _get(server, alice).json()["tables"]}
+    assert names == {"CLAIMED_BY_BOB", "ALICE_TABLE"}
