@@ -23,10 +23,23 @@ pytestmark = pytest.mark.chaos
 OFFSETS_MS = (200, -200, 0)
 
 
-def _offset_ms(url: str) -> float:
-    before = time.time() * 1000
-    physical = httpx.get(url + "/v1/time", timeout=5.0).json()["physical_ms"]
-    return float(physical) - (before + time.time() * 1000) / 2
+def _offset_ms(url: str, samples: int = 5) -> tuple[float, float]:
+    """Return a node's clock offset from ours and the error bound of that reading.
+
+    As NTP does: of a few requests, the one with the shortest round trip, read against its
+    middle; the server's reading lies somewhere in that round trip, so half of it bounds
+    the error, however loaded the machine is.
+    """
+    best: tuple[float, float] | None = None
+    for _ in range(samples):
+        before = time.time() * 1000
+        physical = httpx.get(url + "/v1/time", timeout=5.0).json()["physical_ms"]
+        after = time.time() * 1000
+        reading = (float(physical) - (before + after) / 2, (after - before) / 2)
+        if best is None or reading[1] < best[1]:
+            best = reading
+    assert best is not None
+    return best
 
 
 def test_r8_skewed_clocks_keep_reads_consistent(start_cluster: ClusterFactory) -> None:
@@ -37,10 +50,11 @@ def test_r8_skewed_clocks_keep_reads_consistent(start_cluster: ClusterFactory) -
     history, faults = History(), Faults()
     for node, offset in zip(cluster.nodes, OFFSETS_MS, strict=True):
         faults.inject(f"clock of {node.name} offset by {offset:+d} ms", windowed=False)
-    # The offsets are in force: each node's clock reads its offset off ours (measured against
-    # the middle of each request, so a slow answer does not look like skew).
-    offsets = [_offset_ms(u) for u in cluster.urls]
-    assert all(abs(o - want) <= 100 for o, want in zip(offsets, OFFSETS_MS, strict=True)), offsets
+    # The offsets are in force: each node's clock reads its offset off ours, within the
+    # reading's error bound (a slow answer widens the bound, it does not look like skew).
+    readings = [_offset_ms(u) for u in cluster.urls]
+    for (measured, error), want in zip(readings, OFFSETS_MS, strict=True):
+        assert abs(measured - want) <= 20 + error, readings  # 20 ms: the clocks' granularity
     settings = LoadSettings(
         clients=8, seed=8, resend_fraction=0.05, visibility_fraction=1.0, read_interval_s=0.2
     )

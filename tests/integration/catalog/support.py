@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from catalog import ColumnType
@@ -30,6 +30,15 @@ def create_table(name: str, schema: str = "PUBLIC") -> c.CreateTableCommand:
         ],
         primary_key=["ID"],
     )
+
+
+async def until(condition: Callable[[], bool], what: str, timeout_s: float = 10.0) -> None:
+    """Poll until ``condition()`` holds, at most ``timeout_s`` (then fail saying ``what``)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while not condition():
+        assert loop.time() < deadline, f"not within {timeout_s} s: {what}"
+        await asyncio.sleep(0.01)
 
 
 async def settle(nodes: Sequence[CatalogNode], timeout_s: float = 20.0) -> int:

@@ -17,7 +17,13 @@ from catalog.sync import SyncCatalogNode
 from schemasync.clock import ManualClock, physical_of
 from schemasync.errors import TimestampTooFarError
 from schemasync.service import ensured_activation
-from tests.integration.catalog.support import create_table, request_ids_in_log, run, settle
+from tests.integration.catalog.support import (
+    create_table,
+    request_ids_in_log,
+    run,
+    settle,
+    until,
+)
 from updatelog.errors import SettingsMismatchError
 
 
@@ -56,9 +62,8 @@ def test_execute_waits_for_activation_plus_skew(store_url: str) -> None:
             NodeOptions(delay_ms=500, max_clock_skew_ms=300, clock=clock, safe_time_ticker=False),
         ) as node:
             task = asyncio.create_task(node.manager.execute(create_table("T")))
-            await asyncio.sleep(0.3)
-            assert not task.done()
-            assert node.service.latest_version == 2  # applied, not yet complete
+            await until(lambda: node.service.latest_version == 2, "version 2 applied")
+            assert not task.done()  # applied, not yet complete
             activation = node.service.catalog(2).activation_ts
             clock.set(physical_of(ensured_activation(activation, 300)) - 1)
             await asyncio.sleep(0.1)
@@ -212,8 +217,7 @@ def test_events_fire_in_entry_order_and_ready_waits_for_async_listeners(store_ur
             node.service.listen(CatalogEvent.INDEX_CREATE, slow)
             node.service.listen(CatalogEvent.TABLE_CREATE, broken)
             task = asyncio.create_task(node.manager.execute(create_table("T")))
-            await asyncio.sleep(0.2)
-            assert node.service.latest_version == 2
+            await until(lambda: node.service.latest_version == 2, "version 2 applied")
             assert not task.done()
             ready = asyncio.create_task(node.service.catalog_ready(2))
             await asyncio.sleep(0.05)

@@ -42,6 +42,7 @@ from updatelog import (
     SafeTimeResult,
     SettingsMismatchError,
     SnapshotRequired,
+    StorageUnavailableError,
     UpdateLog,
     WatchEvent,
 )
@@ -374,9 +375,12 @@ def test_cluster_settings_are_fixed(store_url: str) -> None:
 
 def test_close_is_idempotent(store_url: str) -> None:
     async def scenario() -> None:
-        async with opened(store_url) as log:
+        async with opened(store_url) as log:  # leaving the block closes it a third time
             await _append_many(log, 1)
             await log.close()
+            await log.close()
+            with pytest.raises(StorageUnavailableError, match="closed"):
+                await log.latest_version()
 
     run(scenario())
 
