@@ -27,8 +27,6 @@ from api.security_headers import SecurityHeadersMiddleware
 from api.subscriber_slots import SubscriberSlots
 from catalog.errors import CatalogError
 from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
-from schemasync.clock import HybridClock
 from schemasync.errors import SchemaSyncError
 from updatelog.errors import UpdateLogError
 
@@ -126,15 +124,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = node is None
         served = node or await CatalogNode.start(
-            settings.store,
-            settings.node_name,
-            NodeOptions(
-                delay_ms=settings.delay_ms,
-                max_clock_skew_ms=settings.max_clock_skew_ms,
-                clock=HybridClock(offset_ms=settings.clock_offset_ms),
-                address=settings.address,
-                registry_ttl_s=settings.registry_ttl_s,
-            ),
+            settings.store, settings.node_name, settings.node_options()
         )
         app.state.node = served
         if auth_enabled(settings.host, settings.auth):

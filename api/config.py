@@ -6,6 +6,9 @@ import os
 import socket
 from dataclasses import dataclass, field
 
+from catalog.node_options import NodeOptions
+from schemasync.clock import HybridClock
+
 DEFAULT_STORE = "sqlite:///./data/catalog.db"
 
 
@@ -95,3 +98,13 @@ class ServerSettings:
     def address(self) -> str:
         """Return the URL this node publishes in the node registry."""
         return self.advertise_url or f"http://{self.host}:{self.port}"
+
+    def node_options(self) -> NodeOptions:
+        """Return the options of the catalog node this server runs."""
+        return NodeOptions(
+            delay_ms=self.delay_ms,
+            max_clock_skew_ms=self.max_clock_skew_ms,
+            clock=HybridClock(offset_ms=self.clock_offset_ms),
+            address=self.address,
+            registry_ttl_s=self.registry_ttl_s,
+        )

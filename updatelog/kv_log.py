@@ -381,9 +381,10 @@ class KvUpdateLog:
         stored = settings if stored_value is None else envelope.decode_settings(stored_value)
         if stored != settings:
             raise SettingsMismatchError(
-                f"this node is configured with {settings}, but the cluster under prefix "
-                f"{self.keys.prefix!r} was initialised with {stored}; cluster settings never "
-                "change"
+                f"this node is configured with {settings}, but the catalog"
+                f"{f' under prefix {self.keys.prefix}' if self.keys.prefix else ''} was "
+                f"initialised with {stored}; these never change: start the node with the "
+                "catalog's values (--delay-ms, --max-clock-skew-ms)"
             )
         return stored
 

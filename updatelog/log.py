@@ -128,6 +128,12 @@ class ClusterSettings:
     max_clock_skew_ms: int
     format_version: int = 1
 
+    def __str__(self) -> str:
+        return (
+            f"schema-sync delay {self.delay_ms} ms, maximum clock skew "
+            f"{self.max_clock_skew_ms} ms, format {self.format_version}"
+        )
+
 
 @runtime_checkable
 class UpdateLog(Protocol):

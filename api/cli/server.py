@@ -103,20 +103,33 @@ def _settings(args: argparse.Namespace) -> ServerSettings:
 
 
 def cmd_serve(args: argparse.Namespace) -> None:
-    """Run the REST server until interrupted."""
+    """Run the REST server until interrupted.
+
+    The node starts (recovers from the store) before the port opens, so a store that cannot
+    be reached or holds a corrupted value ends the command with its code in one line.
+    """
+    asyncio.run(_serve(_settings(args), args.log_level))
+
+
+async def _serve(settings: ServerSettings, log_level: str) -> None:
     import uvicorn  # the server's dependencies load only for the server
 
     from api.app import create_app
+    from catalog.node import CatalogNode
 
-    settings = _settings(args)
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level=args.log_level,
-        # Event streams never end on their own; cut them rather than wait forever.
-        timeout_graceful_shutdown=5,
-    )
+    node = await CatalogNode.start(settings.store, settings.node_name, settings.node_options())
+    try:
+        config = uvicorn.Config(
+            create_app(settings, node=node),
+            host=settings.host,
+            port=settings.port,
+            log_level=log_level,
+            # Event streams never end on their own; cut them rather than wait forever.
+            timeout_graceful_shutdown=5,
+        )
+        await uvicorn.Server(config).serve()
+    finally:
+        await node.close()
 
 
 def cmd_token_create(args: argparse.Namespace) -> View:

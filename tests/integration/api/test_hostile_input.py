@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 import httpx
 import pytest
 
 from catalog.commands.columns import MAX_COLUMNS
-from tests.integration.api.servers import RunningServer, ServerFactory
+from tests.integration.api.servers import RunningServer, ServerFactory, free_port
+from updatelog import open_log
+from updatelog.kv import Put
+
+CATALOG = str(Path(sys.executable).with_name("catalog"))
 
 
 def _table(name: str, columns: int = 1) -> dict[str, object]:
@@ -237,3 +244,37 @@ def test_the_page_is_served_with_a_strict_policy(api_server: RunningServer) -> N
     answer = httpx.get(api_server.url + "/v1/catalog", timeout=10)
     assert answer.headers["x-content-type-options"] == "nosniff"
     assert "content-security-policy" not in answer.headers
+
+
+def test_a_corrupted_stored_value_is_refused_not_guessed(
+    api_servers: ServerFactory, store_url: str
+) -> None:
+    """A byte flipped in the store: a server will not start on it, and says why in one line."""
+    first = api_servers.start(store_url, node_name="n1")
+    assert _ddl(first, _table("T")).status_code == 200
+    first.stop()
+
+    async def corrupt() -> None:
+        log = open_log(store_url)
+        try:
+            key = log.keys.update(2)
+            stored = (await log.store.range(key, key + "\0")).value
+            assert stored is not None
+            flipped = stored[:-1] + bytes([stored[-1] ^ 0xFF])
+            await log.store.txn([], [Put(key, flipped)])
+        finally:
+            await log.close()
+
+    asyncio.run(corrupt())
+    port = str(free_port())
+    flags = ["--port", port, "--delay-ms", "20", "--max-clock-skew-ms", "10"]
+    serve = subprocess.run(
+        [CATALOG, "serve", "--store", store_url, *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert serve.returncode != 0
+    assert "error: FORMAT_ERROR: " in serve.stderr and "corrupted" in serve.stderr
+    assert "Traceback" not in serve.stderr and "Uvicorn running" not in serve.stderr
