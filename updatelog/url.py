@@ -6,8 +6,12 @@
     sqlite:////absolute/path/catalog.db       absolute path (the path keeps its leading "/")
     sqlite:///path.db?timeout=5                busy timeout in seconds
     etcd://h1:2379,h2:2379,[::1]:2379/prefix?ca=..&cert=..&key=..&user=..&password=..&timeout=..
+    ...?user=..&password_file=/run/secrets/etcd  the password read from a file
     ...?max_request_bytes=65536               the store's request limit (larger values: chunks)
     ...?request_ttl=86400                      how long a request id keeps its outcome (s)
+
+A password in the URL shows in the process list when the URL is given on the command line;
+``password_file`` (or the URL in ``CATALOG_STORE``) keeps it out.
 
 Everything after ``sqlite:///`` is the file path, as in SQLAlchemy. An etcd host without a port
 uses 2379. The path of an etcd URL is the key prefix, so several catalogs can share one etcd.
@@ -20,7 +24,7 @@ import ipaddress
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, unquote_plus, urlsplit
 
 from updatelog.errors import InvalidStoreUrlError, StorageUnavailableError
 from updatelog.kv_log import DEFAULT_REQUEST_TTL_S
@@ -32,7 +36,7 @@ DEFAULT_ETCD_PORT = 2379
 DEFAULT_TIMEOUT_S = 5.0
 
 _SQLITE_PARAMS = frozenset({"timeout", "max_request_bytes", "request_ttl"})
-_ETCD_PARAMS = _SQLITE_PARAMS | {"ca", "cert", "key", "user", "password"}
+_ETCD_PARAMS = _SQLITE_PARAMS | {"ca", "cert", "key", "user", "password", "password_file"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +51,7 @@ class EtcdUrl:
         cert: path of the client certificate (TLS client authentication).
         key: path of the client certificate's private key.
         user: etcd user name for etcd authentication.
-        password: that user's password.
+        password: that user's password (given, or read from ``password_file``).
         timeout_s: bound of every etcd call, in seconds.
     """
 
@@ -94,8 +98,10 @@ def _redact(url: str) -> str:
     head, sep, query = url.partition("?")
     if not sep:
         return url
+    # The name is compared decoded: "pass%77ord" is the same parameter to the parser.
     parts = [
-        "password=***" if part.split("=", 1)[0] == "password" else part for part in query.split("&")
+        "password=***" if unquote_plus(part.split("=", 1)[0]).strip() == "password" else part
+        for part in query.split("&")
     ]
     return f"{head}?{'&'.join(parts)}"
 
@@ -175,8 +181,13 @@ def _parse_etcd(url: str, netloc: str, path: str, query: str) -> EtcdUrl:
     params = _params(url, query, _ETCD_PARAMS)
     if ("cert" in params) != ("key" in params):
         raise _bad(url, "cert and key must be given together")
-    if ("user" in params) != ("password" in params):
-        raise _bad(url, "user and password must be given together")
+    if "password" in params and "password_file" in params:
+        raise _bad(url, "give password or password_file, not both")
+    password = params.get("password")
+    if "password_file" in params:
+        password = _read_password(url, params["password_file"])
+    if ("user" in params) != (password is not None):
+        raise _bad(url, "user and password (or password_file) must be given together")
     return EtcdUrl(
         endpoints=endpoints,
         prefix=prefix,
@@ -184,11 +195,23 @@ def _parse_etcd(url: str, netloc: str, path: str, query: str) -> EtcdUrl:
         cert=params.get("cert"),
         key=params.get("key"),
         user=params.get("user"),
-        password=params.get("password"),
+        password=password,
         timeout_s=_timeout(url, params),
         max_request_bytes=_size(url, params),
         request_ttl_s=_seconds(url, params, "request_ttl", DEFAULT_REQUEST_TTL_S),
     )
+
+
+def _read_password(url: str, path: str) -> str:
+    """Return the password kept in the file at ``path`` (its first line)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            password = f.readline().rstrip("\r\n")
+    except OSError as e:
+        raise _bad(url, f"cannot read password_file {path}: {e.strerror}") from None
+    if not password:
+        raise _bad(url, f"password_file {path} is empty")
+    return password
 
 
 def _size(url: str, params: dict[str, str]) -> int | None:

@@ -104,10 +104,22 @@ def test_bad_urls_say_why(url: str, message: str) -> None:
     assert raised.value.code == "INVALID_STORE_URL"
 
 
-def test_password_is_not_in_error_messages() -> None:
+@pytest.mark.parametrize("name", ["password", "pass%77ord", "%70assword"])
+def test_password_is_not_in_error_messages(name: str) -> None:
     with pytest.raises(InvalidStoreUrlError) as raised:
-        parse_store_url("etcd://h1/p?password=hunter2&user=root&bogus=1")
+        parse_store_url(f"etcd://h1/p?{name}=hunter2&user=root&bogus=1")
     assert "hunter2" not in str(raised.value)
+
+
+def test_password_from_a_file(tmp_path: Path) -> None:
+    secret = tmp_path / "etcd-password"
+    secret.write_text("hunter2\n")
+    parsed = parse_store_url(f"etcd://h1/p?user=root&password_file={secret}")
+    assert isinstance(parsed, EtcdUrl) and parsed.password == "hunter2"
+    with pytest.raises(InvalidStoreUrlError, match="cannot read password_file"):
+        parse_store_url(f"etcd://h1/p?user=root&password_file={tmp_path}/missing")
+    with pytest.raises(InvalidStoreUrlError, match="not both"):
+        parse_store_url(f"etcd://h1/p?user=root&password=x&password_file={secret}")
 
 
 def test_open_log_creates_the_parent_directory(tmp_path: Path) -> None:
