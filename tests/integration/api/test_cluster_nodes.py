@@ -69,6 +69,16 @@ def test_cluster_nodes_lists_every_live_node(api_servers: ServerFactory, store_u
     assert set(nodes_of(a)) == {"a"}
 
 
+def test_a_node_publishes_its_advertised_url(
+    api_servers: ServerFactory, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Behind a proxy or in a container the bind address is not what others should call."""
+    monkeypatch.setenv("CATALOG_ADVERTISE_URL", "http://catalog-a.example:8000")
+    server = api_servers.start(store_url, node_name="a")
+    until_listed(server, {"a"})
+    assert nodes_of(server)["a"]["address"] == "http://catalog-a.example:8000"
+
+
 def test_ddl_and_sql_wait_for_nodes(api_servers: ServerFactory, store_url: str) -> None:
     a = api_servers.start(store_url, node_name="a")
     api_servers.start(store_url, node_name="b")

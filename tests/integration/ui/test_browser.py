@@ -115,6 +115,10 @@ def test_tables_table_page_pin_timeline_diff_and_live_updates(
     _until(browser, lambda d: len(_texts(d, "table-row")) == 2, "two tables listed")
     assert [row.split()[1] for row in _texts(browser, "table-row")] == ["ORDERS", "ITEMS"]
     assert f"version {versions[-1]}" in _texts(browser, "title")[0]
+    loaded = browser.execute_script(
+        "return performance.getEntriesByType('resource').map((e) => e.name)"
+    )
+    assert loaded and all(url.startswith(server.url + "/") for url in loaded), loaded  # no CDN
 
     browser.find_element(By.LINK_TEXT, "ORDERS").click()
     _until(browser, lambda d: len(_texts(d, "column-row")) == 3, "ORDERS columns")

@@ -1,0 +1,68 @@
+"""``python -m deploy.local_cluster`` as the README runs it: it serves, then stops on Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[3]
+START_BOUND_S = 90.0
+
+
+def test_local_cluster_serves_and_stops_on_interrupt(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "deploy.local_cluster", "--nodes", "2", "--etcd-members", "1"]
+    command += ["--delay-ms", "50", "--max-clock-skew-ms", "50", "--data-dir", str(tmp_path)]
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        printed: list[str] = []
+        deadline = time.monotonic() + START_BOUND_S
+        while not printed or "running; press Ctrl-C" not in printed[-1]:
+            assert time.monotonic() < deadline, "".join(printed)
+            line = process.stdout.readline()
+            assert line, f"the command ended early:\n{''.join(printed)}"
+            printed.append(line)
+        urls = re.findall(r"catalog n\d+:\s+(http://127\.0\.0\.1:\d+)", "".join(printed))
+        assert len(urls) == 2, printed
+        ddl = httpx.post(
+            urls[0] + "/v1/sql", json={"sql": "CREATE TABLE T (ID INT PRIMARY KEY)"}, timeout=30
+        )
+        assert ddl.status_code == 200, ddl.text
+        ready = httpx.get(
+            f"{urls[1]}/v1/versions/{ddl.json()['version']}/ready",
+            params={"timeout": 10},
+            timeout=30,
+        )
+        assert ready.status_code == 200  # the second node follows the same etcd
+        process.send_signal(signal.SIGINT)
+        rest, _ = process.communicate(timeout=60)
+        assert process.returncode == 0, rest
+        assert "stopping" in rest
+        for url in urls:  # every process it started is gone
+            try:
+                httpx.get(url + "/healthz", timeout=2)
+            except httpx.TransportError:
+                continue
+            raise AssertionError(f"{url} still answers after the cluster stopped")
+    finally:
+        if process.poll() is None:  # a failed assertion: let it stop what it started
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=30)
