@@ -3,8 +3,15 @@ checks users and passwords: everything works with the right credentials, nothing
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
+import httpx
 import pytest
 
 from catalog import commands as c
@@ -12,6 +19,7 @@ from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
 from deploy.etcd_server import EtcdServer
 from tests.certificates import make_tls_files
+from tests.integration.api.servers import free_port
 from tests.integration.catalog.support import create_table, run
 from tests.integration.updatelog.support import opened
 from updatelog import StorageUnavailableError
@@ -19,6 +27,7 @@ from updatelog import StorageUnavailableError
 pytestmark = pytest.mark.etcd
 
 PASSWORD = "s3cret-pw"
+CATALOG = str(Path(sys.executable).with_name("catalog"))
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +101,43 @@ def test_wrong_credentials_are_refused(
         assert PASSWORD not in info.value.message
 
     run(scenario(), timeout_s=60)
+
+
+def test_the_password_never_reaches_a_servers_output(secure_etcd: EtcdServer) -> None:
+    """A real ``catalog serve`` on the secured etcd, debug logging on: the password stays out."""
+    port = free_port()
+    env = {**os.environ, "CATALOG_STORE": _url(secure_etcd, "tls-serve")}
+    flags = ["--port", str(port), "--log-level", "debug", "--delay-ms", "0"]
+    server = subprocess.Popen(
+        [CATALOG, "serve", *flags, "--max-clock-skew-ms", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None and time.monotonic() < deadline, "the server did not start"
+            try:
+                if httpx.get(url + "/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        sql = {"sql": "CREATE TABLE T (ID INT PRIMARY KEY)"}
+        assert httpx.post(url + "/v1/sql", json=sql, timeout=30).status_code == 200
+    finally:
+        server.send_signal(signal.SIGINT)
+        output, _ = server.communicate(timeout=60)
+    assert "Uvicorn running" in output and PASSWORD not in output
+    refused = subprocess.run(
+        [CATALOG, "serve", *flags, "--max-clock-skew-ms", "0"],
+        env={**env, "CATALOG_STORE": _url(secure_etcd, "tls-serve", password="wrong-" + PASSWORD)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert refused.returncode != 0 and "authentication failed" in refused.stderr
+    assert PASSWORD not in refused.stderr + refused.stdout
