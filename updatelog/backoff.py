@@ -60,7 +60,7 @@ async def send_repeatable(
             ambiguous = True
             if backoff.exhausted():
                 raise StorageUnavailableError(
-                    f"{store!r}: {what} got no answer within {store.timeout_s:g}s ({e.message})"
+                    f"{store}: {what} got no answer within {store.timeout_s:g}s ({e.message})"
                 ) from e
         except (UpdateTooLargeError, StoreQuotaExceededError) as e:
             if not ambiguous:

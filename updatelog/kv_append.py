@@ -130,7 +130,7 @@ class Append:
                 if state.update is None and state.snapshot > version:
                     # A snapshot took update N before we could look: no telling whose it was.
                     raise StorageUnavailableError(
-                        f"{log!r}: the answer to the append of version {version} was lost and "
+                        f"{log}: the answer to the append of version {version} was lost and "
                         "the log was compacted past it since; it may have committed"
                     )
             recorded = requests.encode_committed(version, requests.wall_ms() + log.request_ttl_ms)
@@ -159,14 +159,14 @@ class Append:
                 if state.update == self.stored:
                     return AppendResult(True, version, max(state.safe_time, self.proposal_ts))
                 raise StorageUnavailableError(
-                    f"{log!r}: append of version {version}: {e.message}; an earlier attempt "
+                    f"{log}: append of version {version}: {e.message}; an earlier attempt "
                     "whose answer was lost may still commit"
                 ) from e
             except UnknownOutcomeError as e:
                 ambiguous = True
                 if backoff.exhausted():
                     raise StorageUnavailableError(
-                        f"{log!r}: append of version {version} got no answer within "
+                        f"{log}: append of version {version} got no answer within "
                         f"{log.store.timeout_s:g}s ({e.message}); it may have committed"
                     ) from e
                 await backoff.pause()
@@ -179,7 +179,5 @@ class Append:
                 return decided
             if self.replace == replaced:
                 if backoff.exhausted():
-                    raise StorageUnavailableError(
-                        f"{log!r}: append of version {version} kept racing"
-                    )
+                    raise StorageUnavailableError(f"{log}: append of version {version} kept racing")
                 await backoff.pause()

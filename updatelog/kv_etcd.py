@@ -157,6 +157,9 @@ class EtcdKvStore:
     def __repr__(self) -> str:
         return f"EtcdKvStore({','.join(f'{h}:{p}' for h, p in self.endpoints)!r})"
 
+    def __str__(self) -> str:
+        return f"etcd at {','.join(f'{h}:{p}' for h, p in self.endpoints)}"
+
     def endpoint_in_use(self) -> str:
         """Return ``host:port`` of the member calls go to now."""
         return self._members.current().target
@@ -164,7 +167,7 @@ class EtcdKvStore:
     async def _once(self, attempt: Attempt[T]) -> T:
         """Run ``attempt`` once on the current member, classifying failures."""
         if self._closed:
-            raise StorageUnavailableError(f"{self!r} is closed")
+            raise StorageUnavailableError(f"{self} is closed")
         member = None
         try:
             member, metadata = await self._members.connect()
@@ -178,7 +181,7 @@ class EtcdKvStore:
         if refusal is not None:
             return refusal
         if code == grpc.StatusCode.NOT_FOUND and "lease not found" in details:
-            return LeaseExpiredError(f"{self!r}: {details}")
+            return LeaseExpiredError(f"{self}: {details}")
         if code in _ENDPOINT_CODES and member is not None:
             self._members.fail(member)
         if code == grpc.StatusCode.UNAUTHENTICATED:
@@ -186,7 +189,7 @@ class EtcdKvStore:
             return TransientEtcdError(describe(e))
         if code in _TRANSIENT_CODES:
             return TransientEtcdError(describe(e))
-        return StorageUnavailableError(f"{self!r}: etcd refused the request: {describe(e)}")
+        return StorageUnavailableError(f"{self}: etcd refused the request: {describe(e)}")
 
     def _unary(self, service: str, method: str, request: Any) -> Attempt[Any]:
         """Return an attempt that sends ``<service>.<method>(request)``."""
@@ -206,7 +209,7 @@ class EtcdKvStore:
             except TransientEtcdError as e:
                 if backoff.exhausted():
                     raise StorageUnavailableError(
-                        f"{self!r}: {what} got no answer from etcd within {self.timeout_s:g}s "
+                        f"{self}: {what} got no answer from etcd within {self.timeout_s:g}s "
                         f"({e.detail})"
                     ) from e
             await backoff.pause()
@@ -239,7 +242,7 @@ class EtcdKvStore:
                 return await self._call("read", at_one)
             except TransientEtcdError as e:
                 raise UnknownOutcomeError(
-                    f"{self!r}: a write got no answer from etcd ({e.detail}); it may have committed"
+                    f"{self}: a write got no answer from etcd ({e.detail}); it may have committed"
                 ) from e
             ranges = [r.response_range for r in response.responses if r.HasField("response_range")]
             reads = [_read_of_range(r) for r in ranges]
@@ -254,7 +257,7 @@ class EtcdKvStore:
             self._absent.update(actual)
             if actual == absent:
                 return TxnResult(False, int(response.header.revision), reads[: -len(guessed)])
-        raise StorageUnavailableError(f"{self!r}: keys kept appearing and vanishing")
+        raise StorageUnavailableError(f"{self}: keys kept appearing and vanishing")
 
     async def range(self, start: str, end: str, *, limit: int = 0) -> Read:
         """Read the keys of ``[start, end)`` in order, at most ``limit`` (0: all)."""
@@ -285,7 +288,7 @@ class EtcdKvStore:
             except TransientEtcdError as e:
                 if backoff.exhausted():
                     raise StorageUnavailableError(
-                        f"{self!r}: no etcd member would open a watch ({e.detail})"
+                        f"{self}: no etcd member would open a watch ({e.detail})"
                     ) from e
                 await backoff.pause()
                 continue

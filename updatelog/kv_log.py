@@ -116,6 +116,9 @@ class KvUpdateLog:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.store!r}, prefix={self.keys.prefix!r})"
 
+    def __str__(self) -> str:
+        return f"{self.store}{f' under prefix {self.keys.prefix}' if self.keys.prefix else ''}"
+
     # -- writing ----------------------------------------------------------------------------
 
     async def _stored(self, value: bytes, kind: str, version: int) -> tuple[bytes, str | None]:
@@ -359,7 +362,7 @@ class KvUpdateLog:
         if self._closed:
             # A closed log refuses a new watch rather than ending it at once, so that a
             # follower re-watching in a loop backs off instead of spinning.
-            raise StorageUnavailableError(f"{self!r} is closed")
+            raise StorageUnavailableError(f"{self} is closed")
         return watch_log(self, from_version)
 
     def is_closed(self) -> bool:

@@ -110,6 +110,9 @@ class SqliteKvStore:
     def __repr__(self) -> str:
         return f"SqliteKvStore({str(self.path)!r})"
 
+    def __str__(self) -> str:
+        return f"SQLite store {self.path}"
+
     def _init_schema(self) -> None:
         deadline = time.monotonic() + self.timeout_s
         while True:

@@ -4,6 +4,7 @@ checks users and passwords: everything works with the right credentials, nothing
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -84,7 +85,9 @@ def test_a_node_serves_ddl_over_tls_with_a_user(secure_etcd: EtcdServer) -> None
     ("overrides", "reason"),
     [
         ({"password": "wrong"}, "authentication failed"),
-        ({"cert": "", "key": ""}, "BAD_CERTIFICATE"),  # no client certificate
+        # No client certificate: etcd 3.5 (Go 1.16) refuses it in the handshake, etcd 3.4
+        # (Go 1.19, TLS 1.3) right after it.
+        ({"cert": "", "key": ""}, "BAD_CERTIFICATE|TSI_DATA_CORRUPTED"),
         ({"ca": "", "cert": "", "key": ""}, "no answer"),  # plain text against TLS only
     ],
     ids=["wrong-password", "no-client-certificate", "no-tls"],
@@ -97,7 +100,7 @@ def test_wrong_credentials_are_refused(
         with pytest.raises(StorageUnavailableError) as info:
             async with opened(url) as log:
                 await log.append(1, b"one", 10)
-        assert reason in info.value.message
+        assert re.search(reason, info.value.message), info.value.message
         assert PASSWORD not in info.value.message
 
     run(scenario(), timeout_s=60)
