@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
-from api.auth import require
+from api.auth import require, scoped_request_id
 from api.errors import problem_responses
 from api.models import DataCommitRequest, DataCommitsBody
 from api.roles import Role
@@ -32,9 +32,10 @@ async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
         payload.files,
         schema_version=payload.schema_version,
         mode=payload.mode,
-        request_id=payload.request_id,
+        request_id=scoped_request_id(request, payload.request_id),
     )
-    return json_response(commit)
+    # The log keeps the id within the caller's principal; the caller gets back its own id.
+    return json_response(commit.model_copy(update={"request_id": payload.request_id}))
 
 
 @router.get(

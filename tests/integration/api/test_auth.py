@@ -212,3 +212,21 @@ def test_request_ids_belong_to_their_principal(api_servers: ServerFactory, store
     assert retry.json()["version"] == mine.json()["version"]  # answered, not run again
     names = {t["name"] for t in _get(server, alice).json()["tables"]}
     assert names == {"CLAIMED_BY_BOB", "ALICE_TABLE"}
+
+    def commit(token: str, path: str) -> httpx.Response:
+        table = _get(server, token).json()["tables"][0]
+        body = {
+            "table_id": table["id"],
+            "schema_version": 1,
+            "mode": "append",
+            "files": [{"path": path, "partition": 0, "rows": 1, "size": 10}],
+            "request_id": "load-1",
+        }
+        headers = {"Authorization": f"Bearer {token}"}
+        return httpx.post(server.url + "/v1/data/commits", json=body, headers=headers, timeout=10)
+
+    bobs, alices = commit(bob, "bob.parquet"), commit(alice, "alice.parquet")
+    assert (bobs.status_code, alices.status_code) == (200, 200)
+    assert alices.json()["request_id"] == "load-1"  # the caller's own id comes back
+    assert alices.json()["seq"] == bobs.json()["seq"] + 1  # a commit of its own, not Bob's
+    assert commit(alice, "alice.parquet").json()["seq"] == alices.json()["seq"]  # a retry
