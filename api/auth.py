@@ -23,7 +23,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import msgpack
 from fastapi import Request
@@ -255,6 +255,18 @@ def require(role: Role) -> Callable[[Request], Awaitable[Claims | None]]:
         return claims
 
     return check
+
+
+@overload
+def scoped_request_id(request: Request, request_id: str) -> str: ...
+
+
+@overload
+def scoped_request_id(request: Request, request_id: None) -> None: ...
+
+
+@overload
+def scoped_request_id(request: Request, request_id: str | None) -> str | None: ...
 
 
 def scoped_request_id(request: Request, request_id: str | None) -> str | None:
