@@ -73,6 +73,7 @@ STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.ZONE_EXISTS: 409,
     ErrorCode.CONCURRENT_UPDATE: 503,
     ErrorCode.VERSION_COMPACTED: 410,
+    ErrorCode.REQUEST_ID_REUSED: 422,
     TimestampTooFarError.code: 422,
     StorageUnavailableError.code: 503,
     FormatError.code: 503,

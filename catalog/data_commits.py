@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import random
 
+import msgpack
+
 from catalog.data_files import (
     DataCommit,
     DataFile,
@@ -23,7 +25,7 @@ from catalog.data_files import (
 )
 from catalog.data_log import DataCommitLog
 from catalog.errors import ConcurrentUpdateError, ErrorCode, NotFoundError, ValidationError
-from catalog.manager import check_request_id
+from catalog.request_ids import check_request_id, content_digest, request_id_reused
 from catalog.service import CatalogService
 from schemasync.clock import Clock, wait_until
 from schemasync.errors import TimestampTooFarError
@@ -70,11 +72,13 @@ class DataCommits:
     ) -> DataCommit:
         """Make ``files`` visible at one new timestamp, atomically; return the commit.
 
-        With a ``request_id`` that already committed, returns that commit unchanged.
+        With a ``request_id`` that already committed these files, returns that commit
+        unchanged.
 
         Raises:
             NotFoundError: the table does not exist (any more) in the latest catalog.
-            ValidationError: the schema version is one the table never had.
+            ValidationError: the schema version is one the table never had, or the request id
+                already committed other content (REQUEST_ID_REUSED).
             ConcurrentUpdateError: other writers kept winning for ``max_attempts`` rounds.
             StorageUnavailableError: the log could not be reached.
         """
@@ -89,6 +93,8 @@ class DataCommits:
             )
         if not 1 <= schema_version <= latest.table_by_id(table_id).schema_version:
             raise ValidationError(f"table {table_id} has no schema version {schema_version}")
+        files_form = [f.model_dump(mode="json") for f in files]
+        digest = content_digest(msgpack.packb([table_id, schema_version, mode, files_form]))
         existing = await self._commits.read(table_id)
         seq = existing[-1].version + 1 if existing else 1
         for attempt in range(self._max_attempts):
@@ -102,13 +108,15 @@ class DataCommits:
                 request_id=request_id,
             )
             result = await self._commits.commit(
-                table_id, seq, encode_data_commit(commit), commit.commit_ts, request_id
+                table_id, seq, encode_data_commit(commit), commit.commit_ts, request_id, digest
             )
             if result.committed:
                 return commit
-            if result.conflict is AppendConflict.REQUEST:
-                assert result.request_version is not None
-                return await self._read_commit(table_id, result.request_version)
+            record = result.request
+            if result.conflict is AppendConflict.REQUEST and record is not None:
+                if not record.same_request(digest):
+                    raise request_id_reused("committed other files or another table")
+                return await self._read_commit(table_id, record.version)
             if result.conflict is AppendConflict.SAFE_TIME:
                 self._clock.update(result.safe_time)
             else:

@@ -49,7 +49,13 @@ class DataCommitLog:
         self.request_ttl_ms = log.request_ttl_ms
 
     async def commit(
-        self, table_id: int, seq: int, payload: bytes, commit_ts: int, request_id: str
+        self,
+        table_id: int,
+        seq: int,
+        payload: bytes,
+        commit_ts: int,
+        request_id: str,
+        digest: bytes = b"",
     ) -> AppendResult:
         """Record data commit ``seq`` of a table under the safe-time rule (see UpdateLog).
 
@@ -77,7 +83,7 @@ class DataCommitLog:
                     Put(keys.data_commit(table_id, seq), envelope.encode(Kind.UPDATE, payload)),
                     Put(seq_key, encode_int(Kind.VERSION, seq)),
                     Put(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, commit_ts)),
-                    Put(request_key, requests.encode_committed(seq, expires)),
+                    Put(request_key, requests.encode_committed(seq, expires, digest)),
                 ],
                 reads,
             )

@@ -27,6 +27,7 @@ from catalog.errors import CatalogError, ConcurrentUpdateError, ValidationError
 from catalog.marshalling import encode_update
 from catalog.prepare import prepare
 from catalog.registry import wait_for_nodes as wait_for_registered_nodes
+from catalog.request_ids import check_request_id, commands_digest, request_id_reused
 from catalog.service import CatalogService
 from catalog.snapshots import encode_snapshot
 from catalog.update import RequestOutcome, VersionedUpdate
@@ -34,24 +35,12 @@ from catalog.wire import decode_refusal, encode_refusal
 from schemasync.clock import Clock
 from schemasync.service import SchemaSyncService
 from updatelog.errors import UpdateTooLargeError
-from updatelog.log import AppendConflict, UpdateLog
+from updatelog.log import AppendConflict, RequestRecord, UpdateLog
 
 MAX_BATCH_COMMANDS = 100_000
 """The hard limit of one batch; larger ones are refused with ``UPDATE_TOO_LARGE`` up front."""
 MAX_GROUP_REQUEST_IDS = 32
 """The most request ids one group-committed version records; later requests wait a round."""
-MAX_REQUEST_ID_LENGTH = 240
-"""Room for a client's 200-character id and the principal the API scopes it to."""
-
-
-def check_request_id(request_id: str) -> None:
-    """Refuse a request id that is empty, too long or holds unprintable characters.
-
-    Raises:
-        ValidationError: VALIDATION_ERROR.
-    """
-    if not (0 < len(request_id) <= MAX_REQUEST_ID_LENGTH and request_id.isprintable()):
-        raise ValidationError(f"a request id has 1..{MAX_REQUEST_ID_LENGTH} printable characters")
 
 
 @dataclass(eq=False)
@@ -59,6 +48,8 @@ class _Request:
     commands: list[CommandBase]
     request_id: str | None
     future: asyncio.Future[_Outcome] = field(repr=False)
+    digest: bytes = b""
+    """The digest of ``commands``, recorded with the request id (empty without one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,19 +151,25 @@ class CatalogManager:
                 f"a batch holds at most {MAX_BATCH_COMMANDS:,} commands, this one "
                 f"{len(batch):,}; split it into several batches"
             )
+        digest = b""
         if request_id is not None:
             check_request_id(request_id)
+            digest = commands_digest(batch)
         # No read of the request id up front: the append refuses an id already recorded and
         # names the version that committed it; a refusal is recorded under the id in turn.
         for _ in range(self._max_attempts):
-            outcome = await self._submit(batch, request_id)
+            outcome = await self._submit(batch, request_id, digest)
             if outcome.committed_by_request:
                 assert request_id is not None
                 return await self._answer_from_log(outcome.version, request_id)
             if outcome.error is None:
                 await self._schema_sync.wait_for_activation(outcome.activation_ts)
                 return ApplyResult(outcome.version, outcome.applied, outcome.activation_ts)
-            settled = outcome if outcome.final else await self._settle_refusal(outcome, request_id)
+            settled = (
+                outcome
+                if outcome.final
+                else await self._settle_refusal(outcome, request_id, digest)
+            )
             if isinstance(settled, ApplyResult):
                 return settled
             if settled is not None:
@@ -186,15 +183,17 @@ class CatalogManager:
             "this request was judged; retry the request"
         )
 
-    async def _submit(self, batch: list[CommandBase], request_id: str | None) -> _Outcome:
+    async def _submit(
+        self, batch: list[CommandBase], request_id: str | None, digest: bytes
+    ) -> _Outcome:
         future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Request(batch, request_id, future))
+        self._queue.append(_Request(batch, request_id, future, digest))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.get_running_loop().create_task(self._flush())
         return await future
 
     async def _settle_refusal(
-        self, outcome: _Outcome, request_id: str | None
+        self, outcome: _Outcome, request_id: str | None, digest: bytes
     ) -> ApplyResult | _Outcome | None:
         """Make a refusal final, as of a version that is the log's latest.
 
@@ -215,7 +214,7 @@ class CatalogManager:
             await self._service.catalog_ready(latest)
             return None
         result = await self._log.record_refusal(
-            request_id, outcome.version, encode_refusal(outcome.error)
+            request_id, outcome.version, encode_refusal(outcome.error), digest
         )
         if result.committed:
             return outcome
@@ -223,9 +222,10 @@ class CatalogManager:
         if record is None:  # the log moved on since the judgement
             await self._service.catalog_ready(result.version)
             return None
-        if record.refusal is None:
+        recorded = _recorded(record, digest)
+        if recorded.committed_by_request:
             return await self._answer_from_log(record.version, request_id)
-        return _Outcome(record.version, error=decode_refusal(record.refusal))
+        return recorded
 
     async def _gate(self, version: int) -> None:
         try:
@@ -277,7 +277,7 @@ class CatalogManager:
                     request.future.set_result(_Outcome(base.version, applied, base.activation_ts))
                 return
             update = self._update(base, included, entries)
-            request_ids = [r.request_id for r, _ in included if r.request_id is not None]
+            request_ids = {r.request_id: r.digest for r, _ in included if r.request_id is not None}
             self.stats["appends"] += 1
             self.stats["merged"] += len(included) - 1
             try:
@@ -305,14 +305,9 @@ class CatalogManager:
             if result.conflict is AppendConflict.REQUEST:
                 record = result.request
                 assert record is not None
-                recorded = (
-                    _Outcome(record.version, committed_by_request=True)
-                    if record.refusal is None
-                    else _Outcome(record.version, error=decode_refusal(record.refusal), final=True)
-                )
                 for request, _ in included:
                     if request.request_id == result.request_id:
-                        request.future.set_result(recorded)
+                        request.future.set_result(_recorded(record, request.digest))
                 continue  # the others are still valid; no backoff needed
             if result.conflict is AppendConflict.SAFE_TIME:
                 self._clock.update(result.safe_time)
@@ -464,3 +459,15 @@ def _unstorable(error: Exception) -> Exception:
     else:
         return error
     return ValidationError(f"the batch {reason}; nothing was written")
+
+
+def _recorded(record: RequestRecord, digest: bytes) -> _Outcome:
+    """Return the outcome a request with content ``digest`` gets from its id's record."""
+    if not record.same_request(digest):
+        outcome = (
+            f"committed as version {record.version}" if record.refusal is None else "was refused"
+        )
+        return _Outcome(record.version, error=request_id_reused(outcome), final=True)
+    if record.refusal is None:
+        return _Outcome(record.version, committed_by_request=True)
+    return _Outcome(record.version, error=decode_refusal(record.refusal), final=True)

@@ -71,6 +71,13 @@ class Kind(enum.IntEnum):
     REFUSAL_UNTIL = 12
     """A refused request id with its expiry: version, expiry (``encode_u64`` each), then an
     opaque refusal payload, stored at ``catalog.request.<id>``."""
+    REQUEST_DIGEST = 13
+    """A committed request id with its expiry and the digest of its content: version, expiry
+    (``encode_u64`` each), then a 32-byte digest, stored at ``catalog.request.<id>``."""
+    REFUSAL_DIGEST = 14
+    """A refused request id with its expiry and the digest of its content: version, expiry
+    (``encode_u64`` each), a 32-byte digest, then an opaque refusal payload, stored at
+    ``catalog.request.<id>``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ update key holding exactly our bytes means that attempt committed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -58,7 +58,7 @@ class Append:
         version: int,
         stored: bytes,
         proposal_ts: int,
-        request_ids: Sequence[str],
+        request_ids: Sequence[str] | Mapping[str, bytes],
     ) -> None:
         self.log = log
         self.keys = keys = log.keys
@@ -66,6 +66,8 @@ class Append:
         self.stored = stored
         self.proposal_ts = proposal_ts
         self.request_keys = {keys.request(rid): rid for rid in request_ids}
+        digests = request_ids if isinstance(request_ids, Mapping) else {}
+        self.digests = {key: digests.get(rid, b"") for key, rid in self.request_keys.items()}
         self.replace: dict[str, bytes] = {}  # expired records this attempt overwrites
         self.reads = [
             Get(keys.version),
@@ -133,7 +135,7 @@ class Append:
                         f"{log}: the answer to the append of version {version} was lost and "
                         "the log was compacted past it since; it may have committed"
                     )
-            recorded = requests.encode_committed(version, requests.wall_ms() + log.request_ttl_ms)
+            expires = requests.wall_ms() + log.request_ttl_ms
             compares = [
                 absent(keys.version)
                 if version == 1
@@ -147,7 +149,10 @@ class Append:
                 Put(keys.update(version), self.stored),
                 Put(keys.version, envelope.encode_int(Kind.VERSION, version)),
                 Put(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, self.proposal_ts)),
-                *(Put(k, recorded) for k in self.request_keys),
+                *(
+                    Put(k, requests.encode_committed(version, expires, digest))
+                    for k, digest in self.digests.items()
+                ),
             ]
             try:
                 result = await log.store.txn(compares, success, self.reads)

@@ -18,7 +18,7 @@ of the attempts commits. Only when the store stays silent past its timeout does 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import TypeVar
 
 from updatelog import envelope, requests
@@ -133,7 +133,7 @@ class KvUpdateLog:
         version: int,
         payload: bytes,
         proposal_ts: int,
-        request_ids: Sequence[str] = (),
+        request_ids: Sequence[str] | Mapping[str, bytes] = (),
     ) -> AppendResult:
         """Append ``payload`` as ``version`` (see ``UpdateLog.append`` and the module doc)."""
         check_int("version", version, 1)
@@ -150,7 +150,9 @@ class KvUpdateLog:
             await self.chunks.discard(tag)
         return result
 
-    async def record_refusal(self, request_id: str, version: int, refusal: bytes) -> AppendResult:
+    async def record_refusal(
+        self, request_id: str, version: int, refusal: bytes, digest: bytes = b""
+    ) -> AppendResult:
         """Record that ``request_id`` was refused with the log at ``version`` (see UpdateLog)."""
         check_int("version", version, 1)
         keys, key = self.keys, self.keys.request(request_id)
@@ -158,7 +160,7 @@ class KvUpdateLog:
         replace: bytes | None = None
         while True:
             value = requests.encode_refused(
-                version, requests.wall_ms() + self.request_ttl_ms, refusal
+                version, requests.wall_ms() + self.request_ttl_ms, refusal, digest
             )
             result = await self._send(
                 "record_refusal",

@@ -8,7 +8,7 @@ time), exactly as docs/design.md's "Storage" and "Time" sections describe.
 from __future__ import annotations
 
 import enum
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -42,6 +42,8 @@ class AppendResult:
         request_id: for ``AppendConflict.REQUEST``, which request id was already recorded.
         request_refusal: for ``AppendConflict.REQUEST``, the refusal payload when that request
             was refused rather than committed.
+        request_digest: for ``AppendConflict.REQUEST``, the digest recorded with the id (empty
+            when it was recorded without one).
     """
 
     committed: bool
@@ -51,13 +53,14 @@ class AppendResult:
     request_version: int | None = None
     request_id: str | None = None
     request_refusal: bytes | None = None
+    request_digest: bytes = b""
 
     @property
     def request(self) -> RequestRecord | None:
         """The recorded outcome of ``request_id`` for a ``REQUEST`` conflict, else None."""
         if self.request_version is None:
             return None
-        return RequestRecord(self.request_version, self.request_refusal)
+        return RequestRecord(self.request_version, self.request_refusal, digest=self.request_digest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +78,16 @@ class RequestRecord:
     expires_ms: int = field(default=0, compare=False)
     """Wall-clock milliseconds after which the id names no request any more (0: never, for
     records written by releases before expiry existed)."""
+    digest: bytes = field(default=b"", compare=False)
+    """The digest of the request's content (32 bytes), so that the id reused for
+    other content is told apart from a retry; empty when recorded without one."""
+
+    def same_request(self, digest: bytes) -> bool:
+        """Return whether content with ``digest`` may be the request this record is about.
+
+        A record or a caller without a digest cannot tell, and counts as the same request.
+        """
+        return not self.digest or not digest or self.digest == digest
 
     @property
     def refused(self) -> bool:
@@ -159,13 +172,14 @@ class UpdateLog(Protocol):
         version: int,
         payload: bytes,
         proposal_ts: int,
-        request_ids: Sequence[str] = (),
+        request_ids: Sequence[str] | Mapping[str, bytes] = (),
     ) -> AppendResult:
         """Append ``payload`` as ``version`` in one atomic transaction.
 
         It commits only if ``catalog.version == version - 1`` (or absent when ``version == 1``),
         ``catalog.safe_time < proposal_ts``, and no ``request_ids`` entry is recorded yet. On
-        commit it also sets ``catalog.safe_time = proposal_ts`` and records every request id.
+        commit it also sets ``catalog.safe_time = proposal_ts`` and records every request id
+        (with the digest of its request's content, when ``request_ids`` maps ids to digests).
         An ambiguous outcome (timeout during commit) is resolved by reading back.
 
         Raises:
@@ -201,8 +215,10 @@ class UpdateLog(Protocol):
         """Return the recorded outcome of ``request_id``, or None if it is unknown."""
         ...
 
-    async def record_refusal(self, request_id: str, version: int, refusal: bytes) -> AppendResult:
-        """Record that ``request_id`` was refused while the log was at ``version``.
+    async def record_refusal(
+        self, request_id: str, version: int, refusal: bytes, digest: bytes = b""
+    ) -> AppendResult:
+        """Record that ``request_id`` (with content ``digest``) was refused at ``version``.
 
         One atomic transaction: it commits only if ``catalog.version == version`` and the request
         id is not recorded yet, so a copy of the request still in flight cannot commit later.

@@ -4,7 +4,9 @@ A request id gets exactly one outcome while its record lives. The append that co
 records the version; a refusal is recorded too (``UpdateLog.record_refusal``), guarded by the
 version it was judged against, so a copy of the same request still in flight elsewhere cannot
 commit afterwards. Every record carries an expiry: past it, the id is free again (a retry after
-the window is a new request) and compaction deletes the record.
+the window is a new request) and compaction deletes the record. A record may carry the digest
+of the request's content, so that the id sent again with other content is refused instead of
+being answered with the first request's outcome.
 """
 
 from __future__ import annotations
@@ -20,15 +22,39 @@ from updatelog.log import AppendConflict, AppendResult, RequestRecord
 _U64 = 8
 
 
-def encode_committed(version: int, expires_ms: int) -> bytes:
+DIGEST_BYTES = 32
+"""The length of a request digest (SHA-256)."""
+
+
+def encode_committed(version: int, expires_ms: int, digest: bytes = b"") -> bytes:
     """Return the stored value saying ``version`` committed the request, until ``expires_ms``."""
-    return envelope.encode(Kind.REQUEST_UNTIL, encode_u64(version) + encode_u64(expires_ms))
+    body = encode_u64(version) + encode_u64(expires_ms)
+    if not digest:
+        return envelope.encode(Kind.REQUEST_UNTIL, body)
+    return envelope.encode(Kind.REQUEST_DIGEST, body + _checked(digest))
 
 
-def encode_refused(version: int, expires_ms: int, refusal: bytes) -> bytes:
+def encode_refused(version: int, expires_ms: int, refusal: bytes, digest: bytes = b"") -> bytes:
     """Return the stored value saying the request was refused with the log at ``version``."""
-    body = encode_u64(version) + encode_u64(expires_ms) + bytes(refusal)
-    return envelope.encode(Kind.REFUSAL_UNTIL, body)
+    head = encode_u64(version) + encode_u64(expires_ms)
+    if not digest:
+        return envelope.encode(Kind.REFUSAL_UNTIL, head + bytes(refusal))
+    return envelope.encode(Kind.REFUSAL_DIGEST, head + _checked(digest) + bytes(refusal))
+
+
+def _checked(digest: bytes) -> bytes:
+    if len(digest) != DIGEST_BYTES:
+        raise ValueError(f"a request digest has {DIGEST_BYTES} bytes, not {len(digest)}")
+    return bytes(digest)
+
+
+_RECORD_KINDS = {
+    # kind: (bytes before the refusal, whether a refusal follows, whether a digest is there)
+    Kind.REQUEST_UNTIL: (2 * _U64, False, False),
+    Kind.REFUSAL_UNTIL: (2 * _U64, True, False),
+    Kind.REQUEST_DIGEST: (2 * _U64 + DIGEST_BYTES, False, True),
+    Kind.REFUSAL_DIGEST: (2 * _U64 + DIGEST_BYTES, True, True),
+}
 
 
 def decode_record(data: bytes) -> RequestRecord:
@@ -37,9 +63,7 @@ def decode_record(data: bytes) -> RequestRecord:
     Raises:
         FormatError: the value is not a request record of a known format.
     """
-    decoded = envelope.decode_as(
-        data, Kind.REQUEST, Kind.REFUSAL, Kind.REQUEST_UNTIL, Kind.REFUSAL_UNTIL
-    )
+    decoded = envelope.decode_as(data, Kind.REQUEST, Kind.REFUSAL, *_RECORD_KINDS)
     body = decoded.body
     if decoded.kind is Kind.REQUEST:
         return RequestRecord(decode_u64(body))
@@ -47,11 +71,12 @@ def decode_record(data: bytes) -> RequestRecord:
         if len(body) < _U64:
             raise FormatError("a refusal record is shorter than its version")
         return RequestRecord(decode_u64(body[:_U64]), body[_U64:])
-    if len(body) < 2 * _U64 or (decoded.kind is Kind.REQUEST_UNTIL and len(body) != 2 * _U64):
+    head, refused, has_digest = _RECORD_KINDS[decoded.kind]
+    if len(body) < head or (not refused and len(body) != head):
         raise FormatError(f"a {decoded.kind.name} record has {len(body)} bytes")
     version, expires = decode_u64(body[:_U64]), decode_u64(body[_U64 : 2 * _U64])
-    refusal = body[2 * _U64 :] if decoded.kind is Kind.REFUSAL_UNTIL else None
-    return RequestRecord(version, refusal, expires)
+    digest = body[2 * _U64 : head] if has_digest else b""
+    return RequestRecord(version, body[head:] if refused else None, expires, digest)
 
 
 def wall_ms() -> int:
@@ -76,4 +101,5 @@ def request_conflict(
         record.version,
         request_id,
         record.refusal,
+        record.digest,
     )

@@ -278,3 +278,56 @@ def test_a_corrupted_stored_value_is_refused_not_guessed(
     assert serve.returncode != 0
     assert "error: FORMAT_ERROR: " in serve.stderr and "corrupted" in serve.stderr
     assert "Traceback" not in serve.stderr and "Uvicorn running" not in serve.stderr
+
+
+def test_a_request_id_reused_for_other_content_is_refused(api_server: RunningServer) -> None:
+    """A retry is answered with its first outcome; the same id for another request is a 422."""
+
+    def sql(text: str, request_id: str) -> httpx.Response:
+        body = {"sql": text, "request_id": request_id}
+        return httpx.post(api_server.url + "/v1/sql", json=body, timeout=30)
+
+    first = sql("CREATE TABLE t (id INT PRIMARY KEY)", "nightly-1")
+    assert first.status_code == 200
+    retry = sql("create table   T (ID int primary key)", "nightly-1")  # the same commands
+    assert retry.json() == first.json()
+    reused = sql("CREATE TABLE u (id INT PRIMARY KEY)", "nightly-1")
+    assert (reused.status_code, reused.json()["code"]) == (422, "REQUEST_ID_REUSED")
+    assert "already used for a different request" in reused.json()["detail"]
+    assert "version" in reused.json()["detail"]
+
+    refused = sql("CREATE TABLE t (id INT PRIMARY KEY)", "nightly-2")
+    assert (refused.status_code, refused.json()["code"]) == (409, "TABLE_EXISTS")
+    assert sql("CREATE TABLE t (id INT PRIMARY KEY)", "nightly-2").json() == refused.json()
+    reused_refusal = sql("CREATE TABLE v (id INT PRIMARY KEY)", "nightly-2")
+    assert (reused_refusal.status_code, reused_refusal.json()["code"]) == (
+        422,
+        "REQUEST_ID_REUSED",
+    )
+    assert "was refused" in reused_refusal.json()["detail"]
+    assert _tables(api_server) == ["T"]
+    latest = httpx.get(api_server.url + "/v1/versions", timeout=10).json()["latest"]
+    assert latest == first.json()["version"]
+
+    table = httpx.get(api_server.url + "/v1/schemas/PUBLIC/tables/T", timeout=10).json()
+    table_id = table["table"]["id"]
+
+    def commit(path: str) -> httpx.Response:
+        body = {
+            "table_id": table_id,
+            "schema_version": 1,
+            "mode": "append",
+            "files": [{"path": path, "partition": 0, "rows": 1, "size": 10}],
+            "request_id": "load-1",
+        }
+        return httpx.post(api_server.url + "/v1/data/commits", json=body, timeout=30)
+
+    committed = commit("a.parquet")
+    assert committed.status_code == 200
+    assert commit("a.parquet").json() == committed.json()
+    other = commit("b.parquet")
+    assert (other.status_code, other.json()["code"]) == (422, "REQUEST_ID_REUSED")
+    listed = httpx.get(
+        api_server.url + "/v1/data/commits", params={"table_id": table_id}, timeout=10
+    ).json()
+    assert [c["seq"] for c in listed["commits"]] == [committed.json()["seq"]]

@@ -197,6 +197,27 @@ def test_a_refusal_is_the_one_outcome_of_its_request_id(store_url: str) -> None:
     run(scenario())
 
 
+def test_request_records_keep_the_digest_of_their_request(store_url: str) -> None:
+    first, second = b"\x01" * 32, b"\x02" * 32
+
+    async def scenario() -> None:
+        async with opened(store_url) as log:
+            assert (await log.append(1, b"one", 10, {"req-a": first, "req-b": b""})).committed
+            assert (await log.request_record("req-a")).digest == first  # type: ignore[union-attr]
+            assert (await log.request_record("req-b")).digest == b""  # type: ignore[union-attr]
+            retry = await log.append(2, b"again", 20, {"req-a": second})
+            assert retry.conflict is AppendConflict.REQUEST
+            assert retry.request is not None and retry.request.digest == first
+            assert not retry.request.same_request(second) and retry.request.same_request(first)
+
+            assert (await log.record_refusal("req-no", 1, b"why", second)).committed
+            copy = await log.append(2, b"late copy", 20, {"req-no": first})
+            assert copy.request == RequestRecord(1, b"why")
+            assert copy.request is not None and copy.request.digest == second
+
+    run(scenario())
+
+
 def test_watch_from_the_middle_then_live(store_url: str) -> None:
     async def scenario() -> None:
         async with opened(store_url) as log, opened(store_url) as writer:

@@ -20,6 +20,7 @@ GOLDEN = Path(__file__).parents[2] / "golden" / "updatelog"
 
 SAFE_TIME = (1_700_000_000_000 << 16) | 7
 EXPIRY = 1_800_000_000_000
+DIGEST = bytes(range(32))
 MANIFEST_TAG = "u00000000000000000042.0193a1b2c3d4deadbeef"
 SETTINGS = ClusterSettings(delay_ms=500, max_clock_skew_ms=250, format_version=1)
 
@@ -45,6 +46,14 @@ FORMAT1: dict[str, tuple[Kind, bytes]] = {
     "refusal_until.bin": (
         Kind.REFUSAL_UNTIL,
         (17).to_bytes(8, "big") + EXPIRY.to_bytes(8, "big") + b"refusal payload",
+    ),
+    "request_digest.bin": (
+        Kind.REQUEST_DIGEST,
+        (17).to_bytes(8, "big") + EXPIRY.to_bytes(8, "big") + DIGEST,
+    ),
+    "refusal_digest.bin": (
+        Kind.REFUSAL_DIGEST,
+        (17).to_bytes(8, "big") + EXPIRY.to_bytes(8, "big") + DIGEST + b"refusal payload",
     ),
 }
 GOLDEN_FORMATS = {1: FORMAT1}
@@ -87,6 +96,14 @@ def test_golden_meanings() -> None:
     assert (until, until.expires_ms) == (RequestRecord(17), EXPIRY)
     refused = requests.decode_record((folder / "refusal_until.bin").read_bytes())
     assert (refused, refused.expires_ms) == (RequestRecord(17, b"refusal payload"), EXPIRY)
+    digested = requests.decode_record((folder / "request_digest.bin").read_bytes())
+    assert (digested, digested.expires_ms, digested.digest) == (RequestRecord(17), EXPIRY, DIGEST)
+    refused = requests.decode_record((folder / "refusal_digest.bin").read_bytes())
+    assert (refused.refusal, refused.expires_ms, refused.digest) == (
+        b"refusal payload",
+        EXPIRY,
+        DIGEST,
+    )
     manifest = envelope.decode_as((folder / "manifest.bin").read_bytes(), Kind.MANIFEST)
     assert decode_manifest(manifest.body) == Manifest(MANIFEST_TAG, 3, 150_000)
 
@@ -97,7 +114,14 @@ def test_request_records_only_raise_format_error(body: bytes, kind: Kind) -> Non
         record = requests.decode_record(_frame(CURRENT_FORMAT, kind, body))
     except FormatError:
         return
-    assert kind in (Kind.REQUEST, Kind.REFUSAL, Kind.REQUEST_UNTIL, Kind.REFUSAL_UNTIL)
+    assert kind in (
+        Kind.REQUEST,
+        Kind.REFUSAL,
+        Kind.REQUEST_UNTIL,
+        Kind.REFUSAL_UNTIL,
+        Kind.REQUEST_DIGEST,
+        Kind.REFUSAL_DIGEST,
+    )
     assert record.version == int.from_bytes(body[:8], "big")
 
 
@@ -107,6 +131,19 @@ def test_writer_still_writes_the_current_golden_bytes(name: str) -> None:
     kind, body = GOLDEN_FORMATS[CURRENT_FORMAT][name]
     golden = (GOLDEN / f"format{CURRENT_FORMAT}" / name).read_bytes()
     assert envelope.encode(kind, body) == golden
+
+
+def test_request_records_round_trip_with_and_without_a_digest() -> None:
+    for digest in (b"", DIGEST):
+        committed = requests.decode_record(requests.encode_committed(17, EXPIRY, digest))
+        refused = requests.decode_record(requests.encode_refused(17, EXPIRY, b"no", digest))
+        assert (committed.digest, committed.refusal) == (digest, None)
+        assert (refused.digest, refused.refusal) == (digest, b"no")
+    assert RequestRecord(17, digest=DIGEST).same_request(DIGEST)
+    assert not RequestRecord(17, digest=DIGEST).same_request(bytes(32))
+    assert RequestRecord(17).same_request(DIGEST)  # recorded before digests: cannot tell
+    with pytest.raises(ValueError, match="32 bytes"):
+        requests.encode_committed(17, EXPIRY, b"short")
 
 
 def test_settings_round_trip() -> None:
