@@ -24,7 +24,7 @@ from api.metrics import ApiMetrics
 from api.routes import catalog as catalog_routes
 from api.routes import data, ddl, events, ops, tokens, versions
 from api.security_headers import SecurityHeadersMiddleware
-from api.subscriber_slots import SubscriberSlots
+from api.slots import Slots
 from catalog.errors import CatalogError
 from catalog.node import CatalogNode
 from schemasync.errors import SchemaSyncError
@@ -155,9 +155,8 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = ApiMetrics()
     app.state.response_cache = catalog_routes.ResponseCache()
-    app.state.subscribers = SubscriberSlots(
-        settings.max_subscribers, settings.max_subscribers_per_principal
-    )
+    app.state.subscribers = Slots(settings.max_subscribers, settings.max_subscribers_per_principal)
+    app.state.ddl_slots = Slots(settings.max_inflight_ddl, settings.max_inflight_ddl_per_principal)
     for router in (
         ddl.router,
         catalog_routes.router,

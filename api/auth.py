@@ -257,6 +257,12 @@ def require(role: Role) -> Callable[[Request], Awaitable[Claims | None]]:
     return check
 
 
+def principal_of(request: Request) -> str:
+    """Return who is calling: the token's subject, or "" for everyone alike with auth off."""
+    claims: Claims | None = getattr(request.state, "claims", None)
+    return "" if claims is None else claims.subject
+
+
 @overload
 def scoped_request_id(request: Request, request_id: str) -> str: ...
 

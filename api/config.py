@@ -51,6 +51,12 @@ class ServerSettings:
         max_subscribers_per_principal: the most event streams one principal (a token's
             subject; with auth off, every caller alike) holds at once
             (``CATALOG_MAX_SUBSCRIBERS_PER_PRINCIPAL``; 32), so one client cannot take them all.
+        max_inflight_ddl: the most DDL requests (``/v1/ddl``, ``/v1/sql``) this node works on
+            at once (``CATALOG_MAX_INFLIGHT_DDL``; 256); more are refused with 429 and
+            Retry-After.
+        max_inflight_ddl_per_principal: the most DDL requests one principal has in flight
+            at once (``CATALOG_MAX_INFLIGHT_DDL_PER_PRINCIPAL``; 32), so one client cannot
+            hold up everyone else's changes.
         request_timeout_s: the longest a request may take before it is answered 504
             (``CATALOG_REQUEST_TIMEOUT_S``; 60); event streams and ready-waits have their own.
         ready_timeout_max_s: the longest wait ``/v1/versions/{N}/ready`` allows.
@@ -87,6 +93,10 @@ class ServerSettings:
     max_subscribers: int = field(default_factory=lambda: _env_int("CATALOG_MAX_SUBSCRIBERS", 256))
     max_subscribers_per_principal: int = field(
         default_factory=lambda: _env_int("CATALOG_MAX_SUBSCRIBERS_PER_PRINCIPAL", 32)
+    )
+    max_inflight_ddl: int = field(default_factory=lambda: _env_int("CATALOG_MAX_INFLIGHT_DDL", 256))
+    max_inflight_ddl_per_principal: int = field(
+        default_factory=lambda: _env_int("CATALOG_MAX_INFLIGHT_DDL_PER_PRINCIPAL", 32)
     )
     request_timeout_s: float = field(
         default_factory=lambda: _env_float("CATALOG_REQUEST_TIMEOUT_S", 60.0)

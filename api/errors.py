@@ -51,6 +51,7 @@ class ApiCode(enum.StrEnum):
     AUTH_DISABLED = "AUTH_DISABLED"
     TOO_MANY_COMMANDS = "TOO_MANY_COMMANDS"
     TOO_MANY_SUBSCRIBERS = "TOO_MANY_SUBSCRIBERS"
+    TOO_MANY_REQUESTS = "TOO_MANY_REQUESTS"
 
 
 STATUS_BY_CODE: dict[str, int] = {
@@ -95,6 +96,7 @@ STATUS_BY_CODE: dict[str, int] = {
     ApiCode.AUTH_DISABLED: 409,
     ApiCode.TOO_MANY_COMMANDS: 413,
     ApiCode.TOO_MANY_SUBSCRIBERS: 503,
+    ApiCode.TOO_MANY_REQUESTS: 429,
 }
 """Every code the API answers with, and its HTTP status (unknown codes answer 500)."""
 
@@ -104,6 +106,7 @@ RETRYABLE = {
     ApiCode.NOT_READY,
     ApiCode.TIMEOUT,
     ApiCode.TOO_MANY_SUBSCRIBERS,
+    ApiCode.TOO_MANY_REQUESTS,
 }
 
 

@@ -59,7 +59,9 @@ Commands = CommandBase | Mapping[str, Any] | Sequence[CommandBase | Mapping[str,
 
 # The server's codes that mean "try again (maybe elsewhere)"; TIMEOUT is excluded because it
 # answers a wait the caller bounded on purpose.
-RETRYABLE_CODES = frozenset({"STORAGE_UNAVAILABLE", "NOT_READY", "CONCURRENT_UPDATE"})
+RETRYABLE_CODES = frozenset(
+    {"STORAGE_UNAVAILABLE", "NOT_READY", "CONCURRENT_UPDATE", "TOO_MANY_REQUESTS"}
+)
 DEFAULT_URL = "http://127.0.0.1:8000"
 
 
@@ -238,7 +240,7 @@ def is_retryable(error: httpx.TransportError) -> bool:
 
 def retry_after(response: httpx.Response) -> float | None:
     """Return a retryable response's ``Retry-After`` in seconds, None if it is not retryable."""
-    if response.status_code != 503:
+    if response.status_code not in (429, 503):
         return None
     try:
         code = response.json().get("code")

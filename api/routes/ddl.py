@@ -9,11 +9,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response
 
-from api.auth import require, scoped_request_id
+from api.auth import principal_of, require, scoped_request_id
 from api.errors import ApiCode, ApiError, problem_responses
 from api.models import ApplyResultBody, BatchRequest, DdlRequest, SqlRequest
 from api.roles import Role
 from api.routes.params import json_response, node_of
+from api.slots import Slot, Slots
 from api.sql import parse_sql
 from api.sql.script_shape import ScriptShape
 from catalog.commands import CommandBase
@@ -22,7 +23,7 @@ from catalog.errors import CatalogError, ValidationError
 router = APIRouter(
     prefix="/v1",
     tags=["ddl"],
-    responses=problem_responses(400, 401, 403, 404, 409, 410, 413, 422, 503),
+    responses=problem_responses(400, 401, 403, 404, 409, 410, 413, 422, 429, 503),
     dependencies=[Depends(require(Role.WRITER))],
 )
 
@@ -43,6 +44,20 @@ def _check_batch_size(request: Request, count: int, what: str) -> None:
         raise ApiError(
             ApiCode.TOO_MANY_COMMANDS, f"a batch holds at most {limit} {what}, this one {count}"
         )
+
+
+def _admitted(request: Request) -> Slot:
+    """Take one of the node's DDL slots for the caller, or refuse with 429."""
+    slots: Slots = request.app.state.ddl_slots
+    slot = slots.take(principal_of(request))
+    if slot is None:
+        raise ApiError(
+            ApiCode.TOO_MANY_REQUESTS,
+            f"this node works on at most {slots.limit} DDL requests at once, "
+            f"{slots.per_principal} from one caller; nothing was applied: wait for one to "
+            "finish and send this one again",
+        )
+    return slot
 
 
 async def _execute(
@@ -87,7 +102,8 @@ async def ddl(
     request: Request, payload: DdlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:
     """Apply commands as one atomic batch; answer once the new version is visible everywhere."""
-    return await _execute(request, list(payload.commands), payload, idempotency_key)
+    with _admitted(request):
+        return await _execute(request, list(payload.commands), payload, idempotency_key)
 
 
 @router.post("/sql", response_model=ApplyResultBody)
@@ -95,8 +111,9 @@ async def sql(
     request: Request, payload: SqlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:
     """Apply DDL statements (one or more, ``;``-separated) as one atomic batch."""
-    # Counted before parsing, and parsed off the event loop: a large script neither holds
-    # up other requests nor costs more than a refusal.
-    _check_batch_size(request, ScriptShape.of(payload.sql).statements, "statements")
-    commands = await asyncio.to_thread(parse_sql, payload.sql)
-    return await _execute(request, commands, payload, idempotency_key)
+    with _admitted(request):
+        # Counted before parsing, and parsed off the event loop: a large script neither
+        # holds up other requests nor costs more than a refusal.
+        _check_batch_size(request, ScriptShape.of(payload.sql).statements, "statements")
+        commands = await asyncio.to_thread(parse_sql, payload.sql)
+        return await _execute(request, commands, payload, idempotency_key)

@@ -20,7 +20,7 @@ from api.auth import Claims, require
 from api.errors import ApiCode, ApiError, problem_responses
 from api.roles import Role
 from api.routes.params import node_of
-from api.subscriber_slots import SubscriberSlots
+from api.slots import Slots
 from catalog.errors import CatalogError, ErrorCode, ValidationError
 from catalog.event_feed import CatalogEventParameters, FeedOverflowError
 from catalog.node import CatalogNode
@@ -134,7 +134,7 @@ async def events(
             f"version {version} does not exist yet (latest is {service.latest_version})",
             code=ErrorCode.VERSION_NOT_FOUND,
         )
-    slots: SubscriberSlots = request.app.state.subscribers
+    slots: Slots = request.app.state.subscribers
     slot = slots.take("" if claims is None else claims.subject)
     if slot is None:
         raise ApiError(

@@ -6,14 +6,15 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 
 import httpx
 import pytest
 
 from catalog.commands.columns import MAX_COLUMNS
-from tests.integration.api.servers import RunningServer, ServerFactory, free_port
+from api.roles import Role
+from tests.integration.api.servers import RunningServer, ServerFactory, free_port, issue_token
 from updatelog import open_log
 from updatelog.kv import Put
 
@@ -176,6 +177,45 @@ def test_event_streams_per_principal(api_servers: ServerFactory, tmp_path: objec
         third = http.get(url)
         assert (third.status_code, third.json()["code"]) == (503, "TOO_MANY_SUBSCRIBERS")
         assert "2 per principal" in third.json()["detail"]
+
+
+def test_ddl_in_flight_is_limited_per_principal(
+    api_servers: ServerFactory, tmp_path: object
+) -> None:
+    """Alice sends six DDLs at once against a limit of two: two run, four are told to wait,
+    and Bob's DDL runs beside them."""
+    store = f"sqlite:///{tmp_path}/catalog.db"
+    server = api_servers.start(
+        store, auth="on", delay_ms=2000, max_inflight_ddl=10, max_inflight_ddl_per_principal=2
+    )
+    alice, bob = (issue_token(store, Role.WRITER, subject=s) for s in ("alice", "bob"))
+
+    async def run() -> tuple[list[httpx.Response], httpx.Response]:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+
+            def ddl(token: str, table: str) -> Awaitable[httpx.Response]:
+                headers = {"Authorization": f"Bearer {token}"}
+                return http.post("/v1/ddl", json={"commands": [_table(table)]}, headers=headers)
+
+            *alices, bobs = await asyncio.gather(
+                *(ddl(alice, f"A{i}") for i in range(6)), ddl(bob, "B")
+            )
+            return alices, bobs
+
+    alices, bobs = asyncio.run(run())
+    assert sorted(a.status_code for a in alices) == [200] * 2 + [429] * 4
+    refused = next(a for a in alices if a.status_code == 429)
+    assert refused.json()["code"] == "TOO_MANY_REQUESTS"
+    assert "2 from one caller" in refused.json()["detail"]
+    assert refused.headers["Retry-After"] == "1"
+    assert bobs.status_code == 200
+    headers = {"Authorization": f"Bearer {alice}"}
+    tables = httpx.get(server.url + "/v1/schemas/PUBLIC/tables", headers=headers, timeout=10)
+    assert len(tables.json()) == 3  # nothing of a refused request was written
+    again = httpx.post(
+        server.url + "/v1/ddl", json={"commands": [_table("LATER")]}, headers=headers, timeout=30
+    )
+    assert again.status_code == 200  # the slots came back
 
 
 def test_without_auth_only_loopback_names_are_answered(

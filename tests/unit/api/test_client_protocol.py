@@ -169,6 +169,7 @@ def test_only_transient_503s_are_retried() -> None:
     assert retry_after(problem(503, "SETTINGS_MISMATCH")) is None
     assert retry_after(problem(504, "TIMEOUT")) is None
     assert retry_after(problem(409, "TABLE_EXISTS")) is None
+    assert retry_after(problem(429, "TOO_MANY_REQUESTS")) == 0.0  # nothing was applied
 
 
 def test_retry_policy_backs_off_with_a_cap() -> None:

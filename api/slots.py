@@ -1,8 +1,8 @@
-"""``SubscriberSlots``: how many event streams a node serves, in all and per principal.
+"""``Slots``: how many of one kind of long request a node serves, in all and per principal.
 
-A slot is taken when a stream is admitted (the check and the count are one step, so
-simultaneous subscribers cannot slip past the limit) and given back exactly once when the
-stream ends, however it ends.
+Event streams and in-flight DDL requests each have their slots. A slot is taken when a
+request is admitted (the check and the count are one step, so simultaneous callers cannot
+slip past the limit) and given back exactly once when the request ends, however it ends.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 
 
 @dataclass
-class SubscriberSlots:
-    """The open event streams of one node and its limits.
+class Slots:
+    """The admitted requests of one kind on one node, and their limits.
 
     Attributes:
-        limit: the most streams the node serves at once.
-        per_principal: the most streams one principal (a token's subject, or every
-            caller alike when auth is off) holds at once.
+        limit: the most such requests the node serves at once.
+        per_principal: the most one principal (a token's subject, or every caller alike
+            when auth is off) holds at once.
     """
 
     limit: int
@@ -27,7 +27,7 @@ class SubscriberSlots:
 
     @property
     def in_use(self) -> int:
-        """Return the number of open streams."""
+        """Return the number of slots taken."""
         return self._by_principal.total()
 
     def take(self, principal: str) -> Slot | None:
@@ -44,10 +44,13 @@ class SubscriberSlots:
 
 
 class Slot:
-    """One taken slot; ``release`` gives it back (once, however often it is called)."""
+    """One taken slot; ``release`` gives it back (once, however often it is called).
 
-    def __init__(self, slots: SubscriberSlots, principal: str) -> None:
-        self._slots: SubscriberSlots | None = slots
+    As a context manager it is released when the block ends.
+    """
+
+    def __init__(self, slots: Slots, principal: str) -> None:
+        self._slots: Slots | None = slots
         self._principal = principal
 
     def release(self) -> None:
@@ -55,3 +58,9 @@ class Slot:
         if self._slots is not None:
             self._slots._give_back(self._principal)
             self._slots = None
+
+    def __enter__(self) -> Slot:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
