@@ -57,6 +57,9 @@ class ServerSettings:
         max_inflight_ddl_per_principal: the most DDL requests one principal has in flight
             at once (``CATALOG_MAX_INFLIGHT_DDL_PER_PRINCIPAL``; 32), so one client cannot
             hold up everyone else's changes.
+        header_timeout_s: the longest a connection may take to send a request's line and
+            headers, from when it opens or its last response completed
+            (``CATALOG_HEADER_TIMEOUT_S``; 10); slower connections are closed.
         request_timeout_s: the longest a request may take before it is answered 504
             (``CATALOG_REQUEST_TIMEOUT_S``; 60); event streams and ready-waits have their own.
         ready_timeout_max_s: the longest wait ``/v1/versions/{N}/ready`` allows.
@@ -97,6 +100,9 @@ class ServerSettings:
     max_inflight_ddl: int = field(default_factory=lambda: _env_int("CATALOG_MAX_INFLIGHT_DDL", 256))
     max_inflight_ddl_per_principal: int = field(
         default_factory=lambda: _env_int("CATALOG_MAX_INFLIGHT_DDL_PER_PRINCIPAL", 32)
+    )
+    header_timeout_s: float = field(
+        default_factory=lambda: _env_float("CATALOG_HEADER_TIMEOUT_S", 10.0)
     )
     request_timeout_s: float = field(
         default_factory=lambda: _env_float("CATALOG_REQUEST_TIMEOUT_S", 60.0)

@@ -115,6 +115,7 @@ async def _serve(settings: ServerSettings, log_level: str) -> None:
     import uvicorn  # the server's dependencies load only for the server
 
     from api.app import create_app
+    from api.header_timeout import with_header_timeout
     from catalog.node import CatalogNode
 
     node = await CatalogNode.start(settings.store, settings.node_name, settings.node_options())
@@ -124,6 +125,7 @@ async def _serve(settings: ServerSettings, log_level: str) -> None:
             host=settings.host,
             port=settings.port,
             log_level=log_level,
+            http=with_header_timeout(settings.header_timeout_s),
             # Event streams never end on their own; cut them rather than wait forever.
             timeout_graceful_shutdown=5,
         )

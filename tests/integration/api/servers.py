@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from api.app import create_app
 from api.auth import TokenAuthority
 from api.config import ServerSettings
+from api.header_timeout import with_header_timeout
 from api.roles import Role
 from catalog.node import CatalogNode
 from updatelog.url import open_log
@@ -53,6 +54,7 @@ class RunningServer:
             log_level="warning",
             log_config=None,
             lifespan="on",
+            http=with_header_timeout(settings.header_timeout_s),
             # Open event streams never end by themselves: cut them after this long.
             timeout_graceful_shutdown=graceful_shutdown_s,
         )

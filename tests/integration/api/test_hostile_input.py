@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Mapping
 from pathlib import Path
 
@@ -216,6 +219,43 @@ def test_ddl_in_flight_is_limited_per_principal(
         server.url + "/v1/ddl", json={"commands": [_table("LATER")]}, headers=headers, timeout=30
     )
     assert again.status_code == 200  # the slots came back
+
+
+def _closed_by_server(sock: socket.socket, drip: bytes, within_s: float) -> bool:
+    """Send ``drip`` a byte every 0.2 s; return whether the server closed the connection."""
+    deadline = time.monotonic() + within_s
+    sock.settimeout(0.2)
+    for byte in itertools.cycle(drip):
+        if time.monotonic() > deadline:
+            return False
+        try:
+            sock.sendall(bytes([byte]))
+            if sock.recv(1024) == b"":
+                return True
+        except TimeoutError:
+            continue
+        except OSError:  # reset: closed
+            return True
+    raise AssertionError("unreachable")
+
+
+def test_slow_request_headers_are_cut_off(api_servers: ServerFactory, tmp_path: object) -> None:
+    """Slowloris: headers dripped a byte at a time, or nothing at all, lose the connection."""
+    server = api_servers.start(f"sqlite:///{tmp_path}/catalog.db", header_timeout_s=1.0)
+    address = ("127.0.0.1", server.settings.port)
+    with socket.create_connection(address) as dripping:
+        drip = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 1000
+        assert _closed_by_server(dripping, drip, within_s=10)
+    with socket.create_connection(address) as silent:
+        silent.settimeout(10)
+        assert silent.recv(1) == b""  # closed after about a second, not kept forever
+    # A client that sends whole requests keeps its connection across the timeout.
+    with httpx.Client(base_url=server.url, timeout=10) as http:
+        for _ in range(3):
+            assert http.get("/healthz").status_code == 200
+            time.sleep(0.6)
+        assert http.get("/healthz").status_code == 200
+        assert http.post("/v1/ddl", json={"commands": [_table("T")]}).status_code == 200
 
 
 def test_without_auth_only_loopback_names_are_answered(
