@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import errors
-from api.auth import TokenAuthority, auth_enabled, is_loopback
+from api.auth import TokenAuthority, auth_enabled, is_loopback, read_token_secret
 from api.config import ServerSettings
 from api.host_check import HostCheckMiddleware
 from api.metrics import ApiMetrics
@@ -128,7 +128,7 @@ def create_app(
         )
         app.state.node = served
         if auth_enabled(settings.host, settings.auth):
-            authority = TokenAuthority(served.log)
+            authority = TokenAuthority(served.log, read_token_secret(settings.token_secret_file))
             await authority.load()
             app.state.authority = authority
         else:

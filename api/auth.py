@@ -7,6 +7,12 @@ live in the store (``catalog.auth.keys``), so a token issued by any node verifie
 Rotation adds a new signing key and keeps the previous ones until the longest-lived token they
 may have signed has expired.
 
+What the store holds is not enough to sign: each key signs as HMAC-SHA256(token secret, stored
+key), where the token secret is a file given to every server (``CATALOG_TOKEN_SECRET_FILE``)
+and never stored. Whoever can only read the store reads the catalog but cannot mint tokens. The
+stored keys carry a check value of the secret, so a server given another secret says so at
+start-up instead of refusing every token.
+
 Roles (``api.roles``) nest: ``reader`` reads and follows events, ``writer`` also runs DDL and
 commits data, ``admin`` may do everything (issue tokens, rotate keys). Tokens are never logged.
 """
@@ -18,11 +24,13 @@ import binascii
 import hashlib
 import hmac
 import json
+import logging
 import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, overload
 
 import msgpack
@@ -38,7 +46,42 @@ TOKEN_PREFIX = "ct1"
 KEYS_REFRESH_S = 5.0
 """How often a node re-reads the keys, so a revocation made on another node reaches it."""
 
+MIN_SECRET_BYTES = 32
+"""The shortest token secret accepted (after surrounding whitespace is stripped)."""
+
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+_CHECK_LABEL = b"catalog token secret check"
+
+_logger = logging.getLogger(__name__)
+
+
+class TokenSecretError(ValueError):
+    """The token secret is missing, unreadable, too short, or not the cluster's."""
+
+
+def read_token_secret(path: str | None) -> bytes:
+    """Return the token secret kept in the file at ``path``.
+
+    Raises:
+        TokenSecretError: no path, an unreadable file, or fewer than 32 bytes in it.
+    """
+    if not path:
+        raise TokenSecretError(
+            "tokens need the token secret every server shares: set CATALOG_TOKEN_SECRET_FILE "
+            f"(or --token-secret-file) to a file holding at least {MIN_SECRET_BYTES} random "
+            "bytes, e.g. made with `openssl rand -base64 48 > token.secret`; without it, "
+            "whoever can read the store could mint tokens"
+        )
+    try:
+        secret = Path(path).read_bytes().strip()
+    except OSError as e:
+        raise TokenSecretError(f"cannot read the token secret file {path}: {e.strerror}") from None
+    if len(secret) < MIN_SECRET_BYTES:
+        raise TokenSecretError(
+            f"the token secret file {path} holds {len(secret)} bytes; it needs at least "
+            f"{MIN_SECRET_BYTES} random ones (e.g. `openssl rand -base64 48`)"
+        )
+    return secret
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,12 +143,19 @@ def _unb64(text: str) -> bytes:
     return data
 
 
-def _encode_keys(keys: list[SigningKey]) -> bytes:
-    return msgpack.packb([[k.key_id, k.secret, k.created_at, k.retires_at] for k in keys])
+def _encode_keys(keys: list[SigningKey], check: bytes) -> bytes:
+    rows = [[k.key_id, k.secret, k.created_at, k.retires_at] for k in keys]
+    return msgpack.packb({"keys": rows, "check": check})
 
 
-def _decode_keys(data: bytes) -> list[SigningKey]:
-    return [SigningKey(str(k), bytes(s), int(c), r) for k, s, c, r in msgpack.unpackb(data)]
+def _decode_keys(data: bytes) -> tuple[list[SigningKey], bytes | None]:
+    """Return the stored keys and the check value of the secret they sign with.
+
+    Keys stored as a bare list were made without a token secret: their check is None.
+    """
+    body = msgpack.unpackb(data)
+    rows, check = (body, None) if isinstance(body, list) else (body["keys"], body["check"])
+    return [SigningKey(str(k), bytes(s), int(c), r) for k, s, c, r in rows], check
 
 
 class TokenAuthority:
@@ -113,30 +163,56 @@ class TokenAuthority:
 
     Args:
         log: the update log holding the keys.
+        secret: the token secret every server shares (``read_token_secret``).
         now: the wall clock in seconds (tests pass their own).
     """
 
-    def __init__(self, log: UpdateLog, *, now: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, log: UpdateLog, secret: bytes, *, now: Callable[[], float] = time.time
+    ) -> None:
+        if len(secret) < MIN_SECRET_BYTES:
+            raise TokenSecretError(f"a token secret has at least {MIN_SECRET_BYTES} bytes")
         self._log = log
+        self._secret = secret
+        self._check = hmac.new(secret, _CHECK_LABEL, hashlib.sha256).digest()[:16]
         self._now = now
         self._stored: bytes | None = None
         self._keys: dict[str, SigningKey] = {}
+        self._macs: dict[str, bytes] = {}
         self._loaded_at = float("-inf")
 
     async def load(self) -> None:
-        """Read the keys from the store, creating the first key if there is none."""
+        """Read the keys from the store, creating the first key if there is none.
+
+        Keys stored without a token secret are replaced (every token they signed stops
+        working): anyone who could read the store could sign with them.
+
+        Raises:
+            TokenSecretError: the stored keys sign with another token secret.
+        """
         while True:
             stored = await load_signing_keys(self._log)
-            if stored is not None:
-                self._use(stored)
+            keys, check = ([], None) if stored is None else _decode_keys(stored)
+            if stored is not None and check == self._check:
+                self._use(stored, keys)
                 return
+            if check is not None:
+                raise TokenSecretError(
+                    "this server's token secret is not the one the store's signing keys "
+                    "were made with: give every server the same CATALOG_TOKEN_SECRET_FILE"
+                )
+            if stored is not None:
+                _logger.warning("replacing signing keys stored without a token secret")
             first = SigningKey(secrets.token_hex(8), secrets.token_bytes(32), int(self._now()))
-            await swap_signing_keys(self._log, None, _encode_keys([first]))
+            await swap_signing_keys(self._log, stored, _encode_keys([first], self._check))
 
-    def _use(self, stored: bytes) -> None:
+    def _use(self, stored: bytes, keys: list[SigningKey]) -> None:
         self._loaded_at = time.monotonic()
         self._stored = stored
-        self._keys = {k.key_id: k for k in _decode_keys(stored)}
+        self._keys = {k.key_id: k for k in keys}
+        self._macs = {
+            k.key_id: hmac.new(self._secret, k.secret, hashlib.sha256).digest() for k in keys
+        }
 
     def _current(self) -> SigningKey:
         live = [k for k in self._keys.values() if k.retires_at is None]
@@ -157,7 +233,7 @@ class TokenAuthority:
         claims = {"sub": subject, "role": str(role), "iat": issued, "exp": issued + ttl_s}
         payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
         signed = f"{TOKEN_PREFIX}.{key.key_id}.{payload}"
-        signature = hmac.new(key.secret, signed.encode(), hashlib.sha256).digest()
+        signature = hmac.new(self._macs[key.key_id], signed.encode(), hashlib.sha256).digest()
         return f"{signed}.{_b64(signature)}", issued + ttl_s
 
     async def verify(self, token: str) -> Claims:
@@ -182,7 +258,7 @@ class TokenAuthority:
         if key is None:
             raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token was signed by an unknown key")
         expected = hmac.new(
-            key.secret, f"{TOKEN_PREFIX}.{key_id}.{payload}".encode(), hashlib.sha256
+            self._macs[key_id], f"{TOKEN_PREFIX}.{key_id}.{payload}".encode(), hashlib.sha256
         ).digest()
         try:
             given = _unb64(signature)
@@ -224,7 +300,8 @@ class TokenAuthority:
                 if k.retires_at is None or k.retires_at > now
             ]
             new = SigningKey(secrets.token_hex(8), secrets.token_bytes(32), now)
-            if await swap_signing_keys(self._log, self._stored, _encode_keys([*kept, new])):
+            replaced = _encode_keys([*kept, new], self._check)
+            if await swap_signing_keys(self._log, self._stored, replaced):
                 await self.load()
                 return new.key_id
 

@@ -42,6 +42,9 @@ class ServerSettings:
             (``CATALOG_REGISTRY_TTL_S``; 10).
         auth: bearer tokens: ``on``, ``off`` or ``auto`` (``CATALOG_AUTH``; the default: on for
             every bind address but loopback).
+        token_secret_file: the file holding the token secret every server of the cluster
+            shares (``CATALOG_TOKEN_SECRET_FILE``); needed when auth is on, so that store
+            read access is not enough to sign tokens.
         allowed_hosts: with auth off, the ``Host`` names answered besides loopback names and
             the bind address (``CATALOG_ALLOWED_HOSTS``, comma-separated; none by default).
         max_commands: the most commands (or SQL statements) one batch may hold
@@ -87,6 +90,9 @@ class ServerSettings:
         default_factory=lambda: _env_float("CATALOG_REGISTRY_TTL_S", 10.0)
     )
     auth: str = field(default_factory=lambda: os.environ.get("CATALOG_AUTH", "auto"))
+    token_secret_file: str | None = field(
+        default_factory=lambda: os.environ.get("CATALOG_TOKEN_SECRET_FILE") or None
+    )
     allowed_hosts: frozenset[str] = field(
         default_factory=lambda: frozenset(
             h.strip() for h in os.environ.get("CATALOG_ALLOWED_HOSTS", "").split(",") if h.strip()

@@ -36,6 +36,7 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
         const="off",
         help="local development only: anyone who reaches the server may change the catalog",
     )
+    _secret_flag(serve)
     serve.set_defaults(handler=cmd_serve)
 
     token = sub.add_parser("token", help="bearer tokens")
@@ -51,6 +52,7 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     create.add_argument(
         "--store", help="sign with the keys in this store instead of asking a server"
     )
+    _secret_flag(create)
     create.set_defaults(handler=cmd_token_create)
 
     compact = sub.add_parser(
@@ -65,6 +67,14 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     compact.add_argument("--keep", type=positive, required=True, help="versions to keep")
     compact.add_argument("-o", "--output", choices=FORMATS, default=argparse.SUPPRESS)
     compact.set_defaults(handler=cmd_compact)
+
+
+def _secret_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--token-secret-file",
+        help="file holding the token secret every server shares (env "
+        "CATALOG_TOKEN_SECRET_FILE); needed with auth on, and with --store to sign tokens",
+    )
 
 
 def _store_flags(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
@@ -94,6 +104,7 @@ def _settings(args: argparse.Namespace) -> ServerSettings:
         "delay_ms": args.delay_ms,
         "max_clock_skew_ms": args.max_clock_skew_ms,
         "auth": getattr(args, "auth", None),
+        "token_secret_file": getattr(args, "token_secret_file", None),
     }
     try:
         base = ServerSettings()
@@ -115,11 +126,16 @@ async def _serve(settings: ServerSettings, log_level: str) -> None:
     import uvicorn  # the server's dependencies load only for the server
 
     from api.app import create_app
+    from api.auth import TokenAuthority, auth_enabled, read_token_secret
     from api.header_timeout import with_header_timeout
     from catalog.node import CatalogNode
 
+    checks_tokens = auth_enabled(settings.host, settings.auth)
+    secret = read_token_secret(settings.token_secret_file) if checks_tokens else b""
     node = await CatalogNode.start(settings.store, settings.node_name, settings.node_options())
     try:
+        if checks_tokens:  # a secret that is not the cluster's ends the command here
+            await TokenAuthority(node.log, secret).load()
         config = uvicorn.Config(
             create_app(settings, node=node),
             host=settings.host,
@@ -136,7 +152,7 @@ async def _serve(settings: ServerSettings, log_level: str) -> None:
 
 def cmd_token_create(args: argparse.Namespace) -> View:
     """Issue a bearer token: through the server (an admin token), or from the store itself."""
-    from api.auth import TokenAuthority
+    from api.auth import TokenAuthority, read_token_secret
     from api.roles import Role
 
     ttl_s = _duration(args.ttl)
@@ -145,10 +161,12 @@ def cmd_token_create(args: argparse.Namespace) -> View:
             body = client.create_token(args.role, ttl_s, args.subject)
         return View(body.model_dump(mode="json"), title="token")
 
+    secret = read_token_secret(args.token_secret_file or ServerSettings().token_secret_file)
+
     async def issue() -> tuple[str, int]:
         log = open_log(args.store)
         try:
-            authority = TokenAuthority(log)
+            authority = TokenAuthority(log, secret)
             await authority.load()
             return await authority.issue(Role(args.role), ttl_s, args.subject)
         finally:

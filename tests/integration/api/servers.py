@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
+import os
+import secrets
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +27,20 @@ from updatelog.url import open_log
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 15.0
+
+
+def _secret_file() -> tuple[str, bytes]:
+    """Write this test run's token secret to a private file, removed when the run ends."""
+    fd, path = tempfile.mkstemp(prefix="catalog-tests-", suffix=".secret")
+    secret = secrets.token_urlsafe(48).encode()
+    with os.fdopen(fd, "wb") as out:
+        out.write(secret)
+    atexit.register(os.unlink, path)
+    return path, secret
+
+
+TOKEN_SECRET_FILE, TOKEN_SECRET = _secret_file()
+"""The token secret every test server is given (as CATALOG_TOKEN_SECRET_FILE)."""
 
 
 def free_port() -> int:
@@ -129,6 +147,7 @@ class ServerFactory:
         **overrides: Any,
     ) -> RunningServer:
         """Start a server on ``store``; other ``ServerSettings`` fields go in ``overrides``."""
+        overrides.setdefault("token_secret_file", TOKEN_SECRET_FILE)
         settings = ServerSettings(
             store=store,
             node_name=node_name or f"n{len(self.servers) + 1}",
@@ -176,7 +195,8 @@ def issue_token(
     async def issue() -> str:
         log = open_log(store)
         try:
-            authority = TokenAuthority(log) if now is None else TokenAuthority(log, now=lambda: now)
+            clock = time.time if now is None else lambda: now
+            authority = TokenAuthority(log, TOKEN_SECRET, now=clock)
             await authority.load()
             return (await authority.issue(role, ttl_s, subject))[0]
         finally:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import hashlib
+import hmac
 import json
 import logging
 import os
@@ -11,12 +15,20 @@ import time
 from pathlib import Path
 
 import httpx
+import msgpack
 import pytest
 
-from api.auth import KEYS_REFRESH_S, auth_enabled
+from api.auth import KEYS_REFRESH_S, TokenAuthority, TokenSecretError, auth_enabled
 from api.client import CatalogApiError, CatalogClient
 from api.roles import Role
-from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
+from api.signing_keys import load_signing_keys, swap_signing_keys
+from tests.integration.api.servers import (
+    TOKEN_SECRET_FILE,
+    RunningServer,
+    ServerFactory,
+    issue_token,
+)
+from updatelog.url import open_log
 
 TABLE = {
     "op": "create_table",
@@ -150,6 +162,7 @@ def test_cli_issues_tokens_from_the_store_and_uses_them(
     server = api_servers.start(store, auth="on")
     catalog = str(Path(sys.executable).parent / "catalog")
     env = {k: v for k, v in os.environ.items() if k != "CATALOG_TOKEN"}
+    env["CATALOG_TOKEN_SECRET_FILE"] = TOKEN_SECRET_FILE
     made = subprocess.run(
         [
             catalog,
@@ -230,3 +243,95 @@ def test_request_ids_belong_to_their_principal(api_servers: ServerFactory, store
     assert alices.json()["request_id"] == "load-1"  # the caller's own id comes back
     assert alices.json()["seq"] == bobs.json()["seq"] + 1  # a commit of its own, not Bob's
     assert commit(alice, "alice.parquet").json()["seq"] == alices.json()["seq"]  # a retry
+
+
+def _signed_with(key_id: str, key: bytes, role: str = "admin") -> str:
+    """Sign a token the way a holder of ``key`` would, without the token secret."""
+    now = int(time.time())
+    claims = {"sub": "mallory", "role": role, "iat": now, "exp": now + 600}
+    payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
+    signed = f"ct1.{key_id}.{payload}"
+    return f"{signed}.{_b64(hmac.new(key, signed.encode(), hashlib.sha256).digest())}"
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def test_reading_the_store_is_not_enough_to_mint_tokens(
+    api_servers: ServerFactory, store: str
+) -> None:
+    server = api_servers.start(store, auth="on")
+    assert _get(server, issue_token(store, Role.READER)).status_code == 200
+
+    async def stored_keys() -> list[list[object]]:
+        log = open_log(store)
+        try:
+            stored = await load_signing_keys(log)
+            assert stored is not None
+            rows: list[list[object]] = msgpack.unpackb(stored)["keys"]
+            return rows
+        finally:
+            await log.close()
+
+    (key_id, key, _, _), *_ = asyncio.run(stored_keys())
+    assert isinstance(key_id, str) and isinstance(key, bytes)
+    minted = _signed_with(key_id, key)  # everything a store reader has
+    answer = _get(server, minted)
+    assert (answer.status_code, answer.json()["code"]) == (401, "UNAUTHENTICATED")
+
+    async def load_with(secret: bytes) -> None:
+        log = open_log(store)
+        try:
+            await TokenAuthority(log, secret).load()
+        finally:
+            await log.close()
+
+    with pytest.raises(TokenSecretError, match="not the one the store's signing keys"):
+        asyncio.run(load_with(b"x" * 48))  # a guessed secret is refused, not used
+
+
+def test_keys_stored_without_a_secret_are_replaced(api_servers: ServerFactory, store: str) -> None:
+    async def store_bare_keys() -> None:
+        log = open_log(store)
+        try:
+            bare = msgpack.packb([["oldkey", b"k" * 32, int(time.time()), None]])
+            assert await swap_signing_keys(log, None, bare)
+        finally:
+            await log.close()
+
+    asyncio.run(store_bare_keys())
+    server = api_servers.start(store, auth="on")
+
+    async def stored_ids() -> list[str]:
+        log = open_log(store)
+        try:
+            stored = await load_signing_keys(log)
+            assert stored is not None
+            return [row[0] for row in msgpack.unpackb(stored)["keys"]]
+        finally:
+            await log.close()
+
+    assert "oldkey" not in asyncio.run(stored_ids())
+    old = _get(server, _signed_with("oldkey", b"k" * 32, "reader"))
+    assert (old.status_code, old.json()["code"]) == (401, "UNAUTHENTICATED")
+    assert _get(server, issue_token(store, Role.READER)).status_code == 200
+
+
+def test_serving_with_auth_needs_the_token_secret(tmp_path: Path) -> None:
+    catalog = str(Path(sys.executable).parent / "catalog")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CATALOG_")}
+    short = tmp_path / "short.secret"
+    short.write_text("too short\n")
+    for extra in ([], ["--token-secret-file", str(short)]):
+        done = subprocess.run(
+            [catalog, "serve", "--store", f"sqlite:///{tmp_path}/c.db", "--auth", "on", *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 2
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith("error: ") and "token secret" in line
+        assert "at least 32" in line
