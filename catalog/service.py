@@ -14,7 +14,7 @@ import contextlib
 import gc
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 from catalog.catalog import Catalog
@@ -184,8 +184,11 @@ class CatalogService:
         first = min(window.updates, default=self.latest_version + 1)
         raise VersionCompactedError(version, first)
 
-    def events(self, version: int) -> list[CatalogEventParameters]:
-        """Return the events of retained version ``version``, in entry order.
+    def events(self, version: int) -> Iterator[CatalogEventParameters]:
+        """Return the events of retained version ``version``, in entry order, one at a time.
+
+        They are computed as they are taken (a replay holds one event at a time, however
+        many entries the version has).
 
         Raises:
             VersionCompactedError: the version's update or its predecessor is not retained.
@@ -193,9 +196,7 @@ class CatalogService:
         """
         update = self.update(version)
         before = self.catalog(version - 1) if version > 1 else Catalog()
-        events: list[CatalogEventParameters] = []
-        update.apply_to(before, events)
-        return events
+        return update.events_from(before)
 
     async def catalog_ready(self, version: int) -> None:
         """Wait until ``version`` is applied here and its event listeners have finished."""

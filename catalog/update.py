@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator, Iterator
+
 from catalog.catalog import Catalog
 from catalog.entries import (
     EntryBase,
@@ -51,6 +53,30 @@ class VersionedUpdate(Model):
         Raises:
             ValueError: ``previous`` is not the version this update follows.
         """
+        applying = self._applying(previous, with_events=events is not None)
+        while True:
+            try:
+                event = next(applying)
+            except StopIteration as done:
+                catalog: Catalog = done.value
+                return catalog
+            assert events is not None
+            events.append(event)
+
+    def events_from(self, previous: Catalog) -> Iterator[CatalogEventParameters]:
+        """Yield this update's events one at a time, as its entries apply to ``previous``.
+
+        Nothing is kept beyond the entry being applied, so a replay of a version with many
+        entries holds one event at a time.
+
+        Raises:
+            ValueError: ``previous`` is not the version this update follows.
+        """
+        yield from self._applying(previous, with_events=True)
+
+    def _applying(
+        self, previous: Catalog, *, with_events: bool
+    ) -> Generator[CatalogEventParameters, None, Catalog]:
         if previous.version != self.version - 1:
             raise ValueError(
                 f"update {self.version} cannot follow catalog version {previous.version}"
@@ -59,12 +85,10 @@ class VersionedUpdate(Model):
         current = previous
         for index, entry in enumerate(self.entries):
             after = entry.apply(current)
-            if events is not None and entry.event is not None:
+            if with_events and entry.event is not None:
                 subject = entry.subject(current, after)
-                events.append(
-                    CatalogEventParameters(
-                        entry.event, self.version, activation_ts, subject, entry, index
-                    )
+                yield CatalogEventParameters(
+                    entry.event, self.version, activation_ts, subject, entry, index
                 )
             current = after
         return current.with_version(self.version, activation_ts)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
@@ -26,6 +26,9 @@ from catalog.event_feed import CatalogEventParameters, FeedOverflowError
 from catalog.node import CatalogNode
 
 router = APIRouter(prefix="/v1", tags=["events"])
+
+_EVENTS_PER_TURN = 64
+"""Events a stream sends before it lets other requests run (replays compute as they go)."""
 
 
 def parse_event_id(text: str) -> tuple[int, int]:
@@ -73,6 +76,7 @@ async def _stream(
     """
     service = node.service
     feed = service.subscribe()
+    events: Iterable[CatalogEventParameters]
     try:
         yield ": catalog events\n\n"
         while True:
@@ -92,9 +96,11 @@ async def _stream(
                     continue
                 if got > version:  # the node loaded a snapshot past it: replay what is left
                     got, events = version, service.events(version)
-            for event in events:
+            for count, event in enumerate(events, 1):
                 if event.index > skip_through:
                     yield format_event(event)
+                if count % _EVENTS_PER_TURN == 0:
+                    await asyncio.sleep(0)  # a long replay leaves the loop to others
             version, skip_through = got + 1, -1
     except FeedOverflowError:
         return
