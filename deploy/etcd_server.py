@@ -10,11 +10,13 @@ The binary is, in order: ``$ETCD_BIN``, ``etcd`` on ``PATH``, or the one shipped
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from deploy.etcd_process import (
@@ -200,20 +202,51 @@ class EtcdMember(ManagedProcess):
         http_json(f"{self.config.client_url}/v3/kv/compaction", body, timeout_s, self.config.tls)
         return target
 
-    def enable_auth(self, root_password: str, timeout_s: float = 5.0) -> None:
-        """Create the ``root`` user with the root role and turn etcd authentication on.
+    def enable_auth(
+        self,
+        root_password: str,
+        timeout_s: float = 5.0,
+        *,
+        users: Sequence[EtcdUser] = (),
+    ) -> None:
+        """Create the ``root`` user and ``users``, then turn etcd authentication on.
 
-        Clients must then pass ``user="root"`` and the password (or a user root creates).
+        Clients must then pass a user and its password. Each of ``users`` gets a role of its
+        own name that may read and write its key range only.
         """
-        base = f"{self.config.client_url}/v3/auth"
-        steps = [
+        steps: list[tuple[str, dict[str, object]]] = [
             ("user/add", {"name": "root", "password": root_password}),
             ("role/add", {"name": "root"}),
             ("user/grant", {"user": "root", "role": "root"}),
-            ("enable", {}),
         ]
+        for user in users:
+            start, end = (base64.b64encode(k.encode()).decode() for k in user.key_range)
+            permission = {"permType": "READWRITE", "key": start, "range_end": end}
+            steps += [
+                ("user/add", {"name": user.name, "password": user.password}),
+                ("role/add", {"name": user.name}),
+                ("role/grant", {"name": user.name, "perm": permission}),
+                ("user/grant", {"user": user.name, "role": user.name}),
+            ]
+        steps.append(("enable", {}))
+        base = f"{self.config.client_url}/v3/auth"
         for path, body in steps:
             http_json(f"{base}/{path}", json.dumps(body).encode(), timeout_s, self.config.tls)
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdUser:
+    """An etcd user that may read and write one key range.
+
+    Attributes:
+        name: the user (and its role) name.
+        password: its password.
+        key_range: ``[start, end)`` of the keys it may read and write.
+    """
+
+    name: str
+    password: str
+    key_range: tuple[str, str]
 
 
 class EtcdCluster:

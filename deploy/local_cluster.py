@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import secrets
 import signal
 import sys
 import tempfile
@@ -28,8 +29,10 @@ import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from deploy.etcd_server import EtcdCluster, free_port
+from deploy.certificates import make_tls_files
+from deploy.etcd_server import EtcdCluster, EtcdUser, free_port
 from deploy.managed_process import ManagedProcess
+from updatelog.keys import KeyLayout
 
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0
@@ -154,6 +157,10 @@ class LocalCluster:
         unsafe_no_fsync: skip fsync in etcd (a process kill still loses nothing acknowledged).
         heartbeat_ms: etcd's Raft heartbeat; small values make elections quick.
         election_ms: etcd's Raft election timeout.
+        secure: etcd serves clients over TLS with client certificates (made on the spot
+            under ``base_dir/tls``) and checks users: the catalog nodes connect as user
+            ``catalog``, who may read and write the catalog's keys only, with the password
+            in a file (``base_dir/etcd-catalog.password``) rather than on a command line.
     """
 
     def __init__(
@@ -169,6 +176,7 @@ class LocalCluster:
         unsafe_no_fsync: bool = True,
         heartbeat_ms: int = 50,
         election_ms: int = 500,
+        secure: bool = False,
     ) -> None:
         if nodes < 1:
             raise ValueError("a cluster needs at least one catalog node")
@@ -182,19 +190,38 @@ class LocalCluster:
         self.max_clock_skew_ms = max_clock_skew_ms
         self._node_count = nodes
         self._offsets = list(clock_offsets_ms) + [0] * (nodes - len(clock_offsets_ms))
+        tls = make_tls_files(base_dir / "tls") if secure else None
+        self._user: EtcdUser | None = None
+        self._query = ""
+        if tls is not None:
+            password_file = base_dir / "etcd-catalog.password"
+            password = secrets.token_urlsafe(24)
+            password_file.touch(mode=0o600)
+            password_file.write_text(password)
+            key_range = KeyLayout(prefix).all_range
+            self._user = EtcdUser("catalog", password, key_range)
+            self._query = (
+                f"?ca={tls.ca}&cert={tls.client_cert}&key={tls.client_key}"
+                f"&user=catalog&password_file={password_file}"
+            )
         self.etcd = EtcdCluster(
             etcd_members,
             base_dir=base_dir / "etcd",
             heartbeat_ms=heartbeat_ms,
             election_ms=election_ms,
             unsafe_no_fsync=unsafe_no_fsync,
+            tls=tls,
         )
         self.nodes: list[CatalogProcess] = []
 
     @property
     def store_url(self) -> str:
-        """Return the ``etcd://`` URL naming every member, with the catalog's prefix."""
-        return self.etcd.url(self.prefix)
+        """Return the ``etcd://`` URL naming every member, with the catalog's prefix.
+
+        When secure, it names the TLS files, the user and its password file (not the
+        password).
+        """
+        return f"etcd://{','.join(self.etcd.endpoints)}/{self.prefix}{self._query}"
 
     @property
     def urls(self) -> list[str]:
@@ -214,7 +241,7 @@ class LocalCluster:
         else:
             k = index % len(endpoints)
             chosen = endpoints[k:] + endpoints[:k]
-        return f"etcd://{','.join(chosen)}/{self.prefix}"
+        return f"etcd://{','.join(chosen)}/{self.prefix}{self._query}"
 
     def start(self) -> LocalCluster:
         """Start etcd, then the catalog nodes, and wait until every node is ready.
@@ -225,6 +252,9 @@ class LocalCluster:
         """
         try:
             self.etcd.start()
+            if self._user is not None:
+                root_password = secrets.token_urlsafe(24)  # nobody needs root afterwards
+                self.etcd.members[0].enable_auth(root_password, users=[self._user])
             for i in range(self._node_count):
                 env = {"CATALOG_CLOCK_OFFSET_MS": str(self._offsets[i])}
                 self.nodes.append(
@@ -334,6 +364,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--delay-ms", type=int, default=500, help="schema sync delay (500)")
     parser.add_argument("--max-clock-skew-ms", type=int, default=500, help="max skew (500)")
     parser.add_argument("--data-dir", type=Path, help="keep data and logs here (default: temp)")
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="etcd over plain HTTP without users (default: TLS with client certificates, and "
+        "the nodes connect as an etcd user that may touch the catalog's keys only)",
+    )
     args = parser.parse_args(argv)
     cluster = LocalCluster(
         args.nodes,
@@ -344,6 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         unsafe_no_fsync=False,
         heartbeat_ms=100,
         election_ms=1000,
+        secure=not args.insecure,
     )
     with _sigterm_as_interrupt():
         try:

@@ -27,7 +27,7 @@ from schemathesis.specs.openapi.checks import (
 
 from api.config import ServerSettings
 from api.roles import Role
-from tests.integration.api.servers import RunningServer, free_port, issue_token
+from tests.integration.api.servers import TOKEN_SECRET_FILE, RunningServer, free_port, issue_token
 
 EXAMPLES_PER_OPERATION = 55
 READY_PATH = "/v1/versions/{version}/ready"
@@ -64,6 +64,7 @@ def fuzzed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningS
             max_clock_skew_ms=0,
             ready_timeout_max_s=0.05,
             auth="on",
+            token_secret_file=TOKEN_SECRET_FILE,
         )
     ).start()
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
@@ -11,9 +12,38 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
+
+from updatelog.errors import StorageUnavailableError
+from updatelog.url import open_log
 
 ROOT = Path(__file__).resolve().parents[3]
 START_BOUND_S = 90.0
+
+
+def _etcd_is_secured(data_dir: Path, printed: str) -> None:
+    """etcd speaks TLS only, wants a user, and the catalog's user reaches its keys only."""
+    (store_url,) = re.findall(r"store URL:\s+(\S+)", printed)
+    assert "user=catalog" in store_url and "password_file=" in store_url
+    password = (data_dir / "etcd-catalog.password").read_text()
+    assert password not in printed
+    endpoint = re.findall(r"etcd endpoints:\s+(\S+)", printed)[0].split(",")[0]
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"http://{endpoint}/health", timeout=5)  # no plain HTTP
+
+    async def latest(url: str) -> int:
+        log = open_log(url)
+        try:
+            return await log.latest_version()
+        finally:
+            await log.close()
+
+    assert asyncio.run(latest(store_url)) >= 2  # the catalog's own keys
+    anonymous = store_url.split("&user=")[0]  # a client certificate, but no user
+    elsewhere = store_url.replace("/catalog?", "/other?")  # the user, outside its keys
+    for url in (anonymous, elsewhere):
+        with pytest.raises(StorageUnavailableError, match="permission denied"):
+            asyncio.run(latest(url))
 
 
 def test_local_cluster_serves_and_stops_on_interrupt(tmp_path: Path) -> None:
@@ -48,6 +78,7 @@ def test_local_cluster_serves_and_stops_on_interrupt(tmp_path: Path) -> None:
             timeout=30,
         )
         assert ready.status_code == 200  # the second node follows the same etcd
+        _etcd_is_secured(tmp_path, "".join(printed))
         process.send_signal(signal.SIGINT)
         rest, _ = process.communicate(timeout=60)
         assert process.returncode == 0, rest

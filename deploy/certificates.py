@@ -1,4 +1,8 @@
-"""Test certificates made at test time: a CA, a server certificate for 127.0.0.1, a client one."""
+"""Certificates for etcd on loopback, made on the spot.
+
+A CA, a server certificate for 127.0.0.1 and localhost, and a client certificate:
+``python -m deploy.local_cluster`` and the tests use them; a production cluster brings its own.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ def _key() -> ec.EllipticCurvePrivateKey:
 
 
 def _write_key(key: ec.EllipticCurvePrivateKey, path: Path) -> None:
+    path.touch(mode=0o600)
     path.write_bytes(
         key.private_bytes(
             serialization.Encoding.PEM,
@@ -36,12 +41,12 @@ def make_tls_files(folder: Path) -> TlsFiles:
     """Write a CA, a server certificate (127.0.0.1, localhost) and a client certificate."""
     folder.mkdir(parents=True, exist_ok=True)
     now = dt.datetime.now(dt.UTC)
-    valid = (now - dt.timedelta(minutes=5), now + dt.timedelta(days=1))
+    valid = (now - dt.timedelta(minutes=5), now + dt.timedelta(days=30))
     ca_key = _key()
     ca = (
         x509.CertificateBuilder()
-        .subject_name(_name("catalog test CA"))
-        .issuer_name(_name("catalog test CA"))
+        .subject_name(_name("catalog local CA"))
+        .issuer_name(_name("catalog local CA"))
         .public_key(ca_key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(valid[0])
@@ -58,7 +63,7 @@ def make_tls_files(folder: Path) -> TlsFiles:
         key = _key()
         cert = (
             x509.CertificateBuilder()
-            .subject_name(_name(f"catalog test {role}"))
+            .subject_name(_name(f"catalog local {role}"))
             .issuer_name(ca.subject)
             .public_key(key.public_key())
             .serial_number(x509.random_serial_number())
