@@ -98,6 +98,11 @@ def test_docker_compose_has_3_etcd_members_3_catalog_nodes_and_spark() -> None:
         assert f"127.0.0.1:{port}/readyz" in " ".join(service["healthcheck"]["test"])
         assert service["build"]["dockerfile"] == "deploy/Dockerfile"
         assert set(service["depends_on"]) == set(etcd)
+        # Auth is on (not a loopback bind): a node without the token secret would not start.
+        assert env["CATALOG_HOST"] == "0.0.0.0"
+        (secret,) = service["secrets"]
+        assert env["CATALOG_TOKEN_SECRET_FILE"] == f"/run/secrets/{secret}"
+        assert secret in compose["secrets"]
     for name in etcd:
         env = services[name]["environment"]
         assert env["ETCD_NAME"] == name
@@ -156,3 +161,9 @@ def test_k8s_catalog_deployment_probes_ports_and_config() -> None:
         assert get["port"] in ("http", port)
     assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
     assert service["spec"]["ports"][0]["targetPort"] in ("http", port)
+    # Auth is on (not a loopback bind): the token secret is mounted where the config says.
+    assert data["CATALOG_HOST"] == "0.0.0.0"
+    (mount,) = container["volumeMounts"]
+    assert data["CATALOG_TOKEN_SECRET_FILE"].startswith(mount["mountPath"] + "/")
+    volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+    assert "secret" in volumes[mount["name"]]
