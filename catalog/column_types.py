@@ -150,7 +150,9 @@ def normalize_default(params: TypeParams, value: object) -> DefaultValue:
     try:
         return _normalize(params, value)
     except (ValueError, TypeError, ArithmeticError) as e:
-        raise _fail(f"default {value!r} does not fit column type {ctype}: {e}") from e
+        # decimal's own message is a list of its signal classes: say it in words.
+        reason = "not a decimal number" if isinstance(e, decimal.InvalidOperation) else e
+        raise _fail(f"default {value!r} does not fit column type {ctype}: {reason}") from e
 
 
 def _normalize(params: TypeParams, value: object) -> DefaultValue:

@@ -61,13 +61,21 @@ def parse_statement(text: str) -> exp.Expr:
     except ParseError as e:
         first = e.errors[0] if e.errors else {}
         where = f" at line {first.get('line')}, column {first.get('col')}" if first else ""
-        reason = _SENTINEL.sub("end of statement", first.get("description") or str(e))
-        raise ValidationError(f"syntax error{where}: {reason}") from e
+        raise ValidationError(f"syntax error{where}: {_reason(first, e)}") from e
     except TokenError as e:
         raise ValidationError(f"cannot read SQL: {e}") from e
     if len(nodes) != 1:
         raise ValidationError("expected exactly one statement")
     return nodes[0]
+
+
+def _reason(first: dict[str, object], error: ParseError) -> str:
+    """Return what a parse error says, in words (the parser names its own classes)."""
+    description = str(first.get("description") or error)
+    if "Required keyword" in description:  # "... missing for <class 'sqlglot...'>"
+        near = first.get("highlight")
+        return "something is missing" + (f" at {str(near)!r}" if near else "")
+    return _SENTINEL.sub("end of statement", description)
 
 
 def is_word(token: Token, word: str) -> bool:

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
@@ -242,8 +244,19 @@ def test_orphans_of_a_killed_write_are_removed_after_the_grace_period(orders: Ta
     orders.write([(1, 1, "a")], "ID long, QTY int, NAME string", mode="overwrite")
     table_id = orders.client.table("PUBLIC", "ORDERS").id
     folder = table_folder(orders.warehouse, table_id)
+    # What an executor of a job killed before its commit leaves: a whole, valid data file
+    # beside the committed ones. Readers never see it, before or after it is cleaned up.
     orphan = folder / "p0" / "killed-job.parquet"
-    orphan.write_bytes(b"half a file")
+    killed = pa.table(
+        {
+            "ID": pa.array([666], pa.int64()),
+            "QTY": pa.array([6], pa.int32()),
+            "NAME": pa.array(["killed"], pa.string()),
+        }
+    )
+    pq.write_table(killed, orphan)
+    assert orders.rows() == {1: (1, 1, "a")}
+    assert orders.rows(t1) == {7: (7, 7, "before")}
     assert remove_orphans(orders.client, orders.warehouse, table_id, older_than_s=3600) == []
     assert remove_orphans(orders.client, orders.warehouse, table_id, older_than_s=0) == [orphan]
     assert not orphan.exists()

@@ -6,7 +6,7 @@ numbers and punctuation, which reach deep into the parser far more often than ra
 
 from __future__ import annotations
 
-import contextlib
+import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,6 +15,7 @@ from api.sql import parse_sql
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.errors import CatalogError, ValidationError
+from catalog.marshalling import decode_commands, encode_commands
 from catalog.prepare import prepare
 
 INITIAL = Catalog.initial()
@@ -102,16 +103,33 @@ WORDS = [
 ]
 
 
+_INTERNALS = re.compile(r"Token\(|<class |sqlglot|Traceback|object at 0x|Expression\(|exp\.")
+
+
+def _plain(message: str) -> None:
+    """A refusal speaks to a person: words, no internal class names or reprs."""
+    assert message.strip(), "an empty message"
+    assert not _INTERNALS.search(message), message
+
+
 def _check(text: str) -> None:
     try:
         commands = parse_sql(text)
     except ValidationError as e:
-        assert e.message
+        _plain(e.message)
         return
     assert commands and all(isinstance(c, CommandBase) for c in commands)
-    # ... and what parses applies or is refused with a catalog error, nothing else.
-    with contextlib.suppress(CatalogError):
-        prepare(INITIAL, commands)
+    assert len(commands) <= text.count(";") + 1  # one command per statement at most
+    # What parses is what is stored and sent: it survives its own wire form unchanged ...
+    assert decode_commands(encode_commands(commands)) == commands
+    # ... and applies, or is refused with a catalog error in plain words, nothing else.
+    try:
+        prepared = prepare(INITIAL, commands)
+    except CatalogError as e:
+        _plain(e.message)
+        return
+    assert len(prepared.applied) == len(commands)
+    assert bool(prepared.entries) == any(prepared.applied)
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))
