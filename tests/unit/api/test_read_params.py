@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
+import datetime as dt
 
 import pytest
 from hypothesis import given, settings
@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from api.routes.events import parse_event_id
 from api.routes.params import parse_timestamp
-from catalog.errors import CatalogError
-from schemasync.clock import hlc
+from catalog.errors import CatalogError, ValidationError
+from schemasync.clock import MAX_TIMESTAMP, hlc
 
 
 def test_timestamps() -> None:
@@ -32,8 +32,24 @@ def test_event_ids() -> None:
 @settings(max_examples=500, deadline=None)
 @given(st.text(max_size=40))
 def test_any_text_is_a_timestamp_or_a_validation_error(text: str) -> None:
-    with contextlib.suppress(CatalogError):
-        parse_timestamp(text)
+    try:
+        value = parse_timestamp(text)
+    except ValidationError as e:
+        assert "at=" in e.message or "timestamp" in e.message  # names what it refused
+        return
+    assert 0 <= value <= MAX_TIMESTAMP
+    if text.strip().isascii() and text.strip().isdigit():
+        assert value == int(text.strip())
+    else:
+        assert value & 0xFFFF == 0  # a wall-clock time: logical part 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.datetimes(min_value=dt.datetime(1970, 1, 1), timezones=st.just(dt.UTC)))
+def test_rfc3339_times_are_their_milliseconds(moment: dt.datetime) -> None:
+    ms = int(moment.timestamp() * 1000)
+    assert parse_timestamp(moment.isoformat()) == hlc(ms)
+    assert parse_timestamp(moment.isoformat().replace("+00:00", "Z")) == hlc(ms)
 
 
 @settings(max_examples=500, deadline=None)
