@@ -83,12 +83,11 @@ def test_request_id_makes_a_retry_return_the_original_result(store_url: str) -> 
             CatalogNode.open(store_url, "a", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as a,
             CatalogNode.open(store_url, "b", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as b,
         ):
-            first = await a.manager.execute(
-                [create_table("T"), c.CreateSchema(name="S", if_not_exists=True)], request_id="r-1"
-            )
-            # The client timed out and retries on another node, even with a batch that would
-            # now fail (TABLE_EXISTS): the original result comes back, nothing is appended.
-            again = await b.manager.execute([create_table("T")], request_id="r-1")
+            batch = [create_table("T"), c.CreateSchema(name="S", if_not_exists=True)]
+            first = await a.manager.execute(batch, request_id="r-1")
+            # The client timed out and retries on another node, with a batch that would now
+            # fail (TABLE_EXISTS): the original result comes back, nothing is appended.
+            again = await b.manager.execute(batch, request_id="r-1")
             assert again == first
             assert await a.log.latest_version() == first.version
             assert (await request_ids_in_log(a))["r-1"] == [first.version]
