@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from catalog.commands.columns import MAX_COLUMNS
 from api.roles import Role
+from catalog.commands.columns import MAX_COLUMNS
 from tests.integration.api.servers import RunningServer, ServerFactory, free_port, issue_token
 from updatelog import open_log
 from updatelog.kv import Put

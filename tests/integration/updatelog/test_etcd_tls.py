@@ -18,8 +18,8 @@ import pytest
 from catalog import commands as c
 from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
-from deploy.etcd_server import EtcdServer
 from deploy.certificates import make_tls_files
+from deploy.etcd_server import EtcdServer
 from tests.integration.api.servers import free_port
 from tests.integration.catalog.support import create_table, run
 from tests.integration.updatelog.support import opened
