@@ -9,11 +9,11 @@ a digest of what the request asked for; the same id sent with other content is r
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 
-from catalog.commands import CommandBase
+from catalog.commands import CommandBase, dump
 from catalog.errors import ErrorCode, ValidationError
-from catalog.marshalling import encode_commands
 
 MAX_REQUEST_ID_LENGTH = 240
 """Room for a client's 200-character id and the principal the API scopes it to."""
@@ -32,10 +32,12 @@ def check_request_id(request_id: str) -> None:
 def commands_digest(commands: Sequence[CommandBase]) -> bytes:
     """Return the digest of a batch of commands, as recorded with its request id.
 
-    It is taken over the commands' stored form, so two spellings of one request (SQL with
-    other whitespace, JSON with keys in another order) have one digest.
+    It is taken over the commands' public JSON shape with sorted keys, so two spellings of
+    one request (SQL with other whitespace, JSON with keys in another order) have one digest,
+    and any command that parsed has one (JSON integers have no size limit).
     """
-    return content_digest(encode_commands(commands))
+    shape = json.dumps(dump(commands), sort_keys=True, separators=(",", ":"))
+    return content_digest(shape.encode())
 
 
 def content_digest(content: bytes) -> bytes:

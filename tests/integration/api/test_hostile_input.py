@@ -385,9 +385,16 @@ def test_a_request_id_reused_for_other_content_is_refused(api_server: RunningSer
         "REQUEST_ID_REUSED",
     )
     assert "was refused" in reused_refusal.json()["detail"]
-    assert _tables(api_server) == ["T"]
+    # Any command that parses can be recorded with its id (this default is a 71-bit integer).
+    huge = sql(f"CREATE TABLE w (id INT PRIMARY KEY, d DOUBLE DEFAULT {2**70})", "nightly-3")
+    assert huge.status_code == 200, huge.text
+    assert (
+        sql(f"CREATE TABLE w (id INT PRIMARY KEY, d DOUBLE DEFAULT {2**70})", "nightly-3").json()
+        == huge.json()
+    )
+    assert _tables(api_server) == ["T", "W"]
     latest = httpx.get(api_server.url + "/v1/versions", timeout=10).json()["latest"]
-    assert latest == first.json()["version"]
+    assert latest == huge.json()["version"]
 
     table = httpx.get(api_server.url + "/v1/schemas/PUBLIC/tables/T", timeout=10).json()
     table_id = table["table"]["id"]

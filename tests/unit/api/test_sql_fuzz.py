@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from api.sql import parse_sql
 from catalog.catalog import Catalog
-from catalog.commands import CommandBase
+from catalog.commands import CommandBase, dump, parse
 from catalog.errors import CatalogError, ValidationError
-from catalog.marshalling import decode_commands, encode_commands
 from catalog.prepare import prepare
+from catalog.request_ids import commands_digest
 
 INITIAL = Catalog.initial()
 
@@ -120,8 +120,9 @@ def _check(text: str) -> None:
         return
     assert commands and all(isinstance(c, CommandBase) for c in commands)
     assert len(commands) <= text.count(";") + 1  # one command per statement at most
-    # What parses is what is stored and sent: it survives its own wire form unchanged ...
-    assert decode_commands(encode_commands(commands)) == commands
+    # What parses is what a client could send as JSON: it survives that shape unchanged ...
+    assert parse(dump(commands)) == commands
+    assert len(commands_digest(commands)) == 32  # and can be recorded with a request id
     # ... and applies, or is refused with a catalog error in plain words, nothing else.
     try:
         prepared = prepare(INITIAL, commands)
