@@ -6,8 +6,9 @@ last time, which it then replaces: past its expiry a request id is free again. I
 update (or its manifest), the version, the safe time and the request records.
 
 Conflicts are reported in this order: a live request record (so a retried request learns its
-outcome), then the version, then the safe time. After an attempt whose answer was lost, the
-update key holding exactly our bytes means that attempt committed.
+outcome), then the version, then the safe time. After an attempt whose answer was lost, or
+that etcd answered "full" (it applies the write that crosses its quota and says so anyway),
+the update key holding exactly our bytes means that attempt committed.
 """
 
 from __future__ import annotations
@@ -157,12 +158,15 @@ class Append:
             try:
                 result = await log.store.txn(compares, success, self.reads)
             except (UpdateTooLargeError, StoreQuotaExceededError) as e:
-                if not ambiguous:
-                    raise  # definite: this was the only attempt, and nothing was written
-                # An earlier attempt whose answer was lost may have landed: look.
+                if isinstance(e, UpdateTooLargeError) and not ambiguous:
+                    raise  # definite: refused before it was proposed, and the only attempt
+                # etcd applies the write that crosses its quota and answers "full" all the
+                # same; an earlier attempt whose answer was lost may have landed too: look.
                 state = self._state((await log.store.txn([], self.reads)).reads)
                 if state.update == self.stored:
                     return AppendResult(True, version, max(state.safe_time, self.proposal_ts))
+                if not ambiguous:
+                    raise  # nothing of this append was written
                 raise StorageUnavailableError(
                     f"{log}: append of version {version}: {e.message}; an earlier attempt "
                     "whose answer was lost may still commit"

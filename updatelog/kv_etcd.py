@@ -11,9 +11,10 @@ again with the other when the guess was wrong.
 
 Failures: every operation is bounded by ``timeout_s``; each RPC gets a third of it. Reads retry,
 moving to the next member after a transport failure. A write is sent once: a lost answer raises
-``UnknownOutcomeError`` and the log reads back. A request etcd refuses outright is definite and
-wrote nothing: over ``--max-request-bytes`` is ``UpdateTooLargeError``, a full backend
-``StoreQuotaExceededError``.
+``UnknownOutcomeError`` and the log reads back. Over ``--max-request-bytes`` is
+``UpdateTooLargeError``: refused before it is proposed, nothing written. A full backend is
+``StoreQuotaExceededError``, but etcd applies the write that crosses its quota and answers
+"full" all the same, so a writer that must know reads back (the log's append does).
 
 A watch owns one gRPC stream (a task moves its responses onto a queue), restarts it from the
 last revision reported + 1 when it ends, and reports ``WatchCompacted`` when etcd compacted the
