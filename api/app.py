@@ -110,13 +110,18 @@ class RequestTimeoutMiddleware:
 
 
 def create_app(
-    settings: ServerSettings | None = None, *, node: CatalogNode | None = None
+    settings: ServerSettings | None = None,
+    *,
+    node: CatalogNode | None = None,
+    authority: TokenAuthority | None = None,
 ) -> FastAPI:
     """Build the app. It opens a node from ``settings`` on start-up, unless given one.
 
     Args:
         settings: server settings (from the environment by default).
         node: an already started node to serve (the app then does not close it).
+        authority: the loaded token authority of ``node``, when auth is on and the caller
+            has made it already; otherwise the app makes its own on start-up.
     """
     settings = settings or ServerSettings()
 
@@ -128,9 +133,12 @@ def create_app(
         )
         app.state.node = served
         if auth_enabled(settings.host, settings.auth):
-            authority = TokenAuthority(served.log, read_token_secret(settings.token_secret_file))
-            await authority.load()
-            app.state.authority = authority
+            checking = authority
+            if checking is None:
+                secret = read_token_secret(settings.token_secret_file)
+                checking = TokenAuthority(served.log, secret)
+                await checking.load()
+            app.state.authority = checking
         else:
             app.state.authority = None
             if not is_loopback(settings.host):

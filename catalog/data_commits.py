@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import random
 
-import msgpack
-
 from catalog.data_files import (
     DataCommit,
     DataFile,
@@ -93,8 +91,8 @@ class DataCommits:
             )
         if not 1 <= schema_version <= latest.table_by_id(table_id).schema_version:
             raise ValidationError(f"table {table_id} has no schema version {schema_version}")
-        files_form = [f.model_dump(mode="json") for f in files]
-        digest = content_digest(msgpack.packb([table_id, schema_version, mode, files_form]))
+        files_shape = [f.model_dump(mode="json") for f in files]
+        digest = content_digest([table_id, schema_version, mode, files_shape])
         existing = await self._commits.read(table_id)
         seq = existing[-1].version + 1 if existing else 1
         for attempt in range(self._max_attempts):

@@ -32,17 +32,20 @@ def check_request_id(request_id: str) -> None:
 def commands_digest(commands: Sequence[CommandBase]) -> bytes:
     """Return the digest of a batch of commands, as recorded with its request id.
 
-    It is taken over the commands' public JSON shape with sorted keys, so two spellings of
-    one request (SQL with other whitespace, JSON with keys in another order) have one digest,
-    and any command that parsed has one (JSON integers have no size limit).
+    It is taken over the commands' public JSON shape, so two spellings of one request (SQL
+    with other whitespace, JSON with keys in another order) have one digest.
     """
-    shape = json.dumps(dump(commands), sort_keys=True, separators=(",", ":"))
-    return content_digest(shape.encode())
+    return content_digest(dump(commands))
 
 
-def content_digest(content: bytes) -> bytes:
-    """Return the digest of a request's content in a canonical byte form."""
-    return hashlib.sha256(content).digest()
+def content_digest(shape: object) -> bytes:
+    """Return the SHA-256 digest of a request's content given as JSON-ready values.
+
+    Keys are sorted, so equal content has one digest; JSON integers have no size limit, so
+    any content that was accepted has one.
+    """
+    text = json.dumps(shape, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).digest()
 
 
 def request_id_reused(outcome: str) -> ValidationError:

@@ -54,14 +54,14 @@ class VersionedUpdate(Model):
             ValueError: ``previous`` is not the version this update follows.
         """
         applying = self._applying(previous, with_events=events is not None)
-        while True:
-            try:
+        try:
+            while True:  # yields only when events are asked for
                 event = next(applying)
-            except StopIteration as done:
-                catalog: Catalog = done.value
-                return catalog
-            assert events is not None
-            events.append(event)
+                assert events is not None
+                events.append(event)
+        except StopIteration as done:
+            catalog: Catalog = done.value
+            return catalog
 
     def events_from(self, previous: Catalog) -> Iterator[CatalogEventParameters]:
         """Yield this update's events one at a time, as its entries apply to ``previous``.

@@ -66,9 +66,9 @@ class Append:
         self.version = version
         self.stored = stored
         self.proposal_ts = proposal_ts
-        self.request_keys = {keys.request(rid): rid for rid in request_ids}
-        digests = request_ids if isinstance(request_ids, Mapping) else {}
-        self.digests = {key: digests.get(rid, b"") for key, rid in self.request_keys.items()}
+        by_id = request_ids if isinstance(request_ids, Mapping) else dict.fromkeys(request_ids, b"")
+        self.request_keys = {keys.request(rid): rid for rid in by_id}
+        self.digests = {keys.request(rid): digest for rid, digest in by_id.items()}
         self.replace: dict[str, bytes] = {}  # expired records this attempt overwrites
         self.reads = [
             Get(keys.version),

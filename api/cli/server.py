@@ -134,10 +134,12 @@ async def _serve(settings: ServerSettings, log_level: str) -> None:
     secret = read_token_secret(settings.token_secret_file) if checks_tokens else b""
     node = await CatalogNode.start(settings.store, settings.node_name, settings.node_options())
     try:
+        authority = None
         if checks_tokens:  # a secret that is not the cluster's ends the command here
-            await TokenAuthority(node.log, secret).load()
+            authority = TokenAuthority(node.log, secret)
+            await authority.load()
         config = uvicorn.Config(
-            create_app(settings, node=node),
+            create_app(settings, node=node, authority=authority),
             host=settings.host,
             port=settings.port,
             log_level=log_level,
@@ -163,7 +165,7 @@ def cmd_token_create(args: argparse.Namespace) -> View:
 
     secret = read_token_secret(args.token_secret_file or ServerSettings().token_secret_file)
 
-    async def issue() -> tuple[str, int]:
+    async def sign() -> tuple[str, int]:
         log = open_log(args.store)
         try:
             authority = TokenAuthority(log, secret)
@@ -172,7 +174,7 @@ def cmd_token_create(args: argparse.Namespace) -> View:
         finally:
             await log.close()
 
-    token, expires = asyncio.run(issue())
+    token, expires = asyncio.run(sign())
     return View({"token": token, "role": args.role, "expires_at": expires}, title="token")
 
 

@@ -192,7 +192,7 @@ def issue_token(
     ``now`` (Unix seconds) backdates it, e.g. to get an expired token.
     """
 
-    async def issue() -> str:
+    async def sign() -> str:
         log = open_log(store)
         try:
             clock = time.time if now is None else lambda: now
@@ -202,4 +202,4 @@ def issue_token(
         finally:
             await log.close()
 
-    return asyncio.run(issue())
+    return asyncio.run(sign())
