@@ -56,7 +56,8 @@ class EtcdMember(ManagedProcess):
         binary: the etcd binary (default: ``find_etcd_binary()``).
         heartbeat_ms: Raft heartbeat interval; small values make elections in tests quick.
         election_ms: Raft election timeout.
-        unsafe_no_fsync: skip fsync (a process kill loses nothing; a machine crash would).
+        unsafe_no_fsync: skip fsync (written data survives a process kill in the page cache, not
+            a machine crash).
         extra_args: more command-line flags, appended last.
     """
 
@@ -263,8 +264,8 @@ class EtcdCluster:
         start_timeout_s: bound on waiting for the cluster to become healthy.
         heartbeat_ms: Raft heartbeat interval.
         election_ms: Raft election timeout.
-        unsafe_no_fsync: skip fsync; fine for tests, where a process kill must lose nothing but
-            a machine crash is not simulated.
+        unsafe_no_fsync: skip fsync; fine for tests, which kill processes but never simulate a
+            machine crash.
         extra_args: more flags for every member.
         tls: serve clients over TLS and require client certificates signed by its CA.
     """

@@ -83,19 +83,26 @@ def test_unreachable_etcd_raises_storage_unavailable_in_bounded_time() -> None:
 
 
 def test_log_recovers_when_etcd_comes_back() -> None:
+    """etcd is killed and restarted; the log fails fast while it is down and then carries on.
+
+    etcd is killed after its backend committed the writes (etcd 3.5.0-3.5.2 can lose applied
+    writes on a member killed within its 100 ms backend commit interval, etcd-io/etcd#13766);
+    this test is about the log, not about that etcd bug.
+    """
     with EtcdServer(unsafe_no_fsync=True) as server:
 
         async def scenario() -> None:
             log = etcd_log(server.endpoint, timeout_s=1.5)
             try:
                 await append_range(log, 1, 2)
+                await asyncio.sleep(0.3)  # past etcd's backend commit interval
                 server.kill_server()
                 started = time.monotonic()
                 with pytest.raises(StorageUnavailableError, match="may have committed"):
                     await log.append(3, payload(3), 30)
                 assert time.monotonic() - started < 4.0
                 await asyncio.to_thread(server.restart_server)
-                assert await log.latest_version() == 2
+                assert await log.latest_version() == 2, server.members[0].log_tail()
                 await append_range(log, 3, 3)
                 assert [e.version for e in await log.read(1)] == [1, 2, 3]
             finally:
