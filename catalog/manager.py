@@ -294,7 +294,7 @@ class CatalogManager:
                 await self._each_alone(included, e)
                 return
             if result.committed:
-                await self._service.catalog_ready(update.version)
+                await self._service.appended(update.version, payload)
                 committed = self._service.catalog(update.version)
                 for request, applied in included:
                     request.future.set_result(

@@ -1,9 +1,10 @@
 """``CatalogService``: the read side. Applies the log into a versioned cache and fires events.
 
 Every retained version is kept as an immutable ``Catalog``; versions share structure, so
-keeping thousands costs little. A version is published only after it was read back from the
-log (so it is durable), all at once: readers see version N whole or not at all. Events fire
-after publication, in entry order, and ``catalog_ready(N)`` resolves once they are done.
+keeping thousands costs little. A version is published only once the log holds it durably
+(read back from the log, or answered "committed" to this node's own append), all at once:
+readers see version N whole or not at all. Events fire after publication, in entry order, and
+``catalog_ready(N)`` resolves once they are done.
 """
 
 from __future__ import annotations
@@ -84,6 +85,9 @@ class CatalogService:
         self.watch_live = False
         self.failure: BaseException | None = None
         self._expected: _Expected | None = None
+        self._applying = asyncio.Lock()
+        """Held while one version is applied and its events fire, so that the watch and this
+        node's own committed appends apply versions one at a time, in order."""
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -238,6 +242,19 @@ class CatalogService:
         """
         self._expected = _Expected(payload, before, update, after)
 
+    async def appended(self, version: int, payload: bytes) -> None:
+        """Publish ``version``, which this node's append just committed, without the watch.
+
+        The append's compare-and-set made ``version`` follow the log's ``version - 1``; when
+        that is the latest version here, ``version`` is applied at once (from the catalog
+        ``expect`` remembered) and the watch skips it when it arrives. Otherwise this waits for
+        the watch to deliver it. Either way ``version`` is applied here when this returns.
+        """
+        async with self._applying:
+            if self.failure is None and self.latest_version == version - 1:
+                await self._apply(LogEntry(version, payload), fire=True)
+        await self.catalog_ready(version)
+
     def _expected_catalog(self, entry: LogEntry, before: Catalog) -> Catalog | None:
         expected, self._expected = self._expected, None
         if expected is None or expected.before is not before or expected.payload != entry.payload:
@@ -311,7 +328,8 @@ class CatalogService:
                         self.watch_live = True
                         backoff = 0.05
                         if isinstance(event, LogEntry):
-                            await self._apply(event, fire=True)
+                            async with self._applying:
+                                await self._apply(event, fire=True)
                         elif isinstance(event, SafeTimeAdvanced):
                             self.observed_safe_time.advance(event.safe_time)
                         elif isinstance(event, SnapshotRequired):
@@ -341,7 +359,8 @@ class CatalogService:
 
     async def _reload(self, snapshot_version: int) -> None:
         for entry in await self._log.read(snapshot_version):
-            await self._apply(entry, fire=True)
+            async with self._applying:
+                await self._apply(entry, fire=True)
 
     async def _apply(self, entry: LogEntry, *, fire: bool) -> None:
         if entry.is_snapshot:
