@@ -310,11 +310,11 @@ class Catalog(RelationReads):
         )
         new = self._replace(
             _stamp=stamp,
-            _tables=Map(),
-            _table_by_name=Map(),
-            _indexes=Map(),
-            _index_by_name=Map(),
-            _table_indexes=Map(),
+            _tables=_EMPTY,
+            _table_by_name=_EMPTY,
+            _indexes=_EMPTY,
+            _index_by_name=_EMPTY,
+            _table_indexes=_EMPTY,
         )
         new._digest = self._digest
         return new
@@ -542,6 +542,10 @@ class Catalog(RelationReads):
             raise ValueError("an index refers to a missing table")
         if self.default_zone_id is not None and self.default_zone_id not in self._zones:
             raise ValueError("the default zone is missing")
+
+
+_EMPTY: Map[Any, Any] = Map()
+"""The empty overlay every sealed version shares (maps are immutable)."""
 
 
 def _count(counts: Map[int, int], key: int, delta: int) -> Map[int, int]:
