@@ -3,25 +3,29 @@
 One etcd is started here (default settings, so every commit is fsynced) and always stopped;
 each figure uses its own key prefix on it, so each is its own cluster with its own settings.
 
-- P1: sequential ``execute`` commits/s (delay 0, skew 0, one node; small CREATE TABLE, every
-  tenth a CREATE SCHEMA, the commands built before the clock starts) ÷ raw etcd CAS
+- P1: sequential ``execute`` commits/s (delay 0, skew 0, one node with its safe-time ticker on,
+  as production runs; small CREATE TABLE, every tenth a CREATE SCHEMA, the commands built
+  before the clock starts) ÷ raw etcd CAS
   transactions/s. The baseline is the raw pyetcd loop of ``bench_updatelog_etcd`` (If
   version == N-1 AND safe_time < u, Then put update, version, safe_time) on a synchronous
   pyetcd client of its own, from one thread, with a payload as large as the node's average
   stored update. Both sides alternate, so a noisy neighbour slows both alike. Goal >= 0.7.
 - P2: 64 concurrent CREATE TABLE spread over 3 nodes (delay 500 ms, skew 500 ms): wall time
-  until every ``execute`` returned ÷ (delay + skew = 1 s). Goal <= 3 (Ignite 3, sequential,
-  needs about 64). The number of versions the 64 creates produced is in the title and extra.
+  until every ``execute`` returned ÷ (delay + skew = 1 s), a floor of 1.0 no commit can beat.
+  Goal <= 1.2 (Ignite 3, sequential, needs about 64). The number of versions the 64 creates
+  produced is in the title and extra.
 - P3: commit → applied on all of 5 nodes (delay 0). Node 0 appends a properly encoded
   ``VersionedUpdate`` (one small CREATE TABLE) with ``log.append``; the latency runs from
   the moment that append returned committed (the writer knows the version is durable) to the
   moment ``catalog_ready(v)`` resolved on the slowest of the 5 nodes (applied, listeners
   done). Sequential appends, each after the previous one was applied everywhere. The
-  goal is absolute (p99 <= 20 ms), so the figure's baseline is a constant 20 ms and the goal
-  is "<= 1" (ratio = p99 / 20 ms); p50 is reported the same way. The median of the figure
-  is the percentile over every sample pooled; min/max are that percentile per repeat. A raw
-  etcd get round trip on the same server, measured in the same run, is in ``extra`` for
-  scale, with the time of the append itself.
+  goal is a budget (p99 <= 10 ms), so P3p50 and P3p99 divide by a constant 10 ms and the goal
+  is "<= 1". P3w divides the p99 by its real baseline, measured on the same etcd in the same
+  run: a raw put's answer to the moment 5 raw pyetcd watchers (5 clients, as 5 nodes) all
+  received it; the 5 nodes share one interpreter here and apply in turn, while the raw
+  watchers are gRPC's own threads, so its goal is <= 2. The median of a figure is the
+  percentile over every sample pooled; min/max are that percentile per repeat. A raw etcd get
+  round trip is in ``extra`` for scale, with the time of the append itself.
 - P7: restart with 100k versions (quick: 20k) on SQLite: filling etcd with 100k fsynced
   transactions takes too long for a benchmark and the restart path (range read, decode,
   apply) is the same code on both backends. Versions are one small CREATE TABLE each (every
@@ -43,6 +47,7 @@ import os
 import sqlite3
 import statistics
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Coroutine
@@ -122,9 +127,7 @@ async def _close(nodes: list[CatalogNode]) -> None:
 async def p1_sequential(server: EtcdServer, count: int, repeats: int) -> Figure:
     """Sequential ``execute`` commits/s ÷ raw etcd CAS txn/s of the same payload size."""
     progress(f"P1: sequential execute vs raw etcd CAS txn, x{count} each, {repeats} repeats")
-    (node,) = await _start_nodes(
-        _etcd_url(server, "p1"), 1, delay_ms=0, max_clock_skew_ms=0, safe_time_ticker=False
-    )
+    (node,) = await _start_nodes(_etcd_url(server, "p1"), 1, delay_ms=0, max_clock_skew_ms=0)
     try:
         log = node.log
         assert isinstance(log, EtcdUpdateLog)
@@ -206,7 +209,7 @@ async def p2_concurrent(server: EtcdServer, repeats: int) -> Figure:
         f"64 CREATE TABLE on 3 nodes: wall ÷ delay+skew ({median_versions:g} versions)",
         _sample(walls, "s"),
         Sample(1.0, 1.0, 1.0, "s"),
-        "<= 3",
+        "<= 1.2",
         extra={"versions": median_versions, "versions_per_repeat": versions, "stats": stats},
     )
 
@@ -219,8 +222,52 @@ async def _when_ready(node: CatalogNode, version: int) -> float:
     return time.perf_counter()
 
 
+P3_BUDGET_MS = 10.0
+
+
+def _raw_put_to_watchers(endpoint: str, samples: int, watchers: int = 5) -> list[float]:
+    """Raw etcd: ms from a put's answer until ``watchers`` clients all received it (>= 0)."""
+    host, port = _host_port(endpoint)
+    key = f"bench/p3-raw/{uuid.uuid4().hex}"
+    writer = pyetcd.client(host, port)
+    clients = [pyetcd.client(host, port) for _ in range(watchers)]
+    lock = threading.Lock()
+    seen: dict[int, float] = {}
+    everyone = threading.Event()
+
+    def watcher(index: int) -> Callable[[object], None]:
+        def on_response(_: object) -> None:
+            now = time.perf_counter()
+            with lock:
+                seen.setdefault(index, now)
+                if len(seen) == watchers:
+                    everyone.set()
+
+        return on_response
+
+    ids = [c.add_watch_callback(key, watcher(i)) for i, c in enumerate(clients)]
+    latencies: list[float] = []
+    try:
+        for i in range(samples + 10):  # the first 10 warm up
+            with lock:
+                seen.clear()
+                everyone.clear()
+            writer.put(key, str(i))
+            answered = time.perf_counter()
+            if not everyone.wait(10):
+                raise RuntimeError("a raw etcd watcher missed a put")
+            if i >= 10:
+                latencies.append(max(0.0, max(seen.values()) - answered) * 1000)
+    finally:
+        for client, watch_id in zip(clients, ids, strict=True):
+            client.cancel_watch(watch_id)
+        for client in (writer, *clients):
+            client.close()
+    return latencies
+
+
 async def p3_latency(server: EtcdServer, per_repeat: int, repeats: int) -> list[Figure]:
-    """Commit → applied on all of 5 nodes: p50 and p99 against 20 ms."""
+    """Commit → applied on all of 5 nodes: p50 and p99 against the budget and raw etcd."""
     progress(f"P3: commit -> applied on 5 nodes, {repeats} x {per_repeat} appends")
     nodes = await _start_nodes(_etcd_url(server, "p3"), 5, delay_ms=0, max_clock_skew_ms=0)
     writer = nodes[0]
@@ -272,28 +319,44 @@ async def p3_latency(server: EtcdServer, per_repeat: int, repeats: int) -> list[
         client.close()
     finally:
         await _close(nodes)
+    raw = await asyncio.to_thread(_raw_put_to_watchers, server.endpoint, per_repeat * repeats)
     pooled = [s for samples in per_repeat_ms for s in samples]
     extra = {
         "samples": len(pooled),
         "etcd_get_roundtrip_ms": statistics.median(gets),
+        "raw_put_to_5_watchers_ms_p50": _percentile(raw, 0.5),
+        "raw_put_to_5_watchers_ms_p99": _percentile(raw, 0.99),
         "append_call_ms_p50": statistics.median(append_ms),
         "max_ms": max(pooled),
     }
-    limit = Sample(20.0, 20.0, 20.0, "ms")
+    budget = Sample(P3_BUDGET_MS, P3_BUDGET_MS, P3_BUDGET_MS, "ms")
     figures = []
+    p99s = [_percentile(samples, 0.99) for samples in per_repeat_ms]
+    p99 = Sample(_percentile(pooled, 0.99), min(p99s), max(p99s), "ms")
     for label, q in (("p50", 0.5), ("p99", 0.99)):
         each = [_percentile(samples, q) for samples in per_repeat_ms]
         value = Sample(_percentile(pooled, q), min(each), max(each), "ms")
         figures.append(
             Figure(
                 f"P3{label}",
-                f"commit -> applied on all 5 nodes, {label} ÷ 20 ms",
+                f"commit -> applied on all 5 nodes, {label} ÷ {P3_BUDGET_MS:g} ms budget",
                 value,
-                limit,
+                budget,
                 "<= 1",
                 extra=extra,
             )
         )
+    raw_p99 = _percentile(raw, 0.99)
+    figures.append(
+        Figure(
+            "P3w",
+            "commit -> applied on 5 nodes p99 ÷ raw etcd put -> 5 watchers p99",
+            p99,
+            Sample(raw_p99, raw_p99, raw_p99, "ms"),
+            "<= 2",
+            extra=extra,
+        )
+    )
     return figures
 
 

@@ -178,7 +178,7 @@ def run(quick: bool) -> list[Figure]:
             f"Spark read at T, evolved 5x ({rows} rows) ÷ read.parquet",
             value,
             baseline,
-            "<= 1.3",
+            "<= 1.1",
             {"rows": rows, "files": len(files)},
         ),
         Figure(
