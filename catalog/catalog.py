@@ -156,7 +156,8 @@ class Catalog(RelationReads):
 
     def find_table(self, schema: str, name: str) -> TableDescriptor | None:
         """Return table ``schema.name``, or None."""
-        return self._find_relation(schema, name, self._table_id, self._table)
+        schema_id = self._schema_by_name.get(schema)
+        return None if schema_id is None else self._find_table(schema_id, name)
 
     def table(self, schema: str, name: str) -> TableDescriptor:
         """Return table ``schema.name``.
@@ -164,7 +165,9 @@ class Catalog(RelationReads):
         Raises:
             NotFoundError: SCHEMA_NOT_FOUND or TABLE_NOT_FOUND.
         """
-        found = self.find_table(self.schema(schema).name, name)
+        found = self.find_table(schema, name)
+        if found is None:
+            self.schema(schema)  # SCHEMA_NOT_FOUND first
         return found_or_raise(found, f"table {schema}.{name}", ErrorCode.TABLE_NOT_FOUND)
 
     def find_index(self, schema: str, name: str) -> IndexDescriptor | None:

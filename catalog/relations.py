@@ -65,11 +65,26 @@ class RelationReads:
             return record if record[VALUE] is not None else None
         return visible(self._store.indexes.get(index_id), self._stamp)
 
+    def _table_named(self, schema_id: int, name: str) -> tuple[int, Record] | None:
+        """Return the id and (live) record of the table named ``name``, or None: one pass."""
+        found: int | None = self._table_by_name.get((schema_id, name), _MISSING)
+        if found is _MISSING:
+            return self._store.table_named(self._stamp, schema_id, name)
+        if found is None:
+            return None
+        record = self._table_record(found)
+        return None if record is None else (found, record)
+
     def _table_id(self, schema_id: int, name: str) -> int | None:
-        found = self._table_by_name.get((schema_id, name), _MISSING)
-        if found is not _MISSING:
-            return found
-        return self._store.table_id(self._stamp, schema_id, name)
+        found = self._table_named(schema_id, name)
+        return None if found is None else found[0]
+
+    def _find_table(self, schema_id: int, name: str) -> TableDescriptor | None:
+        found = self._table_named(schema_id, name)
+        if found is None:
+            return None
+        table_id, record = found
+        return check_descriptor(descriptor_of(record), TableDescriptor, table_id, record[NAME])
 
     def _index_id(self, schema_id: int, name: str) -> int | None:
         found = self._index_by_name.get((schema_id, name), _MISSING)

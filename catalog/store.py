@@ -274,8 +274,8 @@ class RelationStore:
 
     # -- reading as of a stamp ------------------------------------------------------------
 
-    def table_id(self, stamp: int, schema_id: int, name: str) -> int | None:
-        """Return the id of the table named ``name`` in ``schema_id`` as of ``stamp``."""
+    def table_named(self, stamp: int, schema_id: int, name: str) -> tuple[int, Record] | None:
+        """Return the id and record of the table named ``name`` in ``schema_id`` at ``stamp``."""
         by_name = self.table_names.get(schema_id)
         found = None if by_name is None else by_name.get(name)
         if found is None:
@@ -283,7 +283,7 @@ class RelationStore:
         for object_id in (found,) if isinstance(found, int) else found:
             record = visible(self.tables.get(object_id), stamp)
             if record is not None and record[NAME] == name and record[SCHEMA_ID] == schema_id:
-                return object_id
+                return object_id, record
         return None
 
     def index_id(self, stamp: int, schema_id: int, name: str) -> int | None:
