@@ -350,3 +350,34 @@ def test_sync_facade(store_url: str) -> None:
         cat = node.active_catalog(node.now())
         assert cat.version >= result.version
         assert cat.table("PUBLIC", "T").name == "T"
+
+
+def test_a_node_publishes_its_own_commit_without_its_watch(store_url: str) -> None:
+    """The version a node's own append committed is applied there at once, events and all.
+
+    With the node's watch stopped, execute still returns with its version applied; once the
+    watch follows the log again it skips that version and brings other nodes' versions.
+    """
+
+    async def scenario() -> None:
+        options = NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+        async with (
+            CatalogNode.open(store_url, "a", options) as a,
+            CatalogNode.open(store_url, "b", options) as b,
+        ):
+            created: list[int] = []
+            a.service.listen(CatalogEvent.TABLE_CREATE, lambda p: created.append(p.version))
+            await a.service.close()  # a no longer follows the log
+            mine = await asyncio.wait_for(a.manager.execute(create_table("MINE")), 10)
+            assert a.service.latest_version == mine.version
+            assert a.service.latest_catalog().find_table("PUBLIC", "MINE") is not None
+            assert created == [mine.version]
+            a.service.start()
+            theirs = await b.manager.execute(create_table("THEIRS"))
+            await asyncio.wait_for(a.service.catalog_ready(theirs.version), 10)
+            assert created == [mine.version, theirs.version]
+            assert (
+                a.service.catalog(mine.version).digest() == b.service.catalog(mine.version).digest()
+            )
+
+    run(scenario())
