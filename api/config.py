@@ -66,7 +66,11 @@ class ServerSettings:
         request_timeout_s: the longest a request may take before it is answered 504
             (``CATALOG_REQUEST_TIMEOUT_S``; 60); event streams and ready-waits have their own.
         ready_timeout_max_s: the longest wait ``/v1/versions/{N}/ready`` allows.
-        sse_heartbeat_s: how often an idle event stream sends a keep-alive comment.
+        sse_heartbeat_s: how often an idle event stream sends a keep-alive or a bookmark.
+        sse_backlog_versions: how many versions an event stream may fall behind the catalog
+            before it is cut off with its resume position.
+        sse_send_timeout_s: how long an event stream waits for a subscriber that stopped
+            reading before its connection is closed.
     """
 
     store: str = field(default_factory=lambda: os.environ.get("CATALOG_STORE", DEFAULT_STORE))
@@ -115,6 +119,8 @@ class ServerSettings:
     )
     ready_timeout_max_s: float = 300.0
     sse_heartbeat_s: float = 15.0
+    sse_backlog_versions: int = 10_000
+    sse_send_timeout_s: float = 30.0
 
     @property
     def address(self) -> str:

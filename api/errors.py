@@ -51,6 +51,7 @@ class ApiCode(enum.StrEnum):
     AUTH_DISABLED = "AUTH_DISABLED"
     TOO_MANY_COMMANDS = "TOO_MANY_COMMANDS"
     TOO_MANY_SUBSCRIBERS = "TOO_MANY_SUBSCRIBERS"
+    SUBSCRIBER_TOO_SLOW = "SUBSCRIBER_TOO_SLOW"
     TOO_MANY_REQUESTS = "TOO_MANY_REQUESTS"
 
 
@@ -97,6 +98,7 @@ STATUS_BY_CODE: dict[str, int] = {
     ApiCode.TOO_MANY_COMMANDS: 413,
     ApiCode.TOO_MANY_SUBSCRIBERS: 503,
     ApiCode.TOO_MANY_REQUESTS: 429,
+    ApiCode.SUBSCRIBER_TOO_SLOW: 503,  # only ever in an event stream's error frame
 }
 """Every code the API answers with, and its HTTP status (unknown codes answer 500)."""
 

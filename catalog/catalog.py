@@ -214,6 +214,10 @@ class Catalog(RelationReads):
 
     # -- lookups by id --------------------------------------------------------------------
 
+    def find_schema_by_id(self, schema_id: int) -> SchemaDescriptor | None:
+        """Return the schema with id ``schema_id``, or None."""
+        return self._schemas.get(schema_id)
+
     def schema_by_id(self, schema_id: int) -> SchemaDescriptor:
         """Return the schema with id ``schema_id``.
 

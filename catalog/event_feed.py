@@ -12,9 +12,16 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from catalog.descriptors import Descriptor
+from catalog.catalog import Catalog
+from catalog.descriptors import (
+    Descriptor,
+    IndexDescriptor,
+    SchemaDescriptor,
+    TableDescriptor,
+    ZoneDescriptor,
+)
 from catalog.entries.base import EntryBase
-from catalog.events import CatalogEvent
+from catalog.events import CatalogEvent, EventSubject
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,17 +32,91 @@ class CatalogEventParameters:
         event: the kind of event.
         version: the catalog version the change is in; ``catalog(version)`` is readable.
         activation_ts: when that version becomes active.
-        descriptor: the object the event is about (the removed one for drops).
-        entry: the update entry that fired the event.
+        subject: the object the event is about, by id and name (the change itself is in
+            ``entry``; the whole object is in ``catalog(version)``, or ``version - 1`` for drops).
+        entry: the update entry that fired the event: what changed, nothing more.
         index: the entry's position within the version (events of a version are ordered).
     """
 
     event: CatalogEvent
     version: int
     activation_ts: int
-    descriptor: Descriptor | None
+    subject: EventSubject
     entry: EntryBase
     index: int
+
+
+def event_subject(descriptor: Descriptor | None, before: Catalog, after: Catalog) -> EventSubject:
+    """Name the object an entry changed: ``descriptor`` as of ``after`` (``before`` for drops).
+
+    Raises:
+        ValueError: an entry that fires an event named no object.
+    """
+    if descriptor is None:
+        raise ValueError("an entry that fires an event must name its subject")
+    if isinstance(descriptor, ZoneDescriptor):
+        return EventSubject(type="zone", id=descriptor.id, name=descriptor.name)
+    if isinstance(descriptor, SchemaDescriptor):
+        return EventSubject(
+            type="schema", id=descriptor.id, name=descriptor.name, schema=descriptor.name
+        )
+    home = after.find_schema_by_id(descriptor.schema_id)
+    schema = (home or before.schema_by_id(descriptor.schema_id)).name
+    if isinstance(descriptor, TableDescriptor):
+        earlier: TableDescriptor | IndexDescriptor | None = before.find_table_by_id(descriptor.id)
+        kind, table = "table", None
+    else:
+        earlier = before.find_index_by_id(descriptor.id)
+        owner = after.find_table_by_id(descriptor.table_id)
+        owner = owner or before.find_table_by_id(descriptor.table_id)
+        kind, table = "index", (owner.name if owner is not None else None)
+    renamed = earlier is not None and earlier.name != descriptor.name
+    return EventSubject(
+        type=kind,
+        id=descriptor.id,
+        name=descriptor.name,
+        schema=schema,
+        table=table,
+        previous_name=earlier.name if earlier is not None and renamed else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class EventFilter:
+    """Which events a subscriber wants; every given condition must hold (none: all events).
+
+    Attributes:
+        schema: only events about this schema and the objects in it (so never zone events).
+        table: only events about tables of this name (before or after a rename) and their
+            indexes.
+        kinds: only these kinds of events.
+    """
+
+    schema: str | None = None
+    table: str | None = None
+    kinds: frozenset[CatalogEvent] | None = None
+
+    @property
+    def is_everything(self) -> bool:
+        """Return True if every event passes."""
+        return self.schema is None and self.table is None and self.kinds is None
+
+    def matches(self, event: CatalogEventParameters) -> bool:
+        """Return True if ``event`` passes the filter."""
+        if self.kinds is not None and event.event not in self.kinds:
+            return False
+        subject = event.subject
+        if self.schema is not None and subject.schema_ != self.schema:
+            return False
+        if self.table is None:
+            return True
+        if subject.type == "index":
+            return subject.table == self.table
+        return subject.type == "table" and self.table in (subject.name, subject.previous_name)
+
+    def select(self, events: list[CatalogEventParameters]) -> list[CatalogEventParameters]:
+        """Return the events of ``events`` that pass, in order."""
+        return events if self.is_everything else [e for e in events if self.matches(e)]
 
 
 class FeedOverflowError(Exception):
@@ -48,10 +129,13 @@ class EventFeed:
     Args:
         first_version: the first version this feed receives.
         limit: how many versions may wait unread before the feed is cut off.
+        only: the events it receives (every version still arrives, maybe with none, so the
+            subscriber always knows how far it has read).
     """
 
-    def __init__(self, first_version: int, limit: int) -> None:
+    def __init__(self, first_version: int, limit: int, only: EventFilter | None = None) -> None:
         self.first_version = first_version
+        self.only = only or EventFilter()
         self._queue: asyncio.Queue[tuple[int, list[CatalogEventParameters]]] = asyncio.Queue()
         self._limit = limit
         self.overflowed = False
@@ -61,7 +145,7 @@ class EventFeed:
         if self._queue.qsize() >= self._limit:
             self.overflowed = True
             return
-        self._queue.put_nowait((version, events))
+        self._queue.put_nowait((version, self.only.select(events)))
 
     async def next(self) -> tuple[int, list[CatalogEventParameters]]:
         """Return the next version and its events, waiting for one.

@@ -1,8 +1,13 @@
-"""Catalog events: what a listener is told after a version is published."""
+"""Catalog events: their kinds, and ``EventSubject``, the object an event is about."""
 
 from __future__ import annotations
 
 import enum
+from typing import Literal
+
+import pydantic
+
+from catalog.model import Model
 
 
 class CatalogEvent(enum.StrEnum):
@@ -23,3 +28,26 @@ class CatalogEvent(enum.StrEnum):
     ZONE_ALTER = "ZONE_ALTER"
     ZONE_DROP = "ZONE_DROP"
     SET_DEFAULT_ZONE = "SET_DEFAULT_ZONE"
+
+
+class EventSubject(Model):
+    """Which object an event is about, by id and by name, without the object itself.
+
+    A listener that wants the whole object reads it from ``catalog(version)`` (for drops, from
+    ``catalog(version - 1)``), or over REST at the event's version.
+
+    Attributes:
+        type: ``schema``, ``table``, ``index`` or ``zone``.
+        id: the object's id.
+        name: its name after the change (before it, for drops).
+        schema: the schema it lives in (None for zones).
+        table: for indexes, the table they index.
+        previous_name: for renames, the name before the change.
+    """
+
+    type: Literal["schema", "table", "index", "zone"]
+    id: int
+    name: str
+    schema_: str | None = pydantic.Field(default=None, alias="schema")
+    table: str | None = None
+    previous_name: str | None = None

@@ -150,6 +150,14 @@ class RelationReads:
         found = self._index(index_id)
         return found_or_raise(found, f"index with id {index_id}", ErrorCode.INDEX_NOT_FOUND)
 
+    def find_table_by_id(self, table_id: int) -> TableDescriptor | None:
+        """Return the table with id ``table_id``, or None."""
+        return self._table(table_id)
+
+    def find_index_by_id(self, index_id: int) -> IndexDescriptor | None:
+        """Return the index with id ``index_id`` (any status), or None."""
+        return self._index(index_id)
+
     def has_table(self, table_id: int) -> bool:
         """Return True if a table with id ``table_id`` exists."""
         return self._table_record(table_id) is not None

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from catalog.catalog import Catalog
 from catalog.errors import CatalogError, ErrorCode, NotFoundError, VersionCompactedError
-from catalog.event_feed import CatalogEventParameters, EventFeed
+from catalog.event_feed import CatalogEventParameters, EventFeed, EventFilter
 from catalog.events import CatalogEvent
 from catalog.marshalling import decode_update
 from catalog.snapshots import decode_snapshot
@@ -217,13 +217,15 @@ class CatalogService:
         with contextlib.suppress(ValueError):
             self._listeners.get(event, []).remove(listener)
 
-    def subscribe(self, limit: int = 10_000) -> EventFeed:
+    def subscribe(self, limit: int = 10_000, only: EventFilter | None = None) -> EventFeed:
         """Return a feed of the events of every version published from now on (see ``EventFeed``).
+
+        With ``only``, the feed receives the events that pass it.
 
         Its ``first_version`` is the first version it receives; earlier ones are in
         ``events(version)`` while retained. Call ``unsubscribe`` when done.
         """
-        feed = EventFeed(self.latest_version + 1, limit)
+        feed = EventFeed(self.latest_version + 1, limit, only)
         self._feeds.add(feed)
         return feed
 

@@ -13,7 +13,7 @@ from catalog.entries import (
     SetDefaultZoneEntry,
     UpdateEntry,
 )
-from catalog.event_feed import CatalogEventParameters
+from catalog.event_feed import CatalogEventParameters, event_subject
 from catalog.model import Model
 from schemasync.service import ms_to_hlc
 
@@ -48,7 +48,7 @@ class VersionedUpdate(Model):
         """Return catalog ``version``, built from ``previous`` (which must be ``version - 1``).
 
         With ``events``, the event of each entry that fires one is appended to it as the entry
-        applies, with the descriptor it is about: the one application its events come from.
+        applies, naming the object it is about: the one application its events come from.
 
         Raises:
             ValueError: ``previous`` is not the version this update follows.
@@ -86,7 +86,7 @@ class VersionedUpdate(Model):
         for index, entry in enumerate(self.entries):
             after = entry.apply(current)
             if with_events and entry.event is not None:
-                subject = entry.subject(current, after)
+                subject = event_subject(entry.subject(current, after), current, after)
                 yield CatalogEventParameters(
                     entry.event, self.version, activation_ts, subject, entry, index
                 )

@@ -229,7 +229,7 @@ def cmd_watch(args: argparse.Namespace) -> None:
         if args.count == 0:
             return
         for event in events:
-            name = getattr(event.descriptor, "name", "")
+            name = event.subject.name
             active = hlc_time(event.activation_ts)
             line = f"{event.id:>8}  {event.event:<16} {name}  (version {event.version}, {active})"
             show_line(event.to_json(), line, args.output)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 import httpx
@@ -13,7 +13,7 @@ from api.client.calls import Call, Commands, ReadyStatus, RetryPolicy, Timestamp
 from api.client.client_base import ClientBase
 from api.client.closing import AsyncClosedOnExit
 from api.client.errors import UnreachableError
-from api.client.events import CatalogEventMessage, EventCursor, StreamAttempts
+from api.client.events import CatalogEventMessage, EventCursor, StreamAttempts, filter_params
 from api.models import (
     DataCommitsBody,
     DiffBody,
@@ -29,6 +29,7 @@ from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.data_files import DataCommit, DataFile, DataMode
 from catalog.descriptors import IndexDescriptor, TableDescriptor
+from catalog.events import CatalogEvent
 
 T = TypeVar("T")
 
@@ -233,14 +234,21 @@ class AsyncCatalogClient(ClientBase, AsyncClosedOnExit):
     # -- events ---------------------------------------------------------------------------
 
     def events(
-        self, from_version: int | None = None, *, last_event_id: str | None = None
+        self,
+        from_version: int | None = None,
+        *,
+        last_event_id: str | None = None,
+        schema: str | None = None,
+        table: str | None = None,
+        kinds: Iterable[CatalogEvent | str] | None = None,
     ) -> AsyncEventStream:
         """Return an async iterator of catalog events (see ``CatalogClient.events``).
 
-        A live-only stream starts right after the latest version when it is entered
-        (``async with``) or first read, whichever comes first.
+        Filters as there. A live-only stream starts right after the latest version when it is
+        entered (``async with``) or first read, whichever comes first.
         """
-        return AsyncEventStream(self, EventCursor(from_version, last_event_id))
+        cursor = EventCursor(from_version, last_event_id, filter_params(schema, table, kinds))
+        return AsyncEventStream(self, cursor)
 
     async def _stream_events(
         self, cursor: EventCursor

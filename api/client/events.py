@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,29 +28,14 @@ from api.client.errors import (
     error_from_event,
     error_from_response,
 )
-from catalog.descriptors import (
-    Descriptor,
-    IndexDescriptor,
-    SchemaDescriptor,
-    TableDescriptor,
-    ZoneDescriptor,
-)
 from catalog.entries import UpdateEntry
-from catalog.events import CatalogEvent
+from catalog.events import CatalogEvent, EventSubject
 
 _ENTRY: pydantic.TypeAdapter[UpdateEntry] = pydantic.TypeAdapter(UpdateEntry)
 
-_DESCRIPTOR_BY_PREFIX: dict[str, type[Descriptor]] = {
-    "SCHEMA_": SchemaDescriptor,
-    "TABLE_": TableDescriptor,
-    "INDEX_": IndexDescriptor,
-    "ZONE_": ZoneDescriptor,
-    "SET_DEFAULT_ZONE": ZoneDescriptor,
-}
-
 
 class CatalogEventMessage(pydantic.BaseModel):
-    """One catalog event from ``GET /v1/events``.
+    """One catalog event from ``GET /v1/events``: which object changed, and how.
 
     Attributes:
         id: the stream position, ``<version>.<index>`` (what ``Last-Event-ID`` resumes from).
@@ -57,8 +43,10 @@ class CatalogEventMessage(pydantic.BaseModel):
         version: the catalog version the change is in.
         index: the entry's position within the version.
         activation_ts: when ``version`` becomes active (hybrid timestamp).
-        descriptor: the object the event is about (the removed one for drops).
-        entry: the update entry that fired the event.
+        subject: the object the event is about, by id and name. The whole object is read at
+            ``version`` (``version - 1`` for drops), e.g. ``client.table(schema, name,
+            version=...)``.
+        entry: the update entry that fired the event: the change itself.
     """
 
     model_config = pydantic.ConfigDict(frozen=True)
@@ -68,7 +56,7 @@ class CatalogEventMessage(pydantic.BaseModel):
     version: int
     index: int
     activation_ts: int
-    descriptor: Descriptor | None
+    subject: EventSubject
     entry: UpdateEntry
 
     @classmethod
@@ -79,20 +67,15 @@ class CatalogEventMessage(pydantic.BaseModel):
             pydantic.ValidationError, ValueError: the frame is not a catalog event.
         """
         raw: dict[str, Any] = json.loads(data)
-        kind = CatalogEvent(raw["event"])
-        descriptor: Descriptor | None = None
-        if raw.get("descriptor") is not None:
-            model = next(m for p, m in _DESCRIPTOR_BY_PREFIX.items() if kind.startswith(p))
-            descriptor = model.model_validate(raw["descriptor"])
-        # The parts are validated one by one (the descriptor by the event's kind, not by
-        # guessing from the union), so the message is assembled without validating again.
+        # The parts are validated one by one, so the message is assembled without validating
+        # again.
         return cls.model_construct(
             id=event_id,
-            event=kind,
+            event=CatalogEvent(raw["event"]),
             version=int(raw["version"]),
             index=int(raw["index"]),
             activation_ts=int(raw["activation_ts"]),
-            descriptor=descriptor,
+            subject=EventSubject.model_validate(raw["subject"]),
             entry=_ENTRY.validate_python(raw["entry"]),
         )
 
@@ -104,11 +87,20 @@ class CatalogEventMessage(pydantic.BaseModel):
             "version": self.version,
             "index": self.index,
             "activation_ts": self.activation_ts,
-            "descriptor": (
-                self.descriptor.model_dump(mode="json") if self.descriptor is not None else None
-            ),
+            "subject": self.subject.model_dump(mode="json", exclude_none=True),
             "entry": self.entry.model_dump(mode="json"),
         }
+
+
+def filter_params(
+    schema: str | None, table: str | None, kinds: Iterable[CatalogEvent | str] | None
+) -> dict[str, str]:
+    """Return the query parameters of an event stream's server-side filters."""
+    params = {"schema": schema, "table": table}
+    found = {k: v for k, v in params.items() if v is not None}
+    if kinds is not None:
+        found["kinds"] = ",".join(str(k) for k in kinds)
+    return found
 
 
 @dataclass(slots=True)
@@ -144,10 +136,18 @@ class SseDecoder:
         return None
 
 
+_WHOLE_VERSION = 1 << 62
+"""The entry index past every entry: a bookmark's position, after a whole version."""
+
+
 def parse_event_id(text: str) -> tuple[int, int] | None:
-    """Return ``(version, index)`` of an event id, None if it is not one."""
+    """Return ``(version, index)`` of an event or bookmark id, None if it is neither."""
     version, dot, index = text.partition(".")
-    if dot and (version.isascii() and version.isdigit()) and (index.isascii() and index.isdigit()):
+    if not (version.isascii() and version.isdigit()):
+        return None
+    if not dot:
+        return int(version), _WHOLE_VERSION
+    if index.isascii() and index.isdigit():
         return int(version), int(index)
     return None
 
@@ -160,15 +160,25 @@ class EventCursor:
             cursor is pinned to a version by ``pin`` before it first connects, so a
             reconnection before the first event still misses nothing.
         last_event_id: resume right after this event id (e.g. one saved from an earlier run).
+        filters: the server-side filters, as query parameters (see ``filter_params``).
     """
 
-    def __init__(self, from_version: int | None = None, last_event_id: str | None = None) -> None:
+    def __init__(
+        self,
+        from_version: int | None = None,
+        last_event_id: str | None = None,
+        filters: dict[str, str] | None = None,
+    ) -> None:
         self.from_version = from_version
         self.last_event_id = last_event_id
+        self.filters = filters or {}
         self.pinned = False
         self._last = parse_event_id(last_event_id) if last_event_id else None
         if last_event_id is not None and self._last is None:
-            raise ValueError(f"last_event_id {last_event_id!r} is not <version>.<index>")
+            raise ValueError(
+                f"last_event_id {last_event_id!r} is not an event id (<version>.<index>) "
+                "nor a bookmark (<version>)"
+            )
 
     @property
     def needs_pin(self) -> bool:
@@ -183,23 +193,33 @@ class EventCursor:
     def request(self) -> tuple[dict[str, str], dict[str, str]]:
         """Return the query parameters and headers of the next connection."""
         if self.last_event_id is not None:
-            return {}, {"Last-Event-ID": self.last_event_id, "Accept": "text/event-stream"}
+            headers = {"Last-Event-ID": self.last_event_id, "Accept": "text/event-stream"}
+            return dict(self.filters), headers
         params = {"from_version": str(self.from_version)} if self.from_version else {}
-        return params, {"Accept": "text/event-stream"}
+        return {**params, **self.filters}, {"Accept": "text/event-stream"}
 
     def accept(self, frame: SseFrame, url: str | None = None) -> CatalogEventMessage | None:
         """Return the frame's event, or None for a frame already delivered or not an event.
+
+        A bookmark moves the position without an event. A subscriber cut off for being too
+        slow takes the position the server gives and reconnects from there.
 
         Raises:
             CatalogApiError: an ``error`` frame (``CompactedError`` for VERSION_COMPACTED).
         """
         data = "\n".join(frame.data)
         if frame.event == "error":
-            raise error_from_event(data, url)
+            error = error_from_event(data, url)
+            if error.code != "SUBSCRIBER_TOO_SLOW":
+                raise error
+            frame = SseFrame(id=str(json.loads(data).get("resume") or ""), event="bookmark")
         if frame.id is None:
             return None
         position = parse_event_id(frame.id)
         if position is None or (self._last is not None and position <= self._last):
+            return None
+        if frame.event == "bookmark":
+            self._last, self.last_event_id = position, frame.id
             return None
         try:
             message = CatalogEventMessage.from_frame(frame.id, data)

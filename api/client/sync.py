@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 import httpx
@@ -13,7 +13,7 @@ from api.client.calls import Call, Commands, ReadyStatus, RetryPolicy, Timestamp
 from api.client.client_base import ClientBase
 from api.client.closing import ClosedOnExit
 from api.client.errors import UnreachableError
-from api.client.events import CatalogEventMessage, EventCursor, StreamAttempts
+from api.client.events import CatalogEventMessage, EventCursor, StreamAttempts, filter_params
 from api.models import (
     DataCommitsBody,
     DiffBody,
@@ -29,6 +29,7 @@ from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.data_files import DataCommit, DataFile, DataMode
 from catalog.descriptors import IndexDescriptor, TableDescriptor
+from catalog.events import CatalogEvent
 
 T = TypeVar("T")
 
@@ -255,7 +256,13 @@ class CatalogClient(ClientBase, ClosedOnExit):
     # -- events ---------------------------------------------------------------------------
 
     def events(
-        self, from_version: int | None = None, *, last_event_id: str | None = None
+        self,
+        from_version: int | None = None,
+        *,
+        last_event_id: str | None = None,
+        schema: str | None = None,
+        table: str | None = None,
+        kinds: Iterable[CatalogEvent | str] | None = None,
     ) -> EventStream:
         """Return an iterator of catalog events that reconnects and resumes by id.
 
@@ -263,6 +270,13 @@ class CatalogClient(ClientBase, ClosedOnExit):
             from_version: replay retained history from this version, then follow live
                 events; None for live events only.
             last_event_id: resume right after this event id (``CatalogEventMessage.id``).
+            schema: only events about this schema and what is in it.
+            table: only events about tables of this name (also renamed from or to it) and
+                their indexes.
+            kinds: only these kinds of events.
+
+        The server filters; positions stay those of the whole catalog, so a filtered stream
+        resumes like any other.
 
         The iterator raises ``CompactedError`` when its resume point was compacted, and
         ``UnreachableError`` after ``retry.max_reconnects`` failed reconnections in a row.
@@ -270,7 +284,7 @@ class CatalogClient(ClientBase, ClosedOnExit):
         (it asks ``versions()`` now), so events of later changes are never missed, even
         before the first one is read.
         """
-        cursor = EventCursor(from_version, last_event_id)
+        cursor = EventCursor(from_version, last_event_id, filter_params(schema, table, kinds))
         if cursor.needs_pin:
             cursor.pin(self.versions().latest)
         return EventStream(self, cursor)

@@ -2,80 +2,132 @@
 
 Each event's ``id`` is ``<version>.<entry index>``; a client that reconnects with
 ``Last-Event-ID`` resumes right after it, so nothing is lost or repeated. Retained history is
-replayed first (from ``from_version``), then the stream follows new versions as they apply.
+replayed first (from ``from_version``), then the stream follows new versions as they apply;
+a version not written yet is waited for. An idle stream sends ``bookmark`` frames whose id
+(``<version>``) moves the position past versions its filters let nothing through from.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from api.auth import Claims, require
+from api.config import ServerSettings
 from api.errors import ApiCode, ApiError, problem_responses
 from api.roles import Role
 from api.routes.params import node_of
 from api.slots import Slots
-from catalog.errors import CatalogError, ErrorCode, ValidationError
-from catalog.event_feed import CatalogEventParameters, FeedOverflowError
+from catalog.errors import CatalogError, ValidationError
+from catalog.event_feed import CatalogEventParameters, EventFilter, FeedOverflowError
+from catalog.events import CatalogEvent
 from catalog.node import CatalogNode
 
 router = APIRouter(prefix="/v1", tags=["events"])
+log = logging.getLogger(__name__)
 
 _EVENTS_PER_TURN = 64
 """Events a stream sends before it lets other requests run (replays compute as they go)."""
 
 
 def parse_event_id(text: str) -> tuple[int, int]:
-    """Parse ``<version>.<index>``.
+    """Parse ``<version>.<index>`` (after that event) or ``<version>`` (after that version).
 
     Raises:
         ValidationError: anything else.
     """
     version, dot, index = text.strip().partition(".")
-    if (
-        not (
-            dot
-            and (version.isascii() and version.isdigit())
-            and (index.isascii() and index.isdigit())
-        )
-        or int(version) < 1
+    if not (
+        version.isascii()
+        and version.isdigit()
+        and 1 <= int(version) < _WHOLE_VERSION
+        and (not dot or (index.isascii() and index.isdigit()))
     ):
-        raise ValidationError(f"Last-Event-ID {text!r} is not <version>.<index>")
-    return int(version), int(index)
+        raise ValidationError(
+            f"Last-Event-ID {text!r} is not a stream position: send the id of the last event "
+            "or bookmark received, <version>.<index> or <version>"
+        )
+    return int(version), (int(index) if dot else _WHOLE_VERSION)
 
 
-def format_event(e: CatalogEventParameters) -> str:
-    """Return one SSE frame for a catalog event."""
-    data = {
+_WHOLE_VERSION = 1 << 62
+"""The entry index past every entry: a position after a whole version."""
+
+
+def event_data(e: CatalogEventParameters) -> dict[str, object]:
+    """Return what one event says on the wire: the change and the object's name, not the object.
+
+    A subscriber that wants the whole object reads it at ``version`` (``version - 1`` for
+    drops) with ``GET /v1/schemas/{schema}/tables/{table}?version=...`` and its siblings.
+    """
+    return {
         "event": str(e.event),
         "version": e.version,
         "index": e.index,
         "activation_ts": e.activation_ts,
-        "descriptor": e.descriptor.model_dump(mode="json") if e.descriptor is not None else None,
+        "subject": e.subject.model_dump(mode="json", exclude_none=True),
         "entry": e.entry.model_dump(mode="json"),
     }
-    return f"id: {e.version}.{e.index}\nevent: {e.event}\ndata: {json.dumps(data)}\n\n"
 
 
-def _error_frame(code: str, message: str) -> str:
-    return f"event: error\ndata: {json.dumps({'code': code, 'detail': message})}\n\n"
+def format_event(e: CatalogEventParameters) -> str:
+    """Return one SSE frame for a catalog event."""
+    return f"id: {e.version}.{e.index}\nevent: {e.event}\ndata: {json.dumps(event_data(e))}\n\n"
+
+
+def _bookmark(version: int) -> str:
+    """Return a frame that moves the subscriber's position past ``version`` (no event)."""
+    return f"id: {version}\nevent: bookmark\ndata: {json.dumps({'version': version})}\n\n"
+
+
+def _error_frame(code: str, message: str, resume: str | None = None) -> str:
+    body: dict[str, str] = {"code": code, "detail": message}
+    if resume is not None:
+        body["resume"] = resume
+    return f"event: error\ndata: {json.dumps(body)}\n\n"
+
+
+def parse_kinds(text: str | None) -> frozenset[CatalogEvent] | None:
+    """Parse ``kinds=TABLE_CREATE,TABLE_DROP`` (case-insensitive).
+
+    Raises:
+        ValidationError: an unknown kind; the message lists the accepted ones.
+    """
+    if text is None:
+        return None
+    names = [n.strip().upper() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in CatalogEvent.__members__]
+    if unknown or not names:
+        raise ValidationError(
+            f"kinds={text!r}: {', '.join(unknown) or 'no kind'} is not an event kind; "
+            f"accepted (comma-separated): {', '.join(CatalogEvent)}"
+        )
+    return frozenset(CatalogEvent(n) for n in names)
 
 
 async def _stream(
-    request: Request, node: CatalogNode, version: int, skip_through: int, heartbeat_s: float
+    node: CatalogNode, position: tuple[int, int], only: EventFilter, settings: ServerSettings
 ) -> AsyncIterator[str]:
     """Replay retained versions before the feed's first one, then forward what the node fires.
 
-    A subscriber that falls too far behind is cut off; the client resumes with Last-Event-ID.
+    ``position`` is ``(version, index)``: the stream starts after entry ``index`` of
+    ``version``. An idle stream sends keep-alives, and a bookmark when it has read versions
+    whose events the filter let none through. A subscriber that falls too far behind is cut
+    off with the position to resume from.
     """
     service = node.service
-    feed = service.subscribe()
+    feed = service.subscribe(settings.sse_backlog_versions, only)
+    version, skip_through = position
+    if skip_through == _WHOLE_VERSION:
+        version, skip_through = version + 1, -1
+    sent = version - 1  # the stream position the subscriber knows (a whole version)
     events: Iterable[CatalogEventParameters]
     try:
         yield ": catalog events\n\n"
@@ -84,26 +136,34 @@ async def _stream(
                 got, events = version, service.events(version)
             else:
                 try:
-                    got, events = await asyncio.wait_for(feed.next(), heartbeat_s)
+                    got, events = await asyncio.wait_for(feed.next(), settings.sse_heartbeat_s)
                 except TimeoutError:
                     if service.failure is not None:  # no version will come: say why
                         code = str(getattr(service.failure, "code", "STORAGE_UNAVAILABLE"))
                         yield _error_frame(code, f"{service.failure}")
                         return
-                    yield ": keep-alive\n\n"
+                    yield ": keep-alive\n\n" if sent >= version - 1 else _bookmark(version - 1)
+                    sent = version - 1
                     continue
                 if got < version:
                     continue
                 if got > version:  # the node loaded a snapshot past it: replay what is left
                     got, events = version, service.events(version)
             for count, event in enumerate(events, 1):
-                if event.index > skip_through:
+                if event.index > skip_through and only.matches(event):
                     yield format_event(event)
+                    sent = version - 1
                 if count % _EVENTS_PER_TURN == 0:
                     await asyncio.sleep(0)  # a long replay leaves the loop to others
             version, skip_through = got + 1, -1
     except FeedOverflowError:
-        return
+        resume = f"{version - 1}" if skip_through < 0 else f"{version}.{skip_through}"
+        yield _error_frame(
+            str(ApiCode.SUBSCRIBER_TOO_SLOW),
+            f"this stream fell {settings.sse_backlog_versions} versions behind the catalog "
+            f"and was cut off; reconnect with Last-Event-ID: {resume} to go on from there",
+            resume,
+        )
     except CatalogError as e:  # compacted away, or the node failed: tell the client and stop
         yield _error_frame(str(e.code), e.message)
     finally:
@@ -115,31 +175,57 @@ async def _stream(
     response_class=StreamingResponse,
     responses={
         200: {"content": {"text/event-stream": {}}, "description": "A stream of catalog events"},
-        **problem_responses(401, 403, 404, 410, 422, 503),
+        **problem_responses(401, 403, 410, 422, 503),
     },
 )
 async def events(
     request: Request,
     from_version: Annotated[
-        int | None, Query(ge=1, description="Replay from this version (default: live only)")
+        int | None,
+        Query(
+            ge=1,
+            description="Start at this version (default: live only); a version not written "
+            "yet is waited for",
+        ),
+    ] = None,
+    schema: Annotated[
+        str | None,
+        Query(max_length=256, description="Only events about this schema and what is in it"),
+    ] = None,
+    table: Annotated[
+        str | None,
+        Query(
+            max_length=256,
+            description="Only events about tables of this name (also renamed from or to it) "
+            "and their indexes",
+        ),
+    ] = None,
+    kinds: Annotated[
+        str | None,
+        Query(
+            max_length=1024,
+            description="Only these kinds of events, comma-separated (e.g. "
+            "TABLE_CREATE,TABLE_ALTER)",
+        ),
     ] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=64)] = None,
     claims: Annotated[Claims | None, Depends(require(Role.READER))] = None,
 ) -> StreamingResponse:
-    """Stream one event per catalog entry: retained history from ``from_version``, then live."""
+    """Stream one event per catalog change: retained history from ``from_version``, then live.
+
+    Each event names its object and carries the change (the update entry), not the whole
+    object. Filters are applied here, on the server; positions stay those of the whole
+    catalog, so ``Last-Event-ID`` resumes a filtered stream as any other.
+    """
     node = node_of(request)
     service = node.service
+    only = EventFilter(schema=schema, table=table, kinds=parse_kinds(kinds))
     if last_event_id:
-        version, skip_through = parse_event_id(last_event_id)
+        position = parse_event_id(last_event_id)
     else:
-        version, skip_through = (from_version or service.applied.value + 1), -1
-    if version <= service.latest_version:
-        service.update(version)  # VERSION_COMPACTED (410) before the stream starts
-    elif version > service.latest_version + 1:  # from_version or Last-Event-ID from the future
-        raise CatalogError(
-            f"version {version} does not exist yet (latest is {service.latest_version})",
-            code=ErrorCode.VERSION_NOT_FOUND,
-        )
+        position = (from_version or service.applied.value + 1, -1)
+    if position[0] <= service.latest_version:
+        service.update(position[0])  # VERSION_COMPACTED (410) before the stream starts
     slots: Slots = request.app.state.subscribers
     slot = slots.take("" if claims is None else claims.subject)
     if slot is None:
@@ -155,28 +241,38 @@ async def events(
         slot.release()
         metrics.sse_subscribers.dec()
 
-    stream = _stream(
-        request, node, version, skip_through, request.app.state.settings.sse_heartbeat_s
-    )
-    return _EventResponse(stream, release)
+    settings: ServerSettings = request.app.state.settings
+    stream = _stream(node, position, only, settings)
+    return _EventResponse(stream, release, settings.sse_send_timeout_s)
 
 
 class _EventResponse(StreamingResponse):
     """An event stream that gives its subscriber slot back when the response ends.
 
-    However it ends: also when the client leaves before the first byte.
+    However it ends: also when the client leaves before the first byte, or stops reading for
+    ``send_timeout_s`` (its connection is then closed; it resumes from its last event id).
     """
 
-    def __init__(self, stream: AsyncIterator[str], release: Callable[[], None]) -> None:
+    def __init__(
+        self, stream: AsyncIterator[str], release: Callable[[], None], send_timeout_s: float
+    ) -> None:
         super().__init__(
             stream,
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
         self._release = release
+        self._send_timeout_s = send_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def bounded(message: Message) -> None:
+            await asyncio.wait_for(send(message), self._send_timeout_s)
+
         try:
-            await super().__call__(scope, receive, send)
+            await super().__call__(scope, receive, bounded)
+        except TimeoutError:
+            log.warning(
+                "cut off an event subscriber that read nothing for %.0f s", self._send_timeout_s
+            )
         finally:
             self._release()

@@ -36,7 +36,14 @@ def test_a_feed_gets_each_version_once_with_the_events_history_gives(store_url: 
                 replayed = service.events(version)
                 assert inspect.isgenerator(replayed)  # computed as taken, one at a time
                 assert events == list(replayed)
-            assert getattr(second[1][1].descriptor, "name", None) == "U"
+            table, index = (e.subject for e in second[1][1:3])
+            assert (table.type, table.name, table.table, table.schema_) == ("table", "U", None, "S")
+            assert (index.type, index.name, index.table, index.schema_) == (
+                "index",
+                "U_PK",
+                "U",
+                "S",
+            )
             service.unsubscribe(feed)
             await node.manager.execute(create_table("W"))
             assert feed._queue.empty()

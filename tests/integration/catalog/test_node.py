@@ -207,7 +207,7 @@ def test_events_fire_in_entry_order_and_ready_waits_for_async_listeners(store_ur
 
             async def slow(e: CatalogEventParameters) -> None:
                 await gate.wait()
-                seen.append((e.event, e.version, e.index, getattr(e.descriptor, "name", "")))
+                seen.append((e.event, e.version, e.index, e.subject.name))
 
             def broken(e: CatalogEventParameters) -> None:
                 raise RuntimeError("listener bug")

@@ -41,19 +41,20 @@ TABLE_EVENT = {
     "version": 2,
     "index": 0,
     "activation_ts": 5 << 16,
-    "descriptor": {
-        "id": 3,
-        "schema_id": 0,
-        "name": "T",
-        "zone_id": 2,
-        "pk_index_id": 4,
-        "primary_key": [0],
-        "colocation_columns": [0],
-        "next_column_id": 1,
-        "versions": [
-            {"version": 1, "columns": [{"id": 0, "name": "ID", "type": "INT64", "nullable": False}]}
-        ],
-    },
+    "subject": {"type": "table", "id": 3, "name": "T", "schema": "PUBLIC"},
+}
+TABLE = {
+    "id": 3,
+    "schema_id": 0,
+    "name": "T",
+    "zone_id": 2,
+    "pk_index_id": 4,
+    "primary_key": [0],
+    "colocation_columns": [0],
+    "next_column_id": 1,
+    "versions": [
+        {"version": 1, "columns": [{"id": 0, "name": "ID", "type": "INT64", "nullable": False}]}
+    ],
 }
 
 
@@ -79,15 +80,32 @@ def test_cursor_resumes_and_drops_what_it_delivered() -> None:
     assert cursor.request() == ({"from_version": "2"}, {"Accept": "text/event-stream"})
     with pytest.raises(ResponseFormatError, match="entry"):  # an event needs its entry
         cursor.accept(frame_of(TABLE_EVENT, "2.0"))
-    event = {**TABLE_EVENT, "entry": {"type": "new_table", "table": TABLE_EVENT["descriptor"]}}
+    event = {**TABLE_EVENT, "entry": {"type": "new_table", "table": TABLE}}
     message = cursor.accept(frame_of(event, "2.0"))
-    assert message is not None and message.descriptor is not None
-    assert message.descriptor.name == "T" and message.id == "2.0"
+    assert message is not None and message.subject.name == "T" and message.id == "2.0"
+    assert (
+        message.subject.schema_ == "PUBLIC" and message.to_json()["subject"]["schema"] == "PUBLIC"
+    )
     assert message.to_json()["entry"]["type"] == "new_table"
     assert cursor.request()[1]["Last-Event-ID"] == "2.0"
     assert cursor.accept(frame_of(event, "2.0")) is None  # a replayed duplicate
     assert cursor.accept(frame_of(event, "1.5")) is None
     assert cursor.accept(SseFrame(data=["x"])) is None  # no id: not a catalog event
+
+
+def test_cursor_moves_past_bookmarks_and_resumes_where_a_cut_off_says() -> None:
+    sse = {"Accept": "text/event-stream"}
+    cursor = EventCursor(from_version=2, filters={"table": "T"})
+    assert cursor.request() == ({"from_version": "2", "table": "T"}, sse)
+    assert cursor.accept(SseFrame(id="7", event="bookmark", data=['{"version": 7}'])) is None
+    assert cursor.request() == ({"table": "T"}, {"Last-Event-ID": "7", **sse})
+    event = {**TABLE_EVENT, "entry": {"type": "new_table", "table": TABLE}}
+    assert cursor.accept(frame_of(event, "7.3")) is None  # at or before the bookmark
+    slow = {"code": "SUBSCRIBER_TOO_SLOW", "detail": "fell behind", "resume": "9.1"}
+    assert cursor.accept(SseFrame(event="error", data=[json.dumps(slow)])) is None
+    assert cursor.last_event_id == "9.1"
+    message = cursor.accept(frame_of(event, "9.2"))
+    assert message is not None and message.id == "9.2"
 
 
 def test_error_frames_raise_typed_errors() -> None:

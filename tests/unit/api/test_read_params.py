@@ -24,7 +24,9 @@ def test_timestamps() -> None:
 
 def test_event_ids() -> None:
     assert parse_event_id("3.0") == (3, 0)
-    for bad in ("3", "³.1", "0.1", "1.-1", "a.b", ""):
+    version, index = parse_event_id("3")  # a bookmark: after the whole version
+    assert version == 3 and index > 1 << 32
+    for bad in ("³.1", "0.1", "1.-1", "a.b", "", "3.", "99999999999999999999.0"):
         with pytest.raises(CatalogError):
             parse_event_id(bad)
 
