@@ -9,12 +9,9 @@ and the ratio is optimistic.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import shutil
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,43 +19,9 @@ from pathlib import Path
 import httpx
 
 from bench.harness import Figure, measure, progress
+from bench.servers import serve_api, stop
 
-ROOT = Path(__file__).resolve().parents[1]
 TABLE_PATH = "/v1/schemas/PUBLIC/tables/ORDERS"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start(mode: str, arg: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.serve_api", mode, str(port), arg],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(base + "/openapi.json", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.TransportError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError(f"{mode} server did not start")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
 
 
 def _wrk(url: str, seconds: int) -> float:
@@ -95,7 +58,7 @@ def run(quick: bool) -> list[Figure]:
     tool = "wrk" if shutil.which("wrk") else "python-load"
     with tempfile.TemporaryDirectory() as tmp:
         progress(f"P9: starting the catalog server ({tool})")
-        catalog, base = _start("catalog", f"sqlite:///{tmp}/catalog.db")
+        catalog, base = serve_api("catalog", f"sqlite:///{tmp}/catalog.db")
         try:
             ddl = {
                 "commands": [
@@ -115,7 +78,7 @@ def run(quick: bool) -> list[Figure]:
             body = httpx.get(base + TABLE_PATH, timeout=5).content
             body_file = Path(tmp) / "body.json"
             body_file.write_bytes(body)
-            bare, bare_base = _start("bare", str(body_file))
+            bare, bare_base = serve_api("bare", str(body_file))
             try:
 
                 def load(url: str) -> float:
@@ -130,9 +93,9 @@ def run(quick: bool) -> list[Figure]:
                     lambda: load(bare_base + TABLE_PATH), repeats=repeats, unit="req/s"
                 )
             finally:
-                _stop(bare)
+                stop(bare)
         finally:
-            _stop(catalog)
+            stop(catalog)
     return [
         Figure(
             "P9",

@@ -15,61 +15,17 @@ which then does the same resolution) is reported beside it.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-
-import httpx
 
 from api.client import CatalogClient
 from bench.harness import Figure, Sample, measure, progress, timed
+from bench.servers import serve_catalog, stop
 from catalog import ColumnType
 from catalog import commands as c
-from deploy.etcd_server import free_port
 
-ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_BUDGET_S = 0.050
-
-
-def _serve(store: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "api.cli",
-            "serve",
-            "--store",
-            store,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--node-name",
-            "bench",
-            "--delay-ms",
-            "0",
-            "--max-clock-skew-ms",
-            "0",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/readyz", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("catalog server did not start")
 
 
 def _evolve(client: CatalogClient, step: int) -> None:
@@ -94,7 +50,7 @@ def run(quick: bool) -> list[Figure]:
     repeats = 3 if quick else 5
     os.environ["PYSPARK_PYTHON"] = sys.executable
     with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
-        proc, url = _serve(f"sqlite:///{tmp}/catalog.db")
+        proc, url = serve_catalog(f"sqlite:///{tmp}/catalog.db")
         spark = (
             SparkSession.builder.master("local[2]")
             .appName("bench-spark")
@@ -169,8 +125,7 @@ def run(quick: bool) -> list[Figure]:
                 )
         finally:
             spark.stop()
-            proc.terminate()
-            proc.wait(15)
+            stop(proc)
     budget = Sample(SCHEMA_BUDGET_S, SCHEMA_BUDGET_S, SCHEMA_BUDGET_S, "s")
     return [
         Figure(
