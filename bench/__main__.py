@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from bench.harness import Figure
+from bench.pictures import draw
 
 
 def _modules() -> list[str]:
@@ -48,6 +49,8 @@ def main() -> int:
     out = Path(__file__).parent / "results.json"
     out.write_text(json.dumps([f.as_dict() for f in figures], indent=2) + "\n")
     print(f"\nwritten: {out}")
+    for picture in draw(figures):
+        print(f"drawn: {picture}")
     return 0
 
 

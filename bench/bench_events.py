@@ -123,6 +123,10 @@ def run(quick: bool) -> list[Figure]:
                 "p50_ms": round(p50 * 1000, 2),
                 "p99_ms": round(p99 * 1000, 2),
                 "max_ms": round(max(ms), 2),
+                "percentiles_ms": {
+                    str(q): round(_percentile(latencies, q) * 1000, 3) for q in range(1, 100)
+                },
+                "p999_ms": round(sorted(ms)[int(len(ms) * 0.999) - 1], 3),
             },
         ),
     ]

@@ -225,24 +225,31 @@ def _extract_base(commit: str, into: Path) -> None:
         tar.extractall(into, filter="data")
 
 
+def measure_in_child(
+    tables: int, flags: list[str], *, cwd: str | Path = REPO, pythonpath: str = str(REPO)
+) -> dict[str, Any]:
+    """Run this module at ``tables`` in a child process with ``flags``; return its figures."""
+    command = [sys.executable, "-m", "bench.bench_scale_catalog", "--tables", str(tables)]
+    done = subprocess.run(
+        [*command, *flags, "--json"],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": pythonpath},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    figures: dict[str, Any] = json.loads(done.stdout)
+    return figures
+
+
 def measure_base(tables: int, commit: str, *, rss: bool = False) -> dict[str, Any]:
     """Run the memory measurement on the code of ``commit`` in a child process."""
     with tempfile.TemporaryDirectory(prefix="bench-scale-base-") as tmp:
         _extract_base(commit, Path(tmp))
         # The child's working directory is the extracted tree, so its ``catalog`` shadows
         # this checkout's; ``bench`` still comes from here.
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([tmp, str(REPO)])}
-        command = [sys.executable, "-m", "bench.bench_scale_catalog", "--tables", str(tables)]
-        done = subprocess.run(
-            [*command, "--memory-only", "--json", *(["--rss"] if rss else [])],
-            cwd=tmp,
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-    figures: dict[str, Any] = json.loads(done.stdout)
-    return figures
+        flags = ["--memory-only", *(["--rss"] if rss else [])]
+        return measure_in_child(tables, flags, cwd=tmp, pythonpath=f"{tmp}{os.pathsep}{REPO}")
 
 
 def run(quick: bool) -> list[Figure]:
