@@ -118,15 +118,13 @@ async def _stream(
     """Replay retained versions before the feed's first one, then forward what the node fires.
 
     ``position`` is ``(version, index)``: the stream starts after entry ``index`` of
-    ``version``. An idle stream sends keep-alives, and a bookmark when it has read versions
-    whose events the filter let none through. A subscriber that falls too far behind is cut
-    off with the position to resume from.
+    ``version`` (-1: at its first entry). An idle stream sends keep-alives, and a bookmark
+    when it has read versions whose events the filter let none through. A subscriber that
+    falls too far behind is cut off with the position to resume from.
     """
     service = node.service
     feed = service.subscribe(settings.sse_backlog_versions, only)
     version, skip_through = position
-    if skip_through == _WHOLE_VERSION:
-        version, skip_through = version + 1, -1
     sent = version - 1  # the stream position the subscriber knows (a whole version)
     events: Iterable[CatalogEventParameters]
     try:
@@ -222,6 +220,8 @@ async def events(
     only = EventFilter(schema=schema, table=table, kinds=parse_kinds(kinds))
     if last_event_id:
         position = parse_event_id(last_event_id)
+        if position[1] == _WHOLE_VERSION:  # a bookmark: start at the next version
+            position = (position[0] + 1, -1)
     else:
         position = (from_version or service.applied.value + 1, -1)
     if position[0] <= service.latest_version:

@@ -379,6 +379,9 @@ def test_events_from_a_compacted_version_are_refused(
     _problem(http.get("/v1/catalog", params={"version": 2}), 410, "VERSION_COMPACTED")
     with http.stream("GET", "/v1/events", params={"from_version": 5}) as stream:
         assert EventReader(stream).take(1)[0][0] == "5.0"
+    # A bookmark of the snapshot's version resumes at the first retained update.
+    with http.stream("GET", "/v1/events", headers={"Last-Event-ID": "4"}) as stream:
+        assert EventReader(stream).take(1)[0][0] == "5.0"
 
 
 def _loop_of(server: RunningServer) -> Any:
