@@ -7,6 +7,7 @@ import socket
 from dataclasses import dataclass, field
 
 from catalog.node_options import NodeOptions
+from catalog.store import DEFAULT_CACHE_SIZE
 from schemasync.clock import HybridClock
 
 DEFAULT_STORE = "sqlite:///./data/catalog.db"
@@ -71,6 +72,9 @@ class ServerSettings:
             before it is cut off with its resume position.
         sse_send_timeout_s: how long an event stream waits for a subscriber that stopped
             reading before its connection is closed.
+        descriptor_cache: how many decoded descriptors the node keeps
+            (``CATALOG_DESCRIPTOR_CACHE``; 4096, about 1 KB each for a table of six columns);
+            size it to the tables read often.
     """
 
     store: str = field(default_factory=lambda: os.environ.get("CATALOG_STORE", DEFAULT_STORE))
@@ -121,6 +125,9 @@ class ServerSettings:
     sse_heartbeat_s: float = 15.0
     sse_backlog_versions: int = 10_000
     sse_send_timeout_s: float = 30.0
+    descriptor_cache: int = field(
+        default_factory=lambda: _env_int("CATALOG_DESCRIPTOR_CACHE", DEFAULT_CACHE_SIZE)
+    )
 
     @property
     def address(self) -> str:
@@ -135,4 +142,5 @@ class ServerSettings:
             clock=HybridClock(offset_ms=self.clock_offset_ms),
             address=self.address,
             registry_ttl_s=self.registry_ttl_s,
+            descriptor_cache=self.descriptor_cache,
         )

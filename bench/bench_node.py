@@ -92,10 +92,6 @@ def _small_ddl(i: int) -> c.CreateTableCommand | c.CreateSchemaCommand:
     return c.CreateSchema(name=f"S{n}") if i % 10 == 9 else _create_table(f"T{n}")
 
 
-def _sample(values: list[float], unit: str) -> Sample:
-    return Sample(statistics.median(values), min(values), max(values), unit)
-
-
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -159,8 +155,8 @@ async def p1_sequential(server: EtcdServer, count: int, repeats: int) -> Figure:
     return Figure(
         "P1",
         f"sequential execute/s ÷ raw etcd CAS txn/s ({payload_bytes} B, fsync)",
-        _sample(ours, "commits/s"),
-        _sample(raws, "txn/s"),
+        Sample.of(ours, "commits/s"),
+        Sample.of(raws, "txn/s"),
         ">= 0.7",
         extra={
             "commits_per_repeat": count,
@@ -207,7 +203,7 @@ async def p2_concurrent(server: EtcdServer, repeats: int) -> Figure:
     return Figure(
         "P2",
         f"64 CREATE TABLE on 3 nodes: wall ÷ delay+skew ({median_versions:g} versions)",
-        _sample(walls, "s"),
+        Sample.of(walls, "s"),
         Sample(1.0, 1.0, 1.0, "s"),
         "<= 1.2",
         extra={"versions": median_versions, "versions_per_repeat": versions, "stats": stats},
@@ -467,12 +463,12 @@ def p7_restart(versions: int, repeats: int) -> Figure:
             lambda: _restart_seconds(full, versions),
             repeats,
         )
-    value = _sample(with_snapshot, "s")
+    value = Sample.of(with_snapshot, "s")
     return Figure(
         "P7",
         f"restart {versions // 1000}k versions (SQLite): snap+tail {value.median:.2f}s ÷ replay",
         value,
-        _sample(replay, "s"),
+        Sample.of(replay, "s"),
         "<= 0.1",
         extra={
             "versions": versions,

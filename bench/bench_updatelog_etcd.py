@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import statistics
 import time
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import pyetcd
 
-from bench.harness import Figure, Sample, progress
+from bench.harness import Figure, Sample, alternate, progress
 from deploy.etcd_server import EtcdServer
 from updatelog import envelope
 from updatelog.envelope import Kind
@@ -92,23 +90,6 @@ class _RawSide:
         return self.count / (time.perf_counter() - start)
 
 
-def _interleaved(
-    raw: Callable[[], float], log: Callable[[], float], repeats: int
-) -> tuple[Sample, Sample]:
-    """Measure both sides in alternation, so that a store growing or a noisy neighbour
-    slows both alike instead of whichever side runs last."""
-    raw(), log()  # warm-up: connections, caches, etcd's first pages
-    raws, logs = [], []
-    for _ in range(repeats):
-        raws.append(raw())
-        logs.append(log())
-    return _sample(raws, "txn/s"), _sample(logs, "appends/s")
-
-
-def _sample(values: list[float], unit: str) -> Sample:
-    return Sample(statistics.median(values), min(values), max(values), unit)
-
-
 def run(quick: bool) -> list[Figure]:
     count, repeats = (200, 5) if quick else (1_000, 7)
     with EtcdServer() as server:
@@ -117,9 +98,11 @@ def run(quick: bool) -> list[Figure]:
         client = pyetcd.client(*_host_port(server.endpoint))
         try:
             progress(f"raw pyetcd append transaction and EtcdUpdateLog.append, x{count} each")
-            baseline, value = _interleaved(
-                _RawSide(client, count).run, _LogSide(server.endpoint, count).run, repeats
+            raws, appends = alternate(
+                [_RawSide(client, count).run, _LogSide(server.endpoint, count).run],
+                repeats=repeats,
             )
+            baseline, value = Sample.of(raws, "txn/s"), Sample.of(appends, "appends/s")
         finally:
             client.close()
     return [

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.harness import Figure, Sample, progress
+from bench.harness import Figure, Sample, alternate, progress
 from updatelog.sqlite import SqliteUpdateLog
 
 PAYLOAD = os.urandom(1024)
@@ -89,10 +89,6 @@ class _RawSide:
         return self.count / (time.perf_counter() - start)
 
 
-def _sample(values: list[float], unit: str) -> Sample:
-    return Sample(statistics.median(values), min(values), max(values), unit)
-
-
 def run(quick: bool) -> list[Figure]:
     count, repeats = (500, 5) if quick else (3_000, 9)
     workdir = Path(tempfile.mkdtemp(prefix="bench-updatelog-sqlite-"))
@@ -101,16 +97,11 @@ def run(quick: bool) -> list[Figure]:
         raw_side = _RawSide(workdir / "raw.db", count)
         hop_side = _RawSide(workdir / "hop.db", count, hop=True)
         progress(f"warm-up, then {repeats} x (raw commit, raw commit via thread, append) x{count}")
-        for side in (raw_side, hop_side, log_side):
-            side.run()
-        # Alternating the sides spreads the disk's and the machine's drift over all of them.
-        raw_rates, hop_rates, log_rates = [], [], []
-        for _ in range(repeats):
-            raw_rates.append(raw_side.run())
-            hop_rates.append(hop_side.run())
-            log_rates.append(log_side.run())
-        baseline = _sample(raw_rates, "commits/s")
-        value = _sample(log_rates, "appends/s")
+        raw_rates, hop_rates, log_rates = alternate(
+            [raw_side.run, hop_side.run, log_side.run], repeats=repeats
+        )
+        baseline = Sample.of(raw_rates, "commits/s")
+        value = Sample.of(log_rates, "appends/s")
         hop = statistics.median(hop_rates)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -23,6 +23,11 @@ class Sample:
     low: float
     high: float
     unit: str
+
+    @classmethod
+    def of(cls, values: Sequence[float], unit: str) -> Sample:
+        """Summarise ``values`` (at least one)."""
+        return cls(statistics.median(values), min(values), max(values), unit)
 
 
 @dataclass(frozen=True)
@@ -74,8 +79,25 @@ def measure(
     """
     for _ in range(warmup):
         fn()
-    values = [fn() for _ in range(repeats)]
-    return Sample(statistics.median(values), min(values), max(values), unit)
+    return Sample.of([fn() for _ in range(repeats)], unit)
+
+
+def alternate(
+    sides: Sequence[Callable[[], float]], *, repeats: int, warmup: int = 1
+) -> list[list[float]]:
+    """Run each of ``sides`` in turn, ``repeats`` rounds after ``warmup`` unrecorded rounds.
+
+    Alternating spreads a noisy neighbour, a growing store or a warming disk over every side
+    alike instead of whichever side runs last. Returns each side's results, in order.
+    """
+    for _ in range(warmup):
+        for side in sides:
+            side()
+    results: list[list[float]] = [[] for _ in sides]
+    for _ in range(repeats):
+        for side, values in zip(sides, results, strict=True):
+            values.append(side())
+    return results
 
 
 def timed(fn: Callable[[], object]) -> Callable[[], float]:

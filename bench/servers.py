@@ -20,15 +20,23 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def start(
-    argv: list[str], port: int, ready_path: str, env: dict[str, str] | None = None
+    argv: list[str],
+    port: int,
+    ready_path: str,
+    env: dict[str, str] | None = None,
+    cpu: int | None = None,
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Run ``python <argv>`` and wait until ``ready_path`` answers 200 on ``port``.
+
+    ``cpu`` pins the process to that core (``taskset``, which execs the server under the
+    same process id).
 
     Raises:
         RuntimeError: the server did not answer within 60 s.
     """
+    pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
     proc = subprocess.Popen(
-        [sys.executable, *argv],
+        [*pin, sys.executable, *argv],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
     )
@@ -56,10 +64,12 @@ def serve_catalog(
     return start(argv, port, "/readyz", env)
 
 
-def serve_api(mode: str, arg: str) -> tuple[subprocess.Popen[bytes], str]:
-    """Start ``bench.serve_api`` in ``mode`` (``catalog`` or ``bare``); return it and its URL."""
+def serve_api(mode: str, arg: str, cpu: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``bench.serve_api`` in ``mode`` (``catalog`` or ``bare``), pinned to ``cpu`` if
+    given; return it and its URL."""
     port = free_port()
-    return start(["-m", "bench.serve_api", mode, str(port), arg], port, "/openapi.json")
+    argv = ["-m", "bench.serve_api", mode, str(port), arg]
+    return start(argv, port, "/openapi.json", cpu=cpu)
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

@@ -165,9 +165,11 @@ class Catalog(RelationReads):
         Raises:
             NotFoundError: SCHEMA_NOT_FOUND or TABLE_NOT_FOUND.
         """
-        found = self.find_table(schema, name)
-        if found is None:
-            self.schema(schema)  # SCHEMA_NOT_FOUND first
+        schema_id = self._schema_by_name.get(schema)
+        found = None if schema_id is None else self._find_table(schema_id, name)
+        if found is not None:  # the hot path of every lookup: no further calls
+            return found
+        self.schema(schema)  # SCHEMA_NOT_FOUND first
         return found_or_raise(found, f"table {schema}.{name}", ErrorCode.TABLE_NOT_FOUND)
 
     def find_index(self, schema: str, name: str) -> IndexDescriptor | None:

@@ -22,6 +22,7 @@ from catalog.node_options import CompactionPolicy, NodeOptions
 from catalog.registry import NodeRecord, NodeRegistry, decode_nodes
 from catalog.registry_entries import RegistryEntries
 from catalog.service import CatalogService
+from catalog.store import CACHE
 from catalog.update import initial_update
 from schemasync.clock import Clock, HybridClock, physical_of
 from schemasync.service import SchemaSyncService, ms_to_hlc
@@ -98,6 +99,7 @@ class CatalogNode:
         cls, update_log: UpdateLog, node_name: str, options: NodeOptions, owns_log: bool
     ) -> CatalogNode:
         clock = options.clock or HybridClock()
+        CACHE.reserve(options.descriptor_cache)
         settings = ClusterSettings(
             delay_ms=options.delay_ms, max_clock_skew_ms=options.max_clock_skew_ms
         )

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from catalog.registry import DEFAULT_TTL_S
+from catalog.store import DEFAULT_CACHE_SIZE
 from schemasync.clock import Clock
 
 
@@ -43,6 +44,11 @@ class NodeOptions:
         registry_ttl_s: how long this node's registry entry outlives its last heartbeat;
             None to stay out of the registry (short-lived tools).
         registry_interval_s: the heartbeat period (``registry_ttl_s / 3`` when None).
+        descriptor_cache: how many decoded descriptors to keep (about 1 KB each for a
+            table of six columns). Descriptors are kept as their stored bytes and decoded on
+            first read; a lookup of a cached one costs a dict read, one not cached about
+            20 µs. Size it to the tables read often. The cache is the process's, shared by
+            its nodes: the largest size any of them asks for holds.
 
     Raises:
         ValueError: an option out of range (the message names it and what is accepted).
@@ -57,6 +63,7 @@ class NodeOptions:
     address: str | None = None
     registry_ttl_s: float | None = DEFAULT_TTL_S
     registry_interval_s: float | None = None
+    descriptor_cache: int = DEFAULT_CACHE_SIZE
 
     def __post_init__(self) -> None:
         _check(self.delay_ms >= 0, "node delay_ms", "0 or more milliseconds")
@@ -69,6 +76,7 @@ class NodeOptions:
             "node registry_interval_s",
             "None or a positive number below registry_ttl_s",
         )
+        _check(self.descriptor_cache >= 1, "node descriptor_cache", "at least 1 descriptor")
 
 
 def _positive(value: float) -> bool:

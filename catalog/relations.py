@@ -84,7 +84,10 @@ class RelationReads:
         if found is None:
             return None
         table_id, record = found
-        return check_descriptor(descriptor_of(record), TableDescriptor, table_id, record[NAME])
+        table = descriptor_of(record)
+        if type(table) is TableDescriptor and table.id == table_id and table.name == record[NAME]:
+            return table  # what check_descriptor checks, inline on the hot path of lookups
+        return check_descriptor(table, TableDescriptor, table_id, record[NAME])
 
     def _index_id(self, schema_id: int, name: str) -> int | None:
         found = self._index_by_name.get((schema_id, name), _MISSING)

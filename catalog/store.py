@@ -26,7 +26,6 @@ from __future__ import annotations
 import gc
 import threading
 from array import array
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
@@ -111,7 +110,13 @@ def _grouped(
 
 
 class DescriptorCache:
-    """A bounded LRU of decoded descriptors, keyed by their marshalled bytes.
+    """Decoded descriptors keyed by their marshalled bytes, at most ``capacity`` of them.
+
+    Two generations of half the capacity each. A hit in the young one is one dict read: no
+    lock, no reordering, so a lookup of a cached table costs what a dict lookup costs. A hit
+    in the old one moves the entry to the young one; when the young one fills up it becomes
+    the old one and the previous old one is dropped. An entry read since the last turn thus
+    survives it, which approximates least-recently-used at a fraction of the cost.
 
     Args:
         capacity: how many decoded descriptors to keep at most.
@@ -119,13 +124,14 @@ class DescriptorCache:
 
     def __init__(self, capacity: int = DEFAULT_CACHE_SIZE) -> None:
         self.capacity = capacity
-        self._items: OrderedDict[bytes, Descriptor] = OrderedDict()
+        self._young: dict[bytes, Descriptor] = {}
+        self._old: dict[bytes, Descriptor] = {}
         self._lock = threading.Lock()
         self.decoded = 0
         """How many times bytes were decoded (misses): what the tests count."""
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._young.keys() | self._old.keys())
 
     def get(self, data: bytes) -> Descriptor:
         """Return the descriptor ``data`` encodes, decoding it on a miss.
@@ -133,30 +139,33 @@ class DescriptorCache:
         Raises:
             FormatError: ``data`` is not a marshalled descriptor.
         """
-        items = self._items
-        found = items.get(data)
+        found = self._young.get(data)
         if found is not None:
-            try:  # noqa: SIM105 - the hot path of every lookup; suppress() costs more
-                items.move_to_end(data)
-            except KeyError:  # evicted by another thread meanwhile; still a right answer
-                pass
             return found
-        decoded = decode_descriptor(data)
-        self.put(data, decoded)
-        self.decoded += 1
-        return decoded
+        found = self._old.get(data)
+        if found is None:
+            found = decode_descriptor(data)
+            self.decoded += 1
+        self.put(data, found)
+        return found
+
+    def reserve(self, capacity: int) -> None:
+        """Keep at least ``capacity`` descriptors from now on (a larger capacity stays)."""
+        with self._lock:
+            self.capacity = max(self.capacity, capacity)
 
     def put(self, data: bytes, descriptor: Descriptor) -> None:
-        """Remember that ``data`` decodes to ``descriptor`` (evicting the least recent)."""
+        """Remember that ``data`` decodes to ``descriptor`` (in the young generation)."""
         with self._lock:
-            self._items[data] = descriptor
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
+            young = self._young
+            young[data] = descriptor
+            if len(young) >= max(1, self.capacity // 2):
+                self._old, self._young = young, {}
 
     def clear(self) -> None:
         """Forget every decoded descriptor."""
         with self._lock:
-            self._items.clear()
+            self._young, self._old = {}, {}
 
 
 CACHE = DescriptorCache()

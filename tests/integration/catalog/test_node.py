@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 
 import pytest
 
@@ -13,6 +14,7 @@ from catalog.catalog import Catalog
 from catalog.event_feed import CatalogEventParameters
 from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
+from catalog.store import CACHE
 from catalog.sync import SyncCatalogNode
 from schemasync.clock import ManualClock, physical_of
 from schemasync.errors import TimestampTooFarError
@@ -381,3 +383,21 @@ def test_a_node_publishes_its_own_commit_without_its_watch(store_url: str) -> No
             )
 
     run(scenario())
+
+
+def test_a_node_sizes_the_process_descriptor_cache(store_url: str) -> None:
+    """The cache is the process's: the largest size a node asks for holds."""
+    capacity = CACHE.capacity
+    wanted = capacity + 1000
+
+    async def scenario() -> None:
+        fast = NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+        async with CatalogNode.open(store_url, "big", replace(fast, descriptor_cache=wanted)):
+            assert CACHE.capacity == wanted
+        async with CatalogNode.open(store_url, "small", replace(fast, descriptor_cache=10)):
+            assert CACHE.capacity == wanted
+
+    try:
+        run(scenario())
+    finally:
+        CACHE.capacity = capacity

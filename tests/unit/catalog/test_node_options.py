@@ -26,6 +26,7 @@ def test_the_defaults_are_valid() -> None:
         ({"registry_ttl_s": 0}, "registry_ttl_s"),
         ({"registry_ttl_s": 3, "registry_interval_s": 3}, "registry_interval_s"),
         ({"registry_interval_s": -1}, "registry_interval_s"),
+        ({"descriptor_cache": 0}, "descriptor_cache"),
     ],
 )
 def test_an_option_out_of_range_is_refused_by_name(fields: dict[str, Any], named: str) -> None:

@@ -254,3 +254,15 @@ def test_a_snapshot_packed_in_slices_is_one_msgpack_value(count: int) -> None:
     value = msgpack.unpackb(data, raw=False, strict_map_key=False)
     assert msgpack.packb(value, use_bin_type=True) == data
     assert sum(len(group[1]) for group in value[2][6]) == count
+
+
+def test_a_descriptor_read_often_stays_cached_while_others_pass(small_cache: int) -> None:
+    loaded = decode_snapshot(encode_snapshot(_tables(300)))
+    CACHE.clear()
+    loaded.table("PUBLIC", "T0")
+    before = CACHE.decoded
+    for i in range(1, 300):
+        loaded.table("PUBLIC", f"T{i}")
+        loaded.table("PUBLIC", "T0")
+        assert len(CACHE) <= small_cache
+    assert CACHE.decoded == before + 299  # each cold table once, the hot one never again
