@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from immutables import Map
 
+from catalog.counts import INDEXES, CountKey, schema_key, zone_key
 from catalog.descriptors import (
     IndexDescriptor,
     SchemaDescriptor,
@@ -46,8 +48,35 @@ from catalog.store import (
 )
 
 _UNSEALED = -1
-_Relation = TypeVar("_Relation", TableDescriptor, IndexDescriptor)
 """The stamp slot of an overlay record: not written to any store yet."""
+_Relation = TypeVar("_Relation", TableDescriptor, IndexDescriptor)
+
+_EMPTY: Map[Any, Any] = Map()
+"""The empty overlay every sealed version shares (maps are immutable)."""
+
+_OVERLAYS = (
+    "_counts",
+    "_index_by_name",
+    "_indexes",
+    "_table_by_name",
+    "_table_indexes",
+    "_tables",
+)
+"""What changed since the catalog's seal: slots of unsealed catalogs only."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Namespaces:
+    """A catalog's schemas and zones, by id and by name.
+
+    One object that versions share until a schema or zone changes (most DDL changes tables
+    only), so that each kept version costs one slot for them instead of four.
+    """
+
+    schemas: Map[int, SchemaDescriptor]
+    schema_by_name: Map[str, int]
+    zones: Map[int, ZoneDescriptor]
+    zone_by_name: Map[str, int]
 
 
 class Catalog(RelationReads):
@@ -59,21 +88,9 @@ class Catalog(RelationReads):
 
     __slots__ = (
         "_digest",
-        "_index_by_name",
-        "_index_count",
-        "_indexes",
-        "_schema_by_name",
-        "_schema_counts",
-        "_schemas",
+        "_names",
         "_stamp",
         "_store",
-        "_table_by_name",
-        "_table_count",
-        "_table_indexes",
-        "_tables",
-        "_zone_by_name",
-        "_zone_counts",
-        "_zones",
         "activation_ts",
         "default_zone_id",
         "object_id_gen",
@@ -84,15 +101,17 @@ class Catalog(RelationReads):
     activation_ts: int
     object_id_gen: int
     default_zone_id: int | None
-    _schemas: Map[int, SchemaDescriptor]
-    _schema_by_name: Map[str, int]
-    _zones: Map[int, ZoneDescriptor]
-    _zone_by_name: Map[str, int]
-    _table_count: int
-    _index_count: int
-    _schema_counts: Map[int, int]
-    _zone_counts: Map[int, int]
+    _names: _Namespaces
     _digest: str | None
+
+    # A sealed catalog has no overlays: every one of them reads the shared empty map, and
+    # each kept version costs its slots alone. ``_UnsealedCatalog`` holds real overlays.
+    _counts: Map[CountKey, int] = _EMPTY
+    _tables = _EMPTY
+    _table_by_name = _EMPTY
+    _indexes = _EMPTY
+    _index_by_name = _EMPTY
+    _table_indexes = _EMPTY
 
     def __init__(self, version: int = 0, activation_ts: int = 0, object_id_gen: int = 0) -> None:
         """Create an empty catalog (no schemas, no zones): the state before version 1."""
@@ -100,21 +119,9 @@ class Catalog(RelationReads):
         self.activation_ts = activation_ts
         self.object_id_gen = object_id_gen
         self.default_zone_id = None
-        self._schemas = Map()
-        self._schema_by_name = Map()
-        self._zones = Map()
-        self._zone_by_name = Map()
+        self._names = _Namespaces(_EMPTY, _EMPTY, _EMPTY, _EMPTY)
         self._store = RelationStore()
         self._stamp = 0
-        self._tables = Map()
-        self._table_by_name = Map()
-        self._indexes = Map()
-        self._index_by_name = Map()
-        self._table_indexes = Map()
-        self._table_count = 0
-        self._index_count = 0
-        self._schema_counts = Map()
-        self._zone_counts = Map()
         self._digest = None
 
     @classmethod
@@ -143,8 +150,8 @@ class Catalog(RelationReads):
 
     def find_schema(self, name: str) -> SchemaDescriptor | None:
         """Return the schema named ``name``, or None."""
-        schema_id = self._schema_by_name.get(name)
-        return None if schema_id is None else self._schemas[schema_id]
+        schema_id = self._names.schema_by_name.get(name)
+        return None if schema_id is None else self._names.schemas[schema_id]
 
     def schema(self, name: str) -> SchemaDescriptor:
         """Return the schema named ``name``.
@@ -156,7 +163,7 @@ class Catalog(RelationReads):
 
     def find_table(self, schema: str, name: str) -> TableDescriptor | None:
         """Return table ``schema.name``, or None."""
-        schema_id = self._schema_by_name.get(schema)
+        schema_id = self._names.schema_by_name.get(schema)
         return None if schema_id is None else self._find_table(schema_id, name)
 
     def table(self, schema: str, name: str) -> TableDescriptor:
@@ -165,7 +172,7 @@ class Catalog(RelationReads):
         Raises:
             NotFoundError: SCHEMA_NOT_FOUND or TABLE_NOT_FOUND.
         """
-        schema_id = self._schema_by_name.get(schema)
+        schema_id = self._names.schema_by_name.get(schema)
         found = None if schema_id is None else self._find_table(schema_id, name)
         if found is not None:  # the hot path of every lookup: no further calls
             return found
@@ -187,8 +194,8 @@ class Catalog(RelationReads):
 
     def find_zone(self, name: str) -> ZoneDescriptor | None:
         """Return the zone named ``name``, or None."""
-        zone_id = self._zone_by_name.get(name)
-        return None if zone_id is None else self._zones[zone_id]
+        zone_id = self._names.zone_by_name.get(name)
+        return None if zone_id is None else self._names.zones[zone_id]
 
     def zone(self, name: str) -> ZoneDescriptor:
         """Return the zone named ``name``.
@@ -205,7 +212,7 @@ class Catalog(RelationReads):
         id_of: Callable[[int, str], int | None],
         load: Callable[[int], _Relation | None],
     ) -> _Relation | None:
-        schema_id = self._schema_by_name.get(schema)
+        schema_id = self._names.schema_by_name.get(schema)
         relation_id = None if schema_id is None else id_of(schema_id, name)
         return None if relation_id is None else load(relation_id)
 
@@ -218,7 +225,7 @@ class Catalog(RelationReads):
 
     def find_schema_by_id(self, schema_id: int) -> SchemaDescriptor | None:
         """Return the schema with id ``schema_id``, or None."""
-        return self._schemas.get(schema_id)
+        return self._names.schemas.get(schema_id)
 
     def schema_by_id(self, schema_id: int) -> SchemaDescriptor:
         """Return the schema with id ``schema_id``.
@@ -226,7 +233,7 @@ class Catalog(RelationReads):
         Raises:
             NotFoundError: SCHEMA_NOT_FOUND.
         """
-        found = self._schemas.get(schema_id)
+        found = self._names.schemas.get(schema_id)
         return found_or_raise(found, f"schema with id {schema_id}", ErrorCode.SCHEMA_NOT_FOUND)
 
     def zone_by_id(self, zone_id: int) -> ZoneDescriptor:
@@ -235,38 +242,55 @@ class Catalog(RelationReads):
         Raises:
             NotFoundError: ZONE_NOT_FOUND.
         """
-        found = self._zones.get(zone_id)
+        found = self._names.zones.get(zone_id)
         return found_or_raise(found, f"zone with id {zone_id}", ErrorCode.ZONE_NOT_FOUND)
 
     # -- collections (ordered by id, so every node lists them alike) ---------------------
 
     def schemas(self) -> list[SchemaDescriptor]:
         """Return all schemas ordered by id."""
-        return [self._schemas[i] for i in sorted(self._schemas)]
+        return [self._names.schemas[i] for i in sorted(self._names.schemas)]
 
     def zones(self) -> list[ZoneDescriptor]:
         """Return all zones ordered by id."""
-        return [self._zones[i] for i in sorted(self._zones)]
+        return [self._names.zones[i] for i in sorted(self._names.zones)]
 
     def default_zone(self) -> ZoneDescriptor | None:
         """Return the default zone, if one is set."""
-        return None if self.default_zone_id is None else self._zones[self.default_zone_id]
+        return None if self.default_zone_id is None else self._names.zones[self.default_zone_id]
 
     def zone_has_tables(self, zone_id: int) -> bool:
         """Return True if any table lives in the zone (O(1))."""
-        return self._zone_counts.get(zone_id, 0) > 0
+        return self._count(zone_key(zone_id)) > 0
 
     def schema_is_empty(self, schema_id: int) -> bool:
         """Return True if the schema holds no tables (O(1))."""
-        return self._schema_counts.get(schema_id, 0) == 0
+        return self._count(schema_key(schema_id)) == 0
+
+    def _count(self, key: CountKey) -> int:
+        found = self._counts.get(key)
+        return found if found is not None else self._store.counts.at(self._stamp, key)
+
+    def _table_total(self) -> int:
+        """Return how many tables the catalog holds: the sum over its (few) schemas."""
+        return sum(self._count(schema_key(schema_id)) for schema_id in self._names.schemas)
+
+    def _counted(self, *changes: tuple[CountKey, int]) -> Map[CountKey, int]:
+        """Return the counts overlay with each ``(key, delta)`` of ``changes`` applied."""
+        counts = self._counts.mutate()
+        for key, delta in changes:
+            found = counts.get(key)
+            base = found if found is not None else self._store.counts.at(self._stamp, key)
+            counts[key] = base + delta
+        return counts.finish()
 
     def counts(self) -> dict[str, int]:
         """Return how many objects of each kind the catalog holds."""
         return {
-            "schemas": len(self._schemas),
-            "tables": self._table_count,
-            "indexes": self._index_count,
-            "zones": len(self._zones),
+            "schemas": len(self._names.schemas),
+            "tables": self._table_total(),
+            "indexes": self._count(INDEXES),
+            "zones": len(self._names.zones),
         }
 
     # -- identity -------------------------------------------------------------------------
@@ -292,8 +316,8 @@ class Catalog(RelationReads):
     # -- structural updates (used by update entries) -------------------------------------
 
     def _replace(self, **changes: Any) -> Catalog:
-        new = object.__new__(Catalog)
-        for name in Catalog.__slots__:
+        new = object.__new__(_UnsealedCatalog)
+        for name in _UnsealedCatalog.ALL_SLOTS:
             object.__setattr__(new, name, changes.get(name, getattr(self, name)))
         new._digest = None
         return new
@@ -307,8 +331,10 @@ class Catalog(RelationReads):
         store's records instead of paying persistent-map path copies for each change.
         """
         store = self._store
-        if store.head != self._stamp or not (len(self._tables) or len(self._indexes)):
+        if type(self) is Catalog or store.head != self._stamp:
             return self
+        if not (len(self._tables) or len(self._indexes)):
+            return self._as_sealed(self._stamp)
         stamp = store.seal(
             ((i, r) for i, r in self._tables.items() if r[VALUE] is not None or i in store.tables),
             (
@@ -316,16 +342,15 @@ class Catalog(RelationReads):
                 for i, r in self._indexes.items()
                 if r[VALUE] is not None or i in store.indexes
             ),
+            self._counts.items(),
         )
-        new = self._replace(
-            _stamp=stamp,
-            _tables=_EMPTY,
-            _table_by_name=_EMPTY,
-            _indexes=_EMPTY,
-            _index_by_name=_EMPTY,
-            _table_indexes=_EMPTY,
-        )
-        new._digest = self._digest
+        return self._as_sealed(stamp)
+
+    def _as_sealed(self, stamp: int) -> Catalog:
+        new = object.__new__(Catalog)
+        for name in Catalog.__slots__:
+            object.__setattr__(new, name, getattr(self, name))
+        new._stamp = stamp
         return new
 
     def with_version(self, version: int, activation_ts: int) -> Catalog:
@@ -343,38 +368,37 @@ class Catalog(RelationReads):
 
     def with_schema(self, schema: SchemaDescriptor) -> Catalog:
         """Return a copy with ``schema`` added or replaced (by id)."""
-        schemas, by_name = _put_named(self._schemas, self._schema_by_name, schema)
-        return self._replace(_schemas=schemas, _schema_by_name=by_name)
+        schemas, by_name = _put_named(self._names.schemas, self._names.schema_by_name, schema)
+        return self._replace(_names=replace(self._names, schemas=schemas, schema_by_name=by_name))
 
     def without_schema(self, schema_id: int) -> Catalog:
         """Return a copy without the (empty) schema ``schema_id``."""
         name = self.schema_by_id(schema_id).name
-        schemas, by_name = self._schemas.delete(schema_id), self._schema_by_name.delete(name)
-        counts = _discard(self._schema_counts, schema_id)
-        return self._replace(_schemas=schemas, _schema_by_name=by_name, _schema_counts=counts)
+        schemas, by_name = (
+            self._names.schemas.delete(schema_id),
+            self._names.schema_by_name.delete(name),
+        )
+        return self._replace(_names=replace(self._names, schemas=schemas, schema_by_name=by_name))
 
     def with_table(self, table: TableDescriptor) -> Catalog:
         """Return a copy with ``table`` added or replaced (by id)."""
         by_name = self._table_by_name
-        schema_counts, zone_counts = self._schema_counts, self._zone_counts
-        count = self._table_count
         table_indexes = self._table_indexes
         old = self._table_record(table.id)
         if old is None:
-            count += 1
+            changes: list[tuple[CountKey, int]] = []
             table_indexes = table_indexes.set(table.id, ())
         else:
             if old[NAME] != table.name or old[SCHEMA_ID] != table.schema_id:
                 by_name = by_name.set((old[SCHEMA_ID], old[NAME]), None)
-            schema_counts = _count(schema_counts, old[SCHEMA_ID], -1)
-            zone_counts = _count(zone_counts, old[ZONE_ID], -1)
+            changes = [(schema_key(old[SCHEMA_ID]), -1), (zone_key(old[ZONE_ID]), -1)]
         record = (_UNSEALED, table, table.schema_id, table.zone_id, table.name)
         return self._replace(
             _tables=self._tables.set(table.id, record),
             _table_by_name=by_name.set((table.schema_id, table.name), table.id),
-            _schema_counts=_count(schema_counts, table.schema_id, 1),
-            _zone_counts=_count(zone_counts, table.zone_id, 1),
-            _table_count=count,
+            _counts=self._counted(
+                *changes, (schema_key(table.schema_id), 1), (zone_key(table.zone_id), 1)
+            ),
             _table_indexes=table_indexes,
         )
 
@@ -386,9 +410,7 @@ class Catalog(RelationReads):
         return self._replace(
             _tables=self._tables.set(table_id, (_UNSEALED, None, *old[2:])),
             _table_by_name=self._table_by_name.set((old[SCHEMA_ID], old[NAME]), None),
-            _schema_counts=_count(self._schema_counts, old[SCHEMA_ID], -1),
-            _zone_counts=_count(self._zone_counts, old[ZONE_ID], -1),
-            _table_count=self._table_count - 1,
+            _counts=self._counted((schema_key(old[SCHEMA_ID]), -1), (zone_key(old[ZONE_ID]), -1)),
             _table_indexes=self._table_indexes.set(table_id, ()),
         )
 
@@ -396,10 +418,10 @@ class Catalog(RelationReads):
         """Return a copy with ``index`` added or replaced (by id)."""
         by_name = self._index_by_name
         table_indexes = self._table_indexes
-        count = self._index_count
+        counts = self._counts
         old = self._index_record(index.id)
         if old is None:
-            count += 1
+            counts = self._counted((INDEXES, 1))
             ids = self._index_ids(index.table_id)
             table_indexes = table_indexes.set(index.table_id, tuple(sorted((*ids, index.id))))
         elif old[ALIVE] and (old[NAME] != index.name or not index.is_alive):
@@ -411,7 +433,7 @@ class Catalog(RelationReads):
             _indexes=self._indexes.set(index.id, record),
             _index_by_name=by_name,
             _table_indexes=table_indexes,
-            _index_count=count,
+            _counts=counts,
         )
 
     def without_index(self, index_id: int) -> Catalog:
@@ -428,20 +450,19 @@ class Catalog(RelationReads):
             _indexes=self._indexes.set(index_id, (_UNSEALED, None, *old[2:])),
             _index_by_name=by_name,
             _table_indexes=self._table_indexes.set(table_id, ids),
-            _index_count=self._index_count - 1,
+            _counts=self._counted((INDEXES, -1)),
         )
 
     def with_zone(self, zone: ZoneDescriptor) -> Catalog:
         """Return a copy with ``zone`` added or replaced (by id)."""
-        zones, by_name = _put_named(self._zones, self._zone_by_name, zone)
-        return self._replace(_zones=zones, _zone_by_name=by_name)
+        zones, by_name = _put_named(self._names.zones, self._names.zone_by_name, zone)
+        return self._replace(_names=replace(self._names, zones=zones, zone_by_name=by_name))
 
     def without_zone(self, zone_id: int) -> Catalog:
         """Return a copy without zone ``zone_id``."""
         name = self.zone_by_id(zone_id).name
-        zones, by_name = self._zones.delete(zone_id), self._zone_by_name.delete(name)
-        counts = _discard(self._zone_counts, zone_id)
-        return self._replace(_zones=zones, _zone_by_name=by_name, _zone_counts=counts)
+        zones, by_name = self._names.zones.delete(zone_id), self._names.zone_by_name.delete(name)
+        return self._replace(_names=replace(self._names, zones=zones, zone_by_name=by_name))
 
     # -- building a whole version at once (snapshots) ------------------------------------
 
@@ -501,10 +522,12 @@ class Catalog(RelationReads):
         """
         schemas, zones = list(schemas), list(zones)
         cat = cls(version, activation_ts, object_id_gen)
-        cat._schemas = Map({s.id: s for s in schemas})
-        cat._schema_by_name = Map({s.name: s.id for s in schemas})
-        cat._zones = Map({z.id: z for z in zones})
-        cat._zone_by_name = Map({z.name: z.id for z in zones})
+        cat._names = _Namespaces(
+            schemas=Map({s.id: s for s in schemas}),
+            schema_by_name=Map({s.name: s.id for s in schemas}),
+            zones=Map({z.id: z for z in zones}),
+            zone_by_name=Map({z.name: z.id for z in zones}),
+        )
         cat.default_zone_id = default_zone_id
         store = cat._store
         zone_counts: Counter[int] = Counter()
@@ -513,11 +536,17 @@ class Catalog(RelationReads):
             zone_counts.update(table_group.zone_ids)
         for index_group in indexes:
             store.load_indexes(index_group)
-        cat._table_count = sum(len(g.ids) for g in tables)
-        cat._index_count = sum(len(g.ids) for g in indexes)
-        cat._schema_counts = Map({g.schema_id: len(g.ids) for g in tables})
-        cat._zone_counts = Map(zone_counts)
+        store.counts.write(
+            0,
+            [
+                (INDEXES, sum(len(g.ids) for g in indexes)),
+                *((schema_key(g.schema_id), len(g.ids)) for g in tables),
+                *((zone_key(zone_id), count) for zone_id, count in zone_counts.items()),
+            ],
+        )
         cat._check_consistency(len(schemas), len(zones), tables, indexes)
+        if not set(zone_counts) <= set(cat._names.zones):
+            raise ValueError("a table refers to a missing zone")
         return cat
 
     def _check_consistency(
@@ -526,43 +555,36 @@ class Catalog(RelationReads):
         store = self._store
         table_names = sum(len(names) for names in store.table_names.values())
         sizes = [
-            (len(self._schemas), len(self._schema_by_name), schemas, "schema"),
-            (len(self._zones), len(self._zone_by_name), zones, "zone"),
-            (len(store.tables), table_names, self._table_count, "table"),
+            (len(self._names.schemas), len(self._names.schema_by_name), schemas, "schema"),
+            (len(self._names.zones), len(self._names.zone_by_name), zones, "zone"),
+            (len(store.tables), table_names, self._table_total(), "table"),
         ]
         for by_id, by_name, given, kind in sizes:
             if not by_id == by_name == given:
                 raise ValueError(f"duplicate {kind} ids or names")
-        if len(store.indexes) != self._index_count:
+        if len(store.indexes) != self._count(INDEXES):
             raise ValueError("duplicate index ids")
         alive = sum(sum(g.alive) for g in indexes)
         if sum(len(names) for names in store.index_names.values()) != alive:
             raise ValueError("duplicate alive index names")
         schema_ids = [g.schema_id for g in tables] + [g.schema_id for g in indexes]
-        if not set(schema_ids) <= set(self._schemas):
+        if not set(schema_ids) <= set(self._names.schemas):
             raise ValueError("a table or index refers to a missing schema")
         if len({g.schema_id for g in tables}) != len(tables) or len(
             {g.schema_id for g in indexes}
         ) != len(indexes):
             raise ValueError("a schema's objects are split into several groups")
-        if not set(self._zone_counts) <= set(self._zones):
-            raise ValueError("a table refers to a missing zone")
         if not all(all(map(store.tables.__contains__, g.table_ids)) for g in indexes):
             raise ValueError("an index refers to a missing table")
-        if self.default_zone_id is not None and self.default_zone_id not in self._zones:
+        if self.default_zone_id is not None and self.default_zone_id not in self._names.zones:
             raise ValueError("the default zone is missing")
 
 
-_EMPTY: Map[Any, Any] = Map()
-"""The empty overlay every sealed version shares (maps are immutable)."""
+class _UnsealedCatalog(Catalog):
+    """A catalog with changes not sealed into the store yet (what ``_replace`` returns)."""
 
-
-def _count(counts: Map[int, int], key: int, delta: int) -> Map[int, int]:
-    return counts.set(key, counts.get(key, 0) + delta)
-
-
-def _discard(m: Map[int, Any], key: int) -> Map[int, Any]:
-    return m.delete(key) if key in m else m
+    __slots__ = _OVERLAYS
+    ALL_SLOTS = (*Catalog.__slots__, *_OVERLAYS)
 
 
 _Named = TypeVar("_Named", SchemaDescriptor, ZoneDescriptor)

@@ -32,6 +32,7 @@ from itertools import compress, repeat
 from operator import attrgetter
 from typing import Any, TypeVar
 
+from catalog.counts import CountKey, StampedCounts
 from catalog.descriptors import Descriptor, IndexDescriptor, TableDescriptor
 from catalog.wire import decode_descriptor, encode_descriptor
 from updatelog.errors import FormatError
@@ -216,9 +217,11 @@ class RelationStore:
         zone_members: zone id to every table id ever in it (may repeat).
         table_index_members: table id to every index id ever on it (an int, or a tuple,
             ascending, when there are more).
+        counts: tables per schema and per zone, tables and indexes in all, at each stamp.
     """
 
     __slots__ = (
+        "counts",
         "head",
         "index_names",
         "indexes",
@@ -239,6 +242,7 @@ class RelationStore:
         self.schema_members: dict[int, array[int]] = {}
         self.zone_members: dict[int, array[int]] = {}
         self.table_index_members: dict[int, int | tuple[int, ...]] = {}
+        self.counts = StampedCounts()
 
     # -- bulk loading (stamp 0) -----------------------------------------------------------
 
@@ -315,7 +319,10 @@ class RelationStore:
     # -- sealing --------------------------------------------------------------------------
 
     def seal(
-        self, tables: Iterable[tuple[int, Record]], indexes: Iterable[tuple[int, Record]]
+        self,
+        tables: Iterable[tuple[int, Record]],
+        indexes: Iterable[tuple[int, Record]],
+        counts: Iterable[tuple[CountKey, int]],
     ) -> int:
         """Write one version's changed records under a new stamp and return that stamp.
 
@@ -365,6 +372,7 @@ class RelationStore:
         for (schema_id, name), found in index_names.items():
             self.index_names.setdefault(schema_id, {})[name] = found
         self.table_index_members.update(members)
+        self.counts.write(stamp, counts)
         self.head = stamp
         return stamp
 

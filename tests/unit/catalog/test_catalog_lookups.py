@@ -282,8 +282,7 @@ def test_untouched_descriptors_are_shared_between_versions() -> None:
     assert new.table("PUBLIC", "U") is not old.table("PUBLIC", "U")
     # Maps the entry did not touch are shared too.
     assert new._indexes is old._indexes
-    assert new._zones is old._zones
-    assert new._schemas is old._schemas
+    assert new._names is old._names
 
 
 def test_catalogs_are_read_only() -> None:
