@@ -72,9 +72,9 @@ class ServerSettings:
             before it is cut off with its resume position.
         sse_send_timeout_s: how long an event stream waits for a subscriber that stopped
             reading before its connection is closed.
-        descriptor_cache: how many decoded descriptors the node keeps
-            (``CATALOG_DESCRIPTOR_CACHE``; 4096, about 1 KB each for a table of six columns);
-            size it to the tables read often.
+        descriptor_cache: how many recently read descriptors the node keeps decoded
+            (``CATALOG_DESCRIPTOR_CACHE``; 4096, about 1 KB each for a table of six columns,
+            up to twice as many held); size it to the tables read often.
     """
 
     store: str = field(default_factory=lambda: os.environ.get("CATALOG_STORE", DEFAULT_STORE))

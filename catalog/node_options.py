@@ -44,11 +44,11 @@ class NodeOptions:
         registry_ttl_s: how long this node's registry entry outlives its last heartbeat;
             None to stay out of the registry (short-lived tools).
         registry_interval_s: the heartbeat period (``registry_ttl_s / 3`` when None).
-        descriptor_cache: how many decoded descriptors to keep (about 1 KB each for a
-            table of six columns). Descriptors are kept as their stored bytes and decoded on
-            first read; a lookup of a cached one costs a dict read, one not cached about
-            20 µs. Size it to the tables read often. The cache is the process's, shared by
-            its nodes: the largest size any of them asks for holds.
+        descriptor_cache: how many recently read descriptors to keep decoded (about 1 KB
+            each for a table of six columns; up to twice as many are held). Descriptors are
+            kept as their stored bytes and decoded on first read; a lookup of a cached one
+            costs a dict read, one not cached about 20 µs. Size it to the tables read often.
+            The cache is the process's, shared by its nodes: the largest size asked for holds.
 
     Raises:
         ValueError: an option out of range (the message names it and what is accepted).

@@ -111,16 +111,17 @@ def _grouped(
 
 
 class DescriptorCache:
-    """Decoded descriptors keyed by their marshalled bytes, at most ``capacity`` of them.
+    """Decoded descriptors keyed by their marshalled bytes.
 
-    Two generations of half the capacity each. A hit in the young one is one dict read: no
-    lock, no reordering, so a lookup of a cached table costs what a dict lookup costs. A hit
-    in the old one moves the entry to the young one; when the young one fills up it becomes
-    the old one and the previous old one is dropped. An entry read since the last turn thus
-    survives it, which approximates least-recently-used at a fraction of the cost.
+    Two generations. A hit in the young one is one dict read: no lock, no reordering, so a
+    lookup of a cached table costs what a dict lookup costs. A hit in the old one moves the
+    entry to the young one; when the young one holds ``capacity`` entries it becomes the old
+    one and the previous old one is dropped. So the ``capacity`` descriptors read most
+    recently are always kept (a working set that size is never decoded again), and up to as
+    many again read before the last turn: at most twice ``capacity`` in all.
 
     Args:
-        capacity: how many decoded descriptors to keep at most.
+        capacity: how many recently read descriptors to keep at least.
     """
 
     def __init__(self, capacity: int = DEFAULT_CACHE_SIZE) -> None:
@@ -151,7 +152,7 @@ class DescriptorCache:
         return found
 
     def reserve(self, capacity: int) -> None:
-        """Keep at least ``capacity`` descriptors from now on (a larger capacity stays)."""
+        """Keep at least ``capacity`` recent descriptors from now on (a larger one stays)."""
         with self._lock:
             self.capacity = max(self.capacity, capacity)
 
@@ -160,7 +161,7 @@ class DescriptorCache:
         with self._lock:
             young = self._young
             young[data] = descriptor
-            if len(young) >= max(1, self.capacity // 2):
+            if len(young) >= self.capacity:
                 self._old, self._young = young, {}
 
     def clear(self) -> None:
