@@ -1,0 +1,25 @@
+"""Server settings come from CATALOG_* variables and reach the node they configure."""
+
+from __future__ import annotations
+
+import pytest
+
+from api.config import ServerSettings
+from catalog.store import DEFAULT_CACHE_SIZE
+
+
+def test_the_descriptor_cache_is_sized_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("CATALOG_DESCRIPTOR_CACHE", raising=False)
+    assert ServerSettings().node_options().descriptor_cache == DEFAULT_CACHE_SIZE
+    monkeypatch.setenv("CATALOG_DESCRIPTOR_CACHE", "150000")
+    assert ServerSettings().node_options().descriptor_cache == 150_000
+
+
+def test_a_descriptor_cache_of_nothing_is_refused_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CATALOG_DESCRIPTOR_CACHE", "0")
+    with pytest.raises(ValueError, match="descriptor_cache must be at least 1"):
+        ServerSettings().node_options()
