@@ -52,7 +52,12 @@ class BatchRequest(_Shape):
 class DdlRequest(BatchRequest):
     """``POST /v1/ddl``: commands applied as one atomic batch."""
 
-    commands: list[CatalogCommand] = Field(min_length=1)
+    commands: list[CatalogCommand] = Field(
+        min_length=1,
+        description="The commands, in order. Names in commands are exact: they are not folded "
+        "to upper case as SQL and path segments fold unquoted names ('orders' is a table named "
+        "orders, which a path reaches as %22orders%22).",
+    )
 
 
 class SqlRequest(BatchRequest):

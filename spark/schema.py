@@ -16,6 +16,7 @@ from api.client import AsyncCatalogClient, CatalogClient
 from catalog.catalog import Catalog
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ValidationError
+from catalog.identifiers import parse_qualified, quote_name
 from catalog.node import CatalogNode
 from catalog.sync import SyncCatalogNode
 from schemasync.clock import MAX_TIMESTAMP, hlc
@@ -51,11 +52,15 @@ class Pin:
 
 
 def split_name(name: str) -> tuple[str, str]:
-    """Split ``"SCHEMA.TABLE"`` (or ``"TABLE"``, in PUBLIC) into its two parts."""
-    schema, dot, table = name.strip().rpartition(".")
-    if not table or (dot and not schema):
-        raise ValidationError(f"table name {name!r} is not SCHEMA.TABLE")
-    return (schema or "PUBLIC"), table
+    """Return the exact ``(schema, table)`` of ``[schema.]table`` as typed in SQL.
+
+    Unquoted names fold to upper case, double-quoted ones stay exact (``public.orders`` is
+    ``PUBLIC.ORDERS``, ``"Sales"."orders"`` is ``Sales.orders``); the schema defaults to PUBLIC.
+
+    Raises:
+        ValidationError: not ``[schema.]table``.
+    """
+    return parse_qualified(name.strip())
 
 
 def parse_as_of(value: AsOf) -> Pin:
@@ -115,6 +120,7 @@ def resolve_table(
             return _from_catalog(cat, schema, table, cat.activation_ts)
         ts = source.now() if pin.ts is None else pin.ts
         return _from_catalog(source.active_catalog(ts), schema, table, ts)
+    schema, table = quote_name(schema), quote_name(table)  # the server reads them as typed
     if pin.version is not None:
         body = source.table_info(schema, table, version=pin.version)
         return TableAt(body.table, body.zone.partitions, body.version, body.activation_ts)
@@ -136,6 +142,7 @@ async def resolve_table_async(
         ts = source.clock.now() if pin.ts is None else pin.ts
         await source.schema_sync.wait_for_metadata_completeness(ts)
         return _from_catalog(source.service.active_catalog(ts), schema, table, ts)
+    schema, table = quote_name(schema), quote_name(table)  # the server reads them as typed
     if pin.version is not None:
         body = await source.table_info(schema, table, version=pin.version)
         return TableAt(body.table, body.zone.partitions, body.version, body.activation_ts)

@@ -9,6 +9,7 @@ from typing import Any
 from api.cli.base import UsageError, client_of, positive
 from api.cli.output import View, hlc_time, show_line
 from catalog.catalog import Catalog
+from catalog.identifiers import parse_name
 
 
 def register(sub: Any, client: argparse.ArgumentParser) -> None:
@@ -79,7 +80,7 @@ def cmd_get(args: argparse.Namespace) -> View:
 
 
 def _listing(cat: Catalog, kind: str, schema: str | None) -> View:
-    schema_id = cat.schema(schema).id if schema is not None else None
+    schema_id = cat.schema(parse_name(schema)).id if schema is not None else None
     title = f"{kind} at version {cat.version}"
     if kind == "catalog":
         return View(

@@ -46,6 +46,11 @@ class CatalogClient(ClientBase, ClosedOnExit):
             result = client.sql("CREATE TABLE t (id INT PRIMARY KEY)")
             table = client.table("PUBLIC", "T", version=result.version)
 
+    Lookups read names as SQL does: unquoted they fold to upper case (``client.table("public",
+    "t")`` finds ``PUBLIC.T``), double-quoted they stay exact (``client.table("SALES",
+    '"orders"')``; ``catalog.identifiers.quote_name`` quotes an exact name). Commands carry
+    exact names.
+
     Args:
         urls: base URLs, as a list or one comma-separated string.
         timeout: seconds (or an ``httpx.Timeout``) for each attempt.

@@ -6,15 +6,23 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
 from api.auth import require
 from api.errors import problem_responses
 from api.models import CatalogBody, IndexBody, TableBody, TableHistoryBody, ZoneBody
 from api.roles import Role
-from api.routes.params import AT_DOC, VERSION_DOC, json_response, node_of, resolve_catalog
+from api.routes.params import (
+    AT_DOC,
+    NAME_DOC,
+    VERSION_DOC,
+    json_response,
+    node_of,
+    resolve_catalog,
+)
 from catalog.catalog import Catalog
+from catalog.identifiers import parse_name
 
 router = APIRouter(
     prefix="/v1",
@@ -25,6 +33,7 @@ router = APIRouter(
 
 Version = Annotated[int | None, Query(ge=1, description=VERSION_DOC)]
 At = Annotated[str | None, Query(min_length=1, max_length=64, description=AT_DOC)]
+Name = Annotated[str, Path(min_length=1, max_length=300, description=NAME_DOC)]
 MAX_HISTORY_PAGE = 100
 """The most schema versions one page of a table's history holds."""
 
@@ -41,9 +50,10 @@ async def get_catalog(request: Request, version: Version = None, at: At = None) 
     response_model=TableBody,
 )
 async def get_table(
-    request: Request, schema: str, name: str, version: Version = None, at: At = None
+    request: Request, schema: Name, name: Name, version: Version = None, at: At = None
 ) -> Response:
     """One table with its indexes and zone."""
+    schema, name = parse_name(schema), parse_name(name)
     cat = await resolve_catalog(node_of(request), version, at)
     cache: ResponseCache = request.app.state.response_cache
     body = cache.get(("table", cat.version, schema, name), lambda: _table_json(cat, schema, name))
@@ -100,8 +110,8 @@ def _table_json(cat: Catalog, schema: str, name: str) -> bytes:
 @router.get("/schemas/{schema}/tables/{name}/schema-versions", response_model=TableHistoryBody)
 async def get_table_history(
     request: Request,
-    schema: str,
-    name: str,
+    schema: Name,
+    name: Name,
     version: Version = None,
     at: At = None,
     from_schema_version: Annotated[int, Query(ge=1, alias="from")] = 1,
@@ -112,7 +122,7 @@ async def get_table_history(
     Table answers carry only the current schema version; this is where the rest is read.
     """
     cat = await resolve_catalog(node_of(request), version, at)
-    table = cat.table(schema, name)
+    table = cat.table(parse_name(schema), parse_name(name))
     page = [v for v in table.versions if v.version >= from_schema_version][: limit + 1]
     return json_response(
         TableHistoryBody(
@@ -126,11 +136,11 @@ async def get_table_history(
 
 @router.get("/schemas/{schema}/tables", response_model=list[str])
 async def list_tables(
-    request: Request, schema: str, version: Version = None, at: At = None
+    request: Request, schema: Name, version: Version = None, at: At = None
 ) -> list[str]:
-    """The names of a schema's tables."""
+    """The (exact) names of a schema's tables."""
     cat = await resolve_catalog(node_of(request), version, at)
-    return [t.name for t in cat.schema_tables(cat.schema(schema).id)]
+    return [t.name for t in cat.schema_tables(cat.schema(parse_name(schema)).id)]
 
 
 @router.get(
@@ -138,18 +148,21 @@ async def list_tables(
     response_model=IndexBody,
 )
 async def get_index(
-    request: Request, schema: str, name: str, version: Version = None, at: At = None
+    request: Request, schema: Name, name: Name, version: Version = None, at: At = None
 ) -> Response:
     """One (alive) index."""
     cat = await resolve_catalog(node_of(request), version, at)
-    return json_response(IndexBody(version=cat.version, index=cat.index(schema, name)))
+    index = cat.index(parse_name(schema), parse_name(name))
+    return json_response(IndexBody(version=cat.version, index=index))
 
 
 @router.get("/zones/{name}", response_model=ZoneBody)
-async def get_zone(request: Request, name: str, version: Version = None, at: At = None) -> Response:
-    """One zone and the ids of the tables it holds."""
+async def get_zone(
+    request: Request, name: Name, version: Version = None, at: At = None
+) -> Response:
+    """One zone and the ids of the tables it holds (the default zone is ``"Default"``)."""
     cat = await resolve_catalog(node_of(request), version, at)
-    zone = cat.zone(name)
+    zone = cat.zone(parse_name(name))
     return json_response(
         ZoneBody(version=cat.version, zone=zone, table_ids=[t.id for t in cat.zone_tables(zone.id)])
     )

@@ -23,11 +23,12 @@ from api.auth import Claims, require
 from api.config import ServerSettings
 from api.errors import ApiCode, ApiError, problem_responses
 from api.roles import Role
-from api.routes.params import node_of
+from api.routes.params import NAME_DOC, node_of
 from api.slots import Slots
 from catalog.errors import CatalogError, ValidationError
 from catalog.event_feed import CatalogEventParameters, EventFilter, FeedOverflowError
 from catalog.events import CatalogEvent
+from catalog.identifiers import parse_name
 from catalog.node import CatalogNode
 
 router = APIRouter(prefix="/v1", tags=["events"])
@@ -188,14 +189,17 @@ async def events(
     ] = None,
     schema: Annotated[
         str | None,
-        Query(max_length=256, description="Only events about this schema and what is in it"),
+        Query(
+            max_length=256,
+            description=f"Only events about this schema and what is in it. {NAME_DOC}",
+        ),
     ] = None,
     table: Annotated[
         str | None,
         Query(
             max_length=256,
             description="Only events about tables of this name (also renamed from or to it) "
-            "and their indexes",
+            f"and their indexes. {NAME_DOC}",
         ),
     ] = None,
     kinds: Annotated[
@@ -217,7 +221,11 @@ async def events(
     """
     node = node_of(request)
     service = node.service
-    only = EventFilter(schema=schema, table=table, kinds=parse_kinds(kinds))
+    only = EventFilter(
+        schema=None if schema is None else parse_name(schema),
+        table=None if table is None else parse_name(table),
+        kinds=parse_kinds(kinds),
+    )
     if last_event_id:
         position = parse_event_id(last_event_id)
         if position[1] == _WHOLE_VERSION:  # a bookmark: start at the next version

@@ -15,6 +15,10 @@ from catalog.node import CatalogNode
 from schemasync.clock import MAX_TIMESTAMP, hlc
 
 VERSION_DOC = "An exact catalog version."
+NAME_DOC = (
+    "A name as typed in SQL: unquoted it folds to upper case (orders is ORDERS); in double "
+    'quotes it stays exact ("orders", URL-encoded %22orders%22).'
+)
 AT_DOC = (
     "A hybrid timestamp (integer: milliseconds << 16 | logical) or an RFC 3339 time with an "
     "offset; the read first waits until metadata is complete at that time."

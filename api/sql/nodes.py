@@ -14,6 +14,7 @@ from sqlglot import exp
 from api.sql.tokens import DIALECT
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.errors import ValidationError
+from catalog.identifiers import fold
 
 
 def sql_of(node: exp.Expr) -> str:
@@ -53,7 +54,7 @@ def name_of(node: exp.Expr | str | None, what: str) -> str:
     if isinstance(node, exp.Identifier):
         text = node.this
         if isinstance(text, str):
-            return text if node.quoted else text.upper()
+            return fold(text, quoted=bool(node.quoted))
     shown = "nothing" if node is None else node if isinstance(node, str) else sql_of(node)
     raise ValidationError(f"expected a simple name for {what}, found {shown}")
 

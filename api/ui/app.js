@@ -73,8 +73,12 @@ function columnsTable(table, columns) {
 // The most recent schema versions the table page lists (the answer pages them).
 const SHOWN_SCHEMA_VERSIONS = 20;
 
+// A path segment names an object as typed in SQL (unquoted names fold to upper case), so the
+// exact names the page holds travel double-quoted.
+const segment = (exact) => encodeURIComponent(`"${exact.replaceAll('"', '""')}"`);
+
 async function showTable(schema, name) {
-  const path = `/v1/schemas/${encodeURIComponent(schema)}/tables/${encodeURIComponent(name)}`;
+  const path = `/v1/schemas/${segment(schema)}/tables/${segment(name)}`;
   const body = await api(withPin(path));
   const t = body.table;
   const from = Math.max(1, current(t).version - SHOWN_SCHEMA_VERSIONS + 1);

@@ -79,7 +79,7 @@ def test_exec_get_versions_diff_time_nodes(
     assert {i["name"] for i in indexes} == {"T_PK", "U_PK", "U_V"}
     assert run_json(capsys, "get", "index", "U_V", "--url", url)["name"] == "U_V"
     zones = run_json(capsys, "get", "zones", "--url", url)
-    zone = run_json(capsys, "get", "zone", zones[0]["name"], "--url", url)
+    zone = run_json(capsys, "get", "zone", f'"{zones[0]["name"]}"', "--url", url)  # "Default"
     assert len(zone["table_ids"]) == 2
     assert {s["name"] for s in run_json(capsys, "get", "schemas", "--url", url)} >= {"PUBLIC"}
     now = str(run_json(capsys, "time", "--url", url)["now"])

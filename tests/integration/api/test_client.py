@@ -24,6 +24,7 @@ from api.client import (
 )
 from catalog import ErrorCode, IndexStatus, TableDescriptor
 from catalog import commands as c
+from catalog.identifiers import quote_name
 from catalog.node_options import NodeOptions
 from catalog.sync import SyncCatalogNode
 from schemasync.clock import hlc, physical_of
@@ -71,7 +72,7 @@ def test_every_read_and_write(api_server: RunningServer) -> None:
         assert client.tables("PUBLIC", version=result.version) == ["T"]
         index = client.index("PUBLIC", "T_V")
         assert index.table_id == table.id and index.status is IndexStatus.AVAILABLE
-        zone = client.zone(info.zone.name)
+        zone = client.zone(quote_name(info.zone.name))  # names are read as typed in SQL
         assert table.id in zone.table_ids
 
         versions = client.versions()
@@ -272,7 +273,7 @@ def test_async_client(api_servers: ServerFactory, store_url: str) -> None:
             assert await client.tables() == ["T"]
             assert (await client.index("PUBLIC", "T_V")).name == "T_V"
             assert (
-                await client.zone(cat.zone_by_id(cat.table("PUBLIC", "T").zone_id).name)
+                await client.zone(quote_name(cat.zone_by_id(cat.table("PUBLIC", "T").zone_id).name))
             ).table_ids
             assert (await client.versions()).latest == by_sql.version
             assert (await client.wait_ready(by_sql.version, 5)).ready

@@ -60,7 +60,7 @@ def test_ddl_then_reads_by_version_and_time(http: httpx.Client) -> None:
     assert http.get("/v1/schemas/PUBLIC/tables").json() == ["ORDERS"]
     index = http.get("/v1/schemas/PUBLIC/indexes/ORDERS_PK").json()
     assert index["index"]["unique"] is True
-    zone = http.get("/v1/zones/Default").json()
+    zone = http.get('/v1/zones/"Default"').json()  # a mixed-case name is typed in quotes
     assert zone["table_ids"] == [table["table"]["id"]]
     waited = http.post("/v1/schema-sync/wait", params={"at": str(now)}).json()
     assert waited == {"at": now, "version": 2}

@@ -147,9 +147,11 @@ def test_as_of_forms() -> None:
             parse_as_of(bad)
 
 
-def test_table_names() -> None:
+def test_table_names_are_read_as_typed_in_sql() -> None:
     assert split_name("SALES.ORDERS") == ("SALES", "ORDERS")
     assert split_name("ORDERS") == ("PUBLIC", "ORDERS")
-    for bad in ("", ".T", "S."):
+    assert split_name("sales.orders") == ("SALES", "ORDERS")
+    assert split_name('"Sales"."my.orders"') == ("Sales", "my.orders")
+    for bad in ("", ".T", "S.", "A.B.C", 'S."T'):
         with pytest.raises(ValidationError):
             split_name(bad)
