@@ -151,6 +151,39 @@ class ZoneBody(_Shape):
     table_ids: list[int]
 
 
+class SchemasBody(_Shape):
+    """Every schema at a version."""
+
+    version: int
+    schemas: list[SchemaDescriptor]
+
+
+class SchemaBody(_Shape):
+    """One schema at a version, with the names of its tables and (alive) indexes."""
+
+    version: int
+    schema_: SchemaDescriptor = Field(alias="schema")
+    tables: list[str]
+    indexes: list[str]
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class ZonesBody(_Shape):
+    """Every zone at a version, and which one tables without a zone go to."""
+
+    version: int
+    default_zone: str | None
+    zones: list[ZoneDescriptor]
+
+
+class IndexesBody(_Shape):
+    """Indexes at a version: all, a schema's, or a table's."""
+
+    version: int
+    indexes: list[IndexDescriptor]
+
+
 class VersionInfo(_Shape):
     """A retained version, when it becomes active, and what changed in it."""
 

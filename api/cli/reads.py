@@ -24,7 +24,17 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     )
     get.add_argument(
         "kind",
-        choices=["schemas", "tables", "table", "indexes", "index", "zones", "zone", "catalog"],
+        choices=[
+            "schemas",
+            "schema",
+            "tables",
+            "table",
+            "indexes",
+            "index",
+            "zones",
+            "zone",
+            "catalog",
+        ],
     )
     get.add_argument("name", nargs="?", help="one object's name")
     get.add_argument("--schema", help="schema (default: all for lists, PUBLIC for one object)")
@@ -61,7 +71,7 @@ def cmd_get(args: argparse.Namespace) -> View:
     kind = {"schema": "schemas", "table": "tables", "index": "indexes", "zone": "zones"}.get(
         args.kind, args.kind
     )
-    if args.kind in ("table", "index", "zone") and args.name is None:
+    if args.kind in ("schema", "table", "index", "zone") and args.name is None:
         raise UsageError(f"get {args.kind} needs a NAME")
     with client_of(args) as client:
         if args.name is not None and kind == "tables":
@@ -70,6 +80,10 @@ def cmd_get(args: argparse.Namespace) -> View:
         if args.name is not None and kind == "indexes":
             index = client.index(args.schema or "PUBLIC", args.name, **_at(args))
             return View(index.model_dump(mode="json"), title=f"index {index.name}")
+        if args.name is not None and kind == "schemas":
+            schema = client.schema(args.name, **_at(args))
+            title = f"schema {schema.schema_.name}"
+            return View(schema.model_dump(mode="json", by_alias=True), title=title)
         if args.name is not None and kind == "zones":
             zone = client.zone(args.name, **_at(args))
             return View(zone.model_dump(mode="json"), title=f"zone {zone.zone.name}")

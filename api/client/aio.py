@@ -19,11 +19,14 @@ from api.models import (
     DiffBody,
     NodeInfo,
     ReadyBody,
+    SchemaBody,
+    SchemasBody,
     TableBody,
     TimeBody,
     TokenBody,
     VersionsBody,
     ZoneBody,
+    ZonesBody,
 )
 from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
@@ -147,6 +150,30 @@ class AsyncCatalogClient(ClientBase, AsyncClosedOnExit):
     ) -> ZoneBody:
         """Return one zone with the ids of its tables."""
         return await self.send(calls.zone_call(name, version, at))
+
+    async def schemas(self, version: int | None = None, at: Timestamp | None = None) -> SchemasBody:
+        """Return every schema."""
+        return await self.send(calls.schemas_call(version, at))
+
+    async def schema(
+        self, name: str, version: int | None = None, at: Timestamp | None = None
+    ) -> SchemaBody:
+        """Return one schema with the names of its tables and indexes."""
+        return await self.send(calls.schema_call(name, version, at))
+
+    async def indexes(
+        self,
+        schema: str | None = None,
+        table: str | None = None,
+        version: int | None = None,
+        at: Timestamp | None = None,
+    ) -> list[IndexDescriptor]:
+        """Return the alive indexes: all, a schema's, or a table's (in PUBLIC without schema)."""
+        return await self.send(calls.indexes_call(schema, table, version, at))
+
+    async def zones(self, version: int | None = None, at: Timestamp | None = None) -> ZonesBody:
+        """Return every zone and the name of the default one."""
+        return await self.send(calls.zones_call(version, at))
 
     # -- versions and time ----------------------------------------------------------------
 

@@ -32,15 +32,19 @@ from api.models import (
     DataCommitsBody,
     DiffBody,
     IndexBody,
+    IndexesBody,
     NodeInfo,
     NodesBody,
     ReadyBody,
+    SchemaBody,
+    SchemasBody,
     SchemaSyncBody,
     TableBody,
     TimeBody,
     TokenBody,
     VersionsBody,
     ZoneBody,
+    ZonesBody,
 )
 from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
@@ -435,6 +439,31 @@ def index_call(
 def zone_call(name: str, version: int | None, at: Timestamp | None) -> Call[ZoneBody]:
     """``GET /v1/zones/{name}``."""
     return read_call(f"/v1/zones/{segment(name)}", json_of(ZoneBody), version, at)
+
+
+def schemas_call(version: int | None, at: Timestamp | None) -> Call[SchemasBody]:
+    """``GET /v1/schemas``."""
+    return read_call("/v1/schemas", json_of(SchemasBody), version, at)
+
+
+def schema_call(name: str, version: int | None, at: Timestamp | None) -> Call[SchemaBody]:
+    """``GET /v1/schemas/{schema}``."""
+    return read_call(f"/v1/schemas/{segment(name)}", json_of(SchemaBody), version, at)
+
+
+def indexes_call(
+    schema: str | None, table: str | None, version: int | None, at: Timestamp | None
+) -> Call[list[IndexDescriptor]]:
+    """``GET /v1/indexes``, of a schema or a table when given."""
+    decode = json_of(IndexesBody)
+    params = read_params(version, at)
+    params.update({k: v for k, v in (("schema", schema), ("table", table)) if v is not None})
+    return Call("GET", "/v1/indexes", lambda r: decode(r).indexes, params=params)
+
+
+def zones_call(version: int | None, at: Timestamp | None) -> Call[ZonesBody]:
+    """``GET /v1/zones``."""
+    return read_call("/v1/zones", json_of(ZonesBody), version, at)
 
 
 def versions_call(from_version: int | None, limit: int | None) -> Call[VersionsBody]:

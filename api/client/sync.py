@@ -19,11 +19,14 @@ from api.models import (
     DiffBody,
     NodeInfo,
     ReadyBody,
+    SchemaBody,
+    SchemasBody,
     TableBody,
     TimeBody,
     TokenBody,
     VersionsBody,
     ZoneBody,
+    ZonesBody,
 )
 from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
@@ -174,6 +177,30 @@ class CatalogClient(ClientBase, ClosedOnExit):
     def zone(self, name: str, version: int | None = None, at: Timestamp | None = None) -> ZoneBody:
         """Return one zone with the ids of its tables."""
         return self.send(calls.zone_call(name, version, at))
+
+    def schemas(self, version: int | None = None, at: Timestamp | None = None) -> SchemasBody:
+        """Return every schema."""
+        return self.send(calls.schemas_call(version, at))
+
+    def schema(
+        self, name: str, version: int | None = None, at: Timestamp | None = None
+    ) -> SchemaBody:
+        """Return one schema with the names of its tables and indexes."""
+        return self.send(calls.schema_call(name, version, at))
+
+    def indexes(
+        self,
+        schema: str | None = None,
+        table: str | None = None,
+        version: int | None = None,
+        at: Timestamp | None = None,
+    ) -> list[IndexDescriptor]:
+        """Return the alive indexes: all, a schema's, or a table's (in PUBLIC without schema)."""
+        return self.send(calls.indexes_call(schema, table, version, at))
+
+    def zones(self, version: int | None = None, at: Timestamp | None = None) -> ZonesBody:
+        """Return every zone and the name of the default one."""
+        return self.send(calls.zones_call(version, at))
 
     # -- versions and time ----------------------------------------------------------------
 

@@ -11,7 +11,17 @@ from fastapi.responses import Response
 
 from api.auth import require
 from api.errors import problem_responses
-from api.models import CatalogBody, IndexBody, TableBody, TableHistoryBody, ZoneBody
+from api.models import (
+    CatalogBody,
+    IndexBody,
+    IndexesBody,
+    SchemaBody,
+    SchemasBody,
+    TableBody,
+    TableHistoryBody,
+    ZoneBody,
+    ZonesBody,
+)
 from api.roles import Role
 from api.routes.params import (
     AT_DOC,
@@ -22,7 +32,8 @@ from api.routes.params import (
     resolve_catalog,
 )
 from catalog.catalog import Catalog
-from catalog.identifiers import parse_name
+from catalog.descriptors import IndexDescriptor
+from catalog.identifiers import DEFAULT_SCHEMA, parse_name
 
 router = APIRouter(
     prefix="/v1",
@@ -34,6 +45,7 @@ router = APIRouter(
 Version = Annotated[int | None, Query(ge=1, description=VERSION_DOC)]
 At = Annotated[str | None, Query(min_length=1, max_length=64, description=AT_DOC)]
 Name = Annotated[str, Path(min_length=1, max_length=300, description=NAME_DOC)]
+NameFilter = Annotated[str | None, Query(min_length=1, max_length=300, description=NAME_DOC)]
 MAX_HISTORY_PAGE = 100
 """The most schema versions one page of a table's history holds."""
 
@@ -43,6 +55,71 @@ async def get_catalog(request: Request, version: Version = None, at: At = None) 
     """The whole catalog at a version, as of a time, or the latest."""
     cat = await resolve_catalog(node_of(request), version, at)
     return json_response(CatalogBody.of(cat, history=False))
+
+
+@router.get("/schemas", response_model=SchemasBody)
+async def list_schemas(request: Request, version: Version = None, at: At = None) -> Response:
+    """Every schema."""
+    cat = await resolve_catalog(node_of(request), version, at)
+    return json_response(SchemasBody(version=cat.version, schemas=cat.schemas()))
+
+
+@router.get("/schemas/{schema}", response_model=SchemaBody)
+async def get_schema(
+    request: Request, schema: Name, version: Version = None, at: At = None
+) -> Response:
+    """One schema with the (exact) names of its tables and alive indexes."""
+    cat = await resolve_catalog(node_of(request), version, at)
+    found = cat.schema(parse_name(schema))
+    tables = cat.schema_tables(found.id)
+    indexes = sorted(i.name for t in tables for i in cat.table_indexes(t.id) if i.is_alive)
+    return json_response(
+        SchemaBody(
+            version=cat.version,
+            schema_=found,
+            tables=sorted(t.name for t in tables),
+            indexes=indexes,
+        )
+    )
+
+
+@router.get("/indexes", response_model=IndexesBody)
+async def list_indexes(
+    request: Request,
+    schema: NameFilter = None,
+    table: NameFilter = None,
+    version: Version = None,
+    at: At = None,
+) -> Response:
+    """Alive indexes: every one, a schema's, or one table's (in PUBLIC unless ``schema``)."""
+    cat = await resolve_catalog(node_of(request), version, at)
+    found: list[IndexDescriptor]
+    if table is not None:
+        owner = cat.table(
+            DEFAULT_SCHEMA if schema is None else parse_name(schema), parse_name(table)
+        )
+        found = cat.table_indexes(owner.id)
+    elif schema is not None:
+        tables = cat.schema_tables(cat.schema(parse_name(schema)).id)
+        found = [i for t in tables for i in cat.table_indexes(t.id)]
+    else:
+        found = cat.indexes()
+    alive = sorted((i for i in found if i.is_alive), key=lambda i: i.id)
+    return json_response(IndexesBody(version=cat.version, indexes=alive))
+
+
+@router.get("/zones", response_model=ZonesBody)
+async def list_zones(request: Request, version: Version = None, at: At = None) -> Response:
+    """Every zone, and the default one (where a table created without a zone goes)."""
+    cat = await resolve_catalog(node_of(request), version, at)
+    default = cat.default_zone()
+    return json_response(
+        ZonesBody(
+            version=cat.version,
+            default_zone=None if default is None else default.name,
+            zones=cat.zones(),
+        )
+    )
 
 
 @router.get(
