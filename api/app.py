@@ -159,6 +159,8 @@ def create_app(
         version="1",
         summary="An event-sourced, versioned DDL catalog.",
         lifespan=lifespan,
+        docs_url=None,  # served from /ui/docs/, with no assets from another origin
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.metrics = ApiMetrics()
@@ -181,6 +183,10 @@ def create_app(
     @app.get("/", include_in_schema=False)
     async def home() -> RedirectResponse:
         return RedirectResponse("/ui/")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> RedirectResponse:
+        return RedirectResponse("/ui/docs/")
 
     handlers: list[tuple[Any, Any]] = [
         (CatalogError, errors.on_catalog_error),

@@ -310,7 +310,9 @@ def test_openapi_is_served(http: httpx.Client) -> None:
         "/metrics",
     ):
         assert path in spec["paths"], path
-    assert http.get("/docs").status_code == 200
+    docs = http.get("/docs", follow_redirects=True)
+    assert docs.status_code == 200 and str(docs.url).endswith("/ui/docs/")
+    assert 'src="swagger-ui-bundle.js"' in docs.text and "//" not in docs.text.split("<body>")[1]
 
 
 class EventReader:

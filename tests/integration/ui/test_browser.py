@@ -177,3 +177,18 @@ def _ask_for_a_token(browser: WebDriver, server: RunningServer, store: str) -> N
     browser.find_element(By.CSS_SELECTOR, '#token-form button[type="submit"]').click()
     _until(browser, lambda d: "Catalog" in d.find_element(By.ID, "main").text, "the catalog")
     browser.execute_script("sessionStorage.clear()")
+
+
+def test_the_api_reference_draws_offline_from_this_server_alone(
+    browser: WebDriver, shop: tuple[RunningServer, CatalogClient, list[int]]
+) -> None:
+    server = shop[0]
+    browser.get(server.url + "/docs")
+    _until(browser, lambda d: d.current_url.startswith(server.url + "/ui/docs/"), "redirected")
+    _until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".opblock"), "operations drawn")
+    summaries = " ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".opblock"))
+    assert "/v1/ddl" in summaries and "/v1/schemas/{schema}/tables/{name}" in summaries
+    loaded = browser.execute_script(
+        "return performance.getEntriesByType('resource').map((e) => e.name)"
+    )
+    assert loaded and all(url.startswith(server.url + "/") for url in loaded), loaded
