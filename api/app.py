@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
@@ -21,6 +21,7 @@ from api.auth import TokenAuthority, auth_enabled, is_loopback, read_token_secre
 from api.config import ServerSettings
 from api.host_check import HostCheckMiddleware
 from api.metrics import ApiMetrics
+from api.request_checks import check_request
 from api.routes import catalog as catalog_routes
 from api.routes import data, ddl, events, ops, tokens, versions
 from api.security_headers import SecurityHeadersMiddleware
@@ -161,6 +162,7 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # served from /ui/docs/, with no assets from another origin
         redoc_url=None,
+        dependencies=[Depends(check_request)],
     )
     app.state.settings = settings
     app.state.metrics = ApiMetrics()

@@ -38,6 +38,7 @@ class ApiCode(enum.StrEnum):
     """
 
     MALFORMED_REQUEST = "MALFORMED_REQUEST"
+    UNKNOWN_PARAMETER = "UNKNOWN_PARAMETER"
     REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
     TIMEOUT = "TIMEOUT"
     NOT_READY = "NOT_READY"
@@ -84,6 +85,7 @@ STATUS_BY_CODE: dict[str, int] = {
     UpdateTooLargeError.code: 413,
     StoreQuotaExceededError.code: 507,
     ApiCode.MALFORMED_REQUEST: 400,
+    ApiCode.UNKNOWN_PARAMETER: 400,
     ApiCode.REQUEST_TOO_LARGE: 413,
     ApiCode.TIMEOUT: 504,
     ApiCode.NOT_READY: 503,

@@ -38,7 +38,7 @@ from catalog.identifiers import DEFAULT_SCHEMA, parse_name
 router = APIRouter(
     prefix="/v1",
     tags=["catalog"],
-    responses=problem_responses(401, 403, 404, 410, 422, 503),
+    responses=problem_responses(400, 401, 403, 404, 410, 422, 503),
     dependencies=[Depends(require(Role.READER))],
 )
 

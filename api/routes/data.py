@@ -17,7 +17,7 @@ from catalog.data_files import DataCommit
 router = APIRouter(
     prefix="/v1/data",
     tags=["data"],
-    responses=problem_responses(400, 401, 403, 404, 409, 413, 422, 503),
+    responses=problem_responses(400, 401, 403, 404, 409, 413, 415, 422, 503),
 )
 
 

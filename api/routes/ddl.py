@@ -23,7 +23,7 @@ from catalog.errors import CatalogError, ValidationError
 router = APIRouter(
     prefix="/v1",
     tags=["ddl"],
-    responses=problem_responses(400, 401, 403, 404, 409, 410, 413, 422, 429, 503),
+    responses=problem_responses(400, 401, 403, 404, 409, 410, 413, 415, 422, 429, 503),
     dependencies=[Depends(require(Role.WRITER))],
 )
 

@@ -174,7 +174,7 @@ async def _stream(
     response_class=StreamingResponse,
     responses={
         200: {"content": {"text/event-stream": {}}, "description": "A stream of catalog events"},
-        **problem_responses(401, 403, 410, 422, 503),
+        **problem_responses(400, 401, 403, 410, 422, 503),
     },
 )
 async def events(

@@ -13,7 +13,9 @@ from api.models import NodeInfo, NodesBody, SchemaSyncBody, TimeBody
 from api.roles import Role
 from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
 
-router = APIRouter(tags=["operations"], responses=problem_responses(401, 403, 404, 410, 422, 503))
+router = APIRouter(
+    tags=["operations"], responses=problem_responses(400, 401, 403, 404, 410, 422, 503)
+)
 READER = [Depends(require(Role.READER))]
 
 

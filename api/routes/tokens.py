@@ -16,7 +16,7 @@ from api.routes.params import json_response
 router = APIRouter(
     prefix="/v1/tokens",
     tags=["security"],
-    responses=problem_responses(400, 401, 403, 409, 422, 503),
+    responses=problem_responses(400, 401, 403, 409, 415, 422, 503),
     dependencies=[Depends(require(Role.ADMIN))],
 )
 

@@ -20,7 +20,7 @@ from catalog.service import CatalogService
 router = APIRouter(
     prefix="/v1",
     tags=["versions"],
-    responses=problem_responses(401, 403, 404, 410, 422, 503, 504),
+    responses=problem_responses(400, 401, 403, 404, 410, 422, 503, 504),
     dependencies=[Depends(require(Role.READER))],
 )
 
