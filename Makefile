@@ -3,17 +3,25 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Serving needs the server and the etcd client only (about 100 MB); everything else (Spark,
+# the test and dev tools) comes with `make test`.
+SERVE_EXTRAS := etcd,api
+SERVE_STAMP := $(VENV)/.serve-installed
 STAMP := $(VENV)/.installed
 
 .PHONY: run test browser chaos check lint typecheck format bench bench-quick bench-tools clean
 
-$(STAMP): pyproject.toml
+$(SERVE_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[$(SERVE_EXTRAS)]'
+	touch $(SERVE_STAMP)
+
+$(STAMP): $(SERVE_STAMP)
 	$(BIN)/pip install --quiet -e '.[etcd,api,spark,test,dev]'
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(SERVE_STAMP)
 	$(BIN)/catalog serve --host 127.0.0.1 --port 8000
 
 test: $(STAMP) browser
