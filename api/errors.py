@@ -7,6 +7,7 @@ node cannot serve (store down, corrupted store, a bug), never that the request w
 from __future__ import annotations
 
 import enum
+from dataclasses import asdict
 from http import HTTPStatus
 from typing import Any
 
@@ -132,9 +133,14 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 def problem(
-    code: str, detail: str, *, errors: list[dict[str, Any]] | None = None, status: int | None = None
+    code: str,
+    detail: str,
+    *,
+    errors: list[dict[str, Any]] | None = None,
+    status: int | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> JSONResponse:
-    """Return a problem+json response for ``code``."""
+    """Return a problem+json response for ``code`` (with ``extra`` members, if any)."""
     status = status or STATUS_BY_CODE.get(code, 500)
     body: dict[str, Any] = {
         "type": f"urn:event-catalog:error:{code}",
@@ -145,6 +151,7 @@ def problem(
     }
     if errors:
         body["errors"] = errors
+    body.update(extra or {})
     headers = {"Retry-After": "1"} if code in RETRYABLE else None
     if code == ApiCode.UNAUTHENTICATED:
         headers = {"WWW-Authenticate": 'Bearer realm="catalog"'}
@@ -156,10 +163,19 @@ def _json_safe(details: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def on_catalog_error(_: Request, e: Exception) -> JSONResponse:
-    """Map a domain error to its status."""
+    """Map a domain error to its status; a refused statement of a batch is named."""
     assert isinstance(e, CatalogError)
     details = getattr(e, "details", None) or None
-    return problem(str(e.code), e.message, errors=_json_safe(details) if details else None)
+    detail, position = e.message, e.position
+    if position is not None and not detail.startswith("statement "):
+        detail = f"statement {position.statement}: {detail}"
+    located = {} if position is None else asdict(position)
+    return problem(
+        str(e.code),
+        detail,
+        errors=_json_safe(details) if details else None,
+        extra={k: v for k, v in located.items() if v is not None},
+    )
 
 
 async def on_log_error(_: Request, e: Exception) -> JSONResponse:

@@ -315,3 +315,10 @@ class Problem(_Shape):
     code: str
     detail: str
     errors: list[dict[str, Any]] | None = None
+    statement: int | None = Field(
+        default=None,
+        description="The refused statement of a batch, 1-based (the command's number in a "
+        "list of commands).",
+    )
+    line: int | None = Field(default=None, description="Where that statement starts (SQL).")
+    column: int | None = Field(default=None, description="Its column on that line (SQL).")

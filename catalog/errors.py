@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -48,8 +49,27 @@ class ErrorCode(enum.StrEnum):
     REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
 
 
+@dataclass(frozen=True, slots=True)
+class BatchPosition:
+    """Where in a batch a refused statement stands.
+
+    Attributes:
+        statement: its 1-based number (the command's, in a list of commands).
+        line: the 1-based line of the SQL text it starts on, where there is a text.
+        column: the 1-based column it starts at on that line.
+    """
+
+    statement: int
+    line: int | None = None
+    column: int | None = None
+
+
 class CatalogError(Exception):
-    """Root of every error the catalog raises on purpose."""
+    """Root of every error the catalog raises on purpose.
+
+    Attributes:
+        position: the refused statement of a batch, when the error belongs to one.
+    """
 
     default_code: ErrorCode = ErrorCode.VALIDATION_ERROR
 
@@ -57,6 +77,7 @@ class CatalogError(Exception):
         super().__init__(message)
         self.message = message
         self.code: ErrorCode = code or self.default_code
+        self.position: BatchPosition | None = None
 
     def __str__(self) -> str:
         return f"[{self.code}] {self.message}"

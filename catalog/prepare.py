@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase, UpdateContext
 from catalog.entries import EntryBase
+from catalog.errors import BatchPosition, CatalogError
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,14 +34,19 @@ def prepare(catalog: Catalog, commands: Sequence[CommandBase]) -> Prepared:
     nothing has changed.
 
     Raises:
-        CatalogError: the first command that does not fit, with its stable code.
+        CatalogError: the first command that does not fit, with its stable code and its
+            1-based number in ``position``.
     """
     current = catalog
     entries: list[EntryBase] = []
     applied: list[bool] = []
-    for command in commands:
-        produced = command.entries(UpdateContext(base=catalog, catalog=current))
-        current = apply_entries(current, produced)
+    for number, command in enumerate(commands, start=1):
+        try:
+            produced = command.entries(UpdateContext(base=catalog, catalog=current))
+            current = apply_entries(current, produced)
+        except CatalogError as e:
+            e.position = BatchPosition(number)
+            raise
         entries.extend(produced)
         applied.append(bool(produced))
     return Prepared(tuple(entries), tuple(applied), current)

@@ -35,6 +35,7 @@ from catalog.descriptors import (
 from catalog.descriptors.tables import shared_column
 from catalog.errors import (
     AlreadyExistsError,
+    BatchPosition,
     CatalogError,
     ErrorCode,
     NotFoundError,
@@ -463,21 +464,39 @@ _REFUSAL_TAGS: dict[str, type[CatalogError]] = {
 
 
 def encode_refusal(error: CatalogError) -> bytes:
-    """Return the stored form of a refusal: its kind, code, message and details.
+    """Return the stored form of a refusal: its kind, code, message, details and position.
 
     Recorded with the request id of a refused request, so every retry of that request gets
-    this same answer.
+    this same answer. The position (the refused statement of the batch) is written only when
+    there is one, so refusals without one keep their first format.
     """
     tag = next(t for t, cls in _REFUSAL_TAGS.items() if isinstance(error, cls))
     details = error.details if isinstance(error, ValidationError) else []
-    return _pack(Kind.REFUSAL, [tag, str(error.code), error.message, details])
+    fields: list[Any] = [tag, str(error.code), error.message, details]
+    if error.position is not None:
+        where = error.position
+        fields.append([where.statement, where.line, where.column])
+    return _pack(Kind.REFUSAL, fields)
 
 
 def _build_refusal(body: Any) -> CatalogError:
     fields = _list(body)
-    if len(fields) != 4:
-        raise _fail("expected [refusal tag, code, message, details]")
-    tag, code, message, details = fields
+    if len(fields) not in (4, 5):
+        raise _fail("expected [refusal tag, code, message, details, position?]")
+    error = _refusal_of(*fields[:4])
+    if len(fields) == 5:
+        where = _list(fields[4])
+        if (
+            len(where) != 3
+            or type(where[0]) is not int
+            or not all(v is None or type(v) is int for v in where[1:])
+        ):
+            raise _fail("a refusal's position is [statement, line, column]")
+        error.position = BatchPosition(*where)
+    return error
+
+
+def _refusal_of(tag: Any, code: Any, message: Any, details: Any) -> CatalogError:
     if tag not in _REFUSAL_TAGS or type(code) is not str or type(message) is not str:
         raise _fail("expected a known refusal tag, a code and a message")
     if not isinstance(details, list) or not all(isinstance(d, dict) for d in details):

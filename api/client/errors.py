@@ -46,6 +46,9 @@ class CatalogApiError(Exception):
         detail: the human-readable explanation.
         errors: per-field problems for validation errors (``{"loc", "msg", "type"}``).
         url: the URL of the request that failed, when known.
+        statement: the refused statement of a batch (1-based), when the server named one.
+        line: the line that statement starts on in the SQL text, when there was a text.
+        column: its column on that line.
     """
 
     def __init__(
@@ -63,6 +66,9 @@ class CatalogApiError(Exception):
         self.detail = detail
         self.errors = errors or []
         self.url = url
+        self.statement: int | None = None
+        self.line: int | None = None
+        self.column: int | None = None
 
     def __str__(self) -> str:
         status = f" {self.status}" if self.status is not None else ""
@@ -155,13 +161,16 @@ def error_from_response(response: httpx.Response) -> CatalogApiError:
         body = None
     if isinstance(body, dict) and isinstance(body.get("code"), str):
         errors = body.get("errors")
-        return error_class(body["code"], status)(
+        error = error_class(body["code"], status)(
             body["code"],
             str(body.get("detail") or body.get("title") or ""),
             status=status,
             errors=errors if isinstance(errors, list) else None,
             url=url,
         )
+        where = [body.get(k) for k in ("statement", "line", "column")]
+        error.statement, error.line, error.column = (v if type(v) is int else None for v in where)
+        return error
     text = response.text.strip()[:200] or response.reason_phrase
     return error_class(f"HTTP_{status}", status)(f"HTTP_{status}", text, status=status, url=url)
 

@@ -15,7 +15,7 @@ from api.models import ApplyResultBody, BatchRequest, DdlRequest, SqlRequest
 from api.roles import Role
 from api.routes.params import json_response, node_of
 from api.slots import Slot, Slots
-from api.sql import parse_sql
+from api.sql import parse_script, refused_statement
 from api.sql.script_shape import ScriptShape
 from catalog.commands import CommandBase
 from catalog.errors import CatalogError, ValidationError
@@ -115,5 +115,8 @@ async def sql(
         # Counted before parsing, and parsed off the event loop: a large script neither
         # holds up other requests nor costs more than a refusal.
         _check_batch_size(request, ScriptShape.of(payload.sql).statements, "statements")
-        commands = await asyncio.to_thread(parse_sql, payload.sql)
-        return await _execute(request, commands, payload, idempotency_key)
+        commands, origins = await asyncio.to_thread(parse_script, payload.sql)
+        try:
+            return await _execute(request, commands, payload, idempotency_key)
+        except CatalogError as e:
+            raise refused_statement(e, origins) from None

@@ -5,6 +5,6 @@
 here speaks HTTP: the routes call ``parse_sql`` and turn its errors into answers.
 """
 
-from api.sql.statements import parse_sql
+from api.sql.statements import parse_script, parse_sql, refused_statement
 
-__all__ = ["parse_sql"]
+__all__ = ["parse_script", "parse_sql", "refused_statement"]

@@ -25,6 +25,7 @@ statement by its number and text.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -36,7 +37,7 @@ from api.sql.script_shape import MAX_NESTING, ScriptShape
 from api.sql.tokens import DIALECT, parse_statement, tokenize
 from api.sql.zones import is_zone_statement, zone_command
 from catalog.commands import CommandBase
-from catalog.errors import ValidationError
+from catalog.errors import BatchPosition, CatalogError, ValidationError
 
 MAX_SHOWN = 80
 """How many characters of a refused statement its error message quotes."""
@@ -48,10 +49,20 @@ SUPPORTED = (
 
 @dataclass(frozen=True, slots=True)
 class Statement:
-    """One statement of a script: its 1-based number and its text."""
+    """One statement of a script: its 1-based number, its text and where it starts (1-based)."""
 
     number: int
     text: str
+    line: int = 1
+    column: int = 1
+
+    def position(self) -> BatchPosition:
+        """Return where this statement stands, for an error that belongs to it."""
+        return BatchPosition(self.number, self.line, self.column)
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def split_statements(text: str) -> list[Statement]:
@@ -75,11 +86,15 @@ def split_statements(text: str) -> list[Statement]:
         # sqlglot reports an unterminated block comment as an IndexError.
         cause = e.__cause__ or e
         reason = "unterminated comment or literal" if isinstance(cause, IndexError) else cause
-        raise ValidationError(
-            f"statement {len(groups) + 1} {shown}: cannot read SQL: {reason}"
-        ) from e
+        refused = ValidationError(f"statement {len(groups) + 1} {shown}: cannot read SQL: {reason}")
+        refused.position = BatchPosition(len(groups) + 1, *_line_column(text, start))
+        raise refused from e
     return [
-        Statement(i + 1, text[group[0].start : len(text) if end is None else end.start].strip())
+        Statement(
+            i + 1,
+            text[group[0].start : len(text) if end is None else end.start].strip(),
+            *_line_column(text, group[0].start),
+        )
         for i, (group, end) in enumerate(_groups(toks))
     ]
 
@@ -101,19 +116,29 @@ def _groups(toks: list[Token]) -> list[tuple[list[Token], Token | None]]:
 
 
 def parse_sql(text: str) -> list[CommandBase]:
+    """Turn DDL statements into catalog commands, in order, as one batch (see ``parse_script``).
+
+    Raises:
+        ValidationError: as ``parse_script``.
+    """
+    return parse_script(text)[0]
+
+
+def parse_script(text: str) -> tuple[list[CommandBase], list[Statement]]:
     """Turn DDL statements into catalog commands, in order, as one batch.
 
     Args:
         text: one or more statements separated by ``;``.
 
     Returns:
-        The commands, ready for ``CatalogManager.execute`` or ``catalog.prepare``.
+        The commands, ready for ``CatalogManager.execute`` or ``catalog.prepare``, and the
+        statement each command came from.
 
     Raises:
         ValidationError: no statement, parentheses nested deeper than ``MAX_NESTING``, an
             unsupported statement or clause, a syntax error, or a command whose shape is
-            invalid; the message starts with ``statement N "<text>"`` and keeps the
-            underlying code and details.
+            invalid; the message starts with ``statement N "<text>"``, ``position`` says
+            where it stands, and the underlying code and details are kept.
     """
     shape = ScriptShape.of(text)
     if shape.depth > MAX_NESTING:
@@ -124,16 +149,36 @@ def parse_sql(text: str) -> list[CommandBase]:
     if not statements:
         raise ValidationError("no SQL statement to run")
     commands: list[CommandBase] = []
+    origins: list[Statement] = []
     for statement in statements:
         try:
-            commands.extend(statement_commands(statement.text))
+            made = statement_commands(statement.text)
         except ValidationError as e:
-            raise ValidationError(
+            refused = ValidationError(
                 f"statement {statement.number} {_shown(statement.text)}: {e.message}",
                 code=e.code,
                 details=e.details,
-            ) from e
-    return commands
+            )
+            refused.position = statement.position()
+            raise refused from e
+        commands.extend(made)
+        origins.extend([statement] * len(made))
+    return commands, origins
+
+
+def refused_statement(error: CatalogError, origins: list[Statement]) -> CatalogError:
+    """Return ``error`` (a refusal of command N of ``parse_script``'s batch) as its statement's.
+
+    The copy's message starts with ``statement N "<text>"`` and its ``position`` gives the
+    statement's number, line and column; an error of no command is returned as it is.
+    """
+    if error.position is None or not 1 <= error.position.statement <= len(origins):
+        return error
+    statement = origins[error.position.statement - 1]
+    located = copy.copy(error)
+    located.message = f"statement {statement.number} {_shown(statement.text)}: {error.message}"
+    located.position = statement.position()
+    return located
 
 
 def _shown(text: str) -> str:

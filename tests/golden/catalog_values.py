@@ -14,7 +14,7 @@ from pathlib import Path
 from catalog import Catalog, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
 from catalog.commands import CommandBase
-from catalog.errors import ErrorCode, ValidationError
+from catalog.errors import AlreadyExistsError, BatchPosition, ErrorCode, ValidationError
 from catalog.marshalling import encode_commands, encode_entries, encode_update
 from catalog.snapshots import encode_snapshot
 from catalog.wire import encode_descriptor, encode_refusal
@@ -89,6 +89,13 @@ def golden_refusal() -> ValidationError:
     )
 
 
+def golden_located_refusal() -> AlreadyExistsError:
+    """A refusal of the second statement of a SQL batch, with where it stands."""
+    error = AlreadyExistsError("table PUBLIC.A already exists", code=ErrorCode.TABLE_EXISTS)
+    error.position = BatchPosition(2, 3, 5)
+    return error
+
+
 OLDER_FORMAT_FILES = {
     "snapshot_initial_v1.bin": "snapshot_initial_v2.bin",
     "snapshot_v1.bin": "snapshot_v2.bin",
@@ -112,6 +119,7 @@ def golden_files() -> dict[str, bytes]:
         "descriptor_zone_v1.bin": encode_descriptor(v2.zone("Z3")),
         "descriptor_schema_v1.bin": encode_descriptor(v2.schema("SALES")),
         "refusal_v1.bin": encode_refusal(golden_refusal()),
+        "refusal_v2.bin": encode_refusal(golden_located_refusal()),
     }
 
 

@@ -30,7 +30,7 @@ def _serve_extras() -> str:
     assert re.search(r"^run: \$\(SERVE_STAMP\)$", makefile, flags=re.MULTILINE), "run target"
     (extras,) = re.findall(r"^SERVE_EXTRAS := (\S+)$", makefile, flags=re.MULTILINE)
     assert "install --quiet -e '.[$(SERVE_EXTRAS)]'" in makefile
-    return extras
+    return str(extras)
 
 
 def _size(folder: Path) -> int:

@@ -17,6 +17,7 @@ from tests.golden.catalog_values import (
     golden_catalogs,
     golden_commands,
     golden_files,
+    golden_located_refusal,
     golden_refusal,
 )
 
@@ -32,7 +33,7 @@ DECODERS: dict[str, Callable[[bytes], Any]] = {
 
 def _refusal_fields(error: CatalogError) -> tuple[object, ...]:
     details = error.details if isinstance(error, ValidationError) else []
-    return type(error), error.code, error.message, details
+    return type(error), error.code, error.message, details, error.position
 
 
 def test_every_golden_file_is_present() -> None:
@@ -59,6 +60,7 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "descriptor_zone_v1.bin": v2.zone("Z3"),
         "descriptor_schema_v1.bin": v2.schema("SALES"),
         "refusal_v1.bin": _refusal_fields(golden_refusal()),
+        "refusal_v2.bin": _refusal_fields(golden_located_refusal()),
     }
     assert decoded == expected[name]
 
