@@ -14,6 +14,7 @@ Exit codes: 0 done, 1 the server refused (its code goes to stderr), 2 bad usage 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -75,11 +76,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _refused(code: str, detail: str, errors: Sequence[dict[str, Any]] = ()) -> None:
-    print(f"error: {code}: {detail}", file=sys.stderr)
+def _failed(
+    args: argparse.Namespace,
+    code: str,
+    detail: str,
+    exit_code: int,
+    errors: Sequence[dict[str, Any]] = (),
+    **where: Any,
+) -> int:
+    """Say why the command failed and return its exit code.
+
+    Under an explicit ``-o json`` the failure is one JSON object on stdout (``code``,
+    ``detail`` and, where known, ``status``, ``errors`` and the refused ``statement``'s
+    ``line`` and ``column``), so scripts read answers and failures alike; otherwise it is text
+    on stderr.
+    """
+    if getattr(args, "json_failures", False):
+        body = {"code": code, "detail": detail, "errors": list(errors) or None, **where}
+        print(json.dumps({k: v for k, v in body.items() if v is not None}))
+        return exit_code
+    print(f"error: {code}: {detail}" if code != "USAGE" else f"error: {detail}", file=sys.stderr)
     for e in errors:
-        where = ".".join(str(p) for p in e.get("loc", []))
-        print(f"  {where}: {e.get('msg', '')}", file=sys.stderr)
+        place = ".".join(str(p) for p in e.get("loc", []))
+        print(f"  {place}: {e.get('msg', '')}", file=sys.stderr)
+    return exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -89,29 +109,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help (0) or a usage error (2)
         return e.code if isinstance(e.code, int) else EXIT_USAGE
+    # Failures are JSON on stdout only when JSON was asked for; a default is for reading.
+    args.json_failures = getattr(args, "output", None) == "json"
     if getattr(args, "output", None) is None:
         args.output = default_format(sys.stdout)
     handler: Handler = args.handler
     try:
         view = handler(args)
     except UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        return _failed(args, "USAGE", str(e), EXIT_USAGE)
     except UnreachableError as e:
-        print(f"error: {e.code}: {e.detail}", file=sys.stderr)
-        return EXIT_UNREACHABLE
+        return _failed(args, e.code, e.detail, EXIT_UNREACHABLE)
     except CatalogApiError as e:
-        _refused(e.code, e.detail, e.errors)
-        return EXIT_REFUSED
+        where = {"status": e.status, "statement": e.statement, "line": e.line, "column": e.column}
+        return _failed(args, e.code, e.detail, EXIT_REFUSED, e.errors, **where)
     except (InvalidStoreUrlError, StorageUnavailableError) as e:
-        print(f"error: {e.code}: {e.message}", file=sys.stderr)
-        return EXIT_USAGE if isinstance(e, InvalidStoreUrlError) else EXIT_UNREACHABLE
+        unusable = isinstance(e, InvalidStoreUrlError)
+        return _failed(args, e.code, e.message, EXIT_USAGE if unusable else EXIT_UNREACHABLE)
     except (CatalogError, UpdateLogError) as e:  # compact, or a --schema not in the catalog
-        _refused(str(e.code), e.message)
-        return EXIT_REFUSED
+        return _failed(args, str(e.code), e.message, EXIT_REFUSED)
     except ValueError as e:  # arguments the client refuses (a bad URL, a naive time)
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        return _failed(args, "USAGE", str(e), EXIT_USAGE)
     except KeyboardInterrupt:
         return EXIT_OK if args.command in ("watch", "serve") else 130
     except BrokenPipeError:  # `catalog watch | head`: the reader left

@@ -11,13 +11,21 @@ from typing import Any
 
 from api.cli.base import UsageError, client_of
 from api.cli.output import View, hlc_time
+from catalog import commands as c
+from catalog.apply_result import ApplyResult
+from catalog.identifiers import parse_qualified
 
 
 def register(sub: Any, client: argparse.ArgumentParser) -> None:
     """Add ``exec`` to the ``catalog`` subcommands."""
     run = sub.add_parser("exec", parents=[client], help="apply DDL (JSON commands or SQL)")
     source = run.add_mutually_exclusive_group(required=True)
-    source.add_argument("-f", "--file", help="JSON commands file ('-' for stdin)")
+    source.add_argument(
+        "-f",
+        "--file",
+        help="a file of DDL statements when its name ends in .sql, else of JSON commands "
+        "('-': JSON commands from stdin); either way one atomic batch",
+    )
     source.add_argument("--sql", help="DDL statements ('-' for stdin)")
     run.add_argument("--request-id", help="idempotency key (a new one by default)")
     run.add_argument(
@@ -29,19 +37,41 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     )
     run.set_defaults(handler=cmd_exec)
 
+    drop = sub.add_parser("drop", parents=[client], help="drop a table (and its indexes)")
+    drop.add_argument("kind", choices=["table"])
+    drop.add_argument("name", help="the table, as typed in SQL ([schema.]name)")
+    drop.add_argument("--if-exists", action="store_true", help="no error if it does not exist")
+    drop.add_argument("--request-id", help="idempotency key (a new one by default)")
+    drop.set_defaults(handler=cmd_drop)
+
 
 def cmd_exec(args: argparse.Namespace) -> View:
     """Apply commands from a JSON file, or DDL statements."""
     with client_of(args) as client:
         wait = args.wait_for_nodes
-        if args.sql is not None:
-            text = _read_source("-") if args.sql == "-" else args.sql
+        if args.sql is not None or args.file.endswith(".sql"):
+            if args.sql is None:
+                text = _read_source(args.file)
+            else:
+                text = _read_source("-") if args.sql == "-" else args.sql
             result = client.sql(text, request_id=args.request_id, wait_for_nodes=wait)
         else:
             commands, request_id = _load_commands(_read_source(args.file), args.file)
             result = client.execute(
                 commands, request_id=args.request_id or request_id, wait_for_nodes=wait
             )
+    return _result_view(result)
+
+
+def cmd_drop(args: argparse.Namespace) -> View:
+    """Drop one table (with its indexes) as one batch."""
+    schema, name = parse_qualified(args.name)
+    command = c.DropTable(schema=schema, name=name, if_exists=args.if_exists)
+    with client_of(args) as client:
+        return _result_view(client.execute(command, request_id=args.request_id))
+
+
+def _result_view(result: ApplyResult) -> View:
     data: dict[str, Any] = {
         "version": result.version,
         "applied": list(result.applied),

@@ -1,0 +1,73 @@
+"""The CLI runs a SQL file as one batch, drops a table by a typed name, and fails in JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from api.cli import main
+from api.client import CatalogClient
+from tests.integration.api.servers import RunningServer
+
+CATALOG = str(Path(sys.executable).parent / "catalog")
+
+
+def test_a_sql_file_is_one_atomic_batch(
+    api_server: RunningServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    good = tmp_path / "schema.sql"
+    good.write_text("CREATE TABLE orders (id INT PRIMARY KEY);\nCREATE INDEX o_id ON orders (id)")
+    assert main(["exec", "-f", str(good), "--url", api_server.url, "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["applied"] == [True, True]
+    bad = tmp_path / "more.sql"
+    bad.write_text(
+        "CREATE TABLE items (id INT PRIMARY KEY);\n\nCREATE TABLE orders (id INT PRIMARY KEY)"
+    )
+    assert main(["exec", "-f", str(bad), "--url", api_server.url, "-o", "json"]) == 1
+    failure = json.loads(capsys.readouterr().out)
+    assert (failure["code"], failure["status"], failure["statement"], failure["line"]) == (
+        "TABLE_EXISTS",
+        409,
+        2,
+        3,
+    )
+    with CatalogClient(api_server.url) as client:
+        assert client.tables("PUBLIC") == ["ORDERS"]  # nothing of the refused batch
+
+
+def test_drop_table_by_a_typed_name(
+    api_server: RunningServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with CatalogClient(api_server.url) as client:
+        client.sql("CREATE SCHEMA sales; CREATE TABLE sales.orders (id INT PRIMARY KEY)")
+    assert main(["drop", "table", "sales.orders", "--url", api_server.url, "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["applied"] == [True]
+    argv = ["drop", "table", "sales.orders", "--url", api_server.url, "-o", "json"]
+    assert main(argv) == 1
+    assert json.loads(capsys.readouterr().out)["code"] == "TABLE_NOT_FOUND"
+    assert main([*argv, "--if-exists"]) == 0
+    assert json.loads(capsys.readouterr().out)["applied"] == [False]
+
+
+def _catalog(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CATALOG, *argv], capture_output=True, text=True, timeout=60)
+
+
+def test_failures_under_json_output_are_json_on_stdout(api_server: RunningServer) -> None:
+    url = api_server.url
+    done = _catalog("get", "table", "nope", "--url", url, "-o", "json")
+    assert done.returncode == 1 and done.stderr == ""
+    assert json.loads(done.stdout) == {
+        "code": "TABLE_NOT_FOUND",
+        "detail": "table PUBLIC.NOPE not found",
+        "status": 404,
+    }
+    unreadable = _catalog("exec", "-f", "/nonexistent/x.sql", "--url", url, "-o", "json")
+    assert unreadable.returncode == 2 and json.loads(unreadable.stdout)["code"] == "USAGE"
+    texted = _catalog("get", "table", "nope", "--url", url, "-o", "table")
+    assert texted.returncode == 1 and texted.stdout == ""
+    assert texted.stderr.startswith("error: TABLE_NOT_FOUND: table PUBLIC.NOPE not found")
