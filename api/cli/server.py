@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import socket
 from typing import Any
 
 from api.cli.base import UsageError, client_of, positive
@@ -117,9 +118,30 @@ def cmd_serve(args: argparse.Namespace) -> None:
     """Run the REST server until interrupted.
 
     The node starts (recovers from the store) before the port opens, so a store that cannot
-    be reached or holds a corrupted value ends the command with its code in one line.
+    be reached or holds a corrupted value ends the command with its code in one line; a port
+    another process holds is refused before anything starts.
     """
-    asyncio.run(_serve(_settings(args), args.log_level))
+    settings = _settings(args)
+    _check_port(settings.host, settings.port)
+    asyncio.run(_serve(settings, args.log_level))
+
+
+def _check_port(host: str, port: int) -> None:
+    """Refuse (as a usage error) an address this server could not listen on.
+
+    Raises:
+        UsageError: the address is taken, or not one of this machine's.
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind(address)
+    except OSError as e:
+        raise UsageError(
+            f"cannot listen on {host}:{port}: {e.strerror or e}; choose another --port or "
+            "--host, or stop what holds it"
+        ) from None
 
 
 async def _serve(settings: ServerSettings, log_level: str) -> None:

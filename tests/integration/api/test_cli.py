@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -259,3 +260,32 @@ def test_console_script_serves_and_talks(tmp_path: Path) -> None:
             serve.kill()
             serve.communicate()
     assert serve.returncode == 0
+
+
+def test_serve_refuses_a_taken_port_before_anything_starts(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        store = tmp_path / "catalog.db"
+        argv = [
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--store",
+            f"sqlite:///{store}",
+        ]
+        done = subprocess.run(
+            [str(Path(sys.executable).parent / "catalog"), *argv],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use; choose another "
+        "--port or --host, or stop what holds it"
+    ]
+    assert not store.exists()  # refused before the node opened the store
