@@ -191,7 +191,8 @@ def test_cli_issues_tokens_from_the_store_and_uses_them(
         env=env,
         timeout=60,
     )
-    assert refused.returncode != 0 and "UNAUTHENTICATED" in refused.stderr
+    assert refused.returncode == 1  # under -o json the failure is JSON on stdout
+    assert json.loads(refused.stdout)["code"] == "UNAUTHENTICATED"
     done = subprocess.run(
         [catalog, "--url", server.url, "exec", "--sql", "CREATE TABLE T (ID BIGINT PRIMARY KEY)"],
         capture_output=True,
