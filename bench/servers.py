@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 
+from deploy.etcd_process import stop_process
 from deploy.etcd_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,9 +75,4 @@ def serve_api(mode: str, arg: str, cpu: int | None = None) -> tuple[subprocess.P
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """Stop a server started here: terminate, then kill if it does not exit."""
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
+    stop_process(proc, timeout_s=10)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 
+from deploy.etcd_process import stop_process
 from deploy.etcd_server import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -87,9 +88,4 @@ def test_the_serving_install_is_small_and_serves(tmp_path: Path) -> None:
         assert httpx.get(url + "/docs", timeout=10, follow_redirects=True).status_code == 200
         assert (work / "data" / "catalog.db").exists()
     finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(5)
+        stop_process(server, timeout_s=15)
