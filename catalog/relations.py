@@ -15,14 +15,12 @@ from immutables import Map
 from catalog.descriptors import IndexDescriptor, TableDescriptor
 from catalog.errors import ErrorCode, NotFoundError
 from catalog.store import (
-    NAME,
     SCHEMA_ID,
     VALUE,
     ZONE_ID,
     Record,
     RelationStore,
-    check_descriptor,
-    descriptor_of,
+    checked_descriptor,
     index_ids,
     live_records,
     visible,
@@ -83,11 +81,7 @@ class RelationReads:
         found = self._table_named(schema_id, name)
         if found is None:
             return None
-        table_id, record = found
-        table = descriptor_of(record)
-        if type(table) is TableDescriptor and table.id == table_id and table.name == record[NAME]:
-            return table  # what check_descriptor checks, inline on the hot path of lookups
-        return check_descriptor(table, TableDescriptor, table_id, record[NAME])
+        return checked_descriptor(found[1], TableDescriptor, found[0])
 
     def _index_id(self, schema_id: int, name: str) -> int | None:
         found = self._index_by_name.get((schema_id, name), _MISSING)
@@ -99,15 +93,13 @@ class RelationReads:
         record = self._table_record(table_id)
         if record is None:
             return None
-        found = descriptor_of(record)
-        return check_descriptor(found, TableDescriptor, table_id, record[NAME])
+        return checked_descriptor(record, TableDescriptor, table_id)
 
     def _index(self, index_id: int) -> IndexDescriptor | None:
         record = self._index_record(index_id)
         if record is None:
             return None
-        found = descriptor_of(record)
-        return check_descriptor(found, IndexDescriptor, index_id, record[NAME])
+        return checked_descriptor(record, IndexDescriptor, index_id)
 
     def _index_ids(self, table_id: int) -> tuple[int, ...]:
         changed = self._table_indexes.get(table_id)

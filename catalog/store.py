@@ -110,6 +110,9 @@ def _grouped(
     ]
 
 
+D = TypeVar("D", TableDescriptor, IndexDescriptor)
+
+
 class DescriptorCache:
     """Decoded descriptors keyed by their marshalled bytes.
 
@@ -135,21 +138,23 @@ class DescriptorCache:
     def __len__(self) -> int:
         return len(self._young.keys() | self._old.keys())
 
-    def get(self, data: bytes) -> Descriptor:
-        """Return the descriptor ``data`` encodes, decoding it on a miss.
+    def known(self, data: bytes) -> Descriptor | None:
+        """Return the descriptor cached for ``data``, or None; no decoding."""
+        found = self._young.get(data)
+        if found is None:
+            found = self._old.get(data)
+            if found is not None:
+                self.put(data, found)
+        return found
+
+    def decode(self, data: bytes) -> Descriptor:
+        """Decode ``data`` (a miss), without caching it.
 
         Raises:
             FormatError: ``data`` is not a marshalled descriptor.
         """
-        found = self._young.get(data)
-        if found is not None:
-            return found
-        found = self._old.get(data)
-        if found is None:
-            found = decode_descriptor(data)
-            self.decoded += 1
-        self.put(data, found)
-        return found
+        self.decoded += 1
+        return decode_descriptor(data)
 
     def reserve(self, capacity: int) -> None:
         """Keep at least ``capacity`` recent descriptors from now on (a larger one stays)."""
@@ -189,10 +194,28 @@ def visible(history: History | None, stamp: int) -> Record | None:
     return found if found is not None and found[VALUE] is not None else None
 
 
-def descriptor_of(record: Record) -> Any:
-    """Return the descriptor a (live) record holds, decoding its bytes through the cache."""
+def checked_descriptor(record: Record, kind: type[D], object_id: int) -> D:
+    """Return the ``kind`` descriptor a live record holds, decoding its bytes through the cache.
+
+    Only descriptors that passed ``check_descriptor`` against their record are cached (the
+    seal caches what it wrote, a miss checks before it caches), and the bytes that key an entry
+    hold the descriptor's id and name: so a hit is returned without looking at them again,
+    which on a catalog too large for the processor's caches is a fifth of a lookup by name.
+
+    Raises:
+        FormatError: the stored bytes do not hold the object the record names.
+    """
     value = record[VALUE]
-    return CACHE.get(value) if type(value) is bytes else value
+    if type(value) is not bytes:
+        return check_descriptor(value, kind, object_id, record[NAME])
+    found = CACHE.known(value)
+    if type(found) is kind:
+        return found
+    if found is None:
+        found = check_descriptor(CACHE.decode(value), kind, object_id, record[NAME])
+        CACHE.put(value, found)
+        return found
+    return check_descriptor(found, kind, object_id, record[NAME])
 
 
 def bytes_of(record: Record) -> bytes:
@@ -456,9 +479,6 @@ def _appended(old: History | None, new: Record) -> History:
     if type(old[STAMP]) is int:
         return (old, new)
     return (*old, new)
-
-
-D = TypeVar("D", TableDescriptor, IndexDescriptor)
 
 
 def check_descriptor(descriptor: Any, kind: type[D], object_id: int, name: str) -> D:

@@ -9,10 +9,13 @@ overwritten rows are reused by later writes, so the file stops growing once the 
 
 Several stores (nodes in one process) and several processes may share a file; SQLite's file
 locks serialize the writers, and a bounded busy timeout turns a lock held too long into
-``StorageUnavailableError``. Every connection lives on its own thread (``SqliteConnection``);
-the event loop never runs SQLite code. A watch's thread waits for commits: commits made in this
-process wake it at once (an in-process bus), and commits of other processes show up when it
-polls ``PRAGMA data_version``, which changes whenever another connection commits.
+``StorageUnavailableError``. A small transaction (``txn``: an append, a safe-time raise, a read
+of a few keys) runs on the caller's thread when it needs no wait (``DirectConnection``); every
+other call, and any transaction that would wait for a lock, runs on a connection with its own
+thread (``SqliteConnection``), so the event loop never waits for another writer. A watch's
+thread waits for commits: commits made in this process wake it at once (an in-process bus), and
+commits of other processes show up when it polls ``PRAGMA data_version``, which changes
+whenever another connection commits.
 
 Leases are rows of ``kv_lease`` with an expiry in wall-clock milliseconds (every process sharing
 the file shares the machine's clock). Keys on an expired lease read as absent and are deleted by
@@ -29,7 +32,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from updatelog.errors import FormatError, StorageUnavailableError
 from updatelog.kv import (
@@ -46,6 +49,7 @@ from updatelog.kv import (
     WatchItem,
 )
 from updatelog.sqlite_connection import CommitBus, SqliteConnection, in_transaction
+from updatelog.sqlite_direct import DECLINED, DirectConnection
 
 T = TypeVar("T")
 
@@ -106,6 +110,7 @@ class SqliteKvStore:
         except BaseException:
             self._db.close()
             raise
+        self._direct = DirectConnection(str(self.path))
 
     def __repr__(self) -> str:
         return f"SqliteKvStore({str(self.path)!r})"
@@ -155,15 +160,21 @@ class SqliteKvStore:
                 _purge_expired(db, now)
             ok = all(_holds(db, c, now) for c in compares)
             ops = success if ok else failure
-            revision = _revision(db)
             changed = any(not isinstance(op, Get) for op in ops)
-            if changed:
-                revision += 1
-                db.execute("UPDATE meta SET value = ? WHERE name = 'revision'", (revision,))
+            revision = _raise_revision(db) if changed else _revision(db)
             reads = [_apply(db, op, revision, now) for op in ops]
             return TxnResult(ok, revision, [r for r in reads if r is not None]), changed
 
-        result, changed = await self._run(body, write=writes)
+        if self._closed:
+            raise StorageUnavailableError(f"SQLite store {self.path}: the store is closed")
+        size = sum(
+            len(op.key) + len(op.value) for op in (*success, *failure) if isinstance(op, Put)
+        )
+        done = self._direct.run(body, write=writes, size=size)
+        if done is DECLINED:
+            result, changed = await self._run(body, write=writes)
+        else:
+            result, changed = cast(tuple[TxnResult, bool], done)
         if changed:
             _BUS.publish(self._bus_key)
         return result
@@ -251,6 +262,7 @@ class SqliteKvStore:
         self._closed = True
         for wake in list(self._watchers):
             wake.set()
+        self._direct.close()
         await asyncio.wrap_future(self._db.close())
 
 
@@ -260,6 +272,13 @@ def _wall_ms() -> int:
 
 def _revision(db: sqlite3.Connection) -> int:
     return int(db.execute("SELECT value FROM meta WHERE name = 'revision'").fetchone()[0])
+
+
+def _raise_revision(db: sqlite3.Connection) -> int:
+    row = db.execute(
+        "UPDATE meta SET value = value + 1 WHERE name = 'revision' RETURNING value"
+    ).fetchone()
+    return int(row[0])
 
 
 def _purge_expired(db: sqlite3.Connection, now: int) -> None:

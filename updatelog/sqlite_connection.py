@@ -52,31 +52,9 @@ class SqliteConnection:
         thread.start()
         self._opened.result()
 
-    def _guard(self, fn: Callable[[], T]) -> T:
-        try:
-            return fn()
-        except sqlite3.OperationalError as e:
-            # The store is not available now; the caller may retry later.
-            raise StorageUnavailableError(f"SQLite store {self.path}: {e}") from e
-        except sqlite3.DatabaseError as e:
-            # Only the base class means a corrupted file or not a database; subclasses such
-            # as ProgrammingError are bugs and keep their own type.
-            if type(e) is not sqlite3.DatabaseError:
-                raise
-            raise FormatError(f"SQLite store {self.path} is not a readable database: {e}") from e
-
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=self._busy_timeout_s, isolation_level=None)
-        try:
-            db.execute("PRAGMA synchronous=FULL")
-        except BaseException:
-            db.close()
-            raise
-        return db
-
     def _serve(self) -> None:
         try:
-            db = self._guard(self._connect)
+            db = guarded(self.path, functools.partial(connect, self.path, self._busy_timeout_s))
         except BaseException as e:
             self._closed = True
             self._opened.set_exception(e)
@@ -86,7 +64,7 @@ class SqliteConnection:
         while (job := self._jobs.get()) is not None:
             fn, done = job
             try:
-                result = self._guard(functools.partial(fn, db))
+                result = guarded(self.path, functools.partial(fn, db))
             except BaseException as e:
                 done(None, e)
             else:
@@ -151,6 +129,40 @@ class SqliteConnection:
             self._closed = True
             self._jobs.put(None)
         return self._finished
+
+
+def connect(path: str, busy_timeout_s: float, *, any_thread: bool = False) -> sqlite3.Connection:
+    """Open ``path`` in autocommit mode with durable commits (``synchronous=FULL``).
+
+    Args:
+        path: the database file.
+        busy_timeout_s: how long a statement waits for another connection's lock.
+        any_thread: allow calls from threads other than this one (the caller serializes them).
+    """
+    db = sqlite3.connect(
+        path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=not any_thread
+    )
+    try:
+        db.execute("PRAGMA synchronous=FULL")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def guarded(path: str, fn: Callable[[], T]) -> T:
+    """Run ``fn`` and turn SQLite's errors into update-log errors (see ``SqliteConnection``)."""
+    try:
+        return fn()
+    except sqlite3.OperationalError as e:
+        # The store is not available now; the caller may retry later.
+        raise StorageUnavailableError(f"SQLite store {path}: {e}") from e
+    except sqlite3.DatabaseError as e:
+        # Only the base class means a corrupted file or not a database; subclasses such
+        # as ProgrammingError are bugs and keep their own type.
+        if type(e) is not sqlite3.DatabaseError:
+            raise
+        raise FormatError(f"SQLite store {path} is not a readable database: {e}") from e
 
 
 def in_transaction(fn: Callable[[sqlite3.Connection], T], write: bool, db: sqlite3.Connection) -> T:
