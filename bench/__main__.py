@@ -10,6 +10,7 @@ import importlib
 import json
 import pkgutil
 import sys
+import traceback
 from pathlib import Path
 
 from bench.harness import Figure
@@ -28,12 +29,17 @@ def main() -> int:
     args = parser.parse_args()
 
     figures: list[Figure] = []
+    failed: list[str] = []
     for name in _modules():
         if args.only and name not in args.only:
             continue
         print(f"== {name}", file=sys.stderr, flush=True)
-        module = importlib.import_module(f"bench.{name}")
-        figures.extend(module.run(quick=args.quick))
+        try:
+            module = importlib.import_module(f"bench.{name}")
+            figures.extend(module.run(quick=args.quick))
+        except Exception:  # the other benchmarks' figures are still worth printing
+            traceback.print_exc()
+            failed.append(name)
 
     header = f"{'figure':<6} {'what':<58} {'value':>14} {'baseline':>14} {'ratio':>8} {'goal':>8}"
     print(header)
@@ -51,6 +57,9 @@ def main() -> int:
     print(f"\nwritten: {out}")
     for picture in draw(figures):
         print(f"drawn: {picture}")
+    if failed:
+        print(f"failed, no figures: {', '.join(failed)} (tracebacks above)", file=sys.stderr)
+        return 1
     return 0
 
 

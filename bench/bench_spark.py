@@ -100,7 +100,12 @@ def run(quick: bool) -> list[Figure]:
                     frame.write.format("catalog").options(**options).mode("append").save()
                     if step < 4:
                         _evolve(client, step)
-                files = [str(p) for p in Path(warehouse).rglob("*.parquet")]
+                written = Path(warehouse).rglob("*.parquet")
+                newest_first = sorted(written, key=lambda p: p.stat().st_mtime_ns, reverse=True)
+                files = [str(p) for p in newest_first]
+                # A plain read takes its schema from one file; the older files hold columns
+                # since widened (INT32, now INT64), so it reads with the newest file's schema.
+                final = spark.read.parquet(files[0]).schema
 
                 def aggregate(frame: object) -> None:
                     cols = [F.col(name) for name in frame.columns]  # type: ignore[attr-defined]
@@ -110,7 +115,7 @@ def run(quick: bool) -> list[Figure]:
                     aggregate(spark.read.format("catalog").options(**options).load())
 
                 def parquet_read() -> None:
-                    aggregate(spark.read.parquet(*files))
+                    aggregate(spark.read.schema(final).parquet(*files))
 
                 progress(f"P10: read {rows} rows in {len(files)} files, the two reads in turn")
                 ours, parquet = alternate(

@@ -25,7 +25,7 @@ from catalog.data_log import DataCommitLog
 from catalog.errors import ConcurrentUpdateError, ErrorCode, NotFoundError, ValidationError
 from catalog.request_ids import check_request_id, content_digest, request_id_reused
 from catalog.service import CatalogService
-from schemasync.clock import Clock, wait_until
+from schemasync.clock import Clock, describe_ts, wait_until
 from schemasync.errors import TimestampTooFarError
 from schemasync.service import SchemaSyncService, ms_to_hlc
 from updatelog.errors import FormatError
@@ -141,8 +141,8 @@ class DataCommits:
         horizon = self._clock.now() + ms_to_hlc(self._schema_sync.max_clock_skew_ms)
         if ts > horizon:
             raise TimestampTooFarError(
-                f"timestamp {ts} is beyond this node's clock plus the clock skew ({horizon}); "
-                "data commits at it may still come"
+                f"timestamp {describe_ts(ts)} is beyond this node's clock plus the clock skew "
+                f"({describe_ts(horizon)}); data commits at it may still come"
             )
         await wait_until(self._clock, ts)
         await self._log.raise_safe_time(ts)

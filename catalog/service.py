@@ -25,6 +25,7 @@ from catalog.events import CatalogEvent
 from catalog.marshalling import decode_update
 from catalog.snapshots import decode_snapshot
 from catalog.update import RequestOutcome, VersionedUpdate
+from schemasync.clock import describe_ts
 from schemasync.watermark import Watermark
 from updatelog.errors import FormatError, LogCompactedError, StorageUnavailableError
 from updatelog.log import LogEntry, SafeTimeAdvanced, SnapshotRequired, UpdateLog
@@ -150,7 +151,8 @@ class CatalogService:
             if window.earliest > 1:
                 raise VersionCompactedError(window.earliest - 1, window.earliest)
             raise NotFoundError(
-                f"no catalog version is active at {ts}", code=ErrorCode.VERSION_NOT_FOUND
+                f"no catalog version is active at {describe_ts(ts)}",
+                code=ErrorCode.VERSION_NOT_FOUND,
             )
         return window.earliest + index
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import threading
 import time
 from collections.abc import Callable
@@ -51,6 +52,16 @@ def physical_of(ts: int) -> int:
 def logical_of(ts: int) -> int:
     """Return the logical counter of timestamp ``ts``."""
     return ts & LOGICAL_MASK
+
+
+def describe_ts(ts: int) -> str:
+    """Return ``ts`` as people read it in a message: RFC 3339 (UTC), the hybrid value beside.
+
+    >>> describe_ts(hlc(1_764_000_000_123, 2))
+    '2025-11-24T16:00:00.123Z (hybrid 115605504008060930)'
+    """
+    moment = dt.datetime.fromtimestamp(physical_of(ts) / 1000, dt.UTC)
+    return f"{moment.isoformat(timespec='milliseconds').replace('+00:00', 'Z')} (hybrid {ts})"
 
 
 @runtime_checkable

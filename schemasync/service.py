@@ -16,7 +16,14 @@ import asyncio
 import contextlib
 import logging
 
-from schemasync.clock import LOGICAL_BITS, Clock, logical_of, physical_of, wait_until
+from schemasync.clock import (
+    LOGICAL_BITS,
+    Clock,
+    describe_ts,
+    logical_of,
+    physical_of,
+    wait_until,
+)
 from schemasync.errors import TimestampTooFarError
 from schemasync.watermark import Watermark
 from updatelog.errors import StorageUnavailableError
@@ -87,8 +94,8 @@ class SchemaSyncService:
         horizon = self.clock.now() + ms_to_hlc(self.delay_ms + self.max_clock_skew_ms)
         if ts > horizon:
             raise TimestampTooFarError(
-                f"timestamp {ts} is beyond this node's clock plus delay and skew ({horizon}); "
-                "a read cannot push safe time past its own clock"
+                f"timestamp {describe_ts(ts)} is beyond this node's clock plus delay and skew "
+                f"({describe_ts(horizon)}); a read cannot push safe time past its own clock"
             )
         await wait_until(self.clock, target)
         result = await self._log.raise_safe_time(target)

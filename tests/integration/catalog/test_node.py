@@ -16,7 +16,7 @@ from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
 from catalog.store import CACHE
 from catalog.sync import SyncCatalogNode
-from schemasync.clock import ManualClock, physical_of
+from schemasync.clock import ManualClock, describe_ts, physical_of
 from schemasync.errors import TimestampTooFarError
 from schemasync.service import ensured_activation
 from tests.integration.catalog.support import (
@@ -338,8 +338,10 @@ def test_reads_far_in_the_future_are_refused(store_url: str) -> None:
             store_url, "a", NodeOptions(delay_ms=100, max_clock_skew_ms=50)
         ) as node:
             far = node.clock.now() + (10_000 << 16)
-            with pytest.raises(TimestampTooFarError):
+            with pytest.raises(TimestampTooFarError) as refused:
                 await node.schema_sync.wait_for_metadata_completeness(far)
+            # Times in messages read as RFC 3339, with the hybrid value beside.
+            assert f"{describe_ts(far)} is beyond this node's clock" in refused.value.message
 
     run(scenario())
 

@@ -15,6 +15,7 @@ from schemasync.clock import (
     Clock,
     HybridClock,
     ManualClock,
+    describe_ts,
     hlc,
     logical_of,
     physical_of,
@@ -211,3 +212,9 @@ def test_wait_until_on_a_real_clock_sleeps_until_then() -> None:
         assert physical_of(reached) - physical_of(target) < 1_000
 
     asyncio.run(scenario())
+
+
+def test_timestamps_in_messages_read_as_rfc_3339_with_the_hybrid_value() -> None:
+    ts = hlc(1_764_000_000_123, 2)
+    assert describe_ts(ts) == f"2025-11-24T16:00:00.123Z (hybrid {ts})"
+    assert describe_ts(0) == "1970-01-01T00:00:00.000Z (hybrid 0)"
