@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pydantic
@@ -55,4 +56,12 @@ class Model(BaseModel):
         try:
             super().__init__(**data)
         except pydantic.ValidationError as e:
-            raise validation_error_from(e, type(self).__name__) from e
+            raise validation_error_from(e, _described(type(self))) from e
+
+
+def _described(cls: type[BaseModel]) -> str:
+    """Name a model as its user meets it: ``create_table command``, ``column``."""
+    op = cls.model_fields.get("op")
+    if op is not None and isinstance(op.default, str):
+        return f"{op.default} command"
+    return re.sub(r"(?<!^)(?=[A-Z])", " ", cls.__name__).lower()

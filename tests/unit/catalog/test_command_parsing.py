@@ -245,3 +245,18 @@ def test_errors_are_catalog_errors_with_a_stable_code() -> None:
     error = bad_shape(lambda: c.parse({"op": "nope"}))
     assert error.code is ErrorCode.VALIDATION_ERROR
     assert str(error).startswith("[VALIDATION_ERROR] ")
+
+
+@pytest.mark.parametrize(
+    ("build", "named"),
+    [
+        (lambda: c.CreateTable(name="T", columns=[], primary_key=["A"]), "create_table command"),
+        (lambda: c.Column(name="A", type="NOPE"), "column"),
+        (lambda: c.AddColumns(table="T", columns=[]), "add_columns command"),
+    ],
+)
+def test_refusals_name_what_the_user_wrote_not_a_class(build: Any, named: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        build()
+    assert refused.value.message.startswith(f"invalid {named}: ")
+    assert "Command" not in refused.value.message and "Column:" not in refused.value.message
