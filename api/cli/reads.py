@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from typing import Any
 
 from api.cli.base import UsageError, client_of, positive
 from api.cli.output import View, hlc_time, show_line
 from catalog.catalog import Catalog
-from catalog.identifiers import parse_name
+from catalog.identifiers import parse_name, parse_qualified, quote_name
 
 
 def register(sub: Any, client: argparse.ArgumentParser) -> None:
@@ -45,9 +46,18 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     versions.add_argument("--limit", type=positive)
     versions.set_defaults(handler=cmd_versions)
 
-    diff = sub.add_parser("diff", parents=[client], help="what changed between two versions")
+    describe = sub.add_parser(
+        "describe", parents=[client, reads], help="one table: columns, keys, indexes, versions"
+    )
+    describe.add_argument("kind", choices=["table"])
+    describe.add_argument("name", help="the table, as in SQL: [schema.]name")
+    describe.set_defaults(handler=cmd_describe)
+
+    diff = sub.add_parser(
+        "diff", parents=[client], help="what changed between two versions (A-1 and A alone)"
+    )
     diff.add_argument("a", type=positive, metavar="A")
-    diff.add_argument("b", type=positive, metavar="B")
+    diff.add_argument("b", type=positive, metavar="B", nargs="?")
     diff.set_defaults(handler=cmd_diff)
 
     watch = sub.add_parser("watch", parents=[client], help="follow catalog events")
@@ -222,10 +232,53 @@ def cmd_versions(args: argparse.Namespace) -> View:
     )
 
 
-def cmd_diff(args: argparse.Namespace) -> View:
-    """Show what changed between two versions."""
+def cmd_describe(args: argparse.Namespace) -> View:
+    """Describe one table: its columns and keys, indexes, zone and every schema version."""
+    schema, name = (quote_name(exact) for exact in parse_qualified(args.name))
     with client_of(args) as client:
-        body = client.diff(args.a, args.b)
+        body = client.table_info(schema, name, **_at(args)).model_dump(mode="json", by_alias=True)
+        history = client.schema_versions(schema, name, version=body["version"])
+    body["schema_versions"] = [v.model_dump(mode="json") for v in history]
+    table = body["table"]
+    names = {c["id"]: c["name"] for c in table["versions"][-1]["columns"]}
+    colocation = ", ".join(names[i] for i in table["colocation_columns"])
+    indexes = "; ".join(f"{i['name']} {i['status']}" for i in body["indexes"]) or "none"
+    caption = "\n".join(
+        (
+            f"zone {body['zone']['name']}; colocated by {colocation}",
+            f"indexes: {indexes}",
+            f"schema versions: {_schema_versions(body['schema_versions'])}",
+        )
+    )
+    return dataclasses.replace(_table_view(body), caption=caption)
+
+
+def _schema_versions(versions: list[dict[str, Any]]) -> str:
+    """List a table's schema versions, each with how it differs from the one before.
+
+    ``+`` added, ``-`` dropped, ``~`` changed: ``1 (ID, NAME), 2 (+NOTE), 3 (~NOTE)``.
+    """
+    parts = []
+    before: dict[int, dict[str, Any]] = {}
+    for version in versions:
+        now = {c["id"]: c for c in version["columns"]}
+        if not before:
+            change = ", ".join(c["name"] for c in version["columns"])
+        else:
+            added = [f"+{c['name']}" for i, c in now.items() if i not in before]
+            dropped = [f"-{c['name']}" for i, c in before.items() if i not in now]
+            changed = [f"~{c['name']}" for i, c in now.items() if i in before and before[i] != c]
+            change = ", ".join(added + dropped + changed)
+        parts.append(f"{version['version']} ({change})")
+        before = now
+    return ", ".join(parts)
+
+
+def cmd_diff(args: argparse.Namespace) -> View:
+    """Show what changed between two versions, or made version A (from A-1)."""
+    a, b = (args.a, args.b) if args.b is not None else (max(args.a - 1, 1), args.a)
+    with client_of(args) as client:
+        body = client.diff(a, b)
     return View(
         body.model_dump(mode="json"),
         ["CHANGE", "TYPE", "ID", "NAME"],

@@ -31,7 +31,7 @@ from api.models import (
 from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.data_files import DataCommit, DataFile, DataMode
-from catalog.descriptors import IndexDescriptor, TableDescriptor
+from catalog.descriptors import IndexDescriptor, TableDescriptor, TableVersion
 from catalog.events import CatalogEvent
 
 T = TypeVar("T")
@@ -161,6 +161,15 @@ class CatalogClient(ClientBase, ClosedOnExit):
     ) -> TableBody:
         """Return one table with its indexes, zone and the version read."""
         return self.send(calls.table_call(schema, name, version, at))
+
+    def schema_versions(
+        self, schema: str, name: str, version: int | None = None, at: Timestamp | None = None
+    ) -> list[TableVersion]:
+        """Return every schema version of a table (its columns at each), oldest first."""
+        pages = calls.SchemaVersionPages(schema, name, version, at)
+        while pages.next is not None:
+            pages.take(self.send(pages.next))
+        return pages.found
 
     def tables(
         self, schema: str = "PUBLIC", version: int | None = None, at: Timestamp | None = None

@@ -71,3 +71,34 @@ def test_failures_under_json_output_are_json_on_stdout(api_server: RunningServer
     texted = _catalog("get", "table", "nope", "--url", url, "-o", "table")
     assert texted.returncode == 1 and texted.stdout == ""
     assert texted.stderr.startswith("error: TABLE_NOT_FOUND: table PUBLIC.NOPE not found")
+
+
+def test_describe_table_and_diff_of_one_version(
+    api_server: RunningServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = api_server.url
+    sql = [
+        'CREATE SCHEMA "sales.eu"',
+        'CREATE TABLE "sales.eu".orders (id INT PRIMARY KEY, v VARCHAR(20), gone INT)',
+        'ALTER TABLE "sales.eu".orders ADD COLUMN note VARCHAR(10)',
+        'ALTER TABLE "sales.eu".orders DROP COLUMN gone',
+        'CREATE INDEX o_v ON "sales.eu".orders (v)',
+    ]
+    for statement in sql:
+        assert main(["exec", "--url", url, "--sql", statement, "-o", "json"]) == 0
+    capsys.readouterr()
+
+    assert main(["describe", "table", '"sales.eu".orders', "--url", url, "-o", "table"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # the table may wrap its caption
+    assert "sales.eu.ORDERS" in out and "VARCHAR" not in out and "STRING(20)" in out
+    assert "colocated by ID" in out and "O_V REGISTERED" in out and "ORDERS_PK AVAILABLE" in out
+    assert "schema versions: 1 (ID, V, GONE), 2 (+NOTE), 3 (-GONE)" in out
+
+    assert main(["describe", "table", '"sales.eu".orders', "--url", url, "-o", "json"]) == 0
+    described = json.loads(capsys.readouterr().out)
+    assert [v["version"] for v in described["schema_versions"]] == [1, 2, 3]
+
+    latest = main(["diff", "6", "--url", url, "-o", "json"])  # version 6 made the index
+    assert latest == 0
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    assert [(ch["change"], ch["name"]) for ch in changes] == [("added", "O_V")]

@@ -295,3 +295,23 @@ def test_async_client(api_servers: ServerFactory, store_url: str) -> None:
                 assert events.last_event_id == "4.0"
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_schema_versions_follow_every_page(api_server: RunningServer) -> None:
+    with CatalogClient(api_server.url) as client:
+        client.execute(create_table("WIDE"))
+        for i in range(24):  # 25 schema versions: two pages of at most 20
+            client.execute(
+                c.AddColumns(table="WIDE", columns=[c.Column(name=f"C{i}", type="INT32")])
+            )
+        versions = client.schema_versions("PUBLIC", "wide")
+        assert [v.version for v in versions] == list(range(1, 26))
+        assert [col.name for col in versions[-1].columns][-1] == "C23"
+        earlier = client.schema_versions("PUBLIC", "WIDE", version=3)  # as of catalog version 3
+        assert [v.version for v in earlier] == [1, 2]
+
+    async def from_the_async_client() -> list[int]:
+        async with AsyncCatalogClient(api_server.url) as client:
+            return [v.version for v in await client.schema_versions("PUBLIC", "WIDE")]
+
+    assert asyncio.run(from_the_async_client()) == list(range(1, 26))
