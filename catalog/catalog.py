@@ -50,6 +50,7 @@ from catalog.store import (
 _UNSEALED = -1
 """The stamp slot of an overlay record: not written to any store yet."""
 _Relation = TypeVar("_Relation", TableDescriptor, IndexDescriptor)
+_Named = TypeVar("_Named", SchemaDescriptor, ZoneDescriptor)
 
 _EMPTY: Map[Any, Any] = Map()
 """The empty overlay every sealed version shares (maps are immutable)."""
@@ -572,9 +573,8 @@ class Catalog(RelationReads):
         schema_ids = [g.schema_id for g in tables] + [g.schema_id for g in indexes]
         if not set(schema_ids) <= set(self._names.schemas):
             raise ValueError("a table or index refers to a missing schema")
-        if len({g.schema_id for g in tables}) != len(tables) or len(
-            {g.schema_id for g in indexes}
-        ) != len(indexes):
+        split = len({g.schema_id for g in tables}) != len(tables)
+        if split or len({g.schema_id for g in indexes}) != len(indexes):
             raise ValueError("a schema's objects are split into several groups")
         if not all(all(map(store.tables.__contains__, g.table_ids)) for g in indexes):
             raise ValueError("an index refers to a missing table")
@@ -587,9 +587,6 @@ class _UnsealedCatalog(Catalog):
 
     __slots__ = _OVERLAYS
     ALL_SLOTS = (*Catalog.__slots__, *_OVERLAYS)
-
-
-_Named = TypeVar("_Named", SchemaDescriptor, ZoneDescriptor)
 
 
 def _put_named(

@@ -40,7 +40,6 @@ from api.models import (
     SchemasBody,
     SchemaSyncBody,
     TableBody,
-    TableHistoryBody,
     TimeBody,
     TokenBody,
     VersionsBody,
@@ -51,7 +50,7 @@ from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase, dump
 from catalog.data_files import DataCommit, DataFile, DataMode
-from catalog.descriptors import IndexDescriptor, TableVersion
+from catalog.descriptors import IndexDescriptor
 
 T = TypeVar("T")
 _M = TypeVar("_M", bound=pydantic.BaseModel)
@@ -417,38 +416,6 @@ def table_call(
     return read_call(
         f"/v1/schemas/{segment(schema)}/tables/{segment(name)}", json_of(TableBody), version, at
     )
-
-
-def table_history_call(
-    schema: str, name: str, version: int | None, at: Timestamp | None, from_schema_version: int
-) -> Call[TableHistoryBody]:
-    """``GET /v1/schemas/{schema}/tables/{name}/schema-versions``: one page, oldest first."""
-    path = f"/v1/schemas/{segment(schema)}/tables/{segment(name)}/schema-versions"
-    call = read_call(path, json_of(TableHistoryBody), version, at)
-    call.params["from"] = str(from_schema_version)
-    return call
-
-
-class SchemaVersionPages:
-    """Every schema version of a table, page by page, all read at one catalog version.
-
-    Both clients send ``next`` and hand its answer to ``take`` until ``next`` is None.
-    """
-
-    def __init__(self, schema: str, name: str, version: int | None, at: Timestamp | None) -> None:
-        self.schema, self.name = schema, name
-        self.found: list[TableVersion] = []
-        self.next: Call[TableHistoryBody] | None = table_history_call(schema, name, version, at, 1)
-
-    def take(self, body: TableHistoryBody) -> None:
-        """Keep a page's schema versions and set the call for the next page (None: done)."""
-        self.found.extend(body.schema_versions)
-        following = body.next_schema_version
-        self.next = (
-            None
-            if following is None
-            else table_history_call(self.schema, self.name, body.version, None, following)
-        )
 
 
 _NAMES: pydantic.TypeAdapter[list[str]] = pydantic.TypeAdapter(list[str])

@@ -14,6 +14,7 @@ from api.client.client_base import ClientBase
 from api.client.closing import ClosedOnExit
 from api.client.errors import UnreachableError
 from api.client.events import CatalogEventMessage, EventCursor, StreamAttempts, filter_params
+from api.client.schema_versions import SchemaVersionPages
 from api.models import (
     DataCommitsBody,
     DiffBody,
@@ -166,7 +167,7 @@ class CatalogClient(ClientBase, ClosedOnExit):
         self, schema: str, name: str, version: int | None = None, at: Timestamp | None = None
     ) -> list[TableVersion]:
         """Return every schema version of a table (its columns at each), oldest first."""
-        pages = calls.SchemaVersionPages(schema, name, version, at)
+        pages = SchemaVersionPages(schema, name, version, at)
         while pages.next is not None:
             pages.take(self.send(pages.next))
         return pages.found
