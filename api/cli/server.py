@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import datetime as dt
 import socket
 from typing import Any
 
@@ -183,7 +184,7 @@ def cmd_token_create(args: argparse.Namespace) -> View:
     if args.store is None:
         with client_of(args) as client:
             body = client.create_token(args.role, ttl_s, args.subject)
-        return View(body.model_dump(mode="json"), title="token")
+        return _token_view(body.token, args.role, body.expires_at)
 
     secret = read_token_secret(args.token_secret_file or ServerSettings().token_secret_file)
 
@@ -197,7 +198,14 @@ def cmd_token_create(args: argparse.Namespace) -> View:
             await log.close()
 
     token, expires = asyncio.run(sign())
-    return View({"token": token, "role": args.role, "expires_at": expires}, title="token")
+    return _token_view(token, args.role, expires)
+
+
+def _token_view(token: str, role: str, expires_at: int) -> View:
+    """The token, its role and its expiry: Unix seconds, and RFC 3339 for people."""
+    expires = dt.datetime.fromtimestamp(expires_at, dt.UTC).isoformat().replace("+00:00", "Z")
+    body = {"token": token, "role": role, "expires_at": expires_at, "expires": expires}
+    return View(body, title="token")
 
 
 def _duration(text: str) -> int:

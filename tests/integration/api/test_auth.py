@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import datetime as dt
 import hashlib
 import hmac
 import json
@@ -183,7 +184,10 @@ def test_cli_issues_tokens_from_the_store_and_uses_them(
         timeout=60,
         check=True,
     )
-    token = json.loads(made.stdout)["token"]
+    issued = json.loads(made.stdout)
+    token = issued["token"]
+    expires = dt.datetime.fromisoformat(issued["expires"])  # RFC 3339, as people read it
+    assert expires.timestamp() == issued["expires_at"] and expires.tzinfo == dt.UTC
     refused = subprocess.run(
         [catalog, "--url", server.url, "get", "tables", "-o", "json"],
         capture_output=True,
