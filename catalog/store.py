@@ -378,11 +378,15 @@ class RelationStore:
             ever = index_ids(members.get(table_id, self.table_index_members.get(table_id, ())))
             if object_id not in ever:
                 members[table_id] = _index_members({*ever, object_id})
-        gc.collect(0)
+        # While the collector is paused (a recovery replaying the log), the full collection
+        # that ends the pause untracks all of it at once: collecting here would only add up.
+        collecting = gc.isenabled()
+        if collecting:
+            gc.collect(0)
         # A history holds records, so it can be untracked only after them: a second pass.
         table_histories = [_appended(old, record) for _, record, old in table_writes]
         index_histories = [_appended(old, record) for _, record, old in index_writes]
-        if any(old is not None for _, _, old in (*table_writes, *index_writes)):
+        if collecting and any(old is not None for _, _, old in (*table_writes, *index_writes)):
             gc.collect(0)
         for (object_id, record, old), history in zip(table_writes, table_histories, strict=True):
             self.tables[object_id] = history
