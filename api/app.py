@@ -148,7 +148,14 @@ def create_app(
                     settings.host,
                 )
         app.state.metrics.bind(served)
-        log.info("catalog node %s serving %s", served.node_name, _redacted(settings.store))
+        log.info(
+            "catalog node %s serving http://%s:%d from %s at catalog version %d",
+            served.node_name,
+            settings.host,
+            settings.port,
+            _redacted(settings.store),
+            served.service.latest_version,
+        )
         try:
             yield
         finally:

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import dataclasses
 import datetime as dt
+import logging
 import socket
 from typing import Any
 
@@ -147,6 +148,13 @@ def _check_port(host: str, port: int) -> None:
 
 async def _serve(settings: ServerSettings, log_level: str) -> None:
     import uvicorn  # the server's dependencies load only for the server
+    from uvicorn.logging import DefaultFormatter
+
+    # The catalog's own lines (the one naming node, address, store and version at start,
+    # warnings) in uvicorn's format; uvicorn's loggers keep their own handlers.
+    handler = logging.StreamHandler()
+    handler.setFormatter(DefaultFormatter("%(levelprefix)s %(message)s", use_colors=False))
+    logging.basicConfig(level=log_level.upper(), handlers=[handler])
 
     from api.app import create_app
     from api.auth import TokenAuthority, auth_enabled, read_token_secret

@@ -220,8 +220,6 @@ def test_console_script_serves_and_talks(tmp_path: Path) -> None:
             str(port),
             "--node-name",
             "proc",
-            "--log-level",
-            "warning",
         ],
         env=env,
         stdout=subprocess.PIPE,
@@ -255,11 +253,14 @@ def test_console_script_serves_and_talks(tmp_path: Path) -> None:
     finally:
         serve.send_signal(signal.SIGINT)
         try:
-            serve.communicate(timeout=20)
+            printed = serve.communicate(timeout=20)[0]
         except subprocess.TimeoutExpired:
             serve.kill()
-            serve.communicate()
+            printed = serve.communicate()[0]
     assert serve.returncode == 0
+    # One line at start says which node serves where, from which store, at which version.
+    started = f"catalog node proc serving {url} from sqlite:///{tmp_path}/c.db at catalog version 1"
+    assert started in printed, printed
 
 
 def test_serve_refuses_a_taken_port_before_anything_starts(tmp_path: Path) -> None:
