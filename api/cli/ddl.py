@@ -1,4 +1,4 @@
-"""``catalog exec``: apply DDL, as JSON commands or SQL statements."""
+"""``catalog exec``, ``drop`` and ``index``: apply DDL, as JSON commands or SQL statements."""
 
 from __future__ import annotations
 
@@ -44,6 +44,14 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     drop.add_argument("--request-id", help="idempotency key (a new one by default)")
     drop.set_defaults(handler=cmd_drop)
 
+    index = sub.add_parser(
+        "index", parents=[client], help="move an index on: REGISTERED → BUILDING → AVAILABLE"
+    )
+    index.add_argument("step", choices=sorted(_INDEX_STEPS))
+    index.add_argument("name", help="the index, as typed in SQL ([schema.]name)")
+    index.add_argument("--request-id", help="idempotency key (a new one by default)")
+    index.set_defaults(handler=cmd_index)
+
 
 def cmd_exec(args: argparse.Namespace) -> View:
     """Apply commands from a JSON file, or DDL statements."""
@@ -67,6 +75,17 @@ def cmd_drop(args: argparse.Namespace) -> View:
     """Drop one table (with its indexes) as one batch."""
     schema, name = parse_qualified(args.name)
     command = c.DropTable(schema=schema, name=name, if_exists=args.if_exists)
+    with client_of(args) as client:
+        return _result_view(client.execute(command, request_id=args.request_id))
+
+
+_INDEX_STEPS = {"start-build": c.StartBuildingIndex, "available": c.MakeIndexAvailable}
+
+
+def cmd_index(args: argparse.Namespace) -> View:
+    """Move one index by name: start its build, or make it available once built."""
+    schema, name = parse_qualified(args.name, "index")
+    command = _INDEX_STEPS[args.step](schema=schema, name=name)
     with client_of(args) as client:
         return _result_view(client.execute(command, request_id=args.request_id))
 

@@ -154,11 +154,35 @@ class RenameIndexCommand(CommandBase):
 
 
 class _IndexStatusCommand(CommandBase):
-    index_id: int
+    """One step of an index's lifecycle.
+
+    The index is named by ``index_id`` (as the index builder does) or by ``schema`` and
+    ``name`` (as a person does), not both.
+    """
+
+    index_id: int | None = None
+    schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
+    name: Name | None = None
     from_status: ClassVar[IndexStatus]
+    by_name: ClassVar[bool] = True
+
+    @model_validator(mode="after")
+    def _named_once(self) -> Self:
+        op = getattr(self, "op", "")
+        if self.name is not None and not self.by_name:
+            raise ValidationError(f"{op} takes index_id: a STOPPING index has given up its name")
+        if (self.index_id is None) == (self.name is None):
+            raise ValidationError(
+                f"{op} names its index by index_id, or by name (with its schema); give one of them"
+            )
+        return self
 
     def _index(self, ctx: UpdateContext) -> IndexDescriptor:
-        index = ctx.catalog.index_by_id(self.index_id)
+        if self.index_id is not None:
+            index = ctx.catalog.index_by_id(self.index_id)
+        else:
+            assert self.name is not None
+            index = ctx.catalog.index(self.schema_, self.name)
         if index.status is not self.from_status:
             raise ValidationError(
                 f"index {index.name} (id {index.id}) is {index.status}, "
@@ -193,6 +217,7 @@ class RemoveIndexCommand(_IndexStatusCommand):
 
     op: Literal["remove_index"] = "remove_index"
     from_status: ClassVar[IndexStatus] = IndexStatus.STOPPING
+    by_name: ClassVar[bool] = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
         return [RemoveIndexEntry(index_id=self._index(ctx).id)]

@@ -102,3 +102,32 @@ def test_describe_table_and_diff_of_one_version(
     assert latest == 0
     changes = json.loads(capsys.readouterr().out)["changes"]
     assert [(ch["change"], ch["name"]) for ch in changes] == [("added", "O_V")]
+
+
+def test_an_index_moves_through_its_lifecycle_by_name(
+    api_server: RunningServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = api_server.url
+    sql = "CREATE SCHEMA s; CREATE TABLE s.t (id INT PRIMARY KEY, v INT)"
+    assert main(["exec", "--url", url, "--sql", sql, "-o", "json"]) == 0
+    # Created after its table (in a batch of its own), an index starts REGISTERED.
+    index = 'CREATE INDEX "i.v" ON s.t (v)'
+    assert main(["exec", "--url", url, "--sql", index, "-o", "json"]) == 0
+    capsys.readouterr()
+
+    def status() -> str:
+        with CatalogClient(api_server.url) as client:
+            return str(client.index("S", '"i.v"').status)
+
+    # Out of order: refused with the status it has, nothing changes.
+    assert main(["index", "available", 's."i.v"', "--url", url, "-o", "json"]) == 1
+    refused = json.loads(capsys.readouterr().out)
+    assert refused["code"] == "INDEX_STATUS_CONFLICT" and "REGISTERED" in refused["detail"]
+    assert status() == "REGISTERED"
+    assert main(["index", "start-build", 's."i.v"', "--url", url, "-o", "json"]) == 0
+    assert status() == "BUILDING"
+    assert main(["index", "available", 's."i.v"', "--url", url, "-o", "json"]) == 0
+    assert status() == "AVAILABLE"
+    capsys.readouterr()
+    assert main(["index", "start-build", "s.nope", "--url", url, "-o", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["code"] == "INDEX_NOT_FOUND"

@@ -338,6 +338,22 @@ def test_whole_lifecycle_in_one_batch() -> None:
     assert [i.name for i in prepared.catalog.indexes()] == ["T_PK"]
 
 
+def test_lifecycle_steps_name_their_index_by_id_or_by_name() -> None:
+    cat = with_index(with_table(), "I", ("A",))
+    index_id = cat.index("PUBLIC", "I").id
+    cat = run(cat, c.StartBuildingIndex(schema="PUBLIC", name="I")).catalog
+    assert cat.index_by_id(index_id).status is IndexStatus.BUILDING
+    cat = run(cat, c.MakeIndexAvailable(name="I")).catalog  # the schema defaults to PUBLIC
+    assert cat.index_by_id(index_id).status is IndexStatus.AVAILABLE
+    refused(cat, ErrorCode.INDEX_NOT_FOUND, c.MakeIndexAvailable(name="NOPE"))
+    for build in (
+        lambda: c.StartBuildingIndex(),
+        lambda: c.StartBuildingIndex(index_id=index_id, name="I"),
+        lambda: c.RemoveIndex(name="I"),  # a STOPPING index has given up its name
+    ):
+        bad_shape(build)
+
+
 _STATUSES = [
     IndexStatus.REGISTERED,
     IndexStatus.BUILDING,
