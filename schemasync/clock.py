@@ -54,14 +54,19 @@ def logical_of(ts: int) -> int:
     return ts & LOGICAL_MASK
 
 
+def rfc3339(physical_ms: int) -> str:
+    """Return wall-clock milliseconds as RFC 3339 in UTC: ``2025-11-24T16:00:00.123Z``."""
+    moment = dt.datetime.fromtimestamp(physical_ms / 1000, dt.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def describe_ts(ts: int) -> str:
     """Return ``ts`` as people read it in a message: RFC 3339 (UTC), the hybrid value beside.
 
     >>> describe_ts(hlc(1_764_000_000_123, 2))
     '2025-11-24T16:00:00.123Z (hybrid 115605504008060930)'
     """
-    moment = dt.datetime.fromtimestamp(physical_of(ts) / 1000, dt.UTC)
-    return f"{moment.isoformat(timespec='milliseconds').replace('+00:00', 'Z')} (hybrid {ts})"
+    return f"{rfc3339(physical_of(ts))} (hybrid {ts})"
 
 
 @runtime_checkable

@@ -165,8 +165,6 @@ class SqliteKvStore:
             reads = [_apply(db, op, revision, now) for op in ops]
             return TxnResult(ok, revision, [r for r in reads if r is not None]), changed
 
-        if self._closed:
-            raise StorageUnavailableError(f"SQLite store {self.path}: the store is closed")
         size = sum(
             len(op.key) + len(op.value) for op in (*success, *failure) if isinstance(op, Put)
         )

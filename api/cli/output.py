@@ -7,7 +7,6 @@ rows (or the data as a key/value table when a command has no rows).
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sys
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from schemasync.clock import physical_of
+from schemasync.clock import physical_of, rfc3339
 
 FORMATS = ("table", "json", "yaml")
 
@@ -90,7 +89,4 @@ def _table(view: View) -> Table:
 
 def hlc_time(ts: int | None) -> str:
     """Return a hybrid timestamp's physical time, as UTC ISO 8601 (empty for None)."""
-    if ts is None:
-        return ""
-    moment = dt.datetime.fromtimestamp(physical_of(ts) / 1000, tz=dt.UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return "" if ts is None else rfc3339(physical_of(ts))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import datetime as dt
 import logging
 import socket
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from api.cli.base import UsageError, client_of, positive
 from api.cli.output import FORMATS, View
 from api.config import DEFAULT_STORE, ServerSettings
+from schemasync.clock import rfc3339
 from updatelog.url import open_log
 
 
@@ -211,8 +211,12 @@ def cmd_token_create(args: argparse.Namespace) -> View:
 
 def _token_view(token: str, role: str, expires_at: int) -> View:
     """The token, its role and its expiry: Unix seconds, and RFC 3339 for people."""
-    expires = dt.datetime.fromtimestamp(expires_at, dt.UTC).isoformat().replace("+00:00", "Z")
-    body = {"token": token, "role": role, "expires_at": expires_at, "expires": expires}
+    body = {
+        "token": token,
+        "role": role,
+        "expires_at": expires_at,
+        "expires": rfc3339(expires_at * 1000),
+    }
     return View(body, title="token")
 
 

@@ -186,7 +186,7 @@ def test_cli_issues_tokens_from_the_store_and_uses_them(
     )
     issued = json.loads(made.stdout)
     token = issued["token"]
-    expires = dt.datetime.fromisoformat(issued["expires"])  # RFC 3339, as people read it
+    expires = dt.datetime.fromisoformat(issued["expires"])
     assert expires.timestamp() == issued["expires_at"] and expires.tzinfo == dt.UTC
     refused = subprocess.run(
         [catalog, "--url", server.url, "get", "tables", "-o", "json"],
