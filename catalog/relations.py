@@ -78,7 +78,13 @@ class RelationReads:
         return None if found is None else found[0]
 
     def _find_table(self, schema_id: int, name: str) -> TableDescriptor | None:
-        found = self._table_named(schema_id, name)
+        # The hot path of every lookup by name: a sealed version (no overlay) asks the store
+        # directly, without building the overlay's key.
+        found = (
+            self._table_named(schema_id, name)
+            if self._table_by_name
+            else self._store.table_named(self._stamp, schema_id, name)
+        )
         if found is None:
             return None
         return checked_descriptor(found[1], TableDescriptor, found[0])

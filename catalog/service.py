@@ -185,7 +185,13 @@ class CatalogService:
 
     def active_catalog(self, ts: int) -> Catalog:
         """Return the catalog active at hybrid timestamp ``ts`` (see ``active_catalog_version``)."""
-        return self.catalog(self.active_catalog_version(ts))
+        # The hot path of every read "as of T", so it reads the window itself: ``_publish``
+        # appends a version before its activation, so an activation found has its catalog.
+        window = self._window
+        index = bisect.bisect_right(window.activations, ts) - 1
+        if index >= 0:
+            return window.versions[index]
+        return self.catalog(self.active_catalog_version(ts))  # raises why there is none
 
     def digest(self, version: int) -> str:
         """Return the digest of catalog ``version`` (equal on every node that applied it)."""

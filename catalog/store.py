@@ -208,7 +208,9 @@ def checked_descriptor(record: Record, kind: type[D], object_id: int) -> D:
     value = record[VALUE]
     if type(value) is not bytes:
         return check_descriptor(value, kind, object_id, record[NAME])
-    found = CACHE.known(value)
+    found = CACHE._young.get(value)  # ``known`` inline: a young hit is one dict read
+    if found is None:
+        found = CACHE.known(value)
     if type(found) is kind:
         return found
     if found is None:
@@ -317,6 +319,13 @@ class RelationStore:
         found = None if by_name is None else by_name.get(name)
         if found is None:
             return None
+        if type(found) is int:
+            # One table ever had the name (the common case), sealed once: ``visible`` inline.
+            history = self.tables.get(found)
+            if history is not None and type(history[STAMP]) is int:
+                if history[STAMP] <= stamp and history[VALUE] is not None and history[NAME] == name:
+                    return (found, history) if history[SCHEMA_ID] == schema_id else None
+                return None
         for object_id in (found,) if isinstance(found, int) else found:
             record = visible(self.tables.get(object_id), stamp)
             if record is not None and record[NAME] == name and record[SCHEMA_ID] == schema_id:
