@@ -38,6 +38,7 @@ from updatelog.errors import FormatError, StorageUnavailableError
 from updatelog.kv import (
     Compare,
     CompareOp,
+    Delete,
     Get,
     KeyValue,
     LeaseExpiredError,
@@ -55,8 +56,9 @@ T = TypeVar("T")
 
 APPLICATION_ID = 0x55504C47
 """``PRAGMA application_id`` of a catalog store (ASCII "UPLG"), so a foreign file is refused."""
-SCHEMA_VERSION = 2
-"""``PRAGMA user_version`` of the table layout this release writes (1: no revisions)."""
+SCHEMA_VERSION = 3
+"""``PRAGMA user_version`` of the table layout this release writes (1: no revisions; 2: the
+revision counted in ``meta`` on every commit, where 3 reads it off the revision index)."""
 DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
 """Values above this (minus the log's margin) are written as chunks, as on etcd."""
 
@@ -66,6 +68,10 @@ _WATCH_PAGE = 1000
 CHANGES_SINCE = (
     "SELECT key, value, mod_rev FROM kv INDEXED BY kv_by_revision "
     "WHERE mod_rev >= ? AND key >= ? AND key < ? ORDER BY mod_rev LIMIT ?"
+)
+_CURRENT_REVISION = (
+    "SELECT max((SELECT value FROM meta WHERE name = 'revision'), "
+    "coalesce((SELECT max(mod_rev) FROM kv), 0))"
 )
 _LIVE = "(kv.lease = 0 OR kv.lease IN (SELECT id FROM kv_lease WHERE expires_ms > ?))"
 
@@ -156,12 +162,16 @@ class SqliteKvStore:
 
         def body(db: sqlite3.Connection) -> tuple[TxnResult, bool]:
             now = _wall_ms()
-            if writes:
-                _purge_expired(db, now)
+            revision = _revision(db)
+            if writes and _purge_expired(db, now):
+                _keep_revision(db, revision)
             ok = all(_holds(db, c, now) for c in compares)
             ops = success if ok else failure
             changed = any(not isinstance(op, Get) for op in ops)
-            revision = _raise_revision(db) if changed else _revision(db)
+            if changed:
+                revision += 1
+                if any(isinstance(op, Delete) for op in ops):
+                    _keep_revision(db, revision)
             reads = [_apply(db, op, revision, now) for op in ops]
             return TxnResult(ok, revision, [r for r in reads if r is not None]), changed
 
@@ -269,22 +279,28 @@ def _wall_ms() -> int:
 
 
 def _revision(db: sqlite3.Connection) -> int:
-    return int(db.execute("SELECT value FROM meta WHERE name = 'revision'").fetchone()[0])
+    """Return the store's revision: the newest row's, or the last deletion's if newer.
+
+    A transaction that only puts stamps its rows with the next revision and writes nothing
+    else: the revision index already holds the newest one, so a commit costs no page of its
+    own for the counter. A deletion may remove the newest row, so it keeps its revision in
+    ``meta`` (``_keep_revision``) and the revision never goes back.
+    """
+    return int(db.execute(_CURRENT_REVISION).fetchone()[0])
 
 
-def _raise_revision(db: sqlite3.Connection) -> int:
-    row = db.execute(
-        "UPDATE meta SET value = value + 1 WHERE name = 'revision' RETURNING value"
-    ).fetchone()
-    return int(row[0])
+def _keep_revision(db: sqlite3.Connection, revision: int) -> None:
+    db.execute("UPDATE meta SET value = max(value, ?) WHERE name = 'revision'", (revision,))
 
 
-def _purge_expired(db: sqlite3.Connection, now: int) -> None:
+def _purge_expired(db: sqlite3.Connection, now: int) -> bool:
+    """Delete the keys of expired leases and the leases; True when any lease had expired."""
     expired = [i for (i,) in db.execute("SELECT id FROM kv_lease WHERE expires_ms <= ?", (now,))]
     if expired:
         marks = ",".join("?" * len(expired))
         db.execute(f"DELETE FROM kv WHERE lease IN ({marks})", expired)
         db.execute(f"DELETE FROM kv_lease WHERE id IN ({marks})", expired)
+    return bool(expired)
 
 
 def _value(db: sqlite3.Connection, key: str, now: int) -> bytes | None:
@@ -409,7 +425,7 @@ def _create_or_upgrade(db: sqlite3.Connection) -> None:
         if db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'lease'").fetchone()[0]:
             db.execute("DELETE FROM kv WHERE key IN (SELECT key FROM lease)")
             db.execute("DROP TABLE lease")
-    if schema < SCHEMA_VERSION:
+    if schema < 2:
         db.execute("CREATE INDEX kv_by_revision ON kv (mod_rev)")
         db.execute("CREATE INDEX kv_by_lease ON kv (lease) WHERE lease != 0")
         db.execute(
@@ -419,4 +435,8 @@ def _create_or_upgrade(db: sqlite3.Connection) -> None:
         db.execute("CREATE INDEX kv_lease_by_expiry ON kv_lease (expires_ms)")
         db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)")
         db.execute("INSERT INTO meta (name, value) VALUES ('revision', 1)")
+    if schema < SCHEMA_VERSION:
+        # 2 -> 3 keeps every table: ``meta`` holds at least the newest row's revision, which
+        # is what the revision is read as now. Releases that read 2 would count from ``meta``
+        # alone, which no longer moves on every commit: they must refuse this file.
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
