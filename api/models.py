@@ -211,15 +211,41 @@ class ReadyBody(_Shape):
     activation_ts: int | None
 
 
-class ChangeBody(_Shape):
-    """One object that differs between two versions."""
+class FieldChangeBody(_Shape):
+    """One property of an object or a column that changed, with its values before and after."""
 
-    object_type: str
+    field: str
+    before: Any
+    after: Any
+
+
+class _DifferenceBody(_Shape):
     id: int
     name: str
     change: str
-    before: dict[str, Any] | None
-    after: dict[str, Any] | None
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+    fields: list[FieldChangeBody] = []
+
+
+class ColumnChangeBody(_DifferenceBody):
+    """One column of an altered table.
+
+    ``added`` carries the column in ``after``, ``dropped`` in ``before``; ``altered`` carries
+    ``fields``, its properties that changed (a rename changes ``name``).
+    """
+
+
+class ChangeBody(_DifferenceBody):
+    """One object that differs between two versions.
+
+    ``added`` carries the new object in ``after`` and ``dropped`` the old one in ``before``;
+    ``altered`` carries only what changed: ``fields`` (a rename changes ``name``; a table's
+    ``schema_version`` moves when its columns change) and, for a table, ``columns``.
+    """
+
+    object_type: str
+    columns: list[ColumnChangeBody] = []
 
 
 class DiffBody(_Shape):

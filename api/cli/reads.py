@@ -9,6 +9,7 @@ from typing import Any
 
 from api.cli.base import UsageError, client_of, positive
 from api.cli.output import View, hlc_time, show_line
+from api.models import ChangeBody, FieldChangeBody
 from catalog.catalog import Catalog
 from catalog.identifiers import parse_name, parse_qualified, quote_name
 
@@ -281,10 +282,30 @@ def cmd_diff(args: argparse.Namespace) -> View:
         body = client.diff(a, b)
     return View(
         body.model_dump(mode="json"),
-        ["CHANGE", "TYPE", "ID", "NAME"],
-        [[c.change, c.object_type, str(c.id), c.name] for c in body.changes],
+        ["CHANGE", "TYPE", "ID", "NAME", "WHAT"],
+        [[c.change, c.object_type, str(c.id), c.name, _what_changed(c)] for c in body.changes],
         title=f"changes from version {body.from_version} to {body.to_version}",
     )
+
+
+def _what_changed(change: ChangeBody) -> str:
+    """Sum up an altered object: ``status REGISTERED → BUILDING; +NOTE; ~A (type INT32 → INT64)``.
+
+    ``+`` a column added, ``-`` dropped, ``~`` altered (with what changed in it).
+    """
+    parts = [_moved(f) for f in change.fields]
+    for column in change.columns:
+        if column.change == "added":
+            parts.append(f"+{column.name}")
+        elif column.change == "dropped":
+            parts.append(f"-{column.name}")
+        else:
+            parts.append(f"~{column.name} ({', '.join(_moved(f) for f in column.fields)})")
+    return "; ".join(parts)
+
+
+def _moved(field: FieldChangeBody) -> str:
+    return f"{field.field} {json.dumps(field.before)} → {json.dumps(field.after)}".replace('"', "")
 
 
 def cmd_watch(args: argparse.Namespace) -> None:

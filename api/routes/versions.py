@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
 from api.auth import require
 from api.errors import ApiCode, ApiError, problem_responses
-from api.models import ChangeBody, DiffBody, ReadyBody, VersionInfo, VersionsBody
+from api.models import (
+    ChangeBody,
+    ColumnChangeBody,
+    DiffBody,
+    FieldChangeBody,
+    ReadyBody,
+    VersionInfo,
+    VersionsBody,
+)
 from api.roles import Role
 from api.routes.params import json_response, node_of
-from catalog.diff import diff
+from catalog.diff import Change, ColumnChange, diff
 from catalog.errors import CatalogError
 from catalog.service import CatalogService
 
@@ -82,20 +90,36 @@ async def get_diff(
     from_version: Annotated[int, Query(alias="from", ge=1)],
     to_version: Annotated[int, Query(alias="to", ge=1)],
 ) -> Response:
-    """Objects added, dropped or altered between two versions, with before and after."""
+    """Objects added, dropped or altered between two versions, down to a table's columns.
+
+    An added object comes whole in ``after``, a dropped one in ``before``; an altered one
+    carries only the properties and columns that changed, each with before and after.
+    """
     service = node_of(request).service
     before, after = service.catalog(from_version), service.catalog(to_version)
-    changes = [
-        ChangeBody(
-            object_type=c.object_type,
-            id=c.id,
-            name=c.name,
-            change=str(c.change),
-            before=c.before.model_dump(mode="json") if c.before is not None else None,
-            after=c.after.model_dump(mode="json") if c.after is not None else None,
-        )
-        for c in diff(before, after)
-    ]
+    changes = [_change_body(c) for c in diff(before, after)]
     return json_response(
         DiffBody(from_version=from_version, to_version=to_version, changes=changes)
     )
+
+
+def _change_body(change: Change) -> ChangeBody:
+    return ChangeBody(
+        object_type=change.object_type,
+        columns=[ColumnChangeBody(**_difference(c)) for c in change.columns],
+        **_difference(change),
+    )
+
+
+def _difference(change: Change | ColumnChange) -> dict[str, Any]:
+    """What an object's change and a column's change both carry."""
+    return {
+        "id": change.id,
+        "name": change.name,
+        "change": str(change.change),
+        "before": None if change.before is None else change.before.model_dump(mode="json"),
+        "after": None if change.after is None else change.after.model_dump(mode="json"),
+        "fields": [
+            FieldChangeBody(field=f.field, before=f.before, after=f.after) for f in change.fields
+        ],
+    }

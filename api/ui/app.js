@@ -133,6 +133,28 @@ async function showTimeline() {
     <table data-testid="versions"><tr><th>version</th><th>active from</th><th>changes</th><th></th></tr>${rows}</table>`;
 }
 
+// One property that moved: "status REGISTERED → BUILDING".
+const moved = (f) => `${esc(f.field)} <code>${esc(JSON.stringify(f.before))}</code> → <code>${esc(JSON.stringify(f.after))}</code>`;
+
+// What an object's change holds: an altered one lists only the properties and the columns that
+// changed; an added or dropped one shows the object itself, folded.
+function changeDetail(c) {
+  if (c.change !== "altered") {
+    const whole = c.after ?? c.before;
+    const summary = whole.versions ? `${current(whole).columns.length} columns` : "details";
+    return `<details><summary>${summary}</summary><pre class="mono">${esc(JSON.stringify(whole, null, 2))}</pre></details>`;
+  }
+  const fields = c.fields.map((f) => `<div data-testid="field-change">${moved(f)}</div>`);
+  const columns = c.columns.map((col) => {
+    const sign = { added: "+", dropped: "−", altered: "~" }[col.change];
+    const what = col.change === "altered"
+      ? col.fields.map(moved).join(", ")
+      : `<code>${esc(typeName(col.after ?? col.before))}</code>`;
+    return `<div data-testid="column-change" class="${esc(col.change)}">${sign} column ${esc(col.name)}: ${what}</div>`;
+  });
+  return [...fields, ...columns].join("");
+}
+
 async function showDiff(query) {
   const latest = state.latest ?? (await api("/v1/versions?limit=1")).latest;
   const from = Number(query.get("from") || Math.max(1, latest - 1));
@@ -143,13 +165,12 @@ async function showDiff(query) {
   const rows = body.changes
     .map(
       (c) => `<tr data-testid="change-row"><td>${esc(c.object_type)}</td><td>${esc(c.name)}</td>
-      <td class="${esc(c.change)}">${esc(c.change)}</td>
-      <td class="mono">${esc(c.before ? JSON.stringify(c.before) : "")}</td><td class="mono">${esc(c.after ? JSON.stringify(c.after) : "")}</td></tr>`,
+      <td class="${esc(c.change)}">${esc(c.change)}</td><td>${changeDetail(c)}</td></tr>`,
     )
     .join("");
   return `<h1 data-testid="title">Diff ${from} → ${to}</h1>${form}
-    <table data-testid="changes"><tr><th>object</th><th>name</th><th>change</th><th>before</th><th>after</th></tr>
-    ${rows || '<tr><td colspan="5" class="muted">no changes</td></tr>'}</table>`;
+    <table data-testid="changes"><tr><th>object</th><th>name</th><th>change</th><th>what changed</th></tr>
+    ${rows || '<tr><td colspan="4" class="muted">no changes</td></tr>'}</table>`;
 }
 
 async function render() {

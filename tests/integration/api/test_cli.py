@@ -93,6 +93,10 @@ def test_exec_get_versions_diff_time_nodes(
     assert {ch["name"] for ch in diff["changes"]} == {"U", "U_PK", "U_V"}
     nodes = run_json(capsys, "nodes", "--url", url)
     assert nodes[0]["applied_version"] == 3
+    # An altered table says what changed in it, one column at a time.
+    run_json(capsys, "exec", "--url", url, "--sql", "ALTER TABLE u ADD COLUMN note VARCHAR(9)")
+    code, out, _ = run(capsys, "diff", "4", "--url", url, "-o", "table")
+    assert code == 0 and "schema_version 1 → 2; +NOTE" in out, out
 
     # YAML and tables for people.
     code, out, _ = run(capsys, "get", "table", "U", "--url", url, "-o", "yaml")

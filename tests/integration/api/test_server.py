@@ -249,7 +249,12 @@ def test_versions_diff_and_ready(http: httpx.Client) -> None:
     }
     altered = http.get("/v1/diff", params={"from": 2, "to": 3}).json()["changes"]
     assert [(c["object_type"], c["change"]) for c in altered] == [("table", "altered")]
-    assert len(altered[0]["after"]["versions"]) == 2
+    # Only what changed: no whole table before and after, the one column added.
+    assert altered[0]["before"] is None and altered[0]["after"] is None
+    assert altered[0]["fields"] == [{"field": "schema_version", "before": 1, "after": 2}]
+    (note,) = altered[0]["columns"]
+    assert (note["name"], note["change"], note["before"]) == ("NOTE", "added", None)
+    assert note["after"]["type"] == "STRING" and note["after"]["length"] == 20
 
 
 def test_ready_waits_for_a_version_that_arrives_later(http: httpx.Client) -> None:

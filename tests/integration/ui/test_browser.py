@@ -148,6 +148,9 @@ def test_tables_table_page_pin_timeline_diff_and_live_updates(
     _until(browser, lambda d: len(_texts(d, "change-row")) >= 2, "the diff")
     changes = " | ".join(_texts(browser, "change-row"))
     assert "ITEMS added" in changes and "ORDERS altered" in changes
+    # The altered table shows the one column added, not the whole table twice.
+    assert _texts(browser, "column-change") == ["+ column NOTE: STRING(40)"]
+    assert _texts(browser, "field-change") == ["schema_version 1 → 2"]
 
     # Live: a change made elsewhere shows up without a reload.
     _open(browser, server.url + "/ui/")
