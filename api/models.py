@@ -21,6 +21,7 @@ from catalog import (
 from catalog.catalog import Catalog
 from catalog.commands import CatalogCommand
 from catalog.data_files import DataCommit, DataFile, DataMode
+from catalog.origin import MAX_MESSAGE_CHARS, UpdateOrigin
 
 MAX_WAIT_FOR_NODES_S = 60.0
 """The longest ``wait_for_nodes_s`` a DDL request may ask for."""
@@ -40,6 +41,13 @@ class BatchRequest(_Shape):
     """What every DDL request may carry besides its statements."""
 
     request_id: str | None = Field(default=None, min_length=1, max_length=200)
+    message: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_MESSAGE_CHARS,
+        description="Why, in your words: the new version records it with who asked "
+        "(GET /v1/versions, the events).",
+    )
     wait_for_nodes_s: float | None = Field(
         default=None,
         ge=0,
@@ -185,13 +193,18 @@ class IndexesBody(_Shape):
 
 
 class VersionInfo(_Shape):
-    """A retained version, when it becomes active, and what changed in it."""
+    """A retained version, when it becomes active, what changed in it, and who asked."""
 
     version: int
     activation_ts: int
     entries: list[str] = Field(
         default_factory=list,
         description="The update entries' types, in order (empty for the snapshot version).",
+    )
+    origins: list[UpdateOrigin] = Field(
+        default_factory=list,
+        description="One per request the version holds, in the order of their entries "
+        "(empty for version 1, the snapshot version, and versions from before origins).",
     )
 
 

@@ -22,6 +22,7 @@ from catalog.descriptors import (
 )
 from catalog.entries.base import EntryBase
 from catalog.events import CatalogEvent, EventSubject
+from catalog.origin import UpdateOrigin
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,7 @@ class CatalogEventParameters:
             ``entry``; the whole object is in ``catalog(version)``, or ``version - 1`` for drops).
         entry: the update entry that fired the event: what changed, nothing more.
         index: the entry's position within the version (events of a version are ordered).
+        origin: who asked for the change, from what, and why (None where not recorded).
     """
 
     event: CatalogEvent
@@ -44,6 +46,7 @@ class CatalogEventParameters:
     subject: EventSubject
     entry: EntryBase
     index: int
+    origin: UpdateOrigin | None = None
 
 
 def event_subject(descriptor: Descriptor | None, before: Catalog, after: Catalog) -> EventSubject:

@@ -25,6 +25,7 @@ from catalog.data_log import DataCommitLog
 from catalog.entries.base import EntryBase
 from catalog.errors import CatalogError, ConcurrentUpdateError, ValidationError
 from catalog.marshalling import encode_update
+from catalog.origin import UpdateOrigin, in_process
 from catalog.prepare import prepare
 from catalog.registry import wait_for_nodes as wait_for_registered_nodes
 from catalog.request_ids import check_request_id, commands_digest, request_id_reused
@@ -48,8 +49,12 @@ class _Request:
     commands: list[CommandBase]
     request_id: str | None
     future: asyncio.Future[_Outcome] = field(repr=False)
+    origin: UpdateOrigin
+    """Who asked and why, recorded in the version (with its count of entries)."""
     digest: bytes = b""
     """The digest of ``commands``, recorded with the request id (empty without one)."""
+    entry_count: int = 0
+    """How many entries the request produced when last validated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,12 +112,15 @@ class CatalogManager:
         request_id: str | None = None,
         *,
         wait_for_nodes: float | None = None,
+        origin: UpdateOrigin | None = None,
     ) -> ApplyResult:
         """Apply ``commands`` as one atomic batch; return once the change is visible everywhere.
 
         With ``wait_for_nodes`` (seconds), it then also waits until every live node in the
         node registry reports the result's version, at most that long, and says in
-        ``nodes_synced``/``nodes_lagging`` which did. Otherwise as ``_execute`` below.
+        ``nodes_synced``/``nodes_lagging`` which did. ``origin`` says who asked and why; the
+        version records it (``in_process`` with the request id when None). Otherwise as
+        ``_execute`` below.
 
         Raises:
             ValidationError: ``wait_for_nodes`` is negative or not finite.
@@ -121,7 +129,7 @@ class CatalogManager:
         """
         if wait_for_nodes is not None and not 0 <= wait_for_nodes < math.inf:
             raise ValidationError(f"wait_for_nodes must be finite and >= 0: {wait_for_nodes}")
-        result = await self._execute(commands, request_id)
+        result = await self._execute(commands, request_id, origin or in_process(request_id))
         if wait_for_nodes is None:
             return result
         sync = await wait_for_registered_nodes(
@@ -130,7 +138,10 @@ class CatalogManager:
         return dataclasses.replace(result, nodes_synced=sync.synced, nodes_lagging=sync.lagging)
 
     async def _execute(
-        self, commands: CommandBase | Sequence[CommandBase], request_id: str | None = None
+        self,
+        commands: CommandBase | Sequence[CommandBase],
+        request_id: str | None,
+        origin: UpdateOrigin,
     ) -> ApplyResult:
         """Apply ``commands`` as one atomic batch; return once the change is visible everywhere.
 
@@ -158,7 +169,7 @@ class CatalogManager:
         # No read of the request id up front: the append refuses an id already recorded and
         # names the version that committed it; a refusal is recorded under the id in turn.
         for _ in range(self._max_attempts):
-            outcome = await self._submit(batch, request_id, digest)
+            outcome = await self._submit(batch, request_id, digest, origin)
             if outcome.committed_by_request:
                 assert request_id is not None
                 return await self._answer_from_log(outcome.version, request_id)
@@ -184,10 +195,10 @@ class CatalogManager:
         )
 
     async def _submit(
-        self, batch: list[CommandBase], request_id: str | None, digest: bytes
+        self, batch: list[CommandBase], request_id: str | None, digest: bytes, origin: UpdateOrigin
     ) -> _Outcome:
         future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Request(batch, request_id, future, digest))
+        self._queue.append(_Request(batch, request_id, future, origin, digest))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.get_running_loop().create_task(self._flush())
         return await future
@@ -376,6 +387,7 @@ class CatalogManager:
             if request.request_id is not None:
                 seen_ids.add(request.request_id)
             current = prepared.catalog
+            request.entry_count = len(prepared.entries)
             entries.extend(prepared.entries)
             included.append((request, prepared.applied))
         return included, entries, deferred, current
@@ -395,6 +407,9 @@ class CatalogManager:
                 RequestOutcome(request_id=r.request_id, applied=applied)
                 for r, applied in included
                 if r.request_id is not None
+            ),
+            origins=tuple(
+                r.origin.model_copy(update={"entries": r.entry_count}) for r, _ in included
             ),
         )
 

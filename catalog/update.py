@@ -15,6 +15,7 @@ from catalog.entries import (
 )
 from catalog.event_feed import CatalogEventParameters, event_subject
 from catalog.model import Model
+from catalog.origin import UpdateOrigin
 from schemasync.service import ms_to_hlc
 
 
@@ -37,6 +38,18 @@ class VersionedUpdate(Model):
     delay_ms: int
     entries: tuple[UpdateEntry, ...]
     requests: tuple[RequestOutcome, ...] = ()
+    origins: tuple[UpdateOrigin, ...] = ()
+    """Who asked for this version and why: one per request it holds, in the order of their
+    entries (none for version 1, nor for versions written before origins were recorded)."""
+
+    def origin_of(self, index: int) -> UpdateOrigin | None:
+        """Return the origin of the request that produced entry ``index``, if recorded."""
+        end = 0
+        for origin in self.origins:
+            end += origin.entries
+            if index < end:
+                return origin
+        return None
 
     def activation_ts(self, previous_activation_ts: int) -> int:
         """Return this version's activation timestamp given the previous version's."""
@@ -88,7 +101,13 @@ class VersionedUpdate(Model):
             if with_events and entry.event is not None:
                 subject = event_subject(entry.subject(current, after), current, after)
                 yield CatalogEventParameters(
-                    entry.event, self.version, activation_ts, subject, entry, index
+                    entry.event,
+                    self.version,
+                    activation_ts,
+                    subject,
+                    entry,
+                    index,
+                    self.origin_of(index),
                 )
             current = after
         return current.with_version(self.version, activation_ts)

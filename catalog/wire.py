@@ -44,12 +44,13 @@ from catalog.errors import (
 from catalog.model import Model
 from updatelog.errors import FormatError
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """The newest format; readers accept it and every older one, and refuse anything newer.
 
 Format 2 changed only the snapshot's layout (``catalog.snapshots``: columns of keys and
-per-descriptor bytes). A kind is written in the newest format that changed it, so values
-of every other kind keep their format-1 bytes exactly."""
+per-descriptor bytes); format 3 only the update's (``origins`` appended: who asked for each
+request and why). A kind is written in the newest format that changed it, so values of every
+other kind keep their format-1 bytes exactly."""
 
 
 class Kind(enum.IntEnum):
@@ -160,7 +161,7 @@ def _to_wire(value: Any) -> Any:
     return value
 
 
-_WRITTEN_VERSION = {Kind.SNAPSHOT: 2}
+_WRITTEN_VERSION = {Kind.SNAPSHOT: 2, Kind.UPDATE: 3}
 """The format each kind is written in, when not 1."""
 
 

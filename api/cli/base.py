@@ -7,6 +7,10 @@ from collections.abc import Callable
 
 from api.cli.output import View
 from api.client import CatalogClient
+from catalog.origin import CLIENT_HEADER
+
+CLI_CLIENT = "cli"
+"""How the command line names itself to the server (recorded with the versions it makes)."""
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -23,7 +27,12 @@ Handler = Callable[[argparse.Namespace], View | None]
 
 def client_of(args: argparse.Namespace) -> CatalogClient:
     """Return a client for the server the global options name."""
-    return CatalogClient(args.url, timeout=args.timeout, token=args.token or None)
+    return CatalogClient(
+        args.url,
+        timeout=args.timeout,
+        token=args.token or None,
+        headers={CLIENT_HEADER: CLI_CLIENT},
+    )
 
 
 def positive(text: str) -> int:

@@ -27,7 +27,7 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
         "('-': JSON commands from stdin); either way one atomic batch",
     )
     source.add_argument("--sql", help="DDL statements ('-' for stdin)")
-    run.add_argument("--request-id", help="idempotency key (a new one by default)")
+    _change_options(run)
     run.add_argument(
         "--wait-for-nodes",
         type=float,
@@ -41,7 +41,7 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     drop.add_argument("kind", choices=["table"])
     drop.add_argument("name", help="the table, as typed in SQL ([schema.]name)")
     drop.add_argument("--if-exists", action="store_true", help="no error if it does not exist")
-    drop.add_argument("--request-id", help="idempotency key (a new one by default)")
+    _change_options(drop)
     drop.set_defaults(handler=cmd_drop)
 
     index = sub.add_parser(
@@ -49,8 +49,18 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     )
     index.add_argument("step", choices=sorted(_INDEX_STEPS))
     index.add_argument("name", help="the index, as typed in SQL ([schema.]name)")
-    index.add_argument("--request-id", help="idempotency key (a new one by default)")
+    _change_options(index)
     index.set_defaults(handler=cmd_index)
+
+
+def _change_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--request-id", help="idempotency key (a new one by default)")
+    parser.add_argument(
+        "-m",
+        "--message",
+        help="why, in your words: the new version records it with who asked "
+        "(catalog versions shows it)",
+    )
 
 
 def cmd_exec(args: argparse.Namespace) -> View:
@@ -62,11 +72,16 @@ def cmd_exec(args: argparse.Namespace) -> View:
                 text = _read_source(args.file)
             else:
                 text = _read_source("-") if args.sql == "-" else args.sql
-            result = client.sql(text, request_id=args.request_id, wait_for_nodes=wait)
+            result = client.sql(
+                text, request_id=args.request_id, wait_for_nodes=wait, message=args.message
+            )
         else:
             commands, request_id = _load_commands(_read_source(args.file), args.file)
             result = client.execute(
-                commands, request_id=args.request_id or request_id, wait_for_nodes=wait
+                commands,
+                request_id=args.request_id or request_id,
+                wait_for_nodes=wait,
+                message=args.message,
             )
     return _result_view(result)
 
@@ -76,7 +91,9 @@ def cmd_drop(args: argparse.Namespace) -> View:
     schema, name = parse_qualified(args.name)
     command = c.DropTable(schema=schema, name=name, if_exists=args.if_exists)
     with client_of(args) as client:
-        return _result_view(client.execute(command, request_id=args.request_id))
+        return _result_view(
+            client.execute(command, request_id=args.request_id, message=args.message)
+        )
 
 
 _INDEX_STEPS = {"start-build": c.StartBuildingIndex, "available": c.MakeIndexAvailable}
@@ -87,7 +104,9 @@ def cmd_index(args: argparse.Namespace) -> View:
     schema, name = parse_qualified(args.name, "index")
     command = _INDEX_STEPS[args.step](schema=schema, name=name)
     with client_of(args) as client:
-        return _result_view(client.execute(command, request_id=args.request_id))
+        return _result_view(
+            client.execute(command, request_id=args.request_id, message=args.message)
+        )
 
 
 def _result_view(result: ApplyResult) -> View:

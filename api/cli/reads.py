@@ -227,8 +227,16 @@ def cmd_versions(args: argparse.Namespace) -> View:
         body = client.versions(from_version=args.from_version, limit=args.limit)
     return View(
         body.model_dump(mode="json"),
-        ["VERSION", "ACTIVATION TS", "ACTIVE FROM"],
-        [[str(v.version), str(v.activation_ts), hlc_time(v.activation_ts)] for v in body.versions],
+        ["VERSION", "ACTIVE FROM", "WHO", "MESSAGE"],
+        [
+            [
+                str(v.version),
+                hlc_time(v.activation_ts),
+                ", ".join(sorted({f"{o.principal} ({o.client})" for o in v.origins})),
+                "; ".join(o.message for o in v.origins if o.message),
+            ]
+            for v in body.versions
+        ],
         title=f"versions {body.earliest}..{body.latest}",
     )
 

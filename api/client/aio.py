@@ -106,15 +106,21 @@ class AsyncCatalogClient(ClientBase, AsyncClosedOnExit):
         request_id: str | None = None,
         *,
         wait_for_nodes: float | None = None,
+        message: str | None = None,
     ) -> ApplyResult:
         """Apply commands as one atomic batch (see ``CatalogClient.execute``)."""
-        return await self.send(calls.execute_call(commands, request_id, wait_for_nodes))
+        return await self.send(calls.execute_call(commands, request_id, wait_for_nodes, message))
 
     async def sql(
-        self, text: str, request_id: str | None = None, *, wait_for_nodes: float | None = None
+        self,
+        text: str,
+        request_id: str | None = None,
+        *,
+        wait_for_nodes: float | None = None,
+        message: str | None = None,
     ) -> ApplyResult:
         """Apply DDL statements as one atomic batch (see ``CatalogClient.sql``)."""
-        return await self.send(calls.sql_call(text, request_id, wait_for_nodes))
+        return await self.send(calls.sql_call(text, request_id, wait_for_nodes, message))
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -369,7 +369,11 @@ def _apply_result(response: httpx.Response) -> ApplyResult:
     )
 
 
-def _ddl_call(path: str, body: dict[str, Any], wait_for_nodes: float | None) -> Call[ApplyResult]:
+def _ddl_call(
+    path: str, body: dict[str, Any], wait_for_nodes: float | None, message: str | None
+) -> Call[ApplyResult]:
+    if message is not None:
+        body = {**body, "message": message}
     if wait_for_nodes is None:
         return Call("POST", path, _apply_result, body=body)
     if not 0 <= wait_for_nodes < float("inf"):
@@ -379,23 +383,29 @@ def _ddl_call(path: str, body: dict[str, Any], wait_for_nodes: float | None) -> 
 
 
 def execute_call(
-    commands: Commands, request_id: str | None, wait_for_nodes: float | None = None
+    commands: Commands,
+    request_id: str | None,
+    wait_for_nodes: float | None = None,
+    message: str | None = None,
 ) -> Call[ApplyResult]:
     """``POST /v1/ddl`` with a request id (a new uuid4 when none is given).
 
     With ``wait_for_nodes`` the server also waits for every registered node (the read timeout
-    grows by that wait).
+    grows by that wait); ``message`` says why, and the new version records it.
     """
     body = {"commands": command_dicts(commands), "request_id": request_id or uuid.uuid4().hex}
-    return _ddl_call("/v1/ddl", body, wait_for_nodes)
+    return _ddl_call("/v1/ddl", body, wait_for_nodes, message)
 
 
 def sql_call(
-    text: str, request_id: str | None, wait_for_nodes: float | None = None
+    text: str,
+    request_id: str | None,
+    wait_for_nodes: float | None = None,
+    message: str | None = None,
 ) -> Call[ApplyResult]:
     """``POST /v1/sql`` with a request id (a new uuid4 when none is given); see ``execute_call``."""
     body = {"sql": text, "request_id": request_id or uuid.uuid4().hex}
-    return _ddl_call("/v1/sql", body, wait_for_nodes)
+    return _ddl_call("/v1/sql", body, wait_for_nodes, message)
 
 
 def catalog_from_body(body: CatalogBody) -> Catalog:

@@ -8,6 +8,10 @@ import httpx
 
 from api.client import calls
 from api.client.calls import RetryPolicy
+from catalog.origin import CLIENT_HEADER
+
+PYTHON_CLIENT = "python-client"
+"""How the Python client names itself to the server."""
 
 
 class ClientBase:
@@ -35,9 +39,21 @@ class ClientBase:
         self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._retry = retry or RetryPolicy()
         self._stream_timeout = httpx.Timeout(self._timeout.connect, read=stream_timeout_s)
-        self._headers = calls.auth_headers(headers, token)
+        self._headers = calls.auth_headers(_named(headers), token)
 
     @property
     def urls(self) -> list[str]:
         """Return the base URLs, in configured order."""
         return list(self._failover.urls)
+
+
+def _named(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """Return ``headers`` naming this client (``python-client``) unless they name one.
+
+    The server records the name with each version a request makes; the CLI and Spark jobs
+    pass their own (``cli``, ``spark:<application>``).
+    """
+    given = dict(headers or {})
+    if not any(name.lower() == CLIENT_HEADER.lower() for name in given):
+        given[CLIENT_HEADER] = PYTHON_CLIENT
+    return given

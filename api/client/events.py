@@ -30,6 +30,7 @@ from api.client.errors import (
 )
 from catalog.entries import UpdateEntry
 from catalog.events import CatalogEvent, EventSubject
+from catalog.origin import UpdateOrigin
 
 _ENTRY: pydantic.TypeAdapter[UpdateEntry] = pydantic.TypeAdapter(UpdateEntry)
 
@@ -47,6 +48,8 @@ class CatalogEventMessage(pydantic.BaseModel):
             ``version`` (``version - 1`` for drops), e.g. ``client.table(schema, name,
             version=...)``.
         entry: the update entry that fired the event: the change itself.
+        origin: who asked for the change, from which client, and why (None for changes
+            made before origins were recorded).
     """
 
     model_config = pydantic.ConfigDict(frozen=True)
@@ -58,6 +61,7 @@ class CatalogEventMessage(pydantic.BaseModel):
     activation_ts: int
     subject: EventSubject
     entry: UpdateEntry
+    origin: UpdateOrigin | None = None
 
     @classmethod
     def from_frame(cls, event_id: str, data: str) -> CatalogEventMessage:
@@ -77,6 +81,9 @@ class CatalogEventMessage(pydantic.BaseModel):
             activation_ts=int(raw["activation_ts"]),
             subject=EventSubject.model_validate(raw["subject"]),
             entry=_ENTRY.validate_python(raw["entry"]),
+            origin=None
+            if raw.get("origin") is None
+            else UpdateOrigin.model_validate(raw["origin"]),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -89,6 +96,11 @@ class CatalogEventMessage(pydantic.BaseModel):
             "activation_ts": self.activation_ts,
             "subject": self.subject.model_dump(mode="json", exclude_none=True),
             "entry": self.entry.model_dump(mode="json"),
+            **(
+                {}
+                if self.origin is None
+                else {"origin": self.origin.model_dump(mode="json", exclude_none=True)}
+            ),
         }
 
 

@@ -122,6 +122,7 @@ class CatalogClient(ClientBase, ClosedOnExit):
         request_id: str | None = None,
         *,
         wait_for_nodes: float | None = None,
+        message: str | None = None,
     ) -> ApplyResult:
         """Apply commands as one atomic batch; return once the change is visible everywhere.
 
@@ -133,17 +134,24 @@ class CatalogClient(ClientBase, ClosedOnExit):
             wait_for_nodes: also wait, at most this many seconds (up to 60), until every live
                 registered node has applied the new version; the result's ``nodes_synced``
                 and ``nodes_lagging`` say which did.
+            message: why, in your words (at most 1,000 characters); the new version records
+                it with who asked and from which client (``versions()``, the events).
 
         Raises:
             CatalogApiError: the batch was refused (e.g. ``AlreadyExistsError``).
         """
-        return self.send(calls.execute_call(commands, request_id, wait_for_nodes))
+        return self.send(calls.execute_call(commands, request_id, wait_for_nodes, message))
 
     def sql(
-        self, text: str, request_id: str | None = None, *, wait_for_nodes: float | None = None
+        self,
+        text: str,
+        request_id: str | None = None,
+        *,
+        wait_for_nodes: float | None = None,
+        message: str | None = None,
     ) -> ApplyResult:
         """Apply DDL statements (``;``-separated) as one atomic batch (see ``execute``)."""
-        return self.send(calls.sql_call(text, request_id, wait_for_nodes))
+        return self.send(calls.sql_call(text, request_id, wait_for_nodes, message))
 
     # -- reads ----------------------------------------------------------------------------
 

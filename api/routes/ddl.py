@@ -19,6 +19,7 @@ from api.sql import parse_script, refused_statement
 from api.sql.script_shape import ScriptShape
 from catalog.commands import CommandBase
 from catalog.errors import CatalogError, ValidationError
+from catalog.origin import CLIENT_HEADER, LOCAL_PRINCIPAL, UpdateOrigin
 
 router = APIRouter(
     prefix="/v1",
@@ -27,6 +28,8 @@ router = APIRouter(
     dependencies=[Depends(require(Role.WRITER))],
 )
 
+
+_MAX_CLIENT_CHARS = 100
 
 IdempotencyKey = Annotated[
     str | None,
@@ -44,6 +47,21 @@ def _check_batch_size(request: Request, count: int, what: str) -> None:
         raise ApiError(
             ApiCode.TOO_MANY_COMMANDS, f"a batch holds at most {limit} {what}, this one {count}"
         )
+
+
+def client_of(request: Request) -> str:
+    """Name what sent ``request``: its ``Catalog-Client`` header, else its User-Agent's product.
+
+    The catalog's own clients say what they are (``cli``, ``python-client``,
+    ``spark:<application>``, ``browser``); any other caller is named by the first product of
+    its User-Agent without the version (``curl/8.5.0`` is ``curl``), or ``unknown``.
+    """
+    named = request.headers.get(CLIENT_HEADER, "").strip()
+    if not named:
+        agent = request.headers.get("user-agent", "").strip()
+        named = agent.split(maxsplit=1)[0].split("/", 1)[0] if agent else ""
+    printable = "".join(ch for ch in named if ch.isprintable())[:_MAX_CLIENT_CHARS]
+    return printable or "unknown"
 
 
 def _admitted(request: Request) -> Slot:
@@ -76,9 +94,15 @@ async def _execute(
     metrics = request.app.state.metrics
     ops = [str(getattr(c, "op", type(c).__name__)) for c in commands]
     started = time.perf_counter()
+    origin = UpdateOrigin(
+        principal=principal_of(request) or LOCAL_PRINCIPAL,
+        client=client_of(request),
+        message=payload.message,
+        request_id=payload.request_id or idempotency_key,
+    )
     try:
         result = await node.manager.execute(
-            commands, request_id=request_id, wait_for_nodes=wait_for_nodes_s
+            commands, request_id=request_id, wait_for_nodes=wait_for_nodes_s, origin=origin
         )
     except CatalogError as e:
         metrics.record(ops, [str(e.code)] * len(ops), started)

@@ -68,7 +68,7 @@ def event_data(e: CatalogEventParameters) -> dict[str, object]:
     A subscriber that wants the whole object reads it at ``version`` (``version - 1`` for
     drops) with ``GET /v1/schemas/{schema}/tables/{table}?version=...`` and its siblings.
     """
-    return {
+    data: dict[str, object] = {
         "event": str(e.event),
         "version": e.version,
         "index": e.index,
@@ -76,6 +76,9 @@ def event_data(e: CatalogEventParameters) -> dict[str, object]:
         "subject": e.subject.model_dump(mode="json", exclude_none=True),
         "entry": e.entry.model_dump(mode="json"),
     }
+    if e.origin is not None:  # who asked for the change and why
+        data["origin"] = e.origin.model_dump(mode="json", exclude_none=True)
+    return data
 
 
 def format_event(e: CatalogEventParameters) -> str:

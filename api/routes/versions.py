@@ -44,20 +44,22 @@ async def list_versions(
     earliest, latest = service.earliest_version, service.latest_version
     first = max(earliest, from_version or earliest)
     last = min(latest, first + limit - 1)
-    infos = [
-        VersionInfo(
-            version=v, activation_ts=service.catalog(v).activation_ts, entries=_entries(service, v)
-        )
-        for v in range(first, last + 1)
-    ]
+    infos = [_version_info(service, v) for v in range(first, last + 1)]
     return json_response(VersionsBody(earliest=earliest, latest=latest, versions=infos))
 
 
-def _entries(service: CatalogService, version: int) -> list[str]:
+def _version_info(service: CatalogService, version: int) -> VersionInfo:
+    activation_ts = service.catalog(version).activation_ts
     try:
-        return [entry.type for entry in service.update(version).entries]
+        update = service.update(version)
     except CatalogError:  # the snapshot version has no update
-        return []
+        return VersionInfo(version=version, activation_ts=activation_ts)
+    return VersionInfo(
+        version=version,
+        activation_ts=activation_ts,
+        entries=[entry.type for entry in update.entries],
+        origins=list(update.origins),
+    )
 
 
 @router.get("/versions/{version}/ready", response_model=ReadyBody)

@@ -15,7 +15,8 @@ const withPin = (path) => (pinParams() ? `${path}${path.includes("?") ? "&" : "?
 const hlcTime = (ts) => new Date(Number(BigInt(ts) >> 16n)).toISOString();
 // A table's current columns and schema version are its last entry of ``versions``.
 const current = (t) => t.versions[t.versions.length - 1];
-const headers = () => (state.token ? { Authorization: `Bearer ${state.token}` } : {});
+// The page names itself to the server, which records the client with each change it makes.
+const headers = () => ({ "Catalog-Client": "browser", ...(state.token ? { Authorization: `Bearer ${state.token}` } : {}) });
 
 class ApiError extends Error {}
 
@@ -106,6 +107,10 @@ async function showTable(schema, name) {
     <h2>Schema versions</h2><ul data-testid="schema-versions">${versions}${older}</ul>`;
 }
 
+// Who asked for one request of a version, from which client, and why.
+const originLine = (o) =>
+  `<div data-testid="version-origin">${esc(o.principal)} <span class="muted">via ${esc(o.client)}</span>${o.message ? `: ${esc(o.message)}` : ""}</div>`;
+
 async function showTimeline() {
   const body = await api("/v1/versions?limit=10000");
   const items = body.versions;
@@ -124,13 +129,14 @@ async function showTimeline() {
     .map(
       (v) => `<tr data-testid="version-row"><td>${v.version}</td><td>${hlcTime(v.activation_ts)}</td>
       <td>${v.entries.map((e) => `<span class="badge">${esc(e)}</span>`).join(" ") || '<span class="muted">snapshot</span>'}</td>
+      <td>${(v.origins || []).map(originLine).join("")}</td>
       <td><a href="#/diff?from=${Math.max(body.earliest, v.version - 1)}&to=${v.version}">diff</a></td></tr>`,
     )
     .join("");
   return `<h1 data-testid="title">Timeline <span class="muted">versions ${body.earliest}..${body.latest}</span></h1>
     <svg class="timeline" viewBox="0 0 1000 90" preserveAspectRatio="none" data-testid="timeline-chart">
       <line x1="10" y1="40" x2="990" y2="40" stroke="#dde1ea"/>${dots}</svg>
-    <table data-testid="versions"><tr><th>version</th><th>active from</th><th>changes</th><th></th></tr>${rows}</table>`;
+    <table data-testid="versions"><tr><th>version</th><th>active from</th><th>changes</th><th>who and why</th><th></th></tr>${rows}</table>`;
 }
 
 // One property that moved: "status REGISTERED → BUILDING".

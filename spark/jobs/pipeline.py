@@ -7,7 +7,8 @@ Run it against a catalog server (``make run`` serves one on http://127.0.0.1:800
 
 Stages (each prints its progress and the timestamp it ends at):
 
-1. create the table ``PUBLIC.ORDERS`` (ID, QTY INT32, CUSTOMER) in a 4-partition zone;
+1. create the table ``PUBLIC.PIPELINE_ORDERS`` (ID, QTY INT32, CUSTOMER) in a 4-partition
+   zone, dropping the one an earlier run made, so that every run starts over;
 2. ingest ``data/orders_1.csv``;
 3. evolve it: add CHANNEL (default 'shop'), widen QTY to INT64, rename CUSTOMER to CLIENT;
 4. ingest ``data/orders_2.csv`` (a QTY that needs 64 bits, the new names);
@@ -29,6 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 from api.client import CatalogClient
 from catalog import ColumnType
 from catalog import commands as c
+from catalog.origin import CLIENT_HEADER
 from spark.source import register
 
 DATA = Path(__file__).parent / "data"
@@ -41,7 +43,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--catalog-url", default=os.environ.get("CATALOG_URL", "http://127.0.0.1:8000")
     )
     parser.add_argument("--warehouse", default=os.environ.get("CATALOG_WAREHOUSE", "warehouse"))
-    parser.add_argument("--table", default="ORDERS", help="table name in the PUBLIC schema")
+    parser.add_argument(
+        "--table",
+        default="PIPELINE_ORDERS",
+        help="table name in the PUBLIC schema (dropped first if it exists)",
+    )
     parser.add_argument("--master", default=None, help="Spark master when not run by spark-submit")
     return parser.parse_args(argv)
 
@@ -82,10 +88,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     marks: list[tuple[str, int]] = []
-    with CatalogClient(args.catalog_url) as client:
+    # The catalog records which Spark application made each version.
+    who = {CLIENT_HEADER: f"spark:{spark.sparkContext.appName}"}
+    with CatalogClient(args.catalog_url, headers=who) as client:
         stage(1, f"create {name}")
         if client.catalog().find_zone("PIPELINE") is None:
             client.execute(c.CreateZone(name="PIPELINE", partitions=4, replicas=1))
+        dropped = client.execute(c.DropTable(name=args.table, if_exists=True))
+        if any(dropped.applied):
+            print(f"  dropped the {name} of an earlier run", flush=True)
         client.execute(
             c.CreateTable(
                 name=args.table,
@@ -119,7 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ),
                 c.AlterColumn(table=args.table, column="QTY", type=ColumnType.INT64),
                 c.RenameColumn(table=args.table, column="CUSTOMER", new_name="CLIENT"),
-            ]
+            ],
+            message="orders now come from more than one channel",
         )
         marks.append(("evolved", client.now()))
         print(f"  catalog version {result.version}", flush=True)

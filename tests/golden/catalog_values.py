@@ -1,7 +1,8 @@
 """Deterministic catalog values whose encodings are kept as golden files.
 
-Every kind but the snapshot is still written in format 1; snapshots are written in format 2
-(``catalog.snapshots``). The format-1 snapshots stay beside them, read but no longer written.
+Snapshots are written in format 2 (``catalog.snapshots``), updates in format 3 (with who asked
+for each request and why), every other kind still in format 1. The older files of those two
+kinds stay beside them, read but no longer written.
 
 Regenerate (only when adding a new golden file, never to paper over a change):
 ``python -m tests.golden.catalog_values``.
@@ -16,6 +17,7 @@ from catalog import commands as c
 from catalog.commands import CommandBase
 from catalog.errors import AlreadyExistsError, BatchPosition, ErrorCode, ValidationError
 from catalog.marshalling import encode_commands, encode_entries, encode_update
+from catalog.origin import UpdateOrigin
 from catalog.snapshots import encode_snapshot
 from catalog.wire import encode_descriptor, encode_refusal
 
@@ -76,6 +78,15 @@ def golden_catalogs() -> tuple[Catalog, Catalog, VersionedUpdate]:
         delay_ms=500,
         entries=prepared.entries,
         requests=[{"request_id": "req-1", "applied": [True] * len(batch)}],
+        origins=[
+            UpdateOrigin(
+                principal="alice@sales",
+                client="cli",
+                message="orders for the sales team",
+                request_id="req-1",
+                entries=len(prepared.entries),
+            )
+        ],
     )
     return v1, update.apply_to(v1), update
 
@@ -99,6 +110,7 @@ def golden_located_refusal() -> AlreadyExistsError:
 OLDER_FORMAT_FILES = {
     "snapshot_initial_v1.bin": "snapshot_initial_v2.bin",
     "snapshot_v1.bin": "snapshot_v2.bin",
+    "update_v1.bin": "update_v3.bin",
 }
 """Golden files today's writers no longer produce, each with the file of the same value in
 the format written now."""
@@ -109,7 +121,7 @@ def golden_files() -> dict[str, bytes]:
     v1, v2, update = golden_catalogs()
     table = v2.table("SALES", "ORDERS")
     return {
-        "update_v1.bin": encode_update(update),
+        "update_v3.bin": encode_update(update),
         "snapshot_initial_v2.bin": encode_snapshot(v1),
         "snapshot_v2.bin": encode_snapshot(v2),
         "entries_v1.bin": encode_entries(update.entries),

@@ -142,6 +142,7 @@ def test_tables_table_page_pin_timeline_diff_and_live_updates(
     _until(browser, lambda d: len(_texts(d, "version-row")) == versions[-1], "every version")
     rows = _texts(browser, "version-row")
     assert "new_columns" in rows[1]  # newest first: ITEMS, then ADD COLUMN NOTE
+    assert "local via python-client" in _texts(browser, "version-origin")[0]  # who, from what
     assert browser.find_elements(By.CSS_SELECTOR, "svg.timeline circle")
 
     _open(browser, server.url + f"/ui/#/diff?from={versions[2]}&to={versions[4]}")
