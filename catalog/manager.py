@@ -172,14 +172,14 @@ class CatalogManager:
             outcome = await self._submit(batch, request_id, digest, origin)
             if outcome.committed_by_request:
                 assert request_id is not None
-                return await self._answer_from_log(outcome.version, request_id)
+                return await self._answer_from_log(outcome.version, request_id, len(batch))
             if outcome.error is None:
                 await self._schema_sync.wait_for_activation(outcome.activation_ts)
                 return ApplyResult(outcome.version, outcome.applied, outcome.activation_ts)
             settled = (
                 outcome
                 if outcome.final
-                else await self._settle_refusal(outcome, request_id, digest)
+                else await self._settle_refusal(outcome, request_id, digest, len(batch))
             )
             if isinstance(settled, ApplyResult):
                 return settled
@@ -204,7 +204,7 @@ class CatalogManager:
         return await future
 
     async def _settle_refusal(
-        self, outcome: _Outcome, request_id: str | None, digest: bytes
+        self, outcome: _Outcome, request_id: str | None, digest: bytes, commands: int
     ) -> ApplyResult | _Outcome | None:
         """Make a refusal final, as of a version that is the log's latest.
 
@@ -235,7 +235,7 @@ class CatalogManager:
             return None
         recorded = _recorded(record, digest)
         if recorded.committed_by_request:
-            return await self._answer_from_log(record.version, request_id)
+            return await self._answer_from_log(record.version, request_id, commands)
         return recorded
 
     async def _gate(self, version: int) -> None:
@@ -245,9 +245,12 @@ class CatalogManager:
             activation = self._service.latest_catalog().activation_ts
         await self._schema_sync.wait_for_activation(activation)
 
-    async def _answer_from_log(self, version: int, request_id: str) -> ApplyResult:
+    async def _answer_from_log(self, version: int, request_id: str, commands: int) -> ApplyResult:
         await self._service.catalog_ready(version)
         outcome = self._service.request_outcome(version, request_id)
+        if outcome is None and self._service.retains_update(version):
+            # Recorded at a version that does not list it: it changed nothing there.
+            outcome = RequestOutcome(request_id=request_id, applied=(False,) * commands)
         try:
             activation = self._service.catalog(version).activation_ts
         except CatalogError:
@@ -280,13 +283,12 @@ class CatalogManager:
                 self._queue[:0] = deferred  # first in line next round
             if not included:
                 return
-            if not entries and all(r.request_id is None for r, _ in included):
-                # Every command was a no-op and nobody needs a record of it: no new version.
-                # (With a request id the version is appended anyway, entries empty, so that
-                # a retry of that request is answered, not executed again.)
-                for request, applied in included:
-                    request.future.set_result(_Outcome(base.version, applied, base.activation_ts))
-                return
+            if not entries:
+                # Every command was a no-op: no new version. A request id is recorded as
+                # having changed nothing at this version, so a retry is answered, not run.
+                if await self._unchanged(base, included):
+                    return
+                continue
             update = self._update(base, included, entries)
             request_ids = {r.request_id: r.digest for r, _ in included if r.request_id is not None}
             self.stats["appends"] += 1
@@ -335,6 +337,30 @@ class CatalogManager:
                         "committing first; retry the request"
                     )
                 )
+
+    async def _unchanged(
+        self, base: Catalog, included: list[tuple[_Request, tuple[bool, ...]]]
+    ) -> bool:
+        """Answer requests that changed nothing at ``base``; False when the log moved on.
+
+        Each request id is recorded under a compare-and-set on ``base``'s version; when the
+        log has moved on, the unanswered requests are judged again on the newer version.
+        """
+        for request, applied in included:
+            if request.future.done():
+                continue
+            if request.request_id is not None:
+                result = await self._log.record_unchanged(
+                    request.request_id, base.version, request.digest
+                )
+                if result.request is not None:  # the id was recorded meanwhile
+                    request.future.set_result(_recorded(result.request, request.digest))
+                    continue
+                if not result.committed:
+                    await self._service.catalog_ready(result.version)
+                    return False
+            request.future.set_result(_Outcome(base.version, applied, base.activation_ts))
+        return True
 
     async def _each_alone(
         self, included: list[tuple[_Request, tuple[bool, ...]]], error: Exception

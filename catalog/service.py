@@ -206,6 +206,10 @@ class CatalogService:
                 return outcome
         return None
 
+    def retains_update(self, version: int) -> bool:
+        """Return whether the update that produced ``version`` is retained here."""
+        return version in self._window.updates
+
     def update(self, version: int) -> VersionedUpdate:
         """Return the update that produced retained version ``version``.
 

@@ -18,7 +18,7 @@ of the attempts commits. Only when the store stays silent past its timeout does 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import TypeVar
 
 from updatelog import envelope, requests
@@ -154,16 +154,40 @@ class KvUpdateLog:
         self, request_id: str, version: int, refusal: bytes, digest: bytes = b""
     ) -> AppendResult:
         """Record that ``request_id`` was refused with the log at ``version`` (see UpdateLog)."""
+        return await self._record(
+            "record_refusal",
+            request_id,
+            version,
+            lambda expires: requests.encode_refused(version, expires, refusal, digest),
+        )
+
+    async def record_unchanged(
+        self, request_id: str, version: int, digest: bytes = b""
+    ) -> AppendResult:
+        """Record that ``request_id`` changed nothing at ``version`` (see UpdateLog)."""
+        return await self._record(
+            "record_unchanged",
+            request_id,
+            version,
+            lambda expires: requests.encode_committed(version, expires, digest),
+        )
+
+    async def _record(
+        self, what: str, request_id: str, version: int, value_of: Callable[[int], bytes]
+    ) -> AppendResult:
+        """Record ``request_id``'s outcome as of ``version`` without a new version.
+
+        ``value_of(expires_ms)`` is the record. One transaction: it commits only if the log is
+        still at ``version`` and the id is free (or holds the expired record seen last time).
+        """
         check_int("version", version, 1)
         keys, key = self.keys, self.keys.request(request_id)
         reads = [Get(keys.version), Get(keys.safe_time), Get(key)]
         replace: bytes | None = None
         while True:
-            value = requests.encode_refused(
-                version, requests.wall_ms() + self.request_ttl_ms, refusal, digest
-            )
+            value = value_of(requests.wall_ms() + self.request_ttl_ms)
             result = await self._send(
-                "record_refusal",
+                what,
                 [equals(keys.version, _enc(version)), equals(key, replace)],
                 [Put(key, value), *reads],
                 reads,

@@ -233,6 +233,20 @@ class UpdateLog(Protocol):
         """
         ...
 
+    async def record_unchanged(
+        self, request_id: str, version: int, digest: bytes = b""
+    ) -> AppendResult:
+        """Record that ``request_id`` (with content ``digest``) changed nothing at ``version``.
+
+        For a request whose every command was a no-op: its id is answered from then on as
+        committed at ``version``, which holds no outcome for it, and no version is written.
+        Guarded as ``record_refusal`` is, with the same results.
+
+        Raises:
+            StorageUnavailableError: the store did not answer within the bounded retries.
+        """
+        ...
+
     def watch(self, from_version: int) -> AsyncGenerator[WatchEvent, None]:
         """Yield every version from ``from_version`` on, in order, then live ones.
 

@@ -11,7 +11,8 @@ of docs/design.md's invariants it can find, never stopping at the first:
 - every node that holds version N holds the same catalog N (same digest);
 - an acknowledged request is in the log exactly once, at the version it was acknowledged
   with, with the same per-command ``applied`` flags (for versions compacted away, the
-  ``catalog.request.<id>`` record must name that version);
+  ``catalog.request.<id>`` record must name that version); one that changed nothing is in no
+  version, and its ``catalog.request.<id>`` record names the version it was judged at;
 - a refused request is not in the log at all; a request of unknown outcome (timeout,
   connection error) is in it at most once; no request is in the log that no client sent;
 - every read at a timestamp T saw the same version and the same catalog on every node (and
@@ -271,6 +272,15 @@ def _check_acknowledged(
             problems.append(
                 f"{request_id}: acknowledged with version {version} (compacted since), "
                 f"but catalog.request.{request_id} names {key} (lost acknowledgement)"
+            )
+        return True
+    unchanged = acks[0].applied is not None and not any(acks[0].applied)
+    if not logged and unchanged:
+        # It changed nothing: recorded under its id at the version judged, with no version.
+        if _committed_by(observed.request_keys.get(request_id)) != version:
+            problems.append(
+                f"{request_id}: acknowledged as changing nothing at version {version}, but "
+                f"its request key names {_committed_by(observed.request_keys.get(request_id))}"
             )
         return True
     if not logged:

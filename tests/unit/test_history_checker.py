@@ -111,6 +111,15 @@ def test_a_lost_acknowledgement_is_found() -> None:
     assert "r1: acknowledged with version 2, not in the log" in _problems(history, observed)
 
 
+def test_a_request_that_changed_nothing_is_checked_by_its_request_key() -> None:
+    history, observed = _healthy()
+    history.record(Operation("r5", A, ("create_table",), Outcome.OK, 3, (False,)))
+    observed.request_keys["r5"] = RequestRecord(3)
+    assert check(history, observed).ok  # in no version, and its key names the version judged
+    observed.request_keys["r5"] = RequestRecord(2)
+    assert "r5: acknowledged as changing nothing at version 3" in _problems(history, observed)
+
+
 def test_an_acknowledgement_with_the_wrong_version_is_found() -> None:
     history, observed = _healthy()
     observed.requests_in_log["r1"] = [LoggedRequest(3, (True,))]

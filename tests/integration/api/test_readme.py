@@ -105,10 +105,13 @@ def test_the_using_it_examples_run_twice_in_a_fresh_shell(
         "CUSTOMERS",
         "ITEMS",
     ]
-    versions = json.loads(
+    listing = json.loads(
         subprocess.run(
             ["curl", "-s", f"{server.url}/v1/versions"], capture_output=True, text=True, timeout=30
         ).stdout
-    )["versions"]
+    )
+    # The second run changed nothing, so it wrote nothing: one version per change of the first.
+    assert listing["latest"] == 5
+    versions = listing["versions"]
     shell = [o for v in versions for o in v["origins"] if o["client"] == "cli"]
     assert shell and shell[0]["message"] == "customers for the shop"

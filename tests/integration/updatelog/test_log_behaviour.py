@@ -197,6 +197,31 @@ def test_a_refusal_is_the_one_outcome_of_its_request_id(store_url: str) -> None:
     run(scenario())
 
 
+def test_a_request_that_changed_nothing_is_recorded_without_a_version(store_url: str) -> None:
+    digest = b"\x03" * 32
+
+    async def scenario() -> None:
+        async with opened(store_url) as log:
+            assert (await log.append(1, b"one", 10)).committed
+            stale = await log.record_unchanged("req-noop", 2, digest)
+            assert (stale.committed, stale.conflict, stale.version) == (
+                False,
+                AppendConflict.VERSION,
+                1,
+            )
+            assert (await log.record_unchanged("req-noop", 1, digest)) == AppendResult(True, 1, 10)
+            record = await log.request_record("req-noop")
+            assert record == RequestRecord(1) and record.same_request(digest)
+            assert await log.latest_version() == 1  # no new version
+            # A copy in flight is answered from the record; the id cannot be reused.
+            late = await log.append(2, b"late copy", 20, {"req-noop": digest})
+            assert (late.conflict, late.request) == (AppendConflict.REQUEST, RequestRecord(1))
+            again = await log.record_unchanged("req-noop", 1, digest)
+            assert again.request == RequestRecord(1)
+
+    run(scenario())
+
+
 def test_request_records_keep_the_digest_of_their_request(store_url: str) -> None:
     first, second = b"\x01" * 32, b"\x02" * 32
 
