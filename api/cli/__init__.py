@@ -124,10 +124,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = {"status": e.status, "statement": e.statement, "line": e.line, "column": e.column}
         return _failed(args, e.code, e.detail, EXIT_REFUSED, e.errors, **where)
     except (InvalidStoreUrlError, StorageUnavailableError) as e:
-        unusable = isinstance(e, InvalidStoreUrlError)
+        # ``serve`` that cannot start is told apart from a client that cannot reach a server.
+        unusable = isinstance(e, InvalidStoreUrlError) or args.command == "serve"
         return _failed(args, e.code, e.message, EXIT_USAGE if unusable else EXIT_UNREACHABLE)
     except (CatalogError, UpdateLogError) as e:  # compact, or a --schema not in the catalog
-        return _failed(args, str(e.code), e.message, EXIT_REFUSED)
+        failed = EXIT_USAGE if args.command == "serve" else EXIT_REFUSED  # a corrupted store
+        return _failed(args, str(e.code), e.message, failed)
     except ValueError as e:  # arguments the client refuses (a bad URL, a naive time)
         return _failed(args, "USAGE", str(e), EXIT_USAGE)
     except KeyboardInterrupt:

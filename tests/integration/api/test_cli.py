@@ -294,3 +294,35 @@ def test_serve_refuses_a_taken_port_before_anything_starts(tmp_path: Path) -> No
         "--port or --host, or stop what holds it"
     ]
     assert not store.exists()  # refused before the node opened the store
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("store", "said"),
+    [
+        ("etcd://127.0.0.1:{port}?timeout=1", "STORAGE_UNAVAILABLE"),
+        ("nosuch://somewhere", "INVALID_STORE_URL"),
+        ("sqlite:///{tmp}/not-a-store.db", "FORMAT_ERROR"),
+    ],
+)
+def test_serve_that_cannot_start_says_why_in_one_line_and_exits_2(
+    tmp_path: Path, store: str, said: str
+) -> None:
+    (tmp_path / "not-a-store.db").write_text("a text file, not a database\n" * 100)
+    url = store.format(port=_free_port(), tmp=tmp_path)
+    argv = ["serve", "--host", "127.0.0.1", "--port", str(_free_port()), "--store", url]
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "catalog"), *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and said in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
