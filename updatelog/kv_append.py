@@ -70,10 +70,11 @@ class Append:
         self.request_keys = {keys.request(rid): rid for rid in by_id}
         self.digests = {keys.request(rid): digest for rid, digest in by_id.items()}
         self.replace: dict[str, bytes] = {}  # expired records this attempt overwrites
+        self.update_key = keys.update(version)
         self.reads = [
             Get(keys.version),
             Get(keys.safe_time),
-            Get(keys.update(version)),
+            Get(self.update_key),
             Get(keys.snapshot_version),
             *(Get(k) for k in self.request_keys),
         ]
@@ -137,19 +138,18 @@ class Append:
                         "the log was compacted past it since; it may have committed"
                     )
             expires = requests.wall_ms() + log.request_ttl_ms
+            safe_time = envelope.encode_int(Kind.SAFE_TIME, self.proposal_ts)
             compares = [
                 absent(keys.version)
                 if version == 1
                 else equals(keys.version, envelope.encode_int(Kind.VERSION, version - 1)),
-                less_or_absent(
-                    keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, self.proposal_ts)
-                ),
+                less_or_absent(keys.safe_time, safe_time),
                 *(equals(k, self.replace.get(k)) for k in self.request_keys),
             ]
             success = [
-                Put(keys.update(version), self.stored),
+                Put(self.update_key, self.stored),
                 Put(keys.version, envelope.encode_int(Kind.VERSION, version)),
-                Put(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, self.proposal_ts)),
+                Put(keys.safe_time, safe_time),
                 *(
                     Put(k, requests.encode_committed(version, expires, digest))
                     for k, digest in self.digests.items()
