@@ -9,8 +9,9 @@ lease's key removed by the next write) and check that revisions and watches go o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -28,6 +29,16 @@ def run(fn: Callable[[], Awaitable[T]]) -> T:
         return await asyncio.wait_for(fn(), 20)
 
     return asyncio.run(bounded())
+
+
+@contextlib.asynccontextmanager
+async def _store(db: Path) -> AsyncIterator[SqliteKvStore]:
+    log = SqliteUpdateLog(db)
+    try:
+        assert isinstance(log.store, SqliteKvStore)
+        yield log.store
+    finally:
+        await log.close()
 
 
 def _meta_revision(db: Path) -> int:
@@ -53,10 +64,7 @@ def test_a_put_writes_no_counter_and_a_delete_of_the_newest_row_keeps_its_revisi
     db = tmp_path / "c.db"
 
     async def scenario() -> None:
-        log = SqliteUpdateLog(db)
-        store = log.store
-        assert isinstance(store, SqliteKvStore)
-        try:
+        async with _store(db) as store:
             start = await _revision(store)
             put_a = await store.txn([], [Put(KEYS.node("a"), b"a")])
             put_b = await store.txn([], [Put(KEYS.node("b"), b"b")])
@@ -73,8 +81,6 @@ def test_a_put_writes_no_counter_and_a_delete_of_the_newest_row_keeps_its_revisi
             # A watch from after the deletions sees the new key at its own revision.
             seen = await _first_change(store, start + 5)
             assert [(k, v, r) for k, v, r in seen.changes] == [(KEYS.node("c"), b"c", start + 5)]
-        finally:
-            await log.close()
 
     run(scenario)
 
@@ -85,10 +91,7 @@ def test_an_expired_lease_removed_by_a_write_keeps_the_revision_of_its_key(
     db = tmp_path / "c.db"
 
     async def scenario() -> None:
-        log = SqliteUpdateLog(db)
-        store = log.store
-        assert isinstance(store, SqliteKvStore)
-        try:
+        async with _store(db) as store:
             lease = await store.grant_lease(60)
             newest = (await store.txn([], [Put(KEYS.node("n1"), b"info", lease)])).revision
             with sqlite3.connect(db) as conn:  # the lease runs out
@@ -105,8 +108,6 @@ def test_an_expired_lease_removed_by_a_write_keeps_the_revision_of_its_key(
                 assert conn.execute("SELECT count(*) FROM kv").fetchone()[0] == 0
             assert await _revision(store) == newest
             assert (await store.txn([], [Put(KEYS.node("n2"), b"i")])).revision == newest + 1
-        finally:
-            await log.close()
 
     run(scenario)
 
