@@ -25,7 +25,12 @@ async def main(url: str, name: str, ops: int) -> None:
             batch = random_batch(rng, node.service.latest_catalog())
             try:
                 result = await node.manager.execute(batch, request_id=request_id)
-                line = {"id": request_id, "version": result.version, "ok": True}
+                line = {
+                    "id": request_id,
+                    "version": result.version,
+                    "applied": list(result.applied),
+                    "ok": True,
+                }
             except CatalogError as e:
                 line = {"id": request_id, "code": str(e.code), "ok": False}
             print(json.dumps(line), flush=True)

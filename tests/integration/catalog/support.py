@@ -59,3 +59,23 @@ async def request_ids_in_log(node: CatalogNode) -> dict[str, list[int]]:
         for outcome in decode_update(entry.payload).requests:
             found.setdefault(outcome.request_id, []).append(entry.version)
     return found
+
+
+async def check_acknowledged(
+    node: CatalogNode,
+    recorded: dict[str, list[int]],
+    request_id: str,
+    version: int,
+    applied: Sequence[bool],
+) -> None:
+    """Check where an acknowledged request is: in the log once, at the version it was told.
+
+    One that changed nothing and was committed alone is in no version: its request record
+    names the version it was judged at instead.
+    """
+    if recorded.get(request_id) == [version]:
+        return
+    assert not any(applied) and request_id not in recorded, (request_id, recorded.get(request_id))
+    record = await node.log.request_record(request_id)
+    assert record is not None and record.refusal is None, (request_id, record)
+    assert record.version == version, (request_id, record)

@@ -21,7 +21,13 @@ from catalog.apply_result import ApplyResult
 from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
 from schemasync.clock import HybridClock
-from tests.integration.catalog.support import create_table, request_ids_in_log, run, settle
+from tests.integration.catalog.support import (
+    check_acknowledged,
+    create_table,
+    request_ids_in_log,
+    run,
+    settle,
+)
 from tests.random_ddl import random_batch
 
 STRESS_SECONDS = float(os.environ.get("CATALOG_STRESS_SECONDS", "4"))
@@ -41,7 +47,7 @@ async def _check_history(
         assert len({n.service.digest(version) for n in nodes}) == 1, f"digests differ at {version}"
     recorded = await request_ids_in_log(nodes[0])
     for request_id, result in acknowledged.items():
-        assert recorded.get(request_id) == [result.version], request_id
+        await check_acknowledged(nodes[0], recorded, request_id, result.version, result.applied)
     for request_id in refused:
         assert request_id not in recorded, request_id
     return latest
@@ -202,11 +208,13 @@ def test_nodes_in_separate_processes_converge(store_url: str) -> None:
                 assert node.service.digest(final["latest"]) == final["digest"]
                 for line in lines:
                     if line["ok"]:
-                        assert recorded.get(line["id"]) == [line["version"]]
+                        await check_acknowledged(
+                            node, recorded, line["id"], line["version"], line["applied"]
+                        )
                     else:
                         assert line["id"] not in recorded
             for request_id, result in local_ok.items():
-                assert recorded.get(request_id) == [result.version]
+                await check_acknowledged(node, recorded, request_id, result.version, result.applied)
             assert not local_refused & set(recorded)
         finally:
             await node.close()
