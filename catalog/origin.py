@@ -6,6 +6,8 @@ from pydantic import Field
 
 from catalog.model import Model
 
+MAX_NAME_CHARS = 200
+"""The longest principal or client name an origin keeps (a token's subject is as long)."""
 MAX_MESSAGE_CHARS = 1000
 """The longest message a request may give for its change."""
 LOCAL_PRINCIPAL = "local"
@@ -33,8 +35,8 @@ class UpdateOrigin(Model):
             the next ``entries`` ones in the version).
     """
 
-    principal: str = Field(min_length=1, max_length=200)
-    client: str = Field(min_length=1, max_length=200)
+    principal: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    client: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     message: str | None = Field(default=None, max_length=MAX_MESSAGE_CHARS)
     request_id: str | None = None
     entries: int = Field(default=0, ge=0)

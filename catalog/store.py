@@ -141,10 +141,16 @@ class DescriptorCache:
     def known(self, data: bytes) -> Descriptor | None:
         """Return the descriptor cached for ``data``, or None; no decoding."""
         found = self._young.get(data)
-        if found is None:
-            found = self._old.get(data)
-            if found is not None:
-                self.put(data, found)
+        return found if found is not None else self.promoted(data)
+
+    def promoted(self, data: bytes) -> Descriptor | None:
+        """Return what the old generation holds for ``data``, moving it to the young one.
+
+        None when it holds nothing: what ``known`` does once the young generation missed.
+        """
+        found = self._old.get(data)
+        if found is not None:
+            self.put(data, found)
         return found
 
     def decode(self, data: bytes) -> Descriptor:
@@ -210,7 +216,7 @@ def checked_descriptor(record: Record, kind: type[D], object_id: int) -> D:
         return check_descriptor(value, kind, object_id, record[NAME])
     found = CACHE._young.get(value)  # ``known`` inline: a young hit is one dict read
     if found is None:
-        found = CACHE.known(value)
+        found = CACHE.promoted(value)
     if type(found) is kind:
         return found
     if found is None:

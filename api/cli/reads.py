@@ -313,7 +313,12 @@ def _what_changed(change: ChangeBody) -> str:
 
 
 def _moved(field: FieldChangeBody) -> str:
-    return f"{field.field} {json.dumps(field.before)} → {json.dumps(field.after)}".replace('"', "")
+    return f"{field.field} {_plain(field.before)} → {_plain(field.after)}"
+
+
+def _plain(value: Any) -> str:
+    """A value as a person reads it: text as it is, anything else as JSON (``null``, ``7``)."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def cmd_watch(args: argparse.Namespace) -> None:

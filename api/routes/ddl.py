@@ -19,7 +19,7 @@ from api.sql import parse_script, refused_statement
 from api.sql.script_shape import ScriptShape
 from catalog.commands import CommandBase
 from catalog.errors import CatalogError, ValidationError
-from catalog.origin import CLIENT_HEADER, LOCAL_PRINCIPAL, UpdateOrigin
+from catalog.origin import CLIENT_HEADER, LOCAL_PRINCIPAL, MAX_NAME_CHARS, UpdateOrigin
 
 router = APIRouter(
     prefix="/v1",
@@ -28,8 +28,6 @@ router = APIRouter(
     dependencies=[Depends(require(Role.WRITER))],
 )
 
-
-_MAX_CLIENT_CHARS = 100
 
 IdempotencyKey = Annotated[
     str | None,
@@ -60,7 +58,7 @@ def client_of(request: Request) -> str:
     if not named:
         agent = request.headers.get("user-agent", "").strip()
         named = agent.split(maxsplit=1)[0].split("/", 1)[0] if agent else ""
-    printable = "".join(ch for ch in named if ch.isprintable())[:_MAX_CLIENT_CHARS]
+    printable = "".join(ch for ch in named if ch.isprintable())[:MAX_NAME_CHARS]
     return printable or "unknown"
 
 
