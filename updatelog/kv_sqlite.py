@@ -34,21 +34,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar, cast
 
+from updatelog import kv
 from updatelog.errors import FormatError, StorageUnavailableError
-from updatelog.kv import (
-    Compare,
-    CompareOp,
-    Delete,
-    Get,
-    KeyValue,
-    LeaseExpiredError,
-    Op,
-    Put,
-    Read,
-    TxnResult,
-    WatchChanges,
-    WatchItem,
-)
 from updatelog.sqlite_connection import CommitBus, SqliteConnection, in_transaction
 from updatelog.sqlite_direct import DECLINED, DirectConnection
 
@@ -147,8 +134,11 @@ class SqliteKvStore:
     # -- KvStore ----------------------------------------------------------------------------
 
     async def txn(
-        self, compares: Sequence[Compare], success: Sequence[Op], failure: Sequence[Op] = ()
-    ) -> TxnResult:
+        self,
+        compares: Sequence[kv.Compare],
+        success: Sequence[kv.Op],
+        failure: Sequence[kv.Op] = (),
+    ) -> kv.TxnResult:
         """Run ``success`` if every compare holds, else ``failure``, in one transaction.
 
         SQLite commits are atomic and answer for sure, so this never raises
@@ -158,36 +148,36 @@ class SqliteKvStore:
             StorageUnavailableError: the file stayed locked past the busy timeout.
             StoreQuotaExceededError: the disk is full; nothing was written.
         """
-        writes = any(not isinstance(op, Get) for op in (*success, *failure))
+        writes = any(not isinstance(op, kv.Get) for op in (*success, *failure))
 
-        def body(db: sqlite3.Connection) -> tuple[TxnResult, bool]:
+        def body(db: sqlite3.Connection) -> tuple[kv.TxnResult, bool]:
             now = _wall_ms()
             revision = _revision(db)
             if writes and _purge_expired(db, now):
                 _keep_revision(db, revision)
             ok = all(_holds(db, c, now) for c in compares)
             ops = success if ok else failure
-            changed = any(not isinstance(op, Get) for op in ops)
+            changed = any(not isinstance(op, kv.Get) for op in ops)
             if changed:
                 revision += 1
-                if any(isinstance(op, Delete) for op in ops):
+                if any(isinstance(op, kv.Delete) for op in ops):
                     _keep_revision(db, revision)
             reads = [_apply(db, op, revision, now) for op in ops]
-            return TxnResult(ok, revision, [r for r in reads if r is not None]), changed
+            return kv.TxnResult(ok, revision, [r for r in reads if r is not None]), changed
 
         size = sum(
-            len(op.key) + len(op.value) for op in (*success, *failure) if isinstance(op, Put)
+            len(op.key) + len(op.value) for op in (*success, *failure) if isinstance(op, kv.Put)
         )
         done = self._direct.run(body, write=writes, size=size)
         if done is DECLINED:
             result, changed = await self._run(body, write=writes)
         else:
-            result, changed = cast(tuple[TxnResult, bool], done)
+            result, changed = cast(tuple[kv.TxnResult, bool], done)
         if changed:
             _BUS.publish(self._bus_key)
         return result
 
-    async def range(self, start: str, end: str, *, limit: int = 0) -> Read:
+    async def range(self, start: str, end: str, *, limit: int = 0) -> kv.Read:
         """Read the live keys of ``[start, end)`` in order, at most ``limit`` (0: all)."""
         return await self._run(lambda db: _range(db, start, end, limit, _wall_ms()))
 
@@ -203,7 +193,7 @@ class SqliteKvStore:
 
         return await self._run(body)
 
-    async def watch(self, start: str, end: str, from_revision: int) -> AsyncIterator[WatchItem]:
+    async def watch(self, start: str, end: str, from_revision: int) -> AsyncIterator[kv.WatchItem]:
         """Yield the keys of ``[start, end)`` changed at ``from_revision`` or later, then live.
 
         Several changes of one key between two reads come as its latest value; deletions are
@@ -222,7 +212,7 @@ class SqliteKvStore:
                 read = functools.partial(_changes_since, start, end, next_revision)
                 changes, revision, more, seen = await conn.transaction(read, write=False)
                 if changes or revision >= next_revision:
-                    yield WatchChanges(changes, revision)
+                    yield kv.WatchChanges(changes, revision)
                 next_revision = revision + 1
                 if more:
                     continue
@@ -308,20 +298,20 @@ def _value(db: sqlite3.Connection, key: str, now: int) -> bytes | None:
     return None if row is None else bytes(row[0])
 
 
-def _holds(db: sqlite3.Connection, compare: Compare, now: int) -> bool:
+def _holds(db: sqlite3.Connection, compare: kv.Compare, now: int) -> bool:
     stored = _value(db, compare.key, now)
     if compare.value is None:
         return stored is None
     if stored is None:
         return compare.or_absent
-    if compare.op is CompareOp.EQUAL:
+    if compare.op is kv.CompareOp.EQUAL:
         return stored == compare.value
-    if compare.op is CompareOp.LESS:
+    if compare.op is kv.CompareOp.LESS:
         return stored < compare.value
     return stored > compare.value
 
 
-def _range(db: sqlite3.Connection, start: str, end: str, limit: int, now: int) -> Read:
+def _range(db: sqlite3.Connection, start: str, end: str, limit: int, now: int) -> kv.Read:
     sql = f"SELECT key, value, mod_rev FROM kv WHERE key >= ? AND key < ? AND {_LIVE} ORDER BY key"
     if limit:
         rows = db.execute(sql + " LIMIT ?", (start, end, now, limit + 1)).fetchall()
@@ -329,20 +319,20 @@ def _range(db: sqlite3.Connection, start: str, end: str, limit: int, now: int) -
         rows = rows[:limit]
     else:
         rows, more = db.execute(sql, (start, end, now)).fetchall(), False
-    return Read([KeyValue(k, bytes(v), r) for k, v, r in rows], more)
+    return kv.Read([kv.KeyValue(k, bytes(v), r) for k, v, r in rows], more)
 
 
-def _apply(db: sqlite3.Connection, op: Op, revision: int, now: int) -> Read | None:
-    if isinstance(op, Get):
+def _apply(db: sqlite3.Connection, op: kv.Op, revision: int, now: int) -> kv.Read | None:
+    if isinstance(op, kv.Get):
         return _range(db, op.key, op.key + "\x00" if op.end is None else op.end, op.limit, now)
-    if isinstance(op, Put):
+    if isinstance(op, kv.Put):
         if (
             op.lease
             and not db.execute(
                 "SELECT 1 FROM kv_lease WHERE id = ? AND expires_ms > ?", (op.lease, now)
             ).fetchone()
         ):
-            raise LeaseExpiredError(f"lease {op.lease} expired")
+            raise kv.LeaseExpiredError(f"lease {op.lease} expired")
         db.execute(
             "INSERT OR REPLACE INTO kv (key, value, mod_rev, lease) VALUES (?, ?, ?, ?)",
             (op.key, op.value, revision, op.lease),

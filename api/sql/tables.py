@@ -270,32 +270,34 @@ def alter_table(node: exp.Alter) -> list[CommandBase]:
     Raises:
         ValidationError: an unsupported action or clause.
     """
-    if node.args.get("exists"):
-        raise ValidationError("ALTER TABLE IF EXISTS is not supported")
-    check_args(node, {"this", "kind", "actions"}, "ALTER TABLE")
+    check_args(node, {"this", "kind", "actions", "exists"}, "ALTER TABLE")
     schema, table = qualified_name(node.this, "table")
+    target = _Target(schema, table, bool(node.args.get("exists")))
     commands: list[CommandBase] = []
     for action in node.args.get("actions") or []:
         previous = commands[-1] if commands else None
         if isinstance(action, exp.ColumnDef):
-            column = _added_column(action)
-            if isinstance(previous, AddColumnsCommand):
-                commands[-1] = previous.model_copy(update={"columns": (*previous.columns, column)})
+            added = target.add_columns((_added_column(action),), bool(action.args.get("exists")))
+            if isinstance(previous, AddColumnsCommand) and (
+                previous.if_not_exists == added.if_not_exists
+            ):
+                columns = (*previous.columns, *added.columns)
+                commands[-1] = previous.model_copy(update={"columns": columns})
             else:
-                commands.append(AddColumnsCommand(schema=schema, table=table, columns=(column,)))
+                commands.append(added)
         elif isinstance(action, exp.Drop):
-            dropped = _drop_columns(action, schema, table)
+            dropped = _drop_columns(action, target)
             if isinstance(previous, DropColumnsCommand) and previous.if_exists == dropped.if_exists:
-                columns = (*previous.columns, *dropped.columns)
-                commands[-1] = dropped.model_copy(update={"columns": columns})
+                names = (*previous.columns, *dropped.columns)
+                commands[-1] = dropped.model_copy(update={"columns": names})
             else:
                 commands.append(dropped)
         elif isinstance(action, exp.AlterColumn):
-            commands.append(_alter_column(action, schema, table))
+            commands.append(_alter_column(action, target))
         elif isinstance(action, exp.AlterRename):
-            commands.append(_rename(action, schema, table, "table"))
+            commands.append(_rename(action, schema, table, "table", target.if_exists))
         elif isinstance(action, exp.RenameColumn):
-            commands.append(_rename_column(action, schema, table))
+            commands.append(_rename_column(action, target))
         else:
             raise ValidationError(f"unsupported ALTER TABLE action {sql_of(action)}")
     if not commands:
@@ -303,37 +305,70 @@ def alter_table(node: exp.Alter) -> list[CommandBase]:
     return commands
 
 
+@dataclass(frozen=True)
+class _Target:
+    """The table an ``ALTER TABLE [IF EXISTS]`` changes."""
+
+    schema: str
+    table: str
+    if_exists: bool
+
+    def add_columns(self, columns: tuple[Column, ...], if_not_exists: bool) -> AddColumnsCommand:
+        return AddColumnsCommand(
+            schema=self.schema,
+            table=self.table,
+            columns=columns,
+            if_not_exists=if_not_exists,
+            if_table_exists=self.if_exists,
+        )
+
+    def drop_columns(self, names: Sequence[str], if_exists: bool) -> DropColumnsCommand:
+        return DropColumnsCommand(
+            schema=self.schema,
+            table=self.table,
+            columns=tuple(names),
+            if_exists=if_exists,
+            if_table_exists=self.if_exists,
+        )
+
+
 def _added_column(defn: exp.ColumnDef) -> Column:
     spec = column_spec(defn)
-    if defn.args.get("exists"):
-        raise ValidationError(f"ADD COLUMN IF NOT EXISTS {spec.name} is not supported")
     if spec.primary_key:
         raise ValidationError(f"an added column ({spec.name}) cannot be a PRIMARY KEY")
     return spec.to_column()
 
 
-def _drop_columns(action: exp.Drop, schema: str, table: str) -> DropColumnsCommand:
+def _drop_columns(action: exp.Drop, target: _Target) -> DropColumnsCommand:
     if str(action.args.get("kind") or "").upper() != "COLUMN":
         raise ValidationError(f"unsupported ALTER TABLE action {sql_of(action)}")
     check_args(action, {"kind", "tables", "exists"}, "DROP COLUMN")
     names: list[str] = []
-    for target in action.args.get("tables") or []:
-        items = target.expressions if isinstance(target, exp.Tuple) else [target]
+    for dropped in action.args.get("tables") or []:
+        items = dropped.expressions if isinstance(dropped, exp.Tuple) else [dropped]
         names.extend(name_of(item, "a column") for item in items)
-    if_exists = bool(action.args.get("exists"))
-    return DropColumnsCommand(schema=schema, table=table, columns=tuple(names), if_exists=if_exists)
+    return target.drop_columns(names, bool(action.args.get("exists")))
 
 
-def _rename_column(action: exp.RenameColumn, schema: str, table: str) -> RenameColumnCommand:
+def _rename_column(action: exp.RenameColumn, target: _Target) -> RenameColumnCommand:
     column = name_of(action.this, "a column")
     check_args(action, {"this", "to", "exists"}, f"RENAME COLUMN {column}")
     if action.args.get("exists"):
-        raise ValidationError(f"RENAME COLUMN IF EXISTS {column} is not supported")
+        raise ValidationError(
+            f"RENAME COLUMN IF EXISTS {column} is not supported; "
+            "ALTER TABLE IF EXISTS ... RENAME COLUMN is"
+        )
     new_name = name_of(action.args["to"], "a column")
-    return RenameColumnCommand(schema=schema, table=table, column=column, new_name=new_name)
+    return RenameColumnCommand(
+        schema=target.schema,
+        table=target.table,
+        column=column,
+        new_name=new_name,
+        if_table_exists=target.if_exists,
+    )
 
 
-def _alter_column(action: exp.AlterColumn, schema: str, table: str) -> AlterColumnCommand:
+def _alter_column(action: exp.AlterColumn, target: _Target) -> AlterColumnCommand:
     column = name_of(action.this, "a column")
     what = f"ALTER COLUMN {column}"
     check_args(action, {"this", "dtype", "default", "drop", "allow_null"}, what)
@@ -356,40 +391,45 @@ def _alter_column(action: exp.AlterColumn, schema: str, table: str) -> AlterColu
         fields["default"] = None  # DROP DEFAULT
     else:
         raise ValidationError(f"unsupported {what} form")
-    return AlterColumnCommand(schema=schema, table=table, column=column, **fields)
+    return AlterColumnCommand(
+        schema=target.schema,
+        table=target.table,
+        column=column,
+        if_table_exists=target.if_exists,
+        **fields,
+    )
 
 
-def _rename(action: exp.AlterRename, schema: str, name: str, what: str) -> CommandBase:
+def _rename(
+    action: exp.AlterRename, schema: str, name: str, what: str, if_exists: bool
+) -> CommandBase:
     check_args(action, {"this"}, f"ALTER {what.upper()} RENAME")
     new_schema, new_name = qualified_name(action.this, f"new {what} name")
     target = action.this
     if isinstance(target, exp.Table) and target.args.get("db") is not None and new_schema != schema:
         raise ValidationError(f"a {what} cannot move to another schema ({new_schema})")
     if what == "index":
-        return RenameIndexCommand(schema=schema, name=name, new_name=new_name)
-    return RenameTableCommand(schema=schema, name=name, new_name=new_name)
+        return RenameIndexCommand(schema=schema, name=name, new_name=new_name, if_exists=if_exists)
+    return RenameTableCommand(schema=schema, name=name, new_name=new_name, if_exists=if_exists)
 
 
 def alter_index(node: exp.Alter) -> CommandBase:
-    """``ALTER INDEX [schema.]i RENAME TO j``."""
-    if node.args.get("exists"):
-        raise ValidationError("ALTER INDEX IF EXISTS is not supported")
-    check_args(node, {"this", "kind", "actions"}, "ALTER INDEX")
+    """``ALTER INDEX [IF EXISTS] [schema.]i RENAME TO j``."""
+    check_args(node, {"this", "kind", "actions", "exists"}, "ALTER INDEX")
     schema, name = qualified_name(node.this, "index")
     actions = node.args.get("actions") or []
     if len(actions) != 1 or not isinstance(actions[0], exp.AlterRename):
         raise ValidationError("ALTER INDEX supports only RENAME TO")
-    return _rename(actions[0], schema, name, "index")
+    return _rename(actions[0], schema, name, "index", bool(node.args.get("exists")))
 
 
-def _token_table(reader: TokenReader) -> tuple[str, str]:
+def _token_table(reader: TokenReader) -> _Target:
     reader.expect_words("ALTER", "TABLE")
-    if reader.at_words("IF", "EXISTS"):
-        raise ValidationError("ALTER TABLE IF EXISTS is not supported")
+    if_exists = reader.accept_words("IF", "EXISTS")
     first = reader.name("a table name")
     if reader.accept(TokenType.DOT):
-        return first, reader.name("a table name")
-    return PUBLIC_SCHEMA, first
+        return _Target(first, reader.name("a table name"), if_exists)
+    return _Target(PUBLIC_SCHEMA, first, if_exists)
 
 
 def add_columns_in_parens(text: str, toks: Sequence[Token]) -> CommandBase | None:
@@ -400,10 +440,11 @@ def add_columns_in_parens(text: str, toks: Sequence[Token]) -> CommandBase | Non
     reader = TokenReader(toks)
     if not reader.at_words("ALTER", "TABLE"):
         return None
-    schema, table = _token_table(reader)
+    target = _token_table(reader)
     if not reader.accept_words("ADD"):
         return None
     reader.accept_words("COLUMN")
+    if_not_exists = reader.accept_words("IF", "NOT", "EXISTS")
     start = reader.position
     if reader.accept(TokenType.L_PAREN) is None:
         return None
@@ -419,7 +460,7 @@ def add_columns_in_parens(text: str, toks: Sequence[Token]) -> CommandBase | Non
         if not isinstance(defn, exp.ColumnDef):
             raise ValidationError(f"ADD COLUMN: expected a column definition, got {sql_of(defn)}")
         columns.append(_added_column(defn))
-    return AddColumnsCommand(schema=schema, table=table, columns=tuple(columns))
+    return target.add_columns(tuple(columns), if_not_exists)
 
 
 def drop_columns_list(toks: Sequence[Token]) -> CommandBase | None:
@@ -427,7 +468,7 @@ def drop_columns_list(toks: Sequence[Token]) -> CommandBase | None:
     reader = TokenReader(toks)
     if not reader.at_words("ALTER", "TABLE"):
         return None
-    schema, table = _token_table(reader)
+    target = _token_table(reader)
     if not reader.accept_words("DROP"):
         return None
     reader.accept_words("COLUMN")
@@ -435,9 +476,7 @@ def drop_columns_list(toks: Sequence[Token]) -> CommandBase | None:
     if (reader.peek() or toks[0]).token_type is TokenType.L_PAREN:
         names = list(reader.names_in_parens("column name"))
         reader.expect_end()
-        return DropColumnsCommand(
-            schema=schema, table=table, columns=tuple(names), if_exists=if_exists
-        )
+        return target.drop_columns(names, if_exists)
     names = [reader.name("a column name")]
     while reader.accept(TokenType.COMMA):
         if any(reader.at_words(word) for word in ("ADD", "ALTER", "RENAME")):
@@ -446,7 +485,7 @@ def drop_columns_list(toks: Sequence[Token]) -> CommandBase | None:
             reader.accept_words("COLUMN")
         names.append(reader.name("a column name"))
     reader.expect_end()
-    return DropColumnsCommand(schema=schema, table=table, columns=tuple(names), if_exists=if_exists)
+    return target.drop_columns(names, if_exists)
 
 
 # --- CREATE INDEX --------------------------------------------------------------------------

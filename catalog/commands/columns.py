@@ -83,8 +83,20 @@ class Column(Model):
         )
 
 
-def _table(ctx: UpdateContext, schema: str, name: str) -> TableDescriptor:
-    return ctx.catalog.table(user_schema(ctx.catalog, schema).name, name)
+def _table(
+    ctx: UpdateContext, schema: str, name: str, if_exists: bool = False
+) -> TableDescriptor | None:
+    """Return the table a column command changes; None when it is missing and may be.
+
+    With ``if_exists`` (``ALTER TABLE IF EXISTS``) a missing table or schema is no error, as
+    in Ignite.
+    """
+    if if_exists and ctx.catalog.find_schema(schema) is None:
+        return None
+    schema_name = user_schema(ctx.catalog, schema).name
+    if if_exists:
+        return ctx.catalog.find_table(schema_name, name)
+    return ctx.catalog.table(schema_name, name)
 
 
 def _column(table: TableDescriptor, name: str) -> ColumnDescriptor:
@@ -97,12 +109,18 @@ def _column(table: TableDescriptor, name: str) -> ColumnDescriptor:
 
 
 class AddColumnsCommand(CommandBase):
-    """``ALTER TABLE ... ADD COLUMN``: append columns; a NOT NULL one needs a constant default."""
+    """``ALTER TABLE ... ADD COLUMN``: append columns; a NOT NULL one needs a constant default.
+
+    With ``if_not_exists``, columns that already exist are skipped; with ``if_table_exists``,
+    a missing table is no error (both as in Ignite).
+    """
 
     op: Literal["add_columns"] = "add_columns"
     schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     table: Name
     columns: tuple[Column, ...] = Field(min_length=1)
+    if_not_exists: bool = False
+    if_table_exists: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -113,23 +131,29 @@ class AddColumnsCommand(CommandBase):
         return self
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = _table(ctx, self.schema_, self.table)
-        for c in self.columns:
+        table = _table(ctx, self.schema_, self.table, self.if_table_exists)
+        if table is None:
+            return []
+        added = [c for c in self.columns if not self.if_not_exists or table.column(c.name) is None]
+        if not added:
+            return []
+        for c in added:
             if table.column(c.name) is not None:
                 raise AlreadyExistsError(
                     f"column {c.name} already exists in table {table.name}",
                     code=ErrorCode.COLUMN_EXISTS,
                 )
-        check_column_count(table.name, len(table.columns) + len(self.columns))
+        check_column_count(table.name, len(table.columns) + len(added))
         first = table.next_column_id
-        columns = tuple(c.to_descriptor(first + i) for i, c in enumerate(self.columns))
+        columns = tuple(c.to_descriptor(first + i) for i, c in enumerate(added))
         return [NewColumnsEntry(table_id=table.id, columns=columns)]
 
 
 class DropColumnsCommand(CommandBase):
     """``ALTER TABLE ... DROP COLUMN``: not a key column, not in an alive index, not all.
 
-    With ``if_exists``, columns that do not exist are skipped (Ignite's IF EXISTS).
+    With ``if_exists``, columns that do not exist are skipped; with ``if_table_exists``, a
+    missing table is no error (both as in Ignite).
     """
 
     op: Literal["drop_columns"] = "drop_columns"
@@ -137,6 +161,7 @@ class DropColumnsCommand(CommandBase):
     table: Name
     columns: tuple[Name, ...] = Field(min_length=1)
     if_exists: bool = False
+    if_table_exists: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -144,7 +169,9 @@ class DropColumnsCommand(CommandBase):
         return self
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = _table(ctx, self.schema_, self.table)
+        table = _table(ctx, self.schema_, self.table, self.if_table_exists)
+        if table is None:
+            return []
         names = [n for n in self.columns if not self.if_exists or table.column(n) is not None]
         if not names:
             return []
@@ -168,13 +195,15 @@ class DropColumnsCommand(CommandBase):
 class AlterColumnCommand(CommandBase):
     """``ALTER TABLE ... ALTER COLUMN``: widen the type, DROP NOT NULL, or set the default.
 
-    Fields left out are unchanged. ``default`` given as null drops the default.
+    Fields left out are unchanged. ``default`` given as null drops the default. With
+    ``if_table_exists``, a missing table is no error.
     """
 
     op: Literal["alter_column"] = "alter_column"
     schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     table: Name
     column: Name
+    if_table_exists: bool = False
     type: ColumnType | None = None
     precision: int | None = None
     scale: int | None = None
@@ -192,7 +221,9 @@ class AlterColumnCommand(CommandBase):
         return data
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = _table(ctx, self.schema_, self.table)
+        table = _table(ctx, self.schema_, self.table, self.if_table_exists)
+        if table is None:
+            return []
         old = _column(table, self.column)
         new_type = self.type or old.type
         same_type = new_type is old.type
@@ -245,7 +276,7 @@ class RenameColumnCommand(CommandBase):
     """``ALTER TABLE ... RENAME COLUMN ... TO``: a new name, the same column id.
 
     Data written under the old name keeps reading under the new one (files carry column ids).
-    The table gets a new schema version.
+    The table gets a new schema version. With ``if_table_exists``, a missing table is no error.
     """
 
     op: Literal["rename_column"] = "rename_column"
@@ -253,9 +284,12 @@ class RenameColumnCommand(CommandBase):
     table: Name
     column: Name
     new_name: Name
+    if_table_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = _table(ctx, self.schema_, self.table)
+        table = _table(ctx, self.schema_, self.table, self.if_table_exists)
+        if table is None:
+            return []
         old = _column(table, self.column)
         if self.new_name == old.name:
             return []

@@ -139,16 +139,19 @@ class DropIndexCommand(CommandBase):
 
 
 class RenameIndexCommand(CommandBase):
-    """``ALTER INDEX ... RENAME TO``."""
+    """``ALTER INDEX ... RENAME TO``. With ``if_exists``, a missing index is no error."""
 
     op: Literal["rename_index"] = "rename_index"
     schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     name: Name
     new_name: Name
+    if_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        schema = user_schema(ctx.catalog, self.schema_)
-        index = ctx.catalog.index(schema.name, self.name)
+        index = existing(ctx.catalog, self, ctx.catalog.find_index, "index")
+        if index is None:
+            return []
+        schema = ctx.catalog.schema(self.schema_)
         ensure_relation_name_free(ctx.catalog, schema, self.new_name)
         return [RenameIndexEntry(index_id=index.id, new_name=self.new_name)]
 

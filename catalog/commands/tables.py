@@ -161,12 +161,17 @@ def drop_table_entries(ctx: UpdateContext, table: TableDescriptor) -> list[Entry
 
 
 class RenameTableCommand(CommandBase):
-    """``ALTER TABLE ... RENAME TO``: renames the table and its primary-key index."""
+    """``ALTER TABLE ... RENAME TO``: renames the table and its primary-key index.
+
+    The key index is renamed ``<NEW>_PK`` whatever it was named, as in Ignite. With
+    ``if_exists``, a missing table is no error.
+    """
 
     op: Literal["rename_table"] = "rename_table"
     schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     name: Name
     new_name: Name
+    if_exists: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -175,8 +180,10 @@ class RenameTableCommand(CommandBase):
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
         cat = ctx.catalog
-        schema = user_schema(cat, self.schema_)
-        table = cat.table(schema.name, self.name)
+        table = existing(cat, self, cat.find_table, "table")
+        if table is None:
+            return []
+        schema = cat.schema(self.schema_)
         ensure_relation_name_free(cat, schema, self.new_name)
         pk_name = pk_index_name(self.new_name)
         ensure_relation_name_free(cat, schema, pk_name)
