@@ -182,7 +182,7 @@ def test_json_commands_say_if_table_exists() -> None:
     )
     assert isinstance(command, c.AddColumnsCommand)
     assert command.if_not_exists and command.if_table_exists
-    commands = [command]
+    commands: list[c.CommandBase] = [command]
     for op, extra in (
         ("drop_columns", {"columns": ["C"]}),
         ("alter_column", {"column": "C", "nullable": True}),
