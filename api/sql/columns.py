@@ -33,6 +33,7 @@ from sqlglot import exp
 from api.sql.nodes import check_args, name_of, sql_of
 from catalog.column_types import ColumnType, DefaultValue
 from catalog.commands import Column
+from catalog.descriptors import Collation
 from catalog.errors import ValidationError
 
 DType = exp.DType
@@ -241,3 +242,12 @@ def column_spec(defn: exp.Expr) -> ColumnSpec:
             shown = sql_of(body) if isinstance(body, exp.Expr) else sql_of(constraint)
             raise ValidationError(f"{what}: unsupported column constraint {shown}")
     return ColumnSpec(name, sql_type, nullable, default, primary_key)
+
+
+collation_of = {
+    (False, True): Collation.ASC_NULLS_FIRST,
+    (False, False): Collation.ASC_NULLS_LAST,
+    (True, True): Collation.DESC_NULLS_FIRST,
+    (True, False): Collation.DESC_NULLS_LAST,
+}
+"""The collation of an ordering: ``(descending, nulls_first)`` → ``Collation``."""

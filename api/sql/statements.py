@@ -32,7 +32,7 @@ from sqlglot import exp
 from sqlglot.errors import TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-from api.sql import tables
+from api.sql import create_table, tables
 from api.sql.script_shape import MAX_NESTING, ScriptShape
 from api.sql.tokens import DIALECT, parse_statement, tokenize
 from api.sql.zones import is_zone_statement, zone_command
@@ -199,7 +199,7 @@ def statement_commands(text: str) -> list[CommandBase]:
         return [zone_command(toks)]
     is_table = len(toks) >= 2 and toks[1].token_type is TokenType.TABLE
     if is_table and toks[0].token_type is TokenType.CREATE:
-        return [tables.create_table_from_text(text, toks)]
+        return [create_table.create_table_from_text(text, toks)]
     added = tables.add_columns_in_parens(text, toks)
     if added is not None:
         return [added]
@@ -219,7 +219,7 @@ def _commands(node: exp.Expr, toks: list[Token]) -> list[CommandBase]:
     if isinstance(node, exp.Create) and kind == "SCHEMA":
         return [tables.create_schema(node)]
     if isinstance(node, exp.Create) and kind == "TABLE":
-        return [tables.create_table(node, tables.TableOptions())]
+        return [create_table.create_table(node, create_table.TableOptions())]
     if isinstance(node, exp.Create) and kind == "INDEX":
         return [tables.create_index(node, toks)]
     if isinstance(node, exp.Drop):

@@ -1,14 +1,11 @@
 """Schema, table, column and index statements: sqlglot's syntax tree → catalog commands.
 
 sqlglot parses these statements itself, except for Ignite 3 clauses it does not know, which are
-read from its tokens here:
+read from its tokens here (``CREATE TABLE``'s are in ``api.sql.create_table``):
 
-- after ``CREATE TABLE``'s column list: ``COLOCATE [BY] (cols)``, ``ZONE z`` and
-  ``WITH (PRIMARY_ZONE = 'z')`` (also ``ZONE = ...``, with or without parentheses);
-- ``PRIMARY KEY USING HASH | SORTED (cols)``;
-- ``ALTER TABLE t ADD [COLUMN] (col TYPE ..., ...)``;
-- ``ALTER TABLE t DROP [COLUMN] [IF EXISTS] a, b`` (sqlglot only reads ``DROP COLUMN (a, b)``
-  and ``DROP COLUMN a, DROP COLUMN b``).
+- ``ALTER TABLE [IF EXISTS] t ADD [COLUMN] [IF NOT EXISTS] (col TYPE ..., ...)``;
+- ``ALTER TABLE [IF EXISTS] t DROP [COLUMN] [IF EXISTS] a, b`` (sqlglot only reads
+  ``DROP COLUMN (a, b)`` and ``DROP COLUMN a, DROP COLUMN b``).
 """
 
 from __future__ import annotations
@@ -20,9 +17,9 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.tokenizer_core import Token, TokenType
 
-from api.sql.columns import ColumnSpec, column_spec, column_type, default_value
+from api.sql.columns import collation_of, column_spec, column_type, default_value
 from api.sql.nodes import check_args, name_of, qualified_name, schema_name, sql_of
-from api.sql.tokens import TokenReader, describe, is_word, parse_statement
+from api.sql.tokens import TokenReader, is_word, matching_paren, parse_statement
 from catalog.commands import (
     AddColumnsCommand,
     AlterColumnCommand,
@@ -30,7 +27,6 @@ from catalog.commands import (
     CommandBase,
     CreateIndexCommand,
     CreateSchemaCommand,
-    CreateTableCommand,
     DropColumnsCommand,
     DropIndexCommand,
     DropSchemaCommand,
@@ -40,7 +36,7 @@ from catalog.commands import (
     RenameIndexCommand,
     RenameTableCommand,
 )
-from catalog.descriptors import Collation, IndexKind
+from catalog.descriptors import IndexKind
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.errors import ValidationError
 
@@ -49,12 +45,6 @@ ONE_KIND_OF_ACTION = (
     "RENAME COLUMN and RENAME TO, one kind of action per statement"
 )
 _INDEX_KINDS = {"HASH": IndexKind.HASH, "SORTED": IndexKind.SORTED, "TREE": IndexKind.SORTED}
-_COLLATIONS = {
-    (False, True): Collation.ASC_NULLS_FIRST,
-    (False, False): Collation.ASC_NULLS_LAST,
-    (True, True): Collation.DESC_NULLS_FIRST,
-    (True, False): Collation.DESC_NULLS_LAST,
-}
 
 
 # --- schemas -------------------------------------------------------------------------------
@@ -95,168 +85,6 @@ def drop(node: exp.Drop) -> list[CommandBase]:
             for s, n in (qualified_name(t, "index") for t in node.args["tables"])
         ]
     raise ValidationError(f"{what} is not supported (only SCHEMA, TABLE, INDEX and ZONE)")
-
-
-# --- CREATE TABLE --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class TableOptions:
-    """The Ignite clauses of ``CREATE TABLE`` read from tokens (None: not given)."""
-
-    primary_key_kind: IndexKind | None = None
-    colocation_columns: tuple[str, ...] | None = None
-    zone: str | None = None
-
-
-def create_table_from_text(text: str, toks: Sequence[Token]) -> CommandBase:
-    """``CREATE TABLE``: sqlglot reads up to the column list's ``)``, we read the rest.
-
-    Raises:
-        ValidationError: a clause or element we do not support.
-    """
-    close = _matching_paren(toks, _first(toks, TokenType.L_PAREN))
-    tail: Sequence[Token]
-    if close is None:  # no column list: let sqlglot say what it is (AS SELECT, a typo, ...)
-        head_toks, tail, head_end = toks, (), len(text)
-    else:
-        head_toks, tail, head_end = toks[: close + 1], toks[close + 1 :], toks[close].end + 1
-    head, pk_kind = _strip_pk_using(text[:head_end], head_toks)
-    options = _table_options(TokenReader(tail), pk_kind)
-    node = parse_statement(head)
-    if not isinstance(node, exp.Create) or str(node.args.get("kind")).upper() != "TABLE":
-        raise ValidationError("cannot read this CREATE TABLE statement")
-    return create_table(node, options)
-
-
-def create_table(node: exp.Create, options: TableOptions) -> CommandBase:
-    """Turn sqlglot's ``CREATE TABLE`` plus the Ignite ``options`` into a command.
-
-    Raises:
-        ValidationError: no or several primary keys, or an unsupported element or clause.
-    """
-    if node.args.get("expression") is not None:
-        raise ValidationError("CREATE TABLE ... AS SELECT is not supported")
-    check_args(node, {"this", "kind", "exists"}, "CREATE TABLE")
-    body = node.this
-    if not isinstance(body, exp.Schema):
-        raise ValidationError("CREATE TABLE needs a column list")
-    check_args(body, {"this", "expressions"}, "CREATE TABLE")
-    schema, name = qualified_name(body.this, "table")
-    specs: list[ColumnSpec] = []
-    keys: list[tuple[str, ...]] = []
-    for element in body.expressions:
-        if isinstance(element, exp.ColumnDef):
-            spec = column_spec(element)
-            if spec.primary_key:
-                keys.append((spec.name,))
-            specs.append(spec)
-        else:
-            keys.append(_primary_key(element))
-    if not keys:
-        raise ValidationError(f"table {name} needs a PRIMARY KEY")
-    if len(keys) > 1:
-        raise ValidationError(f"table {name} has more than one PRIMARY KEY")
-    primary_key = keys[0]
-    extra: dict[str, Any] = {}
-    if options.primary_key_kind is not None:
-        extra["primary_key_kind"] = options.primary_key_kind
-    return CreateTableCommand(
-        schema=schema,
-        name=name,
-        columns=tuple(s.to_column(key=s.name in primary_key) for s in specs),
-        primary_key=primary_key,
-        colocation_columns=options.colocation_columns,
-        zone=options.zone,
-        if_not_exists=bool(node.args.get("exists")),
-        **extra,
-    )
-
-
-def _primary_key(element: exp.Expr) -> tuple[str, ...]:
-    # A named constraint is accepted, its name dropped: the key index is always <TABLE>_PK.
-    if isinstance(element, exp.Constraint) and len(element.expressions) == 1:
-        element = element.expressions[0]
-    if not isinstance(element, exp.PrimaryKey):
-        raise ValidationError(f"unsupported table element {sql_of(element)}")
-    include = element.args.get("include")
-    if isinstance(include, exp.Expr):
-        check_args(include, (), "PRIMARY KEY")
-    check_args(element, {"expressions", "include"}, "PRIMARY KEY")
-    return tuple(name_of(e, "a primary-key column") for e in element.expressions)
-
-
-def _first(toks: Sequence[Token], token_type: TokenType) -> int | None:
-    return next((i for i, t in enumerate(toks) if t.token_type is token_type), None)
-
-
-def _matching_paren(toks: Sequence[Token], start: int | None) -> int | None:
-    if start is None:
-        return None
-    depth = 0
-    for i in range(start, len(toks)):
-        if toks[i].token_type is TokenType.L_PAREN:
-            depth += 1
-        elif toks[i].token_type is TokenType.R_PAREN:
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
-
-
-def _strip_pk_using(head: str, toks: Sequence[Token]) -> tuple[str, IndexKind | None]:
-    """Blank out ``USING HASH|SORTED`` after ``PRIMARY KEY`` (offsets stay) and return it."""
-    kind: IndexKind | None = None
-    for i, token in enumerate(toks[:-2]):
-        if token.token_type is TokenType.PRIMARY_KEY and is_word(toks[i + 1], "USING"):
-            word = toks[i + 2].text.upper()
-            if word not in ("HASH", "SORTED"):
-                raise ValidationError(
-                    f"PRIMARY KEY USING {toks[i + 2].text}: expected HASH or SORTED"
-                )
-            kind = IndexKind(word.lower())
-            start, end = toks[i + 1].start, toks[i + 2].end + 1
-            head = head[:start] + " " * (end - start) + head[end:]
-    return head, kind
-
-
-def _table_options(reader: TokenReader, pk_kind: IndexKind | None) -> TableOptions:
-    colocate: tuple[str, ...] | None = None
-    zone: str | None = None
-    while not reader.at_end():
-        if reader.accept_words("COLOCATE"):
-            if colocate is not None:
-                raise ValidationError("COLOCATE BY given twice")
-            reader.accept_words("BY")
-            colocate = reader.names_in_parens("colocation column")
-        elif reader.accept_words("ZONE"):
-            zone = _set_zone(zone, reader.name("a zone name"))
-        elif reader.accept_words("WITH"):
-            parens = reader.accept(TokenType.L_PAREN) is not None
-            while True:
-                option = reader.name("a table option")
-                if option not in ("PRIMARY_ZONE", "ZONE"):
-                    raise ValidationError(f"unsupported table option {option} (supported: ZONE)")
-                reader.expect(TokenType.EQ, f"'=' after {option}")
-                # A string is the zone's exact name; an identifier follows the quoting rules.
-                literal = reader.accept(TokenType.STRING)
-                zone = _set_zone(zone, literal.text if literal else reader.name("a zone name"))
-                if not reader.accept(TokenType.COMMA):
-                    break
-            if parens:
-                reader.expect(TokenType.R_PAREN, "')' after the table options")
-        else:
-            raise ValidationError(
-                f"unexpected {describe(reader.peek())} after the column list; "
-                "expected COLOCATE BY, ZONE or WITH"
-            )
-    return TableOptions(primary_key_kind=pk_kind, colocation_columns=colocate, zone=zone)
-
-
-def _set_zone(current: str | None, zone: str) -> str:
-    if current is not None:
-        raise ValidationError("the table's zone is given twice")
-    return zone
 
 
 # --- ALTER TABLE ---------------------------------------------------------------------------
@@ -448,7 +276,7 @@ def add_columns_in_parens(text: str, toks: Sequence[Token]) -> CommandBase | Non
     start = reader.position
     if reader.accept(TokenType.L_PAREN) is None:
         return None
-    close = _matching_paren(toks, start)
+    close = matching_paren(toks, start)
     if close != len(toks) - 1:
         raise ValidationError("expected end of statement after ADD COLUMN (...)")
     body = text[toks[start].end + 1 : toks[close].start]
@@ -545,4 +373,4 @@ def _index_column(node: exp.Expr) -> str | IndexColumnSpec:
     desc, nulls_first = node.args.get("desc"), bool(node.args.get("nulls_first"))
     if desc is None and nulls_first:
         return name  # no ordering written: the catalog's default, ASC NULLS FIRST
-    return IndexColumnSpec(name=name, collation=_COLLATIONS[(bool(desc), nulls_first)])
+    return IndexColumnSpec(name=name, collation=collation_of[(bool(desc), nulls_first)])

@@ -225,3 +225,23 @@ class TokenReader:
 
     def _fail(self, expected: str) -> Never:
         raise ValidationError(f"expected {expected}, found {describe(self.peek())}")
+
+
+def first_of(toks: Sequence[Token], token_type: TokenType) -> int | None:
+    """Return the position of the first token of ``token_type``, or None."""
+    return next((i for i, t in enumerate(toks) if t.token_type is token_type), None)
+
+
+def matching_paren(toks: Sequence[Token], start: int | None) -> int | None:
+    """Return the position of the ``)`` closing the ``(`` at ``start``, or None."""
+    if start is None:
+        return None
+    depth = 0
+    for i in range(start, len(toks)):
+        if toks[i].token_type is TokenType.L_PAREN:
+            depth += 1
+        elif toks[i].token_type is TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                return i
+    return None

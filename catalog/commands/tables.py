@@ -45,8 +45,11 @@ from catalog.errors import ErrorCode, NotFoundError, ValidationError
 class CreateTableCommand(CommandBase):
     """``CREATE TABLE``: columns, a NOT NULL primary key, colocation columns and a zone.
 
-    The primary-key index ``<TABLE>_PK`` is created AVAILABLE with the table. Colocation
-    columns default to the primary key; the zone defaults to the catalog's default zone.
+    The primary-key index is created AVAILABLE with the table, named ``primary_key_name``
+    (SQL's ``CONSTRAINT name PRIMARY KEY``) or else ``<TABLE>_PK``. A sorted key
+    (``primary_key_kind`` SORTED) may give each key column's collation in
+    ``primary_key_collations`` (default ASC_NULLS_FIRST). Colocation columns default to the
+    primary key; the zone defaults to the catalog's default zone.
     """
 
     op: Literal["create_table"] = "create_table"
@@ -55,6 +58,8 @@ class CreateTableCommand(CommandBase):
     columns: tuple[Column, ...] = Field(min_length=1)
     primary_key: tuple[Name, ...] = Field(min_length=1)
     primary_key_kind: IndexKind = IndexKind.HASH
+    primary_key_name: Name | None = None
+    primary_key_collations: tuple[Collation, ...] | None = None
     colocation_columns: tuple[Name, ...] | None = None
     zone: Name | None = None
     if_not_exists: bool = False
@@ -70,6 +75,18 @@ class CreateTableCommand(CommandBase):
                 raise ValidationError(f"primary-key column {name} is not a column of the table")
             if column.nullable:
                 raise ValidationError(f"primary-key column {name} must be NOT NULL")
+        collations = self.primary_key_collations
+        if collations is not None:
+            if self.primary_key_kind is not IndexKind.SORTED:
+                raise ValidationError(
+                    "a hash primary key takes no collations; declare it sorted "
+                    "(PRIMARY KEY USING SORTED) to order its columns"
+                )
+            if len(collations) != len(self.primary_key):
+                raise ValidationError(
+                    f"the primary key has {len(self.primary_key)} columns and "
+                    f"{len(collations)} collations; give one collation per key column"
+                )
         if self.colocation_columns is not None:
             if not self.colocation_columns:
                 raise ValidationError("colocation columns must not be empty")
@@ -77,7 +94,8 @@ class CreateTableCommand(CommandBase):
             for name in self.colocation_columns:
                 if name not in self.primary_key:
                     raise ValidationError(f"colocation column {name} is not a primary-key column")
-        pk_index_name(self.name)
+        if self.primary_key_name is None:
+            pk_index_name(self.name)
         return self
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
@@ -87,7 +105,12 @@ class CreateTableCommand(CommandBase):
             return []
         ensure_relation_name_free(cat, schema, self.name)
         check_column_count(self.name, len(self.columns))
-        pk_name = pk_index_name(self.name)
+        pk_name = self.primary_key_name or pk_index_name(self.name)
+        if pk_name == self.name:
+            raise ValidationError(
+                f"the primary-key index of table {self.name} cannot have the table's name "
+                "(tables and indexes of a schema share one namespace)"
+            )
         ensure_relation_name_free(cat, schema, pk_name)
         zone = self._zone(ctx)
 
@@ -106,7 +129,6 @@ class CreateTableCommand(CommandBase):
             next_column_id=len(columns),
             versions=(TableVersion(version=INITIAL_TABLE_VERSION, columns=columns),),
         )
-        sorted_pk = self.primary_key_kind is IndexKind.SORTED
         pk_index = IndexDescriptor(
             id=pk_index_id,
             schema_id=schema.id,
@@ -115,8 +137,8 @@ class CreateTableCommand(CommandBase):
             kind=self.primary_key_kind,
             unique=True,
             columns=tuple(
-                IndexColumn(column_id=i, collation=Collation.ASC_NULLS_FIRST if sorted_pk else None)
-                for i in primary_key
+                IndexColumn(column_id=i, collation=collation)
+                for i, collation in zip(primary_key, self._key_collations(), strict=True)
             ),
             status=IndexStatus.AVAILABLE,
             created_with_table=True,
@@ -126,6 +148,11 @@ class CreateTableCommand(CommandBase):
             NewIndexEntry(index=pk_index),
             ObjectIdGenUpdateEntry(delta=2),
         ]
+
+    def _key_collations(self) -> tuple[Collation | None, ...]:
+        if self.primary_key_kind is not IndexKind.SORTED:
+            return (None,) * len(self.primary_key)
+        return self.primary_key_collations or (Collation.ASC_NULLS_FIRST,) * len(self.primary_key)
 
     def _zone(self, ctx: UpdateContext) -> ZoneDescriptor:
         if self.zone is not None:

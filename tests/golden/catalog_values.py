@@ -60,6 +60,47 @@ def golden_commands() -> list[CommandBase]:
     ]
 
 
+def golden_commands_v2() -> list[CommandBase]:
+    """Return the golden batch and commands with the fields format 2 of commands added.
+
+    A named, sorted primary key with collations; IF EXISTS on a table's columns and on a
+    rename.
+    """
+    return [
+        *golden_commands(),
+        c.CreateTable(
+            schema="SALES",
+            name="RETURNS",
+            columns=[
+                c.Column(name="ORDER_ID", type=ColumnType.INT64, nullable=False),
+                c.Column(name="AT", type=ColumnType.TIMESTAMP, nullable=False),
+            ],
+            primary_key=["ORDER_ID", "AT"],
+            primary_key_kind="sorted",
+            primary_key_name="RETURNS_KEY",
+            primary_key_collations=["ASC_NULLS_LAST", "DESC_NULLS_FIRST"],
+        ),
+        c.AddColumns(
+            schema="SALES",
+            table="RETURNS",
+            columns=[c.Column(name="REASON", type=ColumnType.STRING)],
+            if_not_exists=True,
+            if_table_exists=True,
+        ),
+        c.DropColumns(
+            schema="SALES", table="GONE", columns=["X"], if_exists=True, if_table_exists=True
+        ),
+        c.AlterColumn(
+            schema="SALES", table="GONE", column="X", nullable=True, if_table_exists=True
+        ),
+        c.RenameColumn(
+            schema="SALES", table="GONE", column="X", new_name="Y", if_table_exists=True
+        ),
+        c.RenameTable(schema="SALES", name="GONE", new_name="GONER", if_exists=True),
+        c.RenameIndex(schema="SALES", name="GONE_IDX", new_name="GONER_IDX", if_exists=True),
+    ]
+
+
 def golden_catalogs() -> tuple[Catalog, Catalog, VersionedUpdate]:
     """Return version 1, version 2 (after the golden batch plus alters) and update 2."""
     v1 = Catalog.initial(activation_ts=1_700_000_000_000 << 16)
@@ -111,9 +152,10 @@ OLDER_FORMAT_FILES = {
     "snapshot_initial_v1.bin": "snapshot_initial_v2.bin",
     "snapshot_v1.bin": "snapshot_v2.bin",
     "update_v1.bin": "update_v3.bin",
+    "commands_v1.bin": "commands_v2.bin",
 }
-"""Golden files today's writers no longer produce, each with the file of the same value in
-the format written now."""
+"""Golden files today's writers no longer produce, each with the file of the format written now
+that replaces it (for catalogs and updates, the same value)."""
 
 
 def golden_files() -> dict[str, bytes]:
@@ -125,7 +167,7 @@ def golden_files() -> dict[str, bytes]:
         "snapshot_initial_v2.bin": encode_snapshot(v1),
         "snapshot_v2.bin": encode_snapshot(v2),
         "entries_v1.bin": encode_entries(update.entries),
-        "commands_v1.bin": encode_commands(golden_commands()),
+        "commands_v2.bin": encode_commands(golden_commands_v2()),
         "descriptor_table_v1.bin": encode_descriptor(table),
         "descriptor_index_v1.bin": encode_descriptor(v2.index("SALES", "ORDERS_BY_DAY")),
         "descriptor_zone_v1.bin": encode_descriptor(v2.zone("Z3")),

@@ -61,7 +61,16 @@ ACCEPTED: list[tuple[str, list[CommandBase]]] = [
     ),
     (
         "CREATE TABLE t (a INT, b BIGINT, c VARCHAR, CONSTRAINT pk PRIMARY KEY (b, a))",
-        [table("T", key("A"), key("B", T.INT64), col("C", T.STRING), pk=("B", "A"))],
+        [
+            table(
+                "T",
+                key("A"),
+                key("B", T.INT64),
+                col("C", T.STRING),
+                pk=("B", "A"),
+                primary_key_name="PK",
+            )
+        ],
     ),
     # --- CREATE TABLE: Ignite clauses after the column list
     (

@@ -23,7 +23,7 @@ REFUSED: list[tuple[str, str]] = [
     # syntax errors
     ("CREATE TABLE t (id INT PRIMARY KEY,", "syntax error at line 1"),
     ("CREATE INDEX i ON t (", "end of statement"),
-    ("CREATE TABLE t (id INT PRIMARY KEY, PRIMARY KEY (id DESC))", "syntax error"),
+    ("CREATE TABLE t (id INT PRIMARY KEY, PRIMARY KEY (id DESC))", "PRIMARY KEY USING SORTED"),
     # schemas
     ("CREATE SCHEMA a.b", "takes no qualifier"),
     ("CREATE SCHEMA s AUTHORIZATION u", "unsupported statement"),
