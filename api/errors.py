@@ -78,6 +78,7 @@ STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.CONCURRENT_UPDATE: 503,
     ErrorCode.VERSION_COMPACTED: 410,
     ErrorCode.REQUEST_ID_REUSED: 422,
+    ErrorCode.NODE_STOPPING: 503,
     TimestampTooFarError.code: 422,
     StorageUnavailableError.code: 503,
     FormatError.code: 503,
@@ -107,6 +108,7 @@ STATUS_BY_CODE: dict[str, int] = {
 
 RETRYABLE = {
     ErrorCode.CONCURRENT_UPDATE,
+    ErrorCode.NODE_STOPPING,
     StorageUnavailableError.code,
     ApiCode.NOT_READY,
     ApiCode.TIMEOUT,

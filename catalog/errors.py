@@ -10,7 +10,8 @@
     ├── AlreadyExistsError       SCHEMA_EXISTS, TABLE_EXISTS, COLUMN_EXISTS, INDEX_EXISTS,
     │                            ZONE_EXISTS
     ├── ConcurrentUpdateError    CONCURRENT_UPDATE
-    └── VersionCompactedError    VERSION_COMPACTED
+    ├── VersionCompactedError    VERSION_COMPACTED
+    └── NodeStoppingError        NODE_STOPPING
 
 Every error carries a stable machine-readable ``code`` (an ``ErrorCode``); the REST layer maps
 codes to HTTP statuses in one table. Codes are never renamed or reused.
@@ -47,6 +48,7 @@ class ErrorCode(enum.StrEnum):
     VERSION_COMPACTED = "VERSION_COMPACTED"
     VERSION_NOT_FOUND = "VERSION_NOT_FOUND"
     REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
+    NODE_STOPPING = "NODE_STOPPING"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,3 +135,17 @@ class VersionCompactedError(CatalogError):
         )
         self.version = version
         self.earliest_version = earliest_version
+
+
+class NodeStoppingError(CatalogError):
+    """This node is stopping and gave up what waited on it (see the message for what).
+
+    Another node can serve the request. A command refused so was not run; a wait for a
+    version says nothing of that version, which other nodes apply as usual.
+    """
+
+    default_code = ErrorCode.NODE_STOPPING
+
+    def __init__(self, node_name: str, what: str) -> None:
+        super().__init__(f"node {node_name} is stopping: {what}; ask another node")
+        self.node_name = node_name

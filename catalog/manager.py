@@ -23,7 +23,7 @@ from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.data_log import DataCommitLog
 from catalog.entries.base import EntryBase
-from catalog.errors import CatalogError, ConcurrentUpdateError, ValidationError
+from catalog.errors import CatalogError, ConcurrentUpdateError, NodeStoppingError, ValidationError
 from catalog.marshalling import encode_update
 from catalog.origin import UpdateOrigin, in_process
 from catalog.prepare import prepare
@@ -104,6 +104,7 @@ class CatalogManager:
         self._backoff_cap_s = backoff_cap_s
         self._queue: list[_Request] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._stopped = False
         self.stats = {"appends": 0, "conflicts": 0, "retries": 0, "merged": 0}
 
     async def execute(
@@ -124,11 +125,14 @@ class CatalogManager:
 
         Raises:
             ValidationError: ``wait_for_nodes`` is negative or not finite.
+            NodeStoppingError: the node is stopping; the command was not run.
             StorageUnavailableError: the log (or the registry, for the whole wait) could not
                 be reached.
         """
         if wait_for_nodes is not None and not 0 <= wait_for_nodes < math.inf:
             raise ValidationError(f"wait_for_nodes must be finite and >= 0: {wait_for_nodes}")
+        if self._stopped:
+            raise NodeStoppingError(self._service.node_name, "the command was not run")
         result = await self._execute(commands, request_id, origin or in_process(request_id))
         if wait_for_nodes is None:
             return result
@@ -481,7 +485,8 @@ class CatalogManager:
                 await commits.drop(table_id)
 
     async def close(self) -> None:
-        """Wait for queued requests to finish. Idempotent."""
+        """Refuse new commands and wait for queued ones to finish. Idempotent."""
+        self._stopped = True
         flusher, self._flusher = self._flusher, None
         if flusher is not None:
             await asyncio.gather(flusher, return_exceptions=True)

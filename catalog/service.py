@@ -19,7 +19,13 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 from catalog.catalog import Catalog
-from catalog.errors import CatalogError, ErrorCode, NotFoundError, VersionCompactedError
+from catalog.errors import (
+    CatalogError,
+    ErrorCode,
+    NodeStoppingError,
+    NotFoundError,
+    VersionCompactedError,
+)
 from catalog.event_feed import CatalogEventParameters, EventFeed, EventFilter
 from catalog.events import CatalogEvent
 from catalog.marshalling import decode_update
@@ -107,6 +113,7 @@ class CatalogService:
         self._feeds: set[EventFeed] = set()
         self.applied = Watermark(0)
         """The latest version applied here with its listeners finished."""
+        self._stopped = False
         self.observed_safe_time = Watermark(0)
         """The log's safe time as observed after applying every version before it."""
         self._watch_task: asyncio.Task[None] | None = None
@@ -242,8 +249,18 @@ class CatalogService:
         return update.events_from(before)
 
     async def catalog_ready(self, version: int) -> None:
-        """Wait until ``version`` is applied here and its event listeners have finished."""
+        """Wait until ``version`` is applied here and its event listeners have finished.
+
+        Raises:
+            NodeStoppingError: the service was closed before it applied ``version``.
+        """
+        if self._stopped and self.applied.value < version:
+            raise self._stopping()
         await self.applied.wait_for(version)
+
+    def _stopping(self) -> NodeStoppingError:
+        latest = self.applied.value
+        return NodeStoppingError(self.node_name, f"it applies no catalog version after {latest}")
 
     # -- events ---------------------------------------------------------------------------
 
@@ -344,7 +361,8 @@ class CatalogService:
                 await self._apply(entry, fire=False)
 
     def start(self) -> None:
-        """Start following the log from the latest applied version."""
+        """Start following the log from the latest applied version (again, after ``close``)."""
+        self._stopped = False
         if self._watch_task is None:
             self._watch_task = asyncio.get_running_loop().create_task(
                 self._follow(), name=f"catalog-watch-{self.node_name}"
@@ -463,7 +481,10 @@ class CatalogService:
         """Stop following the log. Idempotent."""
         task, self._watch_task = self._watch_task, None
         self.watch_live = False
+        self._stopped = True
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        # Nothing will apply another version here: fail the waits instead of leaving them hang.
+        self.applied.fail_waiters(self._stopping())

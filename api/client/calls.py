@@ -64,7 +64,7 @@ Commands = CommandBase | Mapping[str, Any] | Sequence[CommandBase | Mapping[str,
 # The server's codes that mean "try again (maybe elsewhere)"; TIMEOUT is excluded because it
 # answers a wait the caller bounded on purpose.
 RETRYABLE_CODES = frozenset(
-    {"STORAGE_UNAVAILABLE", "NOT_READY", "CONCURRENT_UPDATE", "TOO_MANY_REQUESTS"}
+    {"STORAGE_UNAVAILABLE", "NOT_READY", "CONCURRENT_UPDATE", "TOO_MANY_REQUESTS", "NODE_STOPPING"}
 )
 DEFAULT_URL = "http://127.0.0.1:8000"
 

@@ -112,6 +112,16 @@ class CommandBase(Model):
         raise NotImplementedError(type(self).__name__)  # every concrete command overrides it
 
 
+def check_not_system(name: str) -> None:
+    """Refuse user DDL about an object of a system schema, whether that schema exists or not.
+
+    Raises:
+        ValidationError: ``name`` is a reserved system schema (``SYSTEM_SCHEMAS``).
+    """
+    if name in SYSTEM_SCHEMAS:
+        raise ValidationError(f"objects in system schema {name} cannot be changed")
+
+
 def user_schema(catalog: Catalog, name: str) -> SchemaDescriptor:
     """Return schema ``name`` for user DDL: it must exist and not be a system schema.
 
@@ -119,10 +129,8 @@ def user_schema(catalog: Catalog, name: str) -> SchemaDescriptor:
         NotFoundError: SCHEMA_NOT_FOUND.
         ValidationError: the schema is a system schema.
     """
-    schema = catalog.schema(name)
-    if schema.name in SYSTEM_SCHEMAS:
-        raise ValidationError(f"objects in system schema {schema.name} cannot be changed")
-    return schema
+    check_not_system(name)
+    return catalog.schema(name)
 
 
 class Targeted(Protocol):
@@ -152,6 +160,7 @@ def existing(
         NotFoundError: SCHEMA_NOT_FOUND, or ``<WHAT>_NOT_FOUND`` without IF EXISTS.
         ValidationError: the schema is a system schema.
     """
+    check_not_system(command.schema_)
     if command.if_exists and catalog.find_schema(command.schema_) is None:
         return None
     schema = user_schema(catalog, command.schema_)

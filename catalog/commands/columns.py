@@ -17,6 +17,7 @@ from catalog.commands.base import (
     CommandBase,
     Name,
     UpdateContext,
+    check_not_system,
     unique,
     user_schema,
 )
@@ -91,6 +92,7 @@ def _table(
     With ``if_exists`` (``ALTER TABLE IF EXISTS``) a missing table or schema is no error, as
     in Ignite.
     """
+    check_not_system(schema)
     if if_exists and ctx.catalog.find_schema(schema) is None:
         return None
     schema_name = user_schema(ctx.catalog, schema).name

@@ -7,19 +7,21 @@ from typing import Literal
 from catalog.commands.base import CommandBase, Name, UpdateContext
 from catalog.commands.tables import drop_table_entries
 from catalog.descriptors import SchemaDescriptor
-from catalog.descriptors.schemas import PROTECTED_SCHEMAS
+from catalog.descriptors.schemas import SYSTEM_SCHEMAS
 from catalog.entries import DropSchemaEntry, EntryBase, NewSchemaEntry, ObjectIdGenUpdateEntry
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
 
 
 class CreateSchemaCommand(CommandBase):
-    """``CREATE SCHEMA``."""
+    """``CREATE SCHEMA``; the reserved system schema names are refused (even IF NOT EXISTS)."""
 
     op: Literal["create_schema"] = "create_schema"
     name: Name
     if_not_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        if self.name in SYSTEM_SCHEMAS:
+            raise ValidationError(f"{self.name} is a reserved system schema; it cannot be created")
         if ctx.catalog.find_schema(self.name) is not None:
             if self.if_not_exists:
                 return []
@@ -31,7 +33,10 @@ class CreateSchemaCommand(CommandBase):
 
 
 class DropSchemaCommand(CommandBase):
-    """``DROP SCHEMA [CASCADE]``: a non-empty schema needs CASCADE; PUBLIC and SYSTEM stay."""
+    """``DROP SCHEMA [CASCADE]``: a non-empty schema needs CASCADE; system schemas stay.
+
+    ``PUBLIC`` is an ordinary schema here, as in Ignite: dropped, it can be created again.
+    """
 
     op: Literal["drop_schema"] = "drop_schema"
     name: Name
@@ -39,13 +44,13 @@ class DropSchemaCommand(CommandBase):
     if_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        if self.name in SYSTEM_SCHEMAS:
+            raise ValidationError(f"{self.name} is a system schema; it cannot be dropped")
         schema = ctx.catalog.find_schema(self.name)
         if schema is None:
             if self.if_exists:
                 return []
             raise NotFoundError(f"schema {self.name} not found", code=ErrorCode.SCHEMA_NOT_FOUND)
-        if schema.name in PROTECTED_SCHEMAS:
-            raise ValidationError(f"schema {schema.name} cannot be dropped")
         tables = ctx.catalog.schema_tables(schema.id)
         if tables and not self.cascade:
             raise ValidationError(

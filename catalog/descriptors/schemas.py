@@ -6,10 +6,10 @@ from catalog.model import Model
 
 PUBLIC_SCHEMA = "PUBLIC"
 SYSTEM_SCHEMA = "SYSTEM"
-SYSTEM_SCHEMAS = frozenset({SYSTEM_SCHEMA})
-"""Schemas user DDL may not create objects in (Ignite refuses DDL in system schemas)."""
-PROTECTED_SCHEMAS = frozenset({PUBLIC_SCHEMA, SYSTEM_SCHEMA})
-"""Schemas that can never be dropped."""
+SYSTEM_SCHEMAS = frozenset({SYSTEM_SCHEMA, "INFORMATION_SCHEMA", "DEFINITION_SCHEMA"})
+"""Reserved system schemas, as in Ignite: user DDL cannot create, drop or change them, nor
+create objects in them. ``PUBLIC`` is not one: an empty ``PUBLIC`` can be dropped and created
+again."""
 
 
 class SchemaDescriptor(Model):

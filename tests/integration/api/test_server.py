@@ -125,7 +125,7 @@ def test_request_id_and_idempotency_key_apply_once(http: httpx.Client) -> None:
         ({"json": {"commands": [ORDERS], "request_id": ""}}, 422, "VALIDATION_ERROR"),
         ({"json": {"commands": [{"op": "drop_table", "name": "NOPE"}]}}, 404, "TABLE_NOT_FOUND"),
         (
-            {"json": {"commands": [{"op": "drop_schema", "name": "PUBLIC"}]}},
+            {"json": {"commands": [{"op": "drop_schema", "name": "SYSTEM"}]}},
             422,
             "VALIDATION_ERROR",
         ),
