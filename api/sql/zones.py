@@ -1,16 +1,20 @@
 """Distribution-zone statements, in Ignite 3's syntax, which sqlglot does not parse.
 
-Read from sqlglot's tokens with a small strict grammar::
+Read from sqlglot's tokens with a small strict grammar; both of Ignite's option styles are
+read, the 3.1 one (``element``) and the older one (``option = value``)::
 
+    CREATE ZONE [IF NOT EXISTS] z [(element [, ...])] STORAGE PROFILES ['p' [, ...]]
     CREATE ZONE [IF NOT EXISTS] z [[WITH] (option = value [, ...]) | WITH option = value [, ...]]
-    ALTER ZONE [IF EXISTS] z SET (option = value [, ...])   -- or SET option = value [, ...]
+    ALTER ZONE [IF EXISTS] z SET (element | option = value [, ...])  -- or without parentheses
     ALTER ZONE [IF EXISTS] z RENAME TO y
-    ALTER ZONE z SET DEFAULT
+    ALTER ZONE [IF EXISTS] z SET DEFAULT
     DROP ZONE [IF EXISTS] z
 
+Elements: ``PARTITIONS n``, ``REPLICAS n``, ``QUORUM SIZE n``, ``NODES FILTER 'jsonpath'``.
 Options: PARTITIONS, REPLICAS, QUORUM_SIZE (integers), STORAGE_PROFILES (a string of
 comma-separated profile names) and DATA_NODES_FILTER (a JSONPath string). Ignite's other
-options (auto-adjust timers, consistency mode, ...) have no place in the catalog and are refused.
+settings (``REPLICAS ALL``, auto-adjust timers, consistency mode, distribution algorithm) are
+refused, naming what is accepted.
 """
 
 from __future__ import annotations
@@ -73,8 +77,12 @@ def _create(reader: TokenReader) -> CommandBase:
     name = reader.name("a zone name")
     options: dict[str, Any] = {}
     with_ = reader.accept_words("WITH")
-    if with_ or not reader.at_end():
-        options = _options(reader)
+    if with_ or not (reader.at_end() or reader.at_words("STORAGE", "PROFILES")):
+        options = _options(reader, elements=not with_)
+    if not with_ and reader.accept_words("STORAGE", "PROFILES"):
+        if "storage_profiles" in options:
+            raise ValidationError("the zone's storage profiles are given twice")
+        options["storage_profiles"] = _profile_list(reader)
     reader.expect_end()
     return CreateZoneCommand(name=name, if_not_exists=if_not_exists, **options)
 
@@ -89,34 +97,92 @@ def _alter(reader: TokenReader) -> CommandBase:
     reader.expect_words("SET")
     if reader.accept_words("DEFAULT"):
         reader.expect_end()
-        if if_exists:
-            raise ValidationError("ALTER ZONE IF EXISTS ... SET DEFAULT is not supported")
-        return SetDefaultZoneCommand(name=name)
-    options = _options(reader)
+        return SetDefaultZoneCommand(name=name, if_exists=if_exists)
+    options = _options(reader, elements=True)
     reader.expect_end()
     return AlterZoneCommand(name=name, if_exists=if_exists, **options)
 
 
-def _options(reader: TokenReader) -> dict[str, Any]:
+def _options(reader: TokenReader, *, elements: bool) -> dict[str, Any]:
+    """Read options, with Ignite 3.1 elements among them unless after ``WITH``."""
     parens = reader.accept(TokenType.L_PAREN) is not None
     options: dict[str, Any] = {}
     while True:
-        option = reader.name("a zone option")
-        if option not in _OPTIONS:
-            known = ", ".join(_OPTIONS)
-            raise ValidationError(f"unsupported zone option {option} (supported: {known})")
-        field, is_string = _OPTIONS[option]
+        field, value = _option(reader, elements)
         if field in options:
-            raise ValidationError(f"zone option {option} given twice")
-        reader.expect(TokenType.EQ, f"'=' after {option}")
-        if not is_string:
-            options[field] = reader.integer(option)
-        elif field == "storage_profiles":
-            options[field] = tuple(p.strip() for p in reader.string(option).split(","))
-        else:
-            options[field] = reader.string(option)
+            raise ValidationError(f"zone option {field.upper()} given twice")
+        options[field] = value
         if not reader.accept(TokenType.COMMA):
             break
     if parens:
         reader.expect(TokenType.R_PAREN, "',' or ')' after a zone option")
     return options
+
+
+def _option(reader: TokenReader, elements: bool) -> tuple[str, Any]:
+    """Read one option, ``NAME = value`` or an Ignite 3.1 element such as ``QUORUM SIZE 2``."""
+    if elements and reader.peek() is not None and not _is_eq(reader.peek(1)):
+        element = _element(reader)
+        if element is not None:
+            return element
+    option = reader.name("a zone option")
+    if option not in _OPTIONS:
+        known = ", ".join(_OPTIONS)
+        raise ValidationError(
+            f"unsupported zone option {option} (supported: {known}, or PARTITIONS n, REPLICAS n, "
+            "QUORUM SIZE n, NODES FILTER '...')"
+        )
+    field, is_string = _OPTIONS[option]
+    reader.expect(TokenType.EQ, f"'=' after {option}")
+    if not is_string:
+        return field, reader.integer(option)
+    if field == "storage_profiles":
+        return field, tuple(p.strip() for p in reader.string(option).split(","))
+    return field, reader.string(option)
+
+
+def _is_eq(token: Token | None) -> bool:
+    return token is not None and token.token_type is TokenType.EQ
+
+
+_REFUSED_ELEMENTS = {
+    "AUTO": "AUTO SCALE (the data-nodes auto-adjust timers)",
+    "CONSISTENCY": "CONSISTENCY MODE",
+    "DISTRIBUTION": "DISTRIBUTION ALGORITHM",
+}
+
+
+def _element(reader: TokenReader) -> tuple[str, Any] | None:
+    """Read an Ignite 3.1 zone element; None if the next words are not one."""
+    if reader.accept_words("PARTITIONS"):
+        return "partitions", reader.integer("PARTITIONS")
+    if reader.accept_words("REPLICAS"):
+        if reader.at_words("ALL"):
+            raise ValidationError("REPLICAS ALL is not supported; give the number of replicas")
+        return "replicas", reader.integer("REPLICAS")
+    if reader.accept_words("QUORUM", "SIZE"):
+        return "quorum", reader.integer("QUORUM SIZE")
+    if reader.accept_words("NODES", "FILTER"):
+        return "filter", reader.string("NODES FILTER")
+    for word, what in _REFUSED_ELEMENTS.items():
+        if reader.at_words(word):
+            raise ValidationError(
+                f"{what} is not a setting of this catalog's zones; the settings are "
+                "PARTITIONS, REPLICAS, QUORUM SIZE, NODES FILTER and STORAGE PROFILES"
+            )
+    return None
+
+
+def _profile_list(reader: TokenReader) -> tuple[str, ...]:
+    """Read ``['p' [, ...]]``: non-empty string literals in brackets."""
+    reader.expect(TokenType.L_BRACKET, "'[' to start the storage profiles")
+    profiles = []
+    while True:
+        profile = reader.string("a storage profile").strip()
+        if not profile:
+            raise ValidationError("a storage profile name must not be empty")
+        profiles.append(profile)
+        if not reader.accept(TokenType.COMMA):
+            break
+    reader.expect(TokenType.R_BRACKET, "',' or ']' after a storage profile")
+    return tuple(profiles)

@@ -25,6 +25,7 @@ from catalog.entries import (
     SetDefaultZoneEntry,
 )
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
+from catalog.node_filter import check_filter
 
 
 def _check_quorum(replicas: int, quorum: int) -> None:
@@ -33,15 +34,6 @@ def _check_quorum(replicas: int, quorum: int) -> None:
         raise ValidationError(
             f"quorum {quorum} is out of range [{low}, {high}] for {replicas} replica(s)"
         )
-
-
-def _check_filter(node_filter: str) -> str:
-    # A node filter is a JSONPath over node attributes; we only accept the rooted form.
-    if not node_filter.startswith("$"):
-        raise ValidationError(
-            f"a node filter must be a JSONPath starting with '$': {node_filter!r}"
-        )
-    return node_filter
 
 
 def _ensure_zone_name_free(ctx: UpdateContext, name: str) -> None:
@@ -73,7 +65,7 @@ class CreateZoneCommand(CommandBase):
         if self.quorum is not None:
             _check_quorum(self.replicas, self.quorum)
         unique(self.storage_profiles, "storage profile")
-        _check_filter(self.filter)
+        check_filter(self.filter)
         return self
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
@@ -113,7 +105,7 @@ class AlterZoneCommand(CommandBase):
         if self.storage_profiles is not None:
             unique(self.storage_profiles, "storage profile")
         if self.filter is not None:
-            _check_filter(self.filter)
+            check_filter(self.filter)
         return self
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
@@ -183,13 +175,19 @@ class DropZoneCommand(CommandBase):
 
 
 class SetDefaultZoneCommand(CommandBase):
-    """``ALTER ZONE ... SET DEFAULT``: tables created without a zone go there."""
+    """``ALTER ZONE ... SET DEFAULT``: tables created without a zone go there.
+
+    With ``if_exists``, a missing zone is no error (and the default stays).
+    """
 
     op: Literal["set_default_zone"] = "set_default_zone"
     name: Name
+    if_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        zone = ctx.catalog.zone(self.name)
+        zone = _find_zone(ctx, self.name, self.if_exists)
+        if zone is None:
+            return []
         if ctx.catalog.default_zone_id == zone.id:
             return []
         return [SetDefaultZoneEntry(zone_id=zone.id)]

@@ -135,7 +135,6 @@ REFUSED: list[tuple[str, str]] = [
     ("CREATE ZONE z WITH (STORAGE_PROFILES='a,,b')", "a name must not be empty"),
     ("ALTER ZONE z", "expected SET"),
     ("ALTER ZONE z SET", "expected a zone option"),
-    ("ALTER ZONE IF EXISTS z SET DEFAULT", "SET DEFAULT is not supported"),
     ("ALTER ZONE z RENAME y", "expected SET"),
     ("DROP ZONE z CASCADE", "expected end of statement, found 'CASCADE'"),
     ("DROP ZONE s.z", "expected end of statement, found '.'"),
