@@ -42,6 +42,10 @@ log = logging.getLogger(__name__)
 Listener = Callable[[CatalogEventParameters], Awaitable[None] | None]
 
 
+
+_EMPTY = Catalog()
+"""Version 0: the empty catalog every log starts from."""
+
 class _Window:
     """The retained versions: ``versions[i]`` is version ``earliest + i``.
 
@@ -154,13 +158,23 @@ class CatalogService:
     def catalog(self, version: int) -> Catalog:
         """Return catalog ``version`` exactly.
 
+        Version 0 is the empty catalog before version 1, as in Ignite: no schema, no zone,
+        active from the earliest time until version 1 activates.
+
         Raises:
             VersionCompactedError: the version is older than the snapshot.
-            NotFoundError: VERSION_NOT_FOUND for a version not applied here (yet).
+            NotFoundError: VERSION_NOT_FOUND for a version not applied here (yet), or < 0.
         """
         window = self._window
         index = version - window.earliest
         if index < 0:
+            if version == 0 and window.earliest == 1:
+                return _EMPTY
+            if version < 0:
+                raise NotFoundError(
+                    f"there is no catalog version {version}; versions start at 0",
+                    code=ErrorCode.VERSION_NOT_FOUND,
+                )
             raise VersionCompactedError(version, window.earliest)
         if index >= len(window.versions):
             raise NotFoundError(
@@ -175,15 +189,20 @@ class CatalogService:
 
         Only exact after ``wait_for_metadata_completeness(ts)``.
 
+        Before version 1 activates, version 0 (the empty catalog) is active.
+
         Raises:
             VersionCompactedError: ``ts`` is before the earliest retained version's activation.
-            NotFoundError: VERSION_NOT_FOUND when no version is active yet at ``ts``.
+            NotFoundError: VERSION_NOT_FOUND when no version is applied here yet, or ``ts``
+                is negative.
         """
         window = self._window
         index = bisect.bisect_right(window.activations, ts) - 1
         if index < 0:
             if window.earliest > 1:
                 raise VersionCompactedError(window.earliest - 1, window.earliest)
+            if window.versions and ts >= 0:
+                return 0
             raise NotFoundError(
                 f"no catalog version is active at {describe_ts(ts)}",
                 code=ErrorCode.VERSION_NOT_FOUND,

@@ -42,7 +42,7 @@ router = APIRouter(
     dependencies=[Depends(require(Role.READER))],
 )
 
-Version = Annotated[int | None, Query(ge=1, description=VERSION_DOC)]
+Version = Annotated[int | None, Query(ge=0, description=VERSION_DOC)]
 At = Annotated[str | None, Query(min_length=1, max_length=64, description=AT_DOC)]
 Name = Annotated[str, Path(min_length=1, max_length=300, description=NAME_DOC)]
 NameFilter = Annotated[str | None, Query(min_length=1, max_length=300, description=NAME_DOC)]

@@ -14,7 +14,7 @@ from catalog.errors import ErrorCode, ValidationError
 from catalog.node import CatalogNode
 from schemasync.clock import MAX_TIMESTAMP, hlc
 
-VERSION_DOC = "An exact catalog version."
+VERSION_DOC = "An exact catalog version (0 is the empty catalog before version 1)."
 NAME_DOC = (
     "A name as typed in SQL: unquoted it folds to upper case (orders is ORDERS); in double "
     'quotes it stays exact ("orders", URL-encoded %22orders%22).'
@@ -74,8 +74,8 @@ async def resolve_catalog(node: CatalogNode, version: int | None, at: str | None
     if version is not None and at is not None:
         raise ValidationError("give either version= or at=, not both")
     if version is not None:
-        if version < 1:
-            raise ValidationError("version must be at least 1", code=ErrorCode.VALIDATION_ERROR)
+        if version < 0:
+            raise ValidationError("version must be at least 0", code=ErrorCode.VALIDATION_ERROR)
         return node.service.catalog(version)
     if at is not None:
         ts = parse_timestamp(at)

@@ -89,8 +89,8 @@ async def version_ready(
 @router.get("/diff", response_model=DiffBody)
 async def get_diff(
     request: Request,
-    from_version: Annotated[int, Query(alias="from", ge=1)],
-    to_version: Annotated[int, Query(alias="to", ge=1)],
+    from_version: Annotated[int, Query(alias="from", ge=0)],
+    to_version: Annotated[int, Query(alias="to", ge=0)],
 ) -> Response:
     """Objects added, dropped or altered between two versions, down to a table's columns.
 

@@ -201,12 +201,11 @@ def test_conflict_codes_of_the_catalog(http: httpx.Client) -> None:
         ("/v1/schemas/PUBLIC/indexes/NOPE", {}, 404, "INDEX_NOT_FOUND"),
         ("/v1/zones/NOPE", {}, 404, "ZONE_NOT_FOUND"),
         ("/v1/catalog", {"version": 99}, 404, "VERSION_NOT_FOUND"),
-        ("/v1/catalog", {"version": 0}, 422, "VALIDATION_ERROR"),
+        ("/v1/catalog", {"version": -1}, 422, "VALIDATION_ERROR"),
         ("/v1/catalog", {"version": "x"}, 422, "VALIDATION_ERROR"),
         ("/v1/catalog", {"version": 1, "at": "1"}, 422, "VALIDATION_ERROR"),
         ("/v1/catalog", {"at": "yesterday"}, 422, "VALIDATION_ERROR"),
         ("/v1/catalog", {"at": "2026-01-01T00:00:00"}, 422, "VALIDATION_ERROR"),
-        ("/v1/catalog", {"at": "1970-01-01T00:00:00Z"}, 404, "VERSION_NOT_FOUND"),
         (
             "/v1/catalog",
             {"at": str((int(time.time() * 1000) + 3_600_000) << 16)},
@@ -224,6 +223,17 @@ def test_bad_reads_are_clean_errors(
     http: httpx.Client, path: str, params: dict[str, Any], status: int, code: str
 ) -> None:
     _problem(http.get(path, params=params), status, code)
+
+
+def test_version_0_is_the_empty_catalog_before_version_1(http: httpx.Client) -> None:
+    """As in Ignite: by number, and as of any time before version 1 activates."""
+    for params in ({"version": 0}, {"at": "1970-01-01T00:00:00Z"}):
+        body = http.get("/v1/catalog", params=params).json()
+        assert body["version"] == 0, body
+        assert body["schemas"] == [] and body["zones"] == [] and body["tables"] == []
+    diff = http.get("/v1/diff", params={"from": 0, "to": 1}).json()
+    added = {(c["object_type"], c["name"]) for c in diff["changes"] if c["change"] == "added"}
+    assert {("schema", "PUBLIC"), ("schema", "SYSTEM")} <= added, diff
 
 
 def test_wrong_method_is_405(http: httpx.Client) -> None:
