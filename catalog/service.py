@@ -42,9 +42,9 @@ log = logging.getLogger(__name__)
 Listener = Callable[[CatalogEventParameters], Awaitable[None] | None]
 
 
-
 _EMPTY = Catalog()
 """Version 0: the empty catalog every log starts from."""
+
 
 class _Window:
     """The retained versions: ``versions[i]`` is version ``earliest + i``.

@@ -41,3 +41,11 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
     return value
+
+
+def catalog_version(text: str) -> int:
+    """An argument type: a catalog version (0 is the empty catalog before version 1)."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a catalog version (0 or more)")
+    return value

@@ -7,7 +7,7 @@ import dataclasses
 import json
 from typing import Any
 
-from api.cli.base import UsageError, client_of, positive
+from api.cli.base import UsageError, catalog_version, client_of, positive
 from api.cli.output import View, hlc_time, show_line
 from api.models import ChangeBody, FieldChangeBody
 from catalog.catalog import Catalog
@@ -18,7 +18,7 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     """Add the reading commands to the ``catalog`` subcommands."""
     reads = argparse.ArgumentParser(add_help=False)
     at = reads.add_mutually_exclusive_group()
-    at.add_argument("--version", type=positive, help="read this catalog version")
+    at.add_argument("--version", type=catalog_version, help="read this catalog version")
     at.add_argument("--at", help="read as of a hybrid timestamp or an RFC 3339 time")
 
     get = sub.add_parser(
@@ -57,8 +57,8 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     diff = sub.add_parser(
         "diff", parents=[client], help="what changed between two versions (A-1 and A alone)"
     )
-    diff.add_argument("a", type=positive, metavar="A")
-    diff.add_argument("b", type=positive, metavar="B", nargs="?")
+    diff.add_argument("a", type=catalog_version, metavar="A")
+    diff.add_argument("b", type=catalog_version, metavar="B", nargs="?")
     diff.set_defaults(handler=cmd_diff)
 
     watch = sub.add_parser("watch", parents=[client], help="follow catalog events")
@@ -285,7 +285,7 @@ def _schema_versions(versions: list[dict[str, Any]]) -> str:
 
 def cmd_diff(args: argparse.Namespace) -> View:
     """Show what changed between two versions, or made version A (from A-1)."""
-    a, b = (args.a, args.b) if args.b is not None else (max(args.a - 1, 1), args.a)
+    a, b = (args.a, args.b) if args.b is not None else (max(args.a - 1, 0), args.a)
     with client_of(args) as client:
         body = client.diff(a, b)
     return View(
