@@ -291,3 +291,35 @@ def check_widening(old: TypeParams, new: TypeParams) -> None:
             raise _fail("cannot decrease the precision of a DECIMAL column", unsupported)
         return
     raise _fail(f"cannot change the precision of a {old.type} column", unsupported)
+
+
+DEFAULT_FUNCTIONS: dict[str, ColumnType] = {"RAND_UUID": ColumnType.UUID}
+"""Functions a primary-key column may take its default from, with the type each returns."""
+
+
+def check_default_function(column: str, column_type: ColumnType, function: str) -> str:
+    """Return ``function`` (upper case) if it may give column ``column`` its default.
+
+    Raises:
+        ValidationError: an unknown function, or one whose result has another type.
+    """
+    name = function.upper()
+    returns = DEFAULT_FUNCTIONS.get(name)
+    if returns is None:
+        known = ", ".join(DEFAULT_FUNCTIONS)
+        raise ValidationError(
+            f"column {column}: {function} cannot be a default (the default functions: {known})"
+        )
+    if returns is not column_type:
+        raise ValidationError(
+            f"column {column}: {name} gives a {returns} value, the column is {column_type}; "
+            f"use {name} on a {returns} column"
+        )
+    return name
+
+
+def functional_default_refused(column: str) -> ValidationError:
+    """Return the refusal of a default function on a column outside the primary key."""
+    return ValidationError(
+        f"column {column}: only primary-key columns take a default function; give a constant"
+    )

@@ -115,6 +115,18 @@ def _encoder(cls: type[Model]) -> Callable[[Any], Any]:
         else:
             parts.append(f"d[{name!r}]")
     source = f"def encode(o):\n    d = o.__dict__\n    return [{', '.join(parts)}]"
+    appended = getattr(cls, "WIRE_APPENDED", ())
+    if appended:
+        # Appended fields at their defaults are left out, so a value that does not use them
+        # is stored exactly as before they existed: old readers read it, digests stay.
+        for n in appended:
+            env[f"D_{n}"] = cls.model_fields[n].default
+        unused = " and ".join(f"d[{n!r}] == D_{n}" for n in appended)
+        source = (
+            "def encode(o):\n    d = o.__dict__\n"
+            f"    if {unused}:\n        return [{', '.join(parts[: -len(appended)])}]\n"
+            f"    return [{', '.join(parts)}]"
+        )
     exec(source, env)
     encode: Callable[[Any], Any] = env["encode"]
     tag = wire_tag(cls)
@@ -299,8 +311,19 @@ def _model_decoder(cls: type[M]) -> Callable[[Any], M]:
         "_list_type": list,
         "_none": None,
     }
-    body = [
-        "def decode(v):",
+    # Fields a later format appended (``WIRE_APPENDED``) may be missing from older payloads,
+    # which then read as those fields' defaults; every other field must be there.
+    appended = getattr(cls, "WIRE_APPENDED", ())
+    assert tuple(names[len(names) - len(appended) :]) == tuple(appended), cls
+    least = len(names) - len(appended)
+    env["_tail"] = [cls.model_fields[n].default for n in appended]
+    body = ["def decode(v):"]
+    if appended:
+        body += [
+            f"    if type(v) is _list_type and {least} <= len(v) < {len(names)}:",
+            f"        v = v + _tail[len(v) - {least}:]",
+        ]
+    body += [
         f"    if type(v) is not _list_type or len(v) != {len(names)}:",
         f"        raise _fail('{cls.__name__} needs {len(names)} fields')",
     ]

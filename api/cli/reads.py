@@ -206,7 +206,7 @@ def _table_view(body: dict[str, Any]) -> View:
                 c["name"],
                 _type_text(c),
                 "yes" if c["nullable"] else "no",
-                "" if c["default"] is None else json.dumps(c["default"]),
+                _default_text(c),
                 "PK" if c["id"] in key else "",
             ]
             for c in columns
@@ -281,6 +281,12 @@ def _schema_versions(versions: list[dict[str, Any]]) -> str:
         parts.append(f"{version['version']} ({change})")
         before = now
     return ", ".join(parts)
+
+
+def _default_text(column: dict[str, Any]) -> str:
+    if column.get("default_function"):
+        return f"{column['default_function']}()"
+    return "" if column["default"] is None else json.dumps(column["default"])
 
 
 def cmd_diff(args: argparse.Namespace) -> View:

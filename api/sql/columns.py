@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from api.sql.nodes import check_args, name_of, sql_of
-from catalog.column_types import ColumnType, DefaultValue
+from catalog.column_types import DEFAULT_FUNCTIONS, ColumnType, DefaultValue
 from catalog.commands import Column
 from catalog.descriptors import Collation
 from catalog.errors import ValidationError
@@ -151,6 +151,20 @@ def default_value(node: exp.Expr | None, ctype: ColumnType | None) -> DefaultVal
     raise ValidationError(f"DEFAULT must be a constant literal, not {sql_of(node)}")
 
 
+def default_function(node: exp.Expr | None) -> str | None:
+    """Return the function a DEFAULT clause names (``RAND_UUID`` or ``RAND_UUID()``), or None.
+
+    A call (``f()``) is read as one whatever its name, for the catalog to say which functions
+    it takes; a bare name only when it is one of them (else it reads as a misplaced column).
+    """
+    if isinstance(node, exp.Column) and not node.table and not node.this.quoted:
+        name = str(node.name).upper()
+        return name if name in DEFAULT_FUNCTIONS else None
+    if isinstance(node, exp.Anonymous) and not node.expressions:
+        return str(node.name).upper()
+    return None
+
+
 def _number_text(node: exp.Expr) -> str | None:
     if isinstance(node, exp.Neg):
         inner = _number_text(node.this)
@@ -180,6 +194,7 @@ class ColumnSpec:
     nullable: bool | None
     default: DefaultValue | None
     primary_key: bool
+    default_function: str | None = None
 
     def to_column(self, *, key: bool = False) -> Column:
         """Return the command's column; a primary-key column (``key``) is NOT NULL.
@@ -198,6 +213,7 @@ class ColumnSpec:
             scale=self.type.scale,
             length=self.type.length,
             default=self.default,
+            default_function=self.default_function,
         )
 
 
@@ -218,6 +234,7 @@ def column_spec(defn: exp.Expr) -> ColumnSpec:
     sql_type = column_type(kind)
     nullable: bool | None = None
     default: DefaultValue | None = None
+    function: str | None = None
     has_default = primary_key = False
     for constraint in defn.args.get("constraints") or []:
         check_args(constraint, {"kind"}, what)
@@ -231,8 +248,9 @@ def column_spec(defn: exp.Expr) -> ColumnSpec:
             if has_default:
                 raise ValidationError(f"{what}: DEFAULT given twice")
             has_default = True
+            function = default_function(body.this)
             try:
-                default = default_value(body.this, sql_type.type)
+                default = None if function else default_value(body.this, sql_type.type)
             except ValidationError as e:
                 raise ValidationError(f"{what}: {e.message}") from e
         elif isinstance(body, exp.PrimaryKeyColumnConstraint):
@@ -241,7 +259,7 @@ def column_spec(defn: exp.Expr) -> ColumnSpec:
         else:
             shown = sql_of(body) if isinstance(body, exp.Expr) else sql_of(constraint)
             raise ValidationError(f"{what}: unsupported column constraint {shown}")
-    return ColumnSpec(name, sql_type, nullable, default, primary_key)
+    return ColumnSpec(name, sql_type, nullable, default, primary_key, function)
 
 
 collation_of = {

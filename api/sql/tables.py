@@ -17,7 +17,13 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.tokenizer_core import Token, TokenType
 
-from api.sql.columns import collation_of, column_spec, column_type, default_value
+from api.sql.columns import (
+    collation_of,
+    column_spec,
+    column_type,
+    default_function,
+    default_value,
+)
 from api.sql.nodes import check_args, name_of, qualified_name, schema_name, sql_of
 from api.sql.tokens import TokenReader, is_word, matching_paren, parse_statement
 from catalog.commands import (
@@ -213,6 +219,8 @@ def _alter_column(action: exp.AlterColumn, target: _Target) -> AlterColumnComman
         }
     elif allow_null is not None and drop_ == bool(allow_null):
         fields["nullable"] = bool(allow_null)  # DROP NOT NULL, or SET NOT NULL
+    elif default is not None and default_function(default) is not None:
+        fields["default_function"] = default_function(default)
     elif default is not None:
         fields["default"] = default_value(default, None)
     elif drop_ and allow_null is None:

@@ -64,7 +64,7 @@ function columnsTable(table, columns) {
   const rows = columns
     .map(
       (c) => `<tr data-testid="column-row"><td>${c.id}</td><td>${esc(c.name)}</td><td><code>${esc(typeName(c))}</code></td>
-      <td>${c.nullable ? "yes" : "NOT NULL"}</td><td>${c.default === null || c.default === undefined ? "" : `<code>${esc(JSON.stringify(c.default))}</code>`}</td>
+      <td>${c.nullable ? "yes" : "NOT NULL"}</td><td>${c.default_function ? `<code>${esc(c.default_function)}()</code>` : c.default === null || c.default === undefined ? "" : `<code>${esc(JSON.stringify(c.default))}</code>`}</td>
       <td>${key.has(c.id) ? "PK" : ""}${colocated.has(c.id) ? " colocation" : ""}</td></tr>`,
     )
     .join("");

@@ -9,7 +9,9 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, mod
 from catalog.column_types import (
     ColumnType,
     DefaultValue,
+    check_default_function,
     check_widening,
+    functional_default_refused,
     normalize_default,
     resolve_params,
 )
@@ -58,9 +60,14 @@ class Column(Model):
     scale: int | None = None
     length: int | None = None
     default: DefaultValue | None = None
+    default_function: str | None = None
 
     @model_validator(mode="after")
     def _check(self) -> Self:
+        if self.default is not None and self.default_function is not None:
+            raise ValidationError(
+                f"column {self.name} has a default and a default function; give one"
+            )
         self.to_descriptor(0)
         return self
 
@@ -72,6 +79,9 @@ class Column(Model):
         """
         params = resolve_params(self.type, self.precision, self.scale, self.length)
         default = None if self.default is None else normalize_default(params, self.default)
+        function = self.default_function
+        if function is not None:
+            function = check_default_function(self.name, self.type, function)
         return shared_column(
             id=column_id,
             name=self.name,
@@ -81,6 +91,7 @@ class Column(Model):
             scale=params.scale,
             length=params.length,
             default=default,
+            default_function=function,
         )
 
 
@@ -128,6 +139,8 @@ class AddColumnsCommand(CommandBase):
     def _check(self) -> Self:
         unique(tuple(c.name for c in self.columns), "column name")
         for c in self.columns:
+            if c.default_function is not None:
+                raise functional_default_refused(c.name)
             if not c.nullable and c.default is None:
                 raise ValidationError(f"NOT NULL column {c.name} needs a default value")
         return self
@@ -197,7 +210,8 @@ class DropColumnsCommand(CommandBase):
 class AlterColumnCommand(CommandBase):
     """``ALTER TABLE ... ALTER COLUMN``: widen the type, DROP NOT NULL, or set the default.
 
-    Fields left out are unchanged. ``default`` given as null drops the default. With
+    Fields left out are unchanged. ``default`` given as null drops the default (a constant
+    or a function); ``default_function`` (primary-key columns only) replaces a constant. With
     ``if_table_exists``, a missing table is no error.
     """
 
@@ -212,6 +226,7 @@ class AlterColumnCommand(CommandBase):
     length: int | None = None
     nullable: bool | None = None
     default: DefaultValue | None = None
+    default_function: str | None = None
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -259,6 +274,18 @@ class AlterColumnCommand(CommandBase):
         default = self.default if "default" in self.model_fields_set else old.default
         if default is not None:
             default = normalize_default(params, default)
+        function = None if "default" in self.model_fields_set else old.default_function
+        if self.default_function is not None:
+            if not is_key:
+                raise functional_default_refused(old.name)
+            if "default" in self.model_fields_set and self.default is not None:
+                raise ValidationError(
+                    f"column {old.name}: give a default or a default function, not both"
+                )
+            function = self.default_function
+            default = None
+        if function is not None:
+            function = check_default_function(old.name, params.type, function)
         new = old.model_copy(
             update={
                 "type": params.type,
@@ -267,6 +294,7 @@ class AlterColumnCommand(CommandBase):
                 "length": params.length,
                 "nullable": nullable,
                 "default": default,
+                "default_function": function,
             }
         )
         if new == old:

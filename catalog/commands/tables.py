@@ -6,6 +6,7 @@ from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
+from catalog.column_types import functional_default_refused
 from catalog.commands.base import (
     CommandBase,
     Name,
@@ -69,6 +70,9 @@ class CreateTableCommand(CommandBase):
         unique(tuple(c.name for c in self.columns), "column name")
         unique(self.primary_key, "primary-key column")
         by_name = {c.name: c for c in self.columns}
+        for c in self.columns:
+            if c.default_function is not None and c.name not in self.primary_key:
+                raise functional_default_refused(c.name)
         for name in self.primary_key:
             column = by_name.get(name)
             if column is None:

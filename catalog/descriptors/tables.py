@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 from catalog.column_types import ColumnType, DefaultValue, TypeParams
 from catalog.model import Model
@@ -15,7 +15,14 @@ SHARED_COLUMNS = 65_536
 
 
 class ColumnDescriptor(Model):
-    """A column. Its ``id`` is unique within its table and never reused."""
+    """A column. Its ``id`` is unique within its table and never reused.
+
+    Its default is a constant (``default``) or a function called for each row that gives
+    none (``default_function``, such as ``RAND_UUID``; primary-key columns only), not both.
+    """
+
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("default_function",)
+    """Fields appended to the stored form after its first format; older payloads lack them."""
 
     id: int
     name: str
@@ -25,6 +32,7 @@ class ColumnDescriptor(Model):
     scale: int | None = None
     length: int | None = None
     default: DefaultValue | None = None
+    default_function: str | None = None
 
     @property
     def params(self) -> TypeParams:
@@ -46,6 +54,7 @@ def shared_column(
     scale: int | None,
     length: int | None,
     default: DefaultValue | None,
+    default_function: str | None = None,
 ) -> ColumnDescriptor:
     """Return the column with these fields: one object for all equal columns.
 
@@ -55,7 +64,18 @@ def shared_column(
     a float's exact bits (``-0.0`` is not ``0.0``) are part of what must be equal.
     """
     exact = default.hex() if isinstance(default, float) else default
-    key = (id, name, type, nullable, precision, scale, length, default.__class__, exact)
+    key = (
+        id,
+        name,
+        type,
+        nullable,
+        precision,
+        scale,
+        length,
+        default.__class__,
+        exact,
+        default_function,
+    )
     found = _shared.get(key)
     if found is not None:
         return found
@@ -68,6 +88,7 @@ def shared_column(
         scale=scale,
         length=length,
         default=default,
+        default_function=default_function,
     )
     with _shared_lock:
         _shared[key] = column

@@ -15,6 +15,7 @@ from pathlib import Path
 from catalog import Catalog, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
 from catalog.commands import CommandBase
+from catalog.descriptors import TableDescriptor
 from catalog.errors import AlreadyExistsError, BatchPosition, ErrorCode, ValidationError
 from catalog.marshalling import encode_commands, encode_entries, encode_update
 from catalog.origin import UpdateOrigin
@@ -63,8 +64,8 @@ def golden_commands() -> list[CommandBase]:
 def golden_commands_v2() -> list[CommandBase]:
     """Return the golden batch and commands with the fields format 2 of commands added.
 
-    A named, sorted primary key with collations; IF EXISTS on a table's columns and on a
-    rename.
+    A named, sorted primary key with collations and a key column whose default is a function;
+    IF EXISTS on a table's columns and on a rename.
     """
     return [
         *golden_commands(),
@@ -72,13 +73,19 @@ def golden_commands_v2() -> list[CommandBase]:
             schema="SALES",
             name="RETURNS",
             columns=[
+                c.Column(
+                    name="RETURN_ID",
+                    type=ColumnType.UUID,
+                    nullable=False,
+                    default_function="RAND_UUID",
+                ),
                 c.Column(name="ORDER_ID", type=ColumnType.INT64, nullable=False),
                 c.Column(name="AT", type=ColumnType.TIMESTAMP, nullable=False),
             ],
-            primary_key=["ORDER_ID", "AT"],
+            primary_key=["RETURN_ID", "ORDER_ID", "AT"],
             primary_key_kind="sorted",
             primary_key_name="RETURNS_KEY",
-            primary_key_collations=["ASC_NULLS_LAST", "DESC_NULLS_FIRST"],
+            primary_key_collations=["ASC_NULLS_FIRST", "ASC_NULLS_LAST", "DESC_NULLS_FIRST"],
         ),
         c.AddColumns(
             schema="SALES",
@@ -99,6 +106,12 @@ def golden_commands_v2() -> list[CommandBase]:
         c.RenameTable(schema="SALES", name="GONE", new_name="GONER", if_exists=True),
         c.RenameIndex(schema="SALES", name="GONE_IDX", new_name="GONER_IDX", if_exists=True),
     ]
+
+
+def golden_keyed_table() -> TableDescriptor:
+    """Return the table of ``golden_commands_v2``: a default function, a named sorted key."""
+    v1 = Catalog.initial(activation_ts=1_700_000_000_000 << 16)
+    return prepare(v1, golden_commands_v2()).catalog.table("SALES", "RETURNS")
 
 
 def golden_catalogs() -> tuple[Catalog, Catalog, VersionedUpdate]:
@@ -169,6 +182,7 @@ def golden_files() -> dict[str, bytes]:
         "entries_v1.bin": encode_entries(update.entries),
         "commands_v2.bin": encode_commands(golden_commands_v2()),
         "descriptor_table_v1.bin": encode_descriptor(table),
+        "descriptor_table_v2.bin": encode_descriptor(golden_keyed_table()),
         "descriptor_index_v1.bin": encode_descriptor(v2.index("SALES", "ORDERS_BY_DAY")),
         "descriptor_zone_v1.bin": encode_descriptor(v2.zone("Z3")),
         "descriptor_schema_v1.bin": encode_descriptor(v2.schema("SALES")),

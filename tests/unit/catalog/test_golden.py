@@ -18,6 +18,7 @@ from tests.golden.catalog_values import (
     golden_commands,
     golden_commands_v2,
     golden_files,
+    golden_keyed_table,
     golden_located_refusal,
     golden_refusal,
 )
@@ -59,6 +60,7 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "commands_v1.bin": golden_commands(),
         "commands_v2.bin": golden_commands_v2(),
         "descriptor_table_v1.bin": v2.table("SALES", "ORDERS"),
+        "descriptor_table_v2.bin": golden_keyed_table(),
         "descriptor_index_v1.bin": v2.index("SALES", "ORDERS_BY_DAY"),
         "descriptor_zone_v1.bin": v2.zone("Z3"),
         "descriptor_schema_v1.bin": v2.schema("SALES"),
