@@ -3,7 +3,7 @@
 Ignite compiles the filter with Jayway JsonPath when a zone is created or altered, so a typo is
 refused then rather than found when nodes are chosen. This is that grammar::
 
-    filter   := path | segment+                  (a leading "[" starts at the root, as "$[")
+    filter   := path | segment+ | name segment*  (a leading "[" or name starts at the root)
     path     := ("$" | "@") segment*
     segment  := "." name | ".." name | "." "*" | ".." "*" | ("." | "..")? "[" selector "]"
     selector := "*" | index ("," index)* | [int] ":" [int] | quoted ("," quoted)* | "?(" expr ")"
@@ -43,10 +43,12 @@ def check_filter(node_filter: str) -> str:
         parser.segments()
     elif node_filter.startswith("$"):
         parser.path()
+    elif parser.match(_NAME):  # a bare name starts at the root, as Jayway reads ``$.name``
+        parser.segments()
     else:
         raise ValidationError(
-            f"a node filter must be a JSONPath starting with '$' or '[' (such as $..* or "
-            f"$[?(@.region == 'EU')]): {node_filter!r}"
+            f"a node filter must be a JSONPath starting with '$', '[' or a name (such as $..* "
+            f"or $[?(@.region == 'EU')]): {node_filter!r}"
         )
     parser.skip_spaces()
     if parser.pos != len(node_filter):

@@ -8,7 +8,7 @@ Read from tokens here: after the column list, ``COLOCATE [BY] (cols)``, ``ZONE z
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
@@ -37,6 +37,8 @@ class TableOptions:
     primary_key_collations: tuple[Collation, ...] | None = None
     colocation_columns: tuple[str, ...] | None = None
     zone: str | None = None
+    properties: dict[str, Any] = field(default_factory=dict)
+    """Storage profile and Ignite's table properties, as ``CreateTableCommand`` fields."""
 
 
 def create_table_from_text(text: str, toks: Sequence[Token]) -> CommandBase:
@@ -104,6 +106,7 @@ def create_table(node: exp.Create, options: TableOptions) -> CommandBase:
         zone=options.zone,
         if_not_exists=bool(node.args.get("exists")),
         **extra,
+        **options.properties,
     )
 
 
@@ -203,6 +206,7 @@ def _strip_pk_clause(head: str, toks: Sequence[Token]) -> tuple[str, _KeyClause]
 def _table_options(reader: TokenReader, key: _KeyClause) -> TableOptions:
     colocate: tuple[str, ...] | None = None
     zone: str | None = None
+    properties: dict[str, Any] = {}
     while not reader.at_end():
         if reader.accept_words("COLOCATE"):
             if colocate is not None:
@@ -211,12 +215,23 @@ def _table_options(reader: TokenReader, key: _KeyClause) -> TableOptions:
             colocate = reader.names_in_parens("colocation column")
         elif reader.accept_words("ZONE"):
             zone = _set_zone(zone, reader.name("a zone name"))
+        elif reader.accept_words("STORAGE", "PROFILE"):
+            if "storage_profile" in properties:
+                raise ValidationError("the table's storage profile is given twice")
+            properties["storage_profile"] = reader.string("STORAGE PROFILE")
         elif reader.accept_words("WITH"):
             parens = reader.accept(TokenType.L_PAREN) is not None
             while True:
+                if table_property(reader, properties):
+                    if not reader.accept(TokenType.COMMA):
+                        break
+                    continue
                 option = reader.name("a table option")
                 if option not in ("PRIMARY_ZONE", "ZONE"):
-                    raise ValidationError(f"unsupported table option {option} (supported: ZONE)")
+                    raise ValidationError(
+                        f"unsupported table option {option} (supported: ZONE = z, "
+                        "MIN STALE ROWS n, STALE ROWS FRACTION f)"
+                    )
                 reader.expect(TokenType.EQ, f"'=' after {option}")
                 # A string is the zone's exact name; an identifier follows the quoting rules.
                 literal = reader.accept(TokenType.STRING)
@@ -228,13 +243,14 @@ def _table_options(reader: TokenReader, key: _KeyClause) -> TableOptions:
         else:
             raise ValidationError(
                 f"unexpected {describe(reader.peek())} after the column list; "
-                "expected COLOCATE BY, ZONE or WITH"
+                "expected COLOCATE BY, ZONE, STORAGE PROFILE or WITH"
             )
     return TableOptions(
         primary_key_kind=key.kind,
         primary_key_collations=key.collations,
         colocation_columns=colocate,
         zone=zone,
+        properties=properties,
     )
 
 
@@ -242,3 +258,22 @@ def _set_zone(current: str | None, zone: str) -> str:
     if current is not None:
         raise ValidationError("the table's zone is given twice")
     return zone
+
+
+def table_property(reader: TokenReader, properties: dict[str, Any]) -> bool:
+    """Read ``MIN STALE ROWS n`` or ``STALE ROWS FRACTION f`` into ``properties`` if next.
+
+    Raises:
+        ValidationError: a property given twice, or a value that is not a number.
+    """
+    value: float
+    if reader.accept_words("MIN", "STALE", "ROWS"):
+        name, value = "min_stale_rows_count", reader.integer("MIN STALE ROWS")
+    elif reader.accept_words("STALE", "ROWS", "FRACTION"):
+        name, value = "stale_rows_fraction", reader.fraction("STALE ROWS FRACTION")
+    else:
+        return False
+    if name in properties:
+        raise ValidationError(f"table property {name.upper().replace('_', ' ')} given twice")
+    properties[name] = value
+    return True

@@ -200,7 +200,7 @@ def statement_commands(text: str) -> list[CommandBase]:
     is_table = len(toks) >= 2 and toks[1].token_type is TokenType.TABLE
     if is_table and toks[0].token_type is TokenType.CREATE:
         return [create_table.create_table_from_text(text, toks)]
-    added = tables.add_columns_in_parens(text, toks)
+    added = tables.add_columns_in_parens(text, toks) or tables.set_table_properties(toks)
     if added is not None:
         return [added]
     node = parse_statement(text)

@@ -24,11 +24,13 @@ from api.sql.columns import (
     default_function,
     default_value,
 )
+from api.sql.create_table import table_property
 from api.sql.nodes import check_args, name_of, qualified_name, schema_name, sql_of
 from api.sql.tokens import TokenReader, is_word, matching_paren, parse_statement
 from catalog.commands import (
     AddColumnsCommand,
     AlterColumnCommand,
+    AlterTablePropertiesCommand,
     Column,
     CommandBase,
     CreateIndexCommand,
@@ -268,17 +270,26 @@ def _token_table(reader: TokenReader) -> _Target:
     return _Target(PUBLIC_SCHEMA, first, if_exists)
 
 
+def _altering(toks: Sequence[Token], action: str) -> tuple[TokenReader, _Target] | None:
+    """Read ``ALTER TABLE [IF EXISTS] t <action>``; None if the statement starts otherwise."""
+    reader = TokenReader(toks)
+    if not reader.at_words("ALTER", "TABLE"):
+        return None
+    target = _token_table(reader)
+    if not reader.accept_words(action):
+        return None
+    return reader, target
+
+
 def add_columns_in_parens(text: str, toks: Sequence[Token]) -> CommandBase | None:
     """Ignite's ``ALTER TABLE t ADD [COLUMN] (defs)``; None if the statement is not that form.
 
     The definitions are parsed by sqlglot, as the body of a ``CREATE TABLE``.
     """
-    reader = TokenReader(toks)
-    if not reader.at_words("ALTER", "TABLE"):
+    altering = _altering(toks, "ADD")
+    if altering is None:
         return None
-    target = _token_table(reader)
-    if not reader.accept_words("ADD"):
-        return None
+    reader, target = altering
     reader.accept_words("COLUMN")
     if_not_exists = reader.accept_words("IF", "NOT", "EXISTS")
     start = reader.position
@@ -299,14 +310,38 @@ def add_columns_in_parens(text: str, toks: Sequence[Token]) -> CommandBase | Non
     return target.add_columns(tuple(columns), if_not_exists)
 
 
+def set_table_properties(toks: Sequence[Token]) -> CommandBase | None:
+    """``ALTER TABLE [IF EXISTS] t SET (property [, ...]) | SET property``; None: not SET."""
+    altering = _altering(toks, "SET")
+    if altering is None:
+        return None
+    reader, target = altering
+    parens = reader.accept(TokenType.L_PAREN) is not None
+    properties: dict[str, Any] = {}
+    while True:
+        if not table_property(reader, properties):
+            raise ValidationError(
+                "ALTER TABLE ... SET takes MIN STALE ROWS n and STALE ROWS FRACTION f"
+            )
+        if not parens or not reader.accept(TokenType.COMMA):
+            break
+    if parens:
+        reader.expect(TokenType.R_PAREN, "',' or ')' after a table property")
+    reader.expect_end()
+    return AlterTablePropertiesCommand(
+        schema=target.schema,
+        table=target.table,
+        if_table_exists=target.if_exists,
+        **properties,
+    )
+
+
 def drop_columns_list(toks: Sequence[Token]) -> CommandBase | None:
     """``ALTER TABLE t DROP [COLUMN] [IF EXISTS] (a, b) | a, [DROP [COLUMN]] b``; None: not DROP."""
-    reader = TokenReader(toks)
-    if not reader.at_words("ALTER", "TABLE"):
+    altering = _altering(toks, "DROP")
+    if altering is None:
         return None
-    target = _token_table(reader)
-    if not reader.accept_words("DROP"):
-        return None
+    reader, target = altering
     reader.accept_words("COLUMN")
     if_exists = reader.accept_words("IF", "EXISTS")
     if (reader.peek() or toks[0]).token_type is TokenType.L_PAREN:

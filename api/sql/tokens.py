@@ -206,6 +206,22 @@ class TokenReader:
         self._pos += 1
         return int(token.text)
 
+    def fraction(self, what: str) -> float:
+        """Read an unsigned numeric literal (``0.25``, ``1``).
+
+        Raises:
+            ValidationError: the next token is not one.
+        """
+        token = self.peek()
+        if token is None or token.token_type is not TokenType.NUMBER:
+            self._fail(f"a number for {what}")
+        try:
+            value = float(token.text)
+        except ValueError:
+            self._fail(f"a number for {what}")
+        self._pos += 1
+        return value
+
     def string(self, what: str) -> str:
         """Read a string literal.
 

@@ -31,7 +31,12 @@ from catalog.commands.indexes import (
     StartBuildingIndexCommand,
 )
 from catalog.commands.schemas import CreateSchemaCommand, DropSchemaCommand
-from catalog.commands.tables import CreateTableCommand, DropTableCommand, RenameTableCommand
+from catalog.commands.tables import (
+    AlterTablePropertiesCommand,
+    CreateTableCommand,
+    DropTableCommand,
+    RenameTableCommand,
+)
 from catalog.commands.zones import (
     AlterZoneCommand,
     CreateZoneCommand,
@@ -62,7 +67,8 @@ CatalogCommand = Annotated[
     | AlterZoneCommand
     | RenameZoneCommand
     | DropZoneCommand
-    | SetDefaultZoneCommand,
+    | SetDefaultZoneCommand
+    | AlterTablePropertiesCommand,
     Field(discriminator="op"),
 ]
 
@@ -75,6 +81,7 @@ DropSchema = DropSchemaCommand
 CreateTable = CreateTableCommand
 DropTable = DropTableCommand
 RenameTable = RenameTableCommand
+AlterTableProperties = AlterTablePropertiesCommand
 AddColumns = AddColumnsCommand
 DropColumns = DropColumnsCommand
 AlterColumn = AlterColumnCommand
@@ -121,6 +128,8 @@ __all__ = [
     "AddColumnsCommand",
     "AlterColumn",
     "AlterColumnCommand",
+    "AlterTableProperties",
+    "AlterTablePropertiesCommand",
     "AlterZone",
     "AlterZoneCommand",
     "CatalogCommand",

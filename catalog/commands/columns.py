@@ -191,17 +191,19 @@ class DropColumnsCommand(CommandBase):
         if not names:
             return []
         dropped = [_column(table, name) for name in names]
-        indexed = {
-            column_id
-            for index in ctx.catalog.table_indexes(table.id)
-            if index.is_alive
-            for column_id in index.column_ids
-        }
+        indexed: dict[int, list[str]] = {}
+        for index in ctx.catalog.table_indexes(table.id):
+            if index.is_alive:
+                for column_id in index.column_ids:
+                    indexed.setdefault(column_id, []).append(index.name)
         for c in dropped:
             if c.id in table.primary_key:
                 raise ValidationError(f"cannot drop primary-key column {c.name}")
             if c.id in indexed:
-                raise ValidationError(f"cannot drop column {c.name}: an index uses it")
+                users = ", ".join(indexed[c.id])
+                raise ValidationError(
+                    f"cannot drop column {c.name}: an index uses it ({users}); drop the index first"
+                )
         if len(dropped) == len(table.columns):
             raise ValidationError(f"cannot drop every column of table {table.name}")
         return [DropColumnsEntry(table_id=table.id, column_ids=tuple(c.id for c in dropped))]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from dataclasses import dataclass
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -29,8 +30,13 @@ from catalog.descriptors import (
     ZoneDescriptor,
 )
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
-from catalog.descriptors.tables import INITIAL_TABLE_VERSION
+from catalog.descriptors.tables import (
+    DEFAULT_MIN_STALE_ROWS_COUNT,
+    DEFAULT_STALE_ROWS_FRACTION,
+    INITIAL_TABLE_VERSION,
+)
 from catalog.entries import (
+    AlterTablePropertiesEntry,
     DropTableEntry,
     EntryBase,
     NewIndexEntry,
@@ -42,6 +48,11 @@ from catalog.entries import (
 )
 from catalog.errors import ErrorCode, NotFoundError, ValidationError
 
+StaleRowsFraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+"""The share of a partition's rows changed before its statistics are stale: 0 to 1."""
+MinStaleRowsCount = Annotated[int, Field(ge=0)]
+"""The least number of rows changed before a partition's statistics are stale."""
+
 
 class CreateTableCommand(CommandBase):
     """``CREATE TABLE``: columns, a NOT NULL primary key, colocation columns and a zone.
@@ -50,7 +61,9 @@ class CreateTableCommand(CommandBase):
     (SQL's ``CONSTRAINT name PRIMARY KEY``) or else ``<TABLE>_PK``. A sorted key
     (``primary_key_kind`` SORTED) may give each key column's collation in
     ``primary_key_collations`` (default ASC_NULLS_FIRST). Colocation columns default to the
-    primary key; the zone defaults to the catalog's default zone.
+    primary key; the zone defaults to the catalog's default zone. A storage profile, when
+    given, must be one of the zone's; none given means the zone's first (its default). The
+    staleness properties are Ignite's table properties (see ``AlterTablePropertiesCommand``).
     """
 
     op: Literal["create_table"] = "create_table"
@@ -64,6 +77,9 @@ class CreateTableCommand(CommandBase):
     colocation_columns: tuple[Name, ...] | None = None
     zone: Name | None = None
     if_not_exists: bool = False
+    storage_profile: Name | None = None
+    stale_rows_fraction: StaleRowsFraction = DEFAULT_STALE_ROWS_FRACTION
+    min_stale_rows_count: MinStaleRowsCount = DEFAULT_MIN_STALE_ROWS_COUNT
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -117,6 +133,12 @@ class CreateTableCommand(CommandBase):
             )
         ensure_relation_name_free(cat, schema, pk_name)
         zone = self._zone(ctx)
+        profile = self.storage_profile
+        if profile is not None and profile not in zone.storage_profiles:
+            raise ValidationError(
+                f"zone {zone.name} has no storage profile {profile}; its profiles are "
+                f"{', '.join(zone.storage_profiles)}"
+            )
 
         table_id, pk_index_id = cat.object_id_gen, cat.object_id_gen + 1
         columns = tuple(c.to_descriptor(i) for i, c in enumerate(self.columns))
@@ -132,6 +154,9 @@ class CreateTableCommand(CommandBase):
             colocation_columns=tuple(ids[n] for n in self.colocation_columns or self.primary_key),
             next_column_id=len(columns),
             versions=(TableVersion(version=INITIAL_TABLE_VERSION, columns=columns),),
+            storage_profile=profile,
+            stale_rows_fraction=self.stale_rows_fraction,
+            min_stale_rows_count=self.min_stale_rows_count,
         )
         pk_index = IndexDescriptor(
             id=pk_index_id,
@@ -222,3 +247,54 @@ class RenameTableCommand(CommandBase):
             RenameTableEntry(table_id=table.id, new_name=self.new_name),
             RenameIndexEntry(index_id=table.pk_index_id, new_name=pk_name),
         ]
+
+
+class AlterTablePropertiesCommand(CommandBase):
+    """``ALTER TABLE ... SET (MIN STALE ROWS n, STALE ROWS FRACTION f)``: Ignite's properties.
+
+    Properties left out are unchanged; the schema version stays. With ``if_table_exists``, a
+    missing table is no error.
+    """
+
+    op: Literal["alter_table_properties"] = "alter_table_properties"
+    schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
+    table: Name
+    stale_rows_fraction: StaleRowsFraction | None = None
+    min_stale_rows_count: MinStaleRowsCount | None = None
+    if_table_exists: bool = False
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        table = existing(ctx.catalog, _Named(self), ctx.catalog.find_table, "table")
+        if table is None:
+            return []
+        fraction, count = self.stale_rows_fraction, self.min_stale_rows_count
+        if fraction == table.stale_rows_fraction:
+            fraction = None
+        if count == table.min_stale_rows_count:
+            count = None
+        if fraction is None and count is None:
+            return []
+        return [
+            AlterTablePropertiesEntry(
+                table_id=table.id, stale_rows_fraction=fraction, min_stale_rows_count=count
+            )
+        ]
+
+
+@dataclass(frozen=True)
+class _Named:
+    """A table command seen as ``Targeted`` (its table is its ``name``)."""
+
+    command: AlterTablePropertiesCommand
+
+    @property
+    def schema_(self) -> str:
+        return self.command.schema_
+
+    @property
+    def name(self) -> str:
+        return self.command.table
+
+    @property
+    def if_exists(self) -> bool:
+        return self.command.if_table_exists

@@ -104,12 +104,28 @@ class TableVersion(Model):
     columns: tuple[ColumnDescriptor, ...]
 
 
+DEFAULT_STALE_ROWS_FRACTION = 0.2
+"""A table's default share of a partition's rows changed before its statistics are stale."""
+DEFAULT_MIN_STALE_ROWS_COUNT = 500
+"""A table's default least number of rows changed before its statistics are stale."""
+
+
 class TableDescriptor(Model):
     """A table: where it lives, its key, and every schema version it has had.
 
     ``versions[-1]`` is the current schema. The table's schema version starts at 1 and is
-    bumped only by column changes; renames and index changes leave it alone.
+    bumped only by column changes; renames, index changes and properties leave it alone.
+    ``storage_profile`` is one of its zone's, or None for the zone's first (its default);
+    ``stale_rows_fraction`` and ``min_stale_rows_count`` say when the statistics of
+    a partition are stale (Ignite's table properties).
     """
+
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = (
+        "storage_profile",
+        "stale_rows_fraction",
+        "min_stale_rows_count",
+    )
+    """Fields appended to the stored form after its first format; older payloads lack them."""
 
     id: int
     schema_id: int
@@ -122,6 +138,9 @@ class TableDescriptor(Model):
     """Column ids rows are partitioned by; a non-empty subset of the primary key."""
     next_column_id: int
     versions: tuple[TableVersion, ...]
+    storage_profile: str | None = None
+    stale_rows_fraction: float = DEFAULT_STALE_ROWS_FRACTION
+    min_stale_rows_count: int = DEFAULT_MIN_STALE_ROWS_COUNT
 
     @property
     def schema_version(self) -> int:

@@ -20,6 +20,7 @@ from catalog.entries.indexes import (
 from catalog.entries.schemas import DropSchemaEntry, NewSchemaEntry
 from catalog.entries.tables import (
     AlterColumnEntry,
+    AlterTablePropertiesEntry,
     DropColumnsEntry,
     DropTableEntry,
     NewColumnsEntry,
@@ -48,6 +49,7 @@ ENTRY_TYPES: tuple[type[EntryBase], ...] = (
     DropZoneEntry,
     SetDefaultZoneEntry,
     ObjectIdGenUpdateEntry,
+    AlterTablePropertiesEntry,
 )
 
 UpdateEntry = Annotated[
@@ -69,13 +71,15 @@ UpdateEntry = Annotated[
     | AlterZoneEntry
     | DropZoneEntry
     | SetDefaultZoneEntry
-    | ObjectIdGenUpdateEntry,
+    | ObjectIdGenUpdateEntry
+    | AlterTablePropertiesEntry,
     Field(discriminator="type"),
 ]
 
 __all__ = [
     "ENTRY_TYPES",
     "AlterColumnEntry",
+    "AlterTablePropertiesEntry",
     "AlterZoneEntry",
     "DropColumnsEntry",
     "DropIndexEntry",

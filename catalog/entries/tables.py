@@ -92,3 +92,20 @@ class RenameTableEntry(_TableAlterEntry):
     def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
         table = catalog.table_by_id(self.table_id)
         return catalog.with_table(table.model_copy(update={"name": self.new_name}))
+
+
+class AlterTablePropertiesEntry(_TableAlterEntry):
+    """Change a table's properties (None: unchanged); its schema version stays."""
+
+    type: Literal["alter_table_properties"] = "alter_table_properties"
+    stale_rows_fraction: float | None = None
+    min_stale_rows_count: int | None = None
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        table = catalog.table_by_id(self.table_id)
+        changes: dict[str, float | int] = {}
+        if self.stale_rows_fraction is not None:
+            changes["stale_rows_fraction"] = self.stale_rows_fraction
+        if self.min_stale_rows_count is not None:
+            changes["min_stale_rows_count"] = self.min_stale_rows_count
+        return catalog.with_table(table.model_copy(update=changes))

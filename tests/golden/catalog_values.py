@@ -16,6 +16,7 @@ from catalog import Catalog, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
 from catalog.commands import CommandBase
 from catalog.descriptors import TableDescriptor
+from catalog.entries import EntryBase
 from catalog.errors import AlreadyExistsError, BatchPosition, ErrorCode, ValidationError
 from catalog.marshalling import encode_commands, encode_entries, encode_update
 from catalog.origin import UpdateOrigin
@@ -64,8 +65,8 @@ def golden_commands() -> list[CommandBase]:
 def golden_commands_v2() -> list[CommandBase]:
     """Return the golden batch and commands with the fields format 2 of commands added.
 
-    A named, sorted primary key with collations and a key column whose default is a function;
-    IF EXISTS on a table's columns and on a rename.
+    A named, sorted primary key with collations, a key column whose default is a function, a
+    storage profile and table properties; IF EXISTS on a table's columns and on a rename.
     """
     return [
         *golden_commands(),
@@ -86,6 +87,10 @@ def golden_commands_v2() -> list[CommandBase]:
             primary_key_kind="sorted",
             primary_key_name="RETURNS_KEY",
             primary_key_collations=["ASC_NULLS_FIRST", "ASC_NULLS_LAST", "DESC_NULLS_FIRST"],
+            zone="Z3",
+            storage_profile="ssd",
+            stale_rows_fraction=0.5,
+            min_stale_rows_count=100,
         ),
         c.AddColumns(
             schema="SALES",
@@ -105,6 +110,7 @@ def golden_commands_v2() -> list[CommandBase]:
         ),
         c.RenameTable(schema="SALES", name="GONE", new_name="GONER", if_exists=True),
         c.RenameIndex(schema="SALES", name="GONE_IDX", new_name="GONER_IDX", if_exists=True),
+        c.AlterTableProperties(schema="SALES", table="RETURNS", min_stale_rows_count=1000),
     ]
 
 
@@ -112,6 +118,12 @@ def golden_keyed_table() -> TableDescriptor:
     """Return the table of ``golden_commands_v2``: a default function, a named sorted key."""
     v1 = Catalog.initial(activation_ts=1_700_000_000_000 << 16)
     return prepare(v1, golden_commands_v2()).catalog.table("SALES", "RETURNS")
+
+
+def golden_keyed_entries() -> list[EntryBase]:
+    """Return the entries ``golden_commands_v2`` makes: the new table fields and entry."""
+    v1 = Catalog.initial(activation_ts=1_700_000_000_000 << 16)
+    return list(prepare(v1, golden_commands_v2()).entries)
 
 
 def golden_catalogs() -> tuple[Catalog, Catalog, VersionedUpdate]:
@@ -180,6 +192,7 @@ def golden_files() -> dict[str, bytes]:
         "snapshot_initial_v2.bin": encode_snapshot(v1),
         "snapshot_v2.bin": encode_snapshot(v2),
         "entries_v1.bin": encode_entries(update.entries),
+        "entries_v2.bin": encode_entries(golden_keyed_entries()),
         "commands_v2.bin": encode_commands(golden_commands_v2()),
         "descriptor_table_v1.bin": encode_descriptor(table),
         "descriptor_table_v2.bin": encode_descriptor(golden_keyed_table()),
