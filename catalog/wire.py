@@ -316,7 +316,8 @@ def _model_decoder(cls: type[M]) -> Callable[[Any], M]:
     appended = getattr(cls, "WIRE_APPENDED", ())
     assert tuple(names[len(names) - len(appended) :]) == tuple(appended), cls
     least = len(names) - len(appended)
-    env["_tail"] = [cls.model_fields[n].default for n in appended]
+    defaults = [cls.model_fields[n].default for n in appended]
+    env["_tail"] = [d.value if isinstance(d, enum.Enum) else _to_wire(d) for d in defaults]
     body = ["def decode(v):"]
     if appended:
         body += [

@@ -10,10 +10,12 @@ read, the 3.1 one (``element``) and the older one (``option = value``)::
     ALTER ZONE [IF EXISTS] z SET DEFAULT
     DROP ZONE [IF EXISTS] z
 
-Elements: ``PARTITIONS n``, ``REPLICAS n``, ``QUORUM SIZE n``, ``NODES FILTER 'jsonpath'``.
-Options: PARTITIONS, REPLICAS, QUORUM_SIZE (integers), STORAGE_PROFILES (a string of
-comma-separated profile names) and DATA_NODES_FILTER (a JSONPath string). Ignite's other
-settings (``REPLICAS ALL``, auto-adjust timers, consistency mode, distribution algorithm) are
+Elements: ``PARTITIONS n``, ``REPLICAS n``, ``QUORUM SIZE n``, ``NODES FILTER 'jsonpath'``,
+``AUTO SCALE UP n | OFF``, ``AUTO SCALE DOWN n | OFF``, ``AUTO SCALE OFF`` and (at creation)
+``CONSISTENCY MODE 'STRONG_CONSISTENCY' | 'HIGH_AVAILABILITY'``. Options: PARTITIONS,
+REPLICAS, QUORUM_SIZE, DATA_NODES_AUTO_ADJUST_SCALE_UP, DATA_NODES_AUTO_ADJUST_SCALE_DOWN
+(integers), STORAGE_PROFILES (a string of comma-separated profile names), DATA_NODES_FILTER
+(a JSONPath string) and CONSISTENCY_MODE. ``REPLICAS ALL`` and a distribution algorithm are
 refused, naming what is accepted.
 """
 
@@ -42,6 +44,9 @@ _OPTIONS: dict[str, tuple[str, bool]] = {
     "QUORUM_SIZE": ("quorum", False),
     "STORAGE_PROFILES": ("storage_profiles", True),
     "DATA_NODES_FILTER": ("filter", True),
+    "DATA_NODES_AUTO_ADJUST_SCALE_UP": ("auto_scale_up_s", False),
+    "DATA_NODES_AUTO_ADJUST_SCALE_DOWN": ("auto_scale_down_s", False),
+    "CONSISTENCY_MODE": ("consistency_mode", True),
 }
 
 
@@ -100,6 +105,8 @@ def _alter(reader: TokenReader) -> CommandBase:
         return SetDefaultZoneCommand(name=name, if_exists=if_exists)
     options = _options(reader, elements=True)
     reader.expect_end()
+    if "consistency_mode" in options:
+        raise ValidationError("a zone's consistency mode is fixed when the zone is created")
     return AlterZoneCommand(name=name, if_exists=if_exists, **options)
 
 
@@ -109,9 +116,11 @@ def _options(reader: TokenReader, *, elements: bool) -> dict[str, Any]:
     options: dict[str, Any] = {}
     while True:
         field, value = _option(reader, elements)
-        if field in options:
-            raise ValidationError(f"zone option {field.upper()} given twice")
-        options[field] = value
+        both = field == "auto_scale"  # AUTO SCALE OFF sets both timers
+        for one in ("auto_scale_up_s", "auto_scale_down_s") if both else (field,):
+            if one in options:
+                raise ValidationError(f"zone option {_SHOWN.get(one, one.upper())} given twice")
+            options[one] = value
         if not reader.accept(TokenType.COMMA):
             break
     if parens:
@@ -136,6 +145,8 @@ def _option(reader: TokenReader, elements: bool) -> tuple[str, Any]:
     reader.expect(TokenType.EQ, f"'=' after {option}")
     if not is_string:
         return field, reader.integer(option)
+    if field == "consistency_mode":
+        return field, reader.string(option).upper()
     if field == "storage_profiles":
         return field, tuple(p.strip() for p in reader.string(option).split(","))
     return field, reader.string(option)
@@ -145,11 +156,8 @@ def _is_eq(token: Token | None) -> bool:
     return token is not None and token.token_type is TokenType.EQ
 
 
-_REFUSED_ELEMENTS = {
-    "AUTO": "AUTO SCALE (the data-nodes auto-adjust timers)",
-    "CONSISTENCY": "CONSISTENCY MODE",
-    "DISTRIBUTION": "DISTRIBUTION ALGORITHM",
-}
+_REFUSED_ELEMENTS = {"DISTRIBUTION": "DISTRIBUTION ALGORITHM"}
+_SHOWN = {"auto_scale_up_s": "AUTO SCALE UP", "auto_scale_down_s": "AUTO SCALE DOWN"}
 
 
 def _element(reader: TokenReader) -> tuple[str, Any] | None:
@@ -164,11 +172,24 @@ def _element(reader: TokenReader) -> tuple[str, Any] | None:
         return "quorum", reader.integer("QUORUM SIZE")
     if reader.accept_words("NODES", "FILTER"):
         return "filter", reader.string("NODES FILTER")
+    if reader.accept_words("CONSISTENCY", "MODE"):
+        return "consistency_mode", reader.string("CONSISTENCY MODE").upper()
+    if reader.accept_words("AUTO", "SCALE"):
+        if reader.accept_words("OFF"):
+            return "auto_scale", "OFF"
+        for word in ("UP", "DOWN"):
+            if reader.accept_words(word):
+                field = f"auto_scale_{word.lower()}_s"
+                return field, "OFF" if reader.accept_words("OFF") else reader.integer(word)
+        raise ValidationError(
+            "expected AUTO SCALE UP n | OFF, AUTO SCALE DOWN n | OFF or AUTO SCALE OFF"
+        )
     for word, what in _REFUSED_ELEMENTS.items():
         if reader.at_words(word):
             raise ValidationError(
                 f"{what} is not a setting of this catalog's zones; the settings are "
-                "PARTITIONS, REPLICAS, QUORUM SIZE, NODES FILTER and STORAGE PROFILES"
+                "PARTITIONS, REPLICAS, QUORUM SIZE, NODES FILTER, AUTO SCALE, CONSISTENCY MODE "
+                "and STORAGE PROFILES"
             )
     return None
 

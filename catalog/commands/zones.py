@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -13,6 +13,7 @@ from catalog.descriptors.zones import (
     DEFAULT_PARTITIONS,
     DEFAULT_STORAGE_PROFILE,
     MAX_PARTITIONS,
+    ConsistencyMode,
     default_quorum,
     quorum_range,
 )
@@ -48,8 +49,19 @@ def _find_zone(ctx: UpdateContext, name: str, if_exists: bool) -> ZoneDescriptor
     return zone
 
 
+Timer = Annotated[int, Field(ge=0)] | Literal["OFF"]
+"""An auto-adjust timer as commands give it: seconds (0 = at once), or ``"OFF"``."""
+
+
+def _seconds(timer: int | str) -> int | None:
+    return None if timer == "OFF" else int(timer)
+
+
 class CreateZoneCommand(CommandBase):
-    """``CREATE ZONE``: partitions (fixed for life), replicas, quorum, profiles, node filter."""
+    """``CREATE ZONE``: partitions, replicas, quorum, profiles, filter, timers, consistency.
+
+    Partitions and the consistency mode are fixed for the zone's life.
+    """
 
     op: Literal["create_zone"] = "create_zone"
     name: Name
@@ -59,6 +71,9 @@ class CreateZoneCommand(CommandBase):
     storage_profiles: tuple[Name, ...] = Field(default=(DEFAULT_STORAGE_PROFILE,), min_length=1)
     filter: str = DEFAULT_FILTER
     if_not_exists: bool = False
+    auto_scale_up_s: Timer = 0
+    auto_scale_down_s: Timer = "OFF"
+    consistency_mode: ConsistencyMode = ConsistencyMode.STRONG_CONSISTENCY
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -80,12 +95,15 @@ class CreateZoneCommand(CommandBase):
             quorum=self.quorum if self.quorum is not None else default_quorum(self.replicas),
             storage_profiles=self.storage_profiles,
             filter=self.filter,
+            auto_scale_up_s=_seconds(self.auto_scale_up_s),
+            auto_scale_down_s=_seconds(self.auto_scale_down_s),
+            consistency_mode=self.consistency_mode,
         )
         return [NewZoneEntry(zone=zone), ObjectIdGenUpdateEntry(delta=1)]
 
 
 class AlterZoneCommand(CommandBase):
-    """``ALTER ZONE ... SET``: replicas, quorum, storage profiles, node filter.
+    """``ALTER ZONE ... SET``: replicas, quorum, storage profiles, node filter, timers.
 
     Partitions cannot change. When replicas change and no quorum is given, the current quorum
     is moved into the valid range for the new replica count.
@@ -99,6 +117,8 @@ class AlterZoneCommand(CommandBase):
     storage_profiles: tuple[Name, ...] | None = Field(default=None, min_length=1)
     filter: str | None = None
     if_exists: bool = False
+    auto_scale_up_s: Timer | None = None
+    auto_scale_down_s: Timer | None = None
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -132,6 +152,12 @@ class AlterZoneCommand(CommandBase):
                 "quorum": quorum,
                 "storage_profiles": self.storage_profiles or zone.storage_profiles,
                 "filter": self.filter if self.filter is not None else zone.filter,
+                "auto_scale_up_s": zone.auto_scale_up_s
+                if self.auto_scale_up_s is None
+                else _seconds(self.auto_scale_up_s),
+                "auto_scale_down_s": zone.auto_scale_down_s
+                if self.auto_scale_down_s is None
+                else _seconds(self.auto_scale_down_s),
             }
         )
         return [] if new == zone else [AlterZoneEntry(zone=new)]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import enum
+from typing import ClassVar
+
 from catalog.model import Model
 
 DEFAULT_ZONE_NAME = "Default"
@@ -23,8 +26,29 @@ def default_quorum(replicas: int) -> int:
     return min(max(low, 3 if replicas > 4 else low), high)
 
 
+class ConsistencyMode(enum.StrEnum):
+    """How a zone's partitions choose between consistency and availability (Ignite's)."""
+
+    STRONG_CONSISTENCY = "STRONG_CONSISTENCY"
+    """A partition serves only while a majority of its replicas does."""
+    HIGH_AVAILABILITY = "HIGH_AVAILABILITY"
+    """A partition keeps serving reads from the replicas left when the majority is lost."""
+
+
 class ZoneDescriptor(Model):
-    """A distribution zone. ``partitions`` is fixed when the zone is created."""
+    """A distribution zone. ``partitions`` and ``consistency_mode`` are fixed at creation.
+
+    The auto-adjust timers say how many seconds the zone's data nodes wait after a node
+    joins (``auto_scale_up_s``, 0 = at once) or leaves (``auto_scale_down_s``) before they
+    change; None turns that adjustment off.
+    """
+
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = (
+        "auto_scale_up_s",
+        "auto_scale_down_s",
+        "consistency_mode",
+    )
+    """Fields appended to the stored form after its first format; older payloads lack them."""
 
     id: int
     name: str
@@ -33,3 +57,6 @@ class ZoneDescriptor(Model):
     quorum: int
     storage_profiles: tuple[str, ...]
     filter: str
+    auto_scale_up_s: int | None = 0
+    auto_scale_down_s: int | None = None
+    consistency_mode: ConsistencyMode = ConsistencyMode.STRONG_CONSISTENCY

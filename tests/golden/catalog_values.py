@@ -15,7 +15,7 @@ from pathlib import Path
 from catalog import Catalog, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
 from catalog.commands import CommandBase
-from catalog.descriptors import TableDescriptor
+from catalog.descriptors import TableDescriptor, ZoneDescriptor
 from catalog.entries import EntryBase
 from catalog.errors import AlreadyExistsError, BatchPosition, ErrorCode, ValidationError
 from catalog.marshalling import encode_commands, encode_entries, encode_update
@@ -66,10 +66,19 @@ def golden_commands_v2() -> list[CommandBase]:
     """Return the golden batch and commands with the fields format 2 of commands added.
 
     A named, sorted primary key with collations, a key column whose default is a function, a
-    storage profile and table properties; IF EXISTS on a table's columns and on a rename.
+    storage profile and table properties; a zone with auto-adjust timers and a consistency
+    mode; IF EXISTS on a table's columns and on a rename.
     """
     return [
         *golden_commands(),
+        c.CreateZone(
+            name="Z_HA",
+            replicas=3,
+            auto_scale_up_s=30,
+            auto_scale_down_s="OFF",
+            consistency_mode="HIGH_AVAILABILITY",
+        ),
+        c.AlterZone(name="Z_HA", auto_scale_down_s=300),
         c.CreateTable(
             schema="SALES",
             name="RETURNS",
@@ -118,6 +127,12 @@ def golden_keyed_table() -> TableDescriptor:
     """Return the table of ``golden_commands_v2``: a default function, a named sorted key."""
     v1 = Catalog.initial(activation_ts=1_700_000_000_000 << 16)
     return prepare(v1, golden_commands_v2()).catalog.table("SALES", "RETURNS")
+
+
+def golden_timed_zone() -> ZoneDescriptor:
+    """Return the zone of ``golden_commands_v2`` with timers and a consistency mode."""
+    v1 = Catalog.initial(activation_ts=1_700_000_000_000 << 16)
+    return prepare(v1, golden_commands_v2()).catalog.zone("Z_HA")
 
 
 def golden_keyed_entries() -> list[EntryBase]:
@@ -198,6 +213,7 @@ def golden_files() -> dict[str, bytes]:
         "descriptor_table_v2.bin": encode_descriptor(golden_keyed_table()),
         "descriptor_index_v1.bin": encode_descriptor(v2.index("SALES", "ORDERS_BY_DAY")),
         "descriptor_zone_v1.bin": encode_descriptor(v2.zone("Z3")),
+        "descriptor_zone_v2.bin": encode_descriptor(golden_timed_zone()),
         "descriptor_schema_v1.bin": encode_descriptor(v2.schema("SALES")),
         "refusal_v1.bin": encode_refusal(golden_refusal()),
         "refusal_v2.bin": encode_refusal(golden_located_refusal()),

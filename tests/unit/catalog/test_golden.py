@@ -22,6 +22,7 @@ from tests.golden.catalog_values import (
     golden_keyed_table,
     golden_located_refusal,
     golden_refusal,
+    golden_timed_zone,
 )
 
 DECODERS: dict[str, Callable[[bytes], Any]] = {
@@ -65,6 +66,7 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "descriptor_table_v2.bin": golden_keyed_table(),
         "descriptor_index_v1.bin": v2.index("SALES", "ORDERS_BY_DAY"),
         "descriptor_zone_v1.bin": v2.zone("Z3"),
+        "descriptor_zone_v2.bin": golden_timed_zone(),
         "descriptor_schema_v1.bin": v2.schema("SALES"),
         "refusal_v1.bin": _refusal_fields(golden_refusal()),
         "refusal_v2.bin": _refusal_fields(golden_located_refusal()),

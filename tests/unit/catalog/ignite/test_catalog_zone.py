@@ -7,6 +7,7 @@ import pytest
 
 from catalog import Catalog, ErrorCode
 from catalog import commands as c
+from catalog.descriptors.zones import ConsistencyMode
 from tests.unit.catalog.helpers import bad_shape
 from tests.unit.catalog.ignite.support import applied, not_applied, sql_refused
 
@@ -86,21 +87,63 @@ def test_zone_invalid_quorum_size() -> None:
 @pytest.mark.parametrize(
     ("element", "named"),
     [
-        ("AUTO SCALE UP 5", "AUTO SCALE"),
-        ("AUTO SCALE OFF", "AUTO SCALE"),
-        ("CONSISTENCY MODE 'HIGH_AVAILABILITY'", "CONSISTENCY MODE"),
         ("DISTRIBUTION ALGORITHM 'rendezvous'", "DISTRIBUTION ALGORITHM"),
         ("REPLICAS ALL", "REPLICAS ALL"),
     ],
 )
 def test_zone_settings_this_catalog_does_not_hold_are_refused(element: str, named: str) -> None:
-    """Settings the zones here do not hold yet are refused by name, with those accepted."""
+    """Settings the zones here do not hold are refused by name, with those accepted."""
     error = bad_shape(
         lambda: applied(
             Catalog.initial(), f"CREATE ZONE Z ({element}) STORAGE PROFILES ['default']"
         )
     )
     assert named in str(error)
+
+
+@pytest.mark.parametrize("direction", ["UP", "DOWN"])
+def test_zone_auto_adjust_scale(direction: str) -> None:
+    """``zoneAutoAdjustScaleUp`` / ``zoneAutoAdjustScaleDown``: seconds from 0, or OFF."""
+    field = f"auto_scale_{direction.lower()}_s"
+    bad_shape(lambda: c.CreateZone(name="Z", **{field: -1}))
+    bad_shape(lambda: c.AlterZone(name="Z", **{field: -1}))
+    for written, stored in (("0", 0), ("10", 10), ("OFF", None)):
+        text = f"CREATE ZONE Z (AUTO SCALE {direction} {written}) STORAGE PROFILES ['default']"
+        assert getattr(applied(Catalog.initial(), text).zone("Z"), field) == stored
+
+
+def test_zone_auto_adjust_defaults_and_changes() -> None:
+    """As in Ignite: scale up at once, scale down off; ALTER changes either or both."""
+    cat = applied(Catalog.initial(), "CREATE ZONE Z STORAGE PROFILES ['default']")
+    zone = cat.zone("Z")
+    assert (zone.auto_scale_up_s, zone.auto_scale_down_s) == (0, None)
+    cat = applied(cat, "ALTER ZONE Z SET (AUTO SCALE UP 30, AUTO SCALE DOWN 300)")
+    assert (cat.zone("Z").auto_scale_up_s, cat.zone("Z").auto_scale_down_s) == (30, 300)
+    cat = applied(cat, "ALTER ZONE Z SET AUTO SCALE OFF")
+    assert (cat.zone("Z").auto_scale_up_s, cat.zone("Z").auto_scale_down_s) == (None, None)
+    cat = applied(cat, "ALTER ZONE Z SET DATA_NODES_AUTO_ADJUST_SCALE_UP = 5")
+    assert cat.zone("Z").auto_scale_up_s == 5
+    error = bad_shape(lambda: applied(cat, "ALTER ZONE Z SET (AUTO SCALE UP 1, AUTO SCALE OFF)"))
+    assert "AUTO SCALE UP given twice" in str(error)
+
+
+def test_zone_consistency_mode() -> None:
+    """``zoneConsistencyMode``: either mode, STRONG_CONSISTENCY when none is given; fixed."""
+    cat = applied(Catalog.initial(), "CREATE ZONE Z STORAGE PROFILES ['default']")
+    assert cat.zone("Z").consistency_mode is ConsistencyMode.STRONG_CONSISTENCY
+    cat = applied(
+        cat, "CREATE ZONE H (CONSISTENCY MODE 'HIGH_AVAILABILITY') STORAGE PROFILES ['default']"
+    )
+    assert cat.zone("H").consistency_mode is ConsistencyMode.HIGH_AVAILABILITY
+    cat = applied(cat, "CREATE ZONE S WITH CONSISTENCY_MODE = 'strong_consistency'")
+    assert cat.zone("S").consistency_mode is ConsistencyMode.STRONG_CONSISTENCY
+    bad_shape(
+        lambda: applied(cat, "CREATE ZONE X (CONSISTENCY MODE 'MAYBE') STORAGE PROFILES ['a']")
+    )
+    error = bad_shape(
+        lambda: applied(cat, "ALTER ZONE H SET CONSISTENCY MODE 'STRONG_CONSISTENCY'")
+    )
+    assert "fixed when the zone is created" in str(error)
 
 
 def test_set_default_zone_if_exists() -> None:
