@@ -2,21 +2,26 @@
 
 One or more ``;``-separated statements make one batch (all or nothing, like a command list).
 Statements are parsed with sqlglot's default dialect (plus Ignite's ``X'..'`` and ``BYTES``);
-the Ignite 3 syntax sqlglot does not know is read from its tokens (see ``api.sql.tables`` and
-``api.sql.zones``). Supported:
+the Ignite 3 syntax sqlglot does not know is read from its tokens (see ``api.sql.tables``,
+``api.sql.create_table`` and ``api.sql.zones``). Supported:
 
 - ``CREATE SCHEMA [IF NOT EXISTS] s``; ``DROP SCHEMA [IF EXISTS] s [CASCADE]``
-- ``CREATE TABLE [IF NOT EXISTS] [s.]t (col TYPE [NULL | NOT NULL] [DEFAULT const]
-  [PRIMARY KEY], ..., [CONSTRAINT c] PRIMARY KEY [USING HASH | SORTED] (a, ...))
-  [COLOCATE [BY] (a, ...)] [ZONE z | WITH (PRIMARY_ZONE = 'z')]``; ``DROP TABLE [IF EXISTS]``
-- ``ALTER TABLE [s.]t`` ``ADD [COLUMN] def`` (or ``ADD [COLUMN] (def, ...)``),
+- ``CREATE TABLE [IF NOT EXISTS] [s.]t (col TYPE [NULL | NOT NULL] [DEFAULT const |
+  DEFAULT RAND_UUID] [PRIMARY KEY], ..., [CONSTRAINT c] PRIMARY KEY [USING HASH | SORTED]
+  (a [ASC | DESC] [NULLS FIRST | LAST], ...)) [COLOCATE [BY] (a, ...)] [ZONE z]
+  [STORAGE PROFILE 'p'] [WITH (MIN STALE ROWS n, STALE ROWS FRACTION f | PRIMARY_ZONE = 'z')]``;
+  ``DROP TABLE [IF EXISTS]``
+- ``ALTER TABLE [IF EXISTS] [s.]t`` ``ADD [COLUMN] [IF NOT EXISTS] def`` (or ``(def, ...)``),
   ``DROP [COLUMN] [IF EXISTS] c`` (or ``(c, ...)`` or ``c, ...``),
   ``ALTER [COLUMN] c SET DATA TYPE T`` / ``TYPE T``, ``... DROP NOT NULL``, ``... SET NOT NULL``,
-  ``... SET DEFAULT v``, ``... DROP DEFAULT``, ``RENAME TO u``
+  ``... SET DEFAULT v``, ``... DROP DEFAULT``, ``RENAME COLUMN c TO d``, ``RENAME TO u``,
+  ``SET (MIN STALE ROWS n, STALE ROWS FRACTION f)``
 - ``CREATE [UNIQUE] INDEX [IF NOT EXISTS] i ON [s.]t [USING HASH | SORTED | TREE]
   (a [ASC | DESC] [NULLS FIRST | LAST], ...)``; ``DROP INDEX [IF EXISTS] [s.]i``;
-  ``ALTER INDEX [s.]i RENAME TO j``
-- ``CREATE ZONE``, ``ALTER ZONE ... SET (...) | RENAME TO | SET DEFAULT``, ``DROP ZONE``
+  ``ALTER INDEX [IF EXISTS] [s.]i RENAME TO j``
+- ``CREATE ZONE`` (Ignite 3.1's ``(PARTITIONS n, ...) STORAGE PROFILES ['p']`` or ``WITH
+  option = value``), ``ALTER ZONE [IF EXISTS] ... SET (...) | RENAME TO | SET DEFAULT``,
+  ``DROP ZONE``
 
 Unquoted identifiers are upper-cased (``orders`` is ``ORDERS``), quoted ones keep their case;
 the schema defaults to PUBLIC. Anything else is refused with a ``ValidationError`` naming the
