@@ -86,7 +86,9 @@ _KINDS: list[tuple[str, Callable[[Catalog], Sequence[Descriptor]]]] = [
 # Not compared as properties: the id matches the two sides; a table's columns are compared one
 # by one and its history is summed up by ``schema_version``; the next column id only follows
 # the columns.
-_NOT_PROPERTIES = frozenset({"id", "versions", "next_column_id"})
+_NOT_PROPERTIES = frozenset({"id", "versions", "next_column_id", "update_ts"})
+"""Fields that are not what a person changed: ids, the table's history, and the causality
+token (it moves with every change, and on a schema with every change of its tables)."""
 
 
 def diff(before: Catalog, after: Catalog) -> list[Change]:
@@ -108,7 +110,9 @@ def diff(before: Catalog, after: Catalog) -> list[Change]:
             elif b is None:
                 changes.append(Change(object_type, object_id, a.name, ChangeKind.DROPPED, before=a))
             else:
-                changes.append(_altered(object_type, a, b))
+                change = _altered(object_type, a, b)
+                if change.fields or change.columns:  # not only its causality token
+                    changes.append(change)
     return changes
 
 

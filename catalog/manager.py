@@ -441,6 +441,7 @@ class CatalogManager:
             origins=tuple(
                 r.origin.model_copy(update={"entries": r.entry_count}) for r, _ in included
             ),
+            stamps=True,
         )
 
     # -- compaction -----------------------------------------------------------------------

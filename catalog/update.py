@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
+from typing import ClassVar
 
 from catalog.catalog import Catalog
+from catalog.causality import stamp
 from catalog.entries import (
     EntryBase,
     NewSchemaEntry,
@@ -41,6 +43,12 @@ class VersionedUpdate(Model):
     origins: tuple[UpdateOrigin, ...] = ()
     """Who asked for this version and why: one per request it holds, in the order of their
     entries (none for version 1, nor for versions written before origins were recorded)."""
+    stamps: bool = False
+    """Whether applying it stamps the objects it changes with its activation time (every
+    version written now; see ``catalog.causality``)."""
+
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("stamps",)
+    """Fields appended to the stored form after format 3; older payloads lack them."""
 
     def origin_of(self, index: int) -> UpdateOrigin | None:
         """Return the origin of the request that produced entry ``index``, if recorded."""
@@ -110,6 +118,8 @@ class VersionedUpdate(Model):
                     self.origin_of(index),
                 )
             current = after
+        if self.stamps:
+            current = stamp(previous, current, self.entries, activation_ts)
         return current.with_version(self.version, activation_ts)
 
 
@@ -123,4 +133,6 @@ def initial_update(proposal_ts: int) -> VersionedUpdate:
         SetDefaultZoneEntry(zone_id=initial.default_zone_id),
         ObjectIdGenUpdateEntry(delta=initial.object_id_gen),
     ]
-    return VersionedUpdate(version=1, proposal_ts=proposal_ts, delay_ms=0, entries=tuple(entries))
+    return VersionedUpdate(
+        version=1, proposal_ts=proposal_ts, delay_ms=0, entries=tuple(entries), stamps=True
+    )

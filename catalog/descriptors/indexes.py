@@ -11,6 +11,7 @@ Lifecycle (as in Ignite 3)::
 from __future__ import annotations
 
 import enum
+from typing import ClassVar
 
 from catalog.model import Model
 
@@ -50,6 +51,9 @@ class IndexColumn(Model):
 class IndexDescriptor(Model):
     """An index on one table. Columns are referenced by column id, so renames keep it valid."""
 
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("update_ts",)
+    """Fields appended to the stored form after its first format; older payloads lack them."""
+
     id: int
     schema_id: int
     table_id: int
@@ -59,6 +63,9 @@ class IndexDescriptor(Model):
     columns: tuple[IndexColumn, ...]
     status: IndexStatus
     created_with_table: bool = False
+    update_ts: int = 0
+    """The activation timestamp of the version that last changed it (Ignite's causality token;
+    0 when that version was written before versions stamped their objects)."""
 
     @property
     def is_alive(self) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from catalog.model import Model
 
 PUBLIC_SCHEMA = "PUBLIC"
@@ -13,7 +15,16 @@ again."""
 
 
 class SchemaDescriptor(Model):
-    """A schema. Its tables and indexes are found through the ``Catalog``."""
+    """A schema. Its tables and indexes are found through the ``Catalog``.
+
+    Its ``update_ts`` moves whenever the schema, or a table or index in it, changes.
+    """
+
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("update_ts",)
+    """Fields appended to the stored form after its first format; older payloads lack them."""
 
     id: int
     name: str
+    update_ts: int = 0
+    """The activation timestamp of the version that last changed it (Ignite's causality token;
+    0 when that version was written before versions stamped their objects)."""

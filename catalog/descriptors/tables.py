@@ -124,6 +124,7 @@ class TableDescriptor(Model):
         "storage_profile",
         "stale_rows_fraction",
         "min_stale_rows_count",
+        "update_ts",
     )
     """Fields appended to the stored form after its first format; older payloads lack them."""
 
@@ -141,6 +142,9 @@ class TableDescriptor(Model):
     storage_profile: str | None = None
     stale_rows_fraction: float = DEFAULT_STALE_ROWS_FRACTION
     min_stale_rows_count: int = DEFAULT_MIN_STALE_ROWS_COUNT
+    update_ts: int = 0
+    """The activation timestamp of the version that last changed it (Ignite's causality token;
+    0 when that version was written before versions stamped their objects)."""
 
     @property
     def schema_version(self) -> int:

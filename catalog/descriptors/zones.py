@@ -47,6 +47,7 @@ class ZoneDescriptor(Model):
         "auto_scale_up_s",
         "auto_scale_down_s",
         "consistency_mode",
+        "update_ts",
     )
     """Fields appended to the stored form after its first format; older payloads lack them."""
 
@@ -60,3 +61,6 @@ class ZoneDescriptor(Model):
     auto_scale_up_s: int | None = 0
     auto_scale_down_s: int | None = None
     consistency_mode: ConsistencyMode = ConsistencyMode.STRONG_CONSISTENCY
+    update_ts: int = 0
+    """The activation timestamp of the version that last changed it (Ignite's causality token;
+    0 when that version was written before versions stamped their objects)."""

@@ -172,6 +172,13 @@ def golden_catalogs() -> tuple[Catalog, Catalog, VersionedUpdate]:
     return v1, update.apply_to(v1), update
 
 
+def golden_stamped() -> tuple[Catalog, VersionedUpdate]:
+    """Return version 2 and update 2 as written now: the update stamps what it changes."""
+    v1, _, update = golden_catalogs()
+    stamped = update.model_copy(update={"stamps": True})
+    return stamped.apply_to(v1), stamped
+
+
 def golden_refusal() -> ValidationError:
     """A refusal as recorded under a refused request id."""
     return ValidationError(
@@ -204,6 +211,7 @@ def golden_files() -> dict[str, bytes]:
     table = v2.table("SALES", "ORDERS")
     return {
         "update_v3.bin": encode_update(update),
+        "update_v4.bin": encode_update(golden_stamped()[1]),
         "snapshot_initial_v2.bin": encode_snapshot(v1),
         "snapshot_v2.bin": encode_snapshot(v2),
         "entries_v1.bin": encode_entries(update.entries),
@@ -215,6 +223,7 @@ def golden_files() -> dict[str, bytes]:
         "descriptor_zone_v1.bin": encode_descriptor(v2.zone("Z3")),
         "descriptor_zone_v2.bin": encode_descriptor(golden_timed_zone()),
         "descriptor_schema_v1.bin": encode_descriptor(v2.schema("SALES")),
+        "descriptor_schema_v2.bin": encode_descriptor(golden_stamped()[0].schema("SALES")),
         "refusal_v1.bin": encode_refusal(golden_refusal()),
         "refusal_v2.bin": encode_refusal(golden_located_refusal()),
     }

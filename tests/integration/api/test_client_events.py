@@ -37,7 +37,10 @@ def test_replay_then_live(api_server: RunningServer) -> None:
             assert [e.id for e in got] == replayed
             table_event = next(e for e in got if e.event is CatalogEvent.TABLE_CREATE)
             assert isinstance(table_event.entry, NewTableEntry)
-            assert table_event.entry.table == client.table("PUBLIC", "T")
+            # The entry holds the table as proposed; the version stamps it when it applies.
+            table = client.table("PUBLIC", "T")
+            assert table.update_ts == table_event.activation_ts
+            assert table_event.entry.table == table.model_copy(update={"update_ts": 0})
             assert table_event.to_json()["subject"] == {
                 "type": "table",
                 "id": table_event.entry.table.id,

@@ -42,12 +42,13 @@ def test_first_start_writes_version_1_once(store_url: str) -> None:
             assert await nodes[0].log.latest_version() == 1
             for node in nodes:
                 await node.wait_ready()
-                assert (
-                    node.service.latest_catalog().digest()
-                    == Catalog.initial()
-                    .with_version(1, node.service.catalog(1).activation_ts)
-                    .digest()
-                )
+                first = node.service.catalog(1)
+                # Catalog.initial's objects, each stamped with version 1's activation.
+                assert [s.update_ts for s in first.schemas()] == [first.activation_ts] * 2
+                unstamped = first.schemas()[0].model_copy(update={"update_ts": 0})
+                assert unstamped in Catalog.initial().schemas()
+                assert first.digest() == nodes[0].service.catalog(1).digest()
+                assert len(first.schemas()) == len(Catalog.initial().schemas())
         finally:
             await asyncio.gather(*(n.close() for n in nodes))
 

@@ -22,6 +22,7 @@ from tests.golden.catalog_values import (
     golden_keyed_table,
     golden_located_refusal,
     golden_refusal,
+    golden_stamped,
     golden_timed_zone,
 )
 
@@ -54,6 +55,7 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
     expected: dict[str, Any] = {
         "update_v1.bin": update.model_copy(update={"origins": ()}),  # before origins
         "update_v3.bin": update,
+        "update_v4.bin": golden_stamped()[1],
         "snapshot_initial_v1.bin": v1,
         "snapshot_v1.bin": v2,
         "snapshot_initial_v2.bin": v1,
@@ -68,6 +70,7 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "descriptor_zone_v1.bin": v2.zone("Z3"),
         "descriptor_zone_v2.bin": golden_timed_zone(),
         "descriptor_schema_v1.bin": v2.schema("SALES"),
+        "descriptor_schema_v2.bin": golden_stamped()[0].schema("SALES"),
         "refusal_v1.bin": _refusal_fields(golden_refusal()),
         "refusal_v2.bin": _refusal_fields(golden_located_refusal()),
     }
@@ -112,3 +115,18 @@ def test_older_snapshot_formats_load_as_the_same_catalog(old: str) -> None:
     assert from_old.tables() == from_new.tables()
     assert from_old.indexes() == from_new.indexes()
     assert encode_snapshot(from_old) == new
+
+
+def test_a_stamped_update_stamps_what_it_changes_with_its_activation() -> None:
+    """Format-4 updates stamp; the same entries unstamped (format 3) leave tokens at 0."""
+    v1, v2, _ = golden_catalogs()
+    stamped_v2, _ = golden_stamped()
+    activation = stamped_v2.activation_ts
+    assert stamped_v2.schema("SALES").update_ts == activation
+    assert stamped_v2.table("SALES", "ORDERS").update_ts == activation
+    assert stamped_v2.index("SALES", "ORDERS_BY_DAY").update_ts == activation
+    assert stamped_v2.zone("Z3").update_ts == activation
+    assert stamped_v2.schema("PUBLIC").update_ts == 0  # untouched
+    assert v2.table("SALES", "ORDERS").update_ts == 0
+    again = decode_update((GOLDEN_DIR / "update_v4.bin").read_bytes()).apply_to(v1)
+    assert again.digest() == stamped_v2.digest()

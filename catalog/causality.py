@@ -1,0 +1,68 @@
+"""Causality tokens: every object a version changes carries that version's activation time.
+
+As Ignite's descriptors carry ``updateTimestamp``, each schema, table, index and zone here has
+``update_ts``: the activation timestamp of the version that last changed it, and a schema's
+moves too when a table or index in it changes (or goes). A reader holding an object from time T
+knows it changed since when its token is greater than T.
+
+The stamps are derived from the update itself, so every node that applies a version stamps the
+same objects with the same time. Only updates that say so (``VersionedUpdate.stamps``) stamp:
+versions written before tokens existed leave their objects at 0 on every node, whether a node
+replays them or loads a snapshot holding their result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from catalog.catalog import Catalog
+from catalog.entries import EntryBase
+
+
+def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts: int) -> Catalog:
+    """Return ``current`` with every object ``entries`` touched stamped ``update_ts = ts``.
+
+    ``previous`` is the catalog the entries applied to (it names the schema of what they
+    dropped).
+    """
+    tables: set[int] = set()
+    indexes: set[int] = set()
+    zones: set[int] = set()
+    schemas: set[int] = set()
+    for entry in entries:
+        fields = entry.__dict__
+        for name, ids in (
+            ("table", tables),
+            ("index", indexes),
+            ("zone", zones),
+            ("schema", schemas),
+        ):
+            held = fields.get(name) or fields.get(f"{name}_")  # ``schema_`` for ``schema``
+            if held is not None:
+                ids.add(held.id)
+            named = fields.get(f"{name}_id")
+            if type(named) is int:
+                ids.add(named)
+    for table_id in sorted(tables):
+        table = current.find_table_by_id(table_id) or previous.find_table_by_id(table_id)
+        if table is None:
+            continue
+        schemas.add(table.schema_id)
+        if current.has_table(table_id):
+            current = current.with_table(table.model_copy(update={"update_ts": ts}))
+    for index_id in sorted(indexes):
+        index = current.find_index_by_id(index_id) or previous.find_index_by_id(index_id)
+        if index is None:
+            continue
+        schemas.add(index.schema_id)
+        if current.find_index_by_id(index_id) is not None:
+            current = current.with_index(index.model_copy(update={"update_ts": ts}))
+    for zone_id in sorted(zones):
+        if any(z.id == zone_id for z in current.zones()):
+            zone = current.zone_by_id(zone_id)
+            current = current.with_zone(zone.model_copy(update={"update_ts": ts}))
+    for schema_id in sorted(schemas):
+        schema = current.find_schema_by_id(schema_id)
+        if schema is not None:
+            current = current.with_schema(schema.model_copy(update={"update_ts": ts}))
+    return current
