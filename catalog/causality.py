@@ -13,10 +13,12 @@ replays them or loads a snapshot holding their result.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
 from catalog.catalog import Catalog
 from catalog.entries import EntryBase
+from catalog.errors import NotFoundError
 
 
 def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts: int) -> Catalog:
@@ -43,25 +45,27 @@ def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts:
             named = fields.get(f"{name}_id")
             if type(named) is int:
                 ids.add(named)
-    for table_id in sorted(tables):
-        table = current.find_table_by_id(table_id) or previous.find_table_by_id(table_id)
-        if table is None:
-            continue
-        schemas.add(table.schema_id)
-        if current.has_table(table_id):
+    for table_id in tables:
+        table = current.find_table_by_id(table_id)
+        if table is not None:
             current = current.with_table(table.model_copy(update={"update_ts": ts}))
-    for index_id in sorted(indexes):
-        index = current.find_index_by_id(index_id) or previous.find_index_by_id(index_id)
-        if index is None:
-            continue
-        schemas.add(index.schema_id)
-        if current.find_index_by_id(index_id) is not None:
+        else:  # dropped: its schema still changed
+            table = previous.find_table_by_id(table_id)
+        if table is not None:
+            schemas.add(table.schema_id)
+    for index_id in indexes:
+        index = current.find_index_by_id(index_id)
+        if index is not None:
             current = current.with_index(index.model_copy(update={"update_ts": ts}))
-    for zone_id in sorted(zones):
-        if any(z.id == zone_id for z in current.zones()):
+        else:
+            index = previous.find_index_by_id(index_id)
+        if index is not None:
+            schemas.add(index.schema_id)
+    for zone_id in zones:
+        with contextlib.suppress(NotFoundError):  # a dropped zone
             zone = current.zone_by_id(zone_id)
             current = current.with_zone(zone.model_copy(update={"update_ts": ts}))
-    for schema_id in sorted(schemas):
+    for schema_id in schemas:
         schema = current.find_schema_by_id(schema_id)
         if schema is not None:
             current = current.with_schema(schema.model_copy(update={"update_ts": ts}))

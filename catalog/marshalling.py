@@ -8,18 +8,14 @@ fields]``); commands are kept in their public JSON shape, so decoding validates 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from catalog.commands import CommandBase, dump, parse
 from catalog.entries import UpdateEntry
 from catalog.entries.base import EntryBase
 from catalog.update import VersionedUpdate
-from catalog.wire import Kind, compile_decoder, decode_body, decode_value, pack_value, to_wire
+from catalog.wire import Kind, compile_decoder, decode_body, pack_value, to_wire
 
 _UPDATE = compile_decoder(VersionedUpdate)
-_ORIGINS_FORMAT = 3
-"""The format that appended ``origins`` to an update's fields."""
-_FIELDS_BEFORE_ORIGINS = 5
 _ENTRIES = compile_decoder(tuple[UpdateEntry, ...])
 
 
@@ -29,19 +25,15 @@ def encode_update(update: VersionedUpdate) -> bytes:
 
 
 def decode_update(data: bytes) -> VersionedUpdate:
-    """Decode a ``VersionedUpdate`` of any format (before format 3 it has no origins).
+    """Decode a ``VersionedUpdate`` of any format.
+
+    Older ones lack the fields appended since (``VersionedUpdate.WIRE_APPENDED``): no origins
+    before format 3, no ``stamps`` before versions stamped their objects.
 
     Raises:
         FormatError: garbage, a wrong kind, or a newer format.
     """
-    result: VersionedUpdate = decode_value(Kind.UPDATE, data, _update_of)
-    return result
-
-
-def _update_of(version: int, body: Any) -> VersionedUpdate:
-    if version < _ORIGINS_FORMAT and type(body) is list and len(body) == _FIELDS_BEFORE_ORIGINS:
-        body = [*body, []]
-    result: VersionedUpdate = _UPDATE(body)
+    result: VersionedUpdate = decode_body(Kind.UPDATE, data, _UPDATE)
     return result
 
 

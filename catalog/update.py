@@ -47,8 +47,9 @@ class VersionedUpdate(Model):
     """Whether applying it stamps the objects it changes with its activation time (every
     version written now; see ``catalog.causality``)."""
 
-    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("stamps",)
-    """Fields appended to the stored form after format 3; older payloads lack them."""
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("origins", "stamps")
+    """Fields appended to the stored form after its first format (``origins`` in format 3,
+    ``stamps`` since); older payloads lack them."""
 
     def origin_of(self, index: int) -> UpdateOrigin | None:
         """Return the origin of the request that produced entry ``index``, if recorded."""

@@ -117,16 +117,15 @@ def _encoder(cls: type[Model]) -> Callable[[Any], Any]:
     source = f"def encode(o):\n    d = o.__dict__\n    return [{', '.join(parts)}]"
     appended = getattr(cls, "WIRE_APPENDED", ())
     if appended:
-        # Appended fields at their defaults are left out, so a value that does not use them
-        # is stored exactly as before they existed: old readers read it, digests stay.
-        for n in appended:
+        # Appended fields that end the list at their defaults are left out, so a value that
+        # does not use them is stored exactly as before they existed: old readers read it,
+        # digests stay.
+        lines = ["def encode(o):", "    d = o.__dict__", f"    v = [{', '.join(parts)}]"]
+        for depth, n in enumerate(reversed(appended)):
             env[f"D_{n}"] = cls.model_fields[n].default
-        unused = " and ".join(f"d[{n!r}] == D_{n}" for n in appended)
-        source = (
-            "def encode(o):\n    d = o.__dict__\n"
-            f"    if {unused}:\n        return [{', '.join(parts[: -len(appended)])}]\n"
-            f"    return [{', '.join(parts)}]"
-        )
+            indent = "    " * (depth + 1)
+            lines += [f"{indent}if d[{n!r}] == D_{n}:", f"{indent}    del v[-1]"]
+        source = "\n".join([*lines, "    return v"])
     exec(source, env)
     encode: Callable[[Any], Any] = env["encode"]
     tag = wire_tag(cls)

@@ -149,23 +149,16 @@ class _Target:
     table: str
     if_exists: bool
 
+    @property
+    def fields(self) -> dict[str, Any]:
+        """The fields every command about this table takes."""
+        return {"schema": self.schema, "table": self.table, "if_table_exists": self.if_exists}
+
     def add_columns(self, columns: tuple[Column, ...], if_not_exists: bool) -> AddColumnsCommand:
-        return AddColumnsCommand(
-            schema=self.schema,
-            table=self.table,
-            columns=columns,
-            if_not_exists=if_not_exists,
-            if_table_exists=self.if_exists,
-        )
+        return AddColumnsCommand(**self.fields, columns=columns, if_not_exists=if_not_exists)
 
     def drop_columns(self, names: Sequence[str], if_exists: bool) -> DropColumnsCommand:
-        return DropColumnsCommand(
-            schema=self.schema,
-            table=self.table,
-            columns=tuple(names),
-            if_exists=if_exists,
-            if_table_exists=self.if_exists,
-        )
+        return DropColumnsCommand(**self.fields, columns=tuple(names), if_exists=if_exists)
 
 
 def _added_column(defn: exp.ColumnDef) -> Column:
@@ -195,13 +188,7 @@ def _rename_column(action: exp.RenameColumn, target: _Target) -> RenameColumnCom
             "ALTER TABLE IF EXISTS ... RENAME COLUMN is"
         )
     new_name = name_of(action.args["to"], "a column")
-    return RenameColumnCommand(
-        schema=target.schema,
-        table=target.table,
-        column=column,
-        new_name=new_name,
-        if_table_exists=target.if_exists,
-    )
+    return RenameColumnCommand(**target.fields, column=column, new_name=new_name)
 
 
 def _alter_column(action: exp.AlterColumn, target: _Target) -> AlterColumnCommand:
@@ -229,13 +216,7 @@ def _alter_column(action: exp.AlterColumn, target: _Target) -> AlterColumnComman
         fields["default"] = None  # DROP DEFAULT
     else:
         raise ValidationError(f"unsupported {what} form")
-    return AlterColumnCommand(
-        schema=target.schema,
-        table=target.table,
-        column=column,
-        if_table_exists=target.if_exists,
-        **fields,
-    )
+    return AlterColumnCommand(**target.fields, column=column, **fields)
 
 
 def _rename(
@@ -328,12 +309,7 @@ def set_table_properties(toks: Sequence[Token]) -> CommandBase | None:
     if parens:
         reader.expect(TokenType.R_PAREN, "',' or ')' after a table property")
     reader.expect_end()
-    return AlterTablePropertiesCommand(
-        schema=target.schema,
-        table=target.table,
-        if_table_exists=target.if_exists,
-        **properties,
-    )
+    return AlterTablePropertiesCommand(**target.fields, **properties)
 
 
 def drop_columns_list(toks: Sequence[Token]) -> CommandBase | None:

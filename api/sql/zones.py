@@ -156,7 +156,6 @@ def _is_eq(token: Token | None) -> bool:
     return token is not None and token.token_type is TokenType.EQ
 
 
-_REFUSED_ELEMENTS = {"DISTRIBUTION": "DISTRIBUTION ALGORITHM"}
 _SHOWN = {"auto_scale_up_s": "AUTO SCALE UP", "auto_scale_down_s": "AUTO SCALE DOWN"}
 
 
@@ -184,13 +183,12 @@ def _element(reader: TokenReader) -> tuple[str, Any] | None:
         raise ValidationError(
             "expected AUTO SCALE UP n | OFF, AUTO SCALE DOWN n | OFF or AUTO SCALE OFF"
         )
-    for word, what in _REFUSED_ELEMENTS.items():
-        if reader.at_words(word):
-            raise ValidationError(
-                f"{what} is not a setting of this catalog's zones; the settings are "
-                "PARTITIONS, REPLICAS, QUORUM SIZE, NODES FILTER, AUTO SCALE, CONSISTENCY MODE "
-                "and STORAGE PROFILES"
-            )
+    if reader.at_words("DISTRIBUTION"):
+        raise ValidationError(
+            "DISTRIBUTION ALGORITHM is not a setting of this catalog's zones; the settings are "
+            "PARTITIONS, REPLICAS, QUORUM SIZE, NODES FILTER, AUTO SCALE, CONSISTENCY MODE "
+            "and STORAGE PROFILES"
+        )
     return None
 
 

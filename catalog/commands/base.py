@@ -14,7 +14,7 @@ from typing import Annotated, Protocol, TypeVar
 from pydantic import AfterValidator
 
 from catalog.catalog import Catalog
-from catalog.descriptors import SchemaDescriptor
+from catalog.descriptors import SchemaDescriptor, TableDescriptor
 from catalog.descriptors.schemas import SYSTEM_SCHEMAS
 from catalog.entries.base import EntryBase
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
@@ -160,15 +160,32 @@ def existing(
         NotFoundError: SCHEMA_NOT_FOUND, or ``<WHAT>_NOT_FOUND`` without IF EXISTS.
         ValidationError: the schema is a system schema.
     """
-    check_not_system(command.schema_)
-    if command.if_exists and catalog.find_schema(command.schema_) is None:
+    return _existing(catalog, command.schema_, command.name, command.if_exists, find, what)
+
+
+def existing_table(
+    catalog: Catalog, schema: str, name: str, if_exists: bool
+) -> TableDescriptor | None:
+    """Return table ``schema.name`` for a command that changes it (see ``existing``)."""
+    return _existing(catalog, schema, name, if_exists, catalog.find_table, "table")
+
+
+def _existing(
+    catalog: Catalog,
+    schema_name: str,
+    name: str,
+    if_exists: bool,
+    find: Callable[[str, str], R | None],
+    what: str,
+) -> R | None:
+    if if_exists and catalog.find_schema(schema_name) is None:
+        check_not_system(schema_name)
         return None
-    schema = user_schema(catalog, command.schema_)
-    found = find(schema.name, command.name)
-    if found is None and not command.if_exists:
+    schema = user_schema(catalog, schema_name)
+    found = find(schema.name, name)
+    if found is None and not if_exists:
         raise NotFoundError(
-            f"{what} {schema.name}.{command.name} not found",
-            code=ErrorCode(f"{what.upper()}_NOT_FOUND"),
+            f"{what} {schema.name}.{name} not found", code=ErrorCode(f"{what.upper()}_NOT_FOUND")
         )
     return found
 

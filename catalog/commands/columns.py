@@ -19,9 +19,8 @@ from catalog.commands.base import (
     CommandBase,
     Name,
     UpdateContext,
-    check_not_system,
+    existing_table,
     unique,
-    user_schema,
 )
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
@@ -95,23 +94,6 @@ class Column(Model):
         )
 
 
-def _table(
-    ctx: UpdateContext, schema: str, name: str, if_exists: bool = False
-) -> TableDescriptor | None:
-    """Return the table a column command changes; None when it is missing and may be.
-
-    With ``if_exists`` (``ALTER TABLE IF EXISTS``) a missing table or schema is no error, as
-    in Ignite.
-    """
-    check_not_system(schema)
-    if if_exists and ctx.catalog.find_schema(schema) is None:
-        return None
-    schema_name = user_schema(ctx.catalog, schema).name
-    if if_exists:
-        return ctx.catalog.find_table(schema_name, name)
-    return ctx.catalog.table(schema_name, name)
-
-
 def _column(table: TableDescriptor, name: str) -> ColumnDescriptor:
     column = table.column(name)
     if column is None:
@@ -146,7 +128,7 @@ class AddColumnsCommand(CommandBase):
         return self
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = _table(ctx, self.schema_, self.table, self.if_table_exists)
+        table = existing_table(ctx.catalog, self.schema_, self.table, self.if_table_exists)
         if table is None:
             return []
         added = [c for c in self.columns if not self.if_not_exists or table.column(c.name) is None]
@@ -184,7 +166,7 @@ class DropColumnsCommand(CommandBase):
         return self
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = _table(ctx, self.schema_, self.table, self.if_table_exists)
+        table = existing_table(ctx.catalog, self.schema_, self.table, self.if_table_exists)
         if table is None:
             return []
         names = [n for n in self.columns if not self.if_exists or table.column(n) is not None]
@@ -240,7 +222,7 @@ class AlterColumnCommand(CommandBase):
         return data
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = _table(ctx, self.schema_, self.table, self.if_table_exists)
+        table = existing_table(ctx.catalog, self.schema_, self.table, self.if_table_exists)
         if table is None:
             return []
         old = _column(table, self.column)
@@ -319,7 +301,7 @@ class RenameColumnCommand(CommandBase):
     if_table_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = _table(ctx, self.schema_, self.table, self.if_table_exists)
+        table = existing_table(ctx.catalog, self.schema_, self.table, self.if_table_exists)
         if table is None:
             return []
         old = _column(table, self.column)

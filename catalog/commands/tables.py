@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
@@ -14,6 +13,7 @@ from catalog.commands.base import (
     UpdateContext,
     ensure_relation_name_free,
     existing,
+    existing_table,
     pk_index_name,
     unique,
     user_schema,
@@ -264,7 +264,7 @@ class AlterTablePropertiesCommand(CommandBase):
     if_table_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = existing(ctx.catalog, _Named(self), ctx.catalog.find_table, "table")
+        table = existing_table(ctx.catalog, self.schema_, self.table, self.if_table_exists)
         if table is None:
             return []
         fraction, count = self.stale_rows_fraction, self.min_stale_rows_count
@@ -279,22 +279,3 @@ class AlterTablePropertiesCommand(CommandBase):
                 table_id=table.id, stale_rows_fraction=fraction, min_stale_rows_count=count
             )
         ]
-
-
-@dataclass(frozen=True)
-class _Named:
-    """A table command seen as ``Targeted`` (its table is its ``name``)."""
-
-    command: AlterTablePropertiesCommand
-
-    @property
-    def schema_(self) -> str:
-        return self.command.schema_
-
-    @property
-    def name(self) -> str:
-        return self.command.table
-
-    @property
-    def if_exists(self) -> bool:
-        return self.command.if_table_exists

@@ -196,7 +196,7 @@ class DropZoneCommand(CommandBase):
                 code=ErrorCode.ZONE_IN_USE,
             )
         if ctx.catalog.zone_has_tables(zone.id):
-            held = [t.name for t in ctx.catalog.tables() if t.zone_id == zone.id]
+            held = [t.name for t in ctx.catalog.zone_tables(zone.id)]
             shown = ", ".join(held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
             raise ValidationError(
                 f"zone {zone.name} holds tables ({shown}); drop them first",

@@ -190,54 +190,56 @@ def test_pk_available_on_create_index_event() -> None:
     assert pk.created_with_table is True
 
 
-def test_create_index_with_already_existing_name() -> None:
-    cat = applied(simple_table(TABLE), SIMPLE_INDEX)
+def _refused_for_both_kinds(cat: Catalog, code: ErrorCode, statement: str, message: str) -> None:
+    """Check that ``statement`` (with ``{using}``) is refused for hash and sorted indexes."""
     for using in ("HASH", "SORTED"):
-        error = sql_refused(
-            cat, ErrorCode.INDEX_EXISTS, f"CREATE INDEX {INDEX} ON {TABLE} USING {using} (VAL)"
-        )
-        assert f"index PUBLIC.{INDEX} already exists" in error.message
+        error = sql_refused(cat, code, statement.format(using=using))
+        assert message in error.message
+
+
+def test_create_index_with_already_existing_name() -> None:
+    _refused_for_both_kinds(
+        applied(simple_table(TABLE), SIMPLE_INDEX),
+        ErrorCode.INDEX_EXISTS,
+        f"CREATE INDEX {INDEX} ON {TABLE} USING {{using}} (VAL)",
+        f"index PUBLIC.{INDEX} already exists",
+    )
 
 
 def test_create_index_with_same_name_as_existing_table() -> None:
-    cat = simple_table(TABLE)
-    for using in ("HASH", "SORTED"):
-        error = sql_refused(
-            cat, ErrorCode.TABLE_EXISTS, f"CREATE INDEX {TABLE} ON {TABLE} USING {using} (VAL)"
-        )
-        assert f"table PUBLIC.{TABLE} already exists" in error.message
+    _refused_for_both_kinds(
+        simple_table(TABLE),
+        ErrorCode.TABLE_EXISTS,
+        f"CREATE INDEX {TABLE} ON {TABLE} USING {{using}} (VAL)",
+        f"table PUBLIC.{TABLE} already exists",
+    )
 
 
 def test_create_index_with_not_existing_table() -> None:
-    for using in ("HASH", "SORTED"):
-        error = sql_refused(
-            Catalog.initial(),
-            ErrorCode.TABLE_NOT_FOUND,
-            f"CREATE INDEX {TABLE} ON {TABLE} USING {using} (VAL)",
-        )
-        assert f"table PUBLIC.{TABLE} not found" in error.message
+    _refused_for_both_kinds(
+        Catalog.initial(),
+        ErrorCode.TABLE_NOT_FOUND,
+        f"CREATE INDEX {TABLE} ON {TABLE} USING {{using}} (VAL)",
+        f"table PUBLIC.{TABLE} not found",
+    )
 
 
 def test_create_index_with_missing_table_columns() -> None:
-    cat = simple_table(TABLE)
-    for using in ("HASH", "SORTED"):
-        error = sql_refused(
-            cat,
-            ErrorCode.COLUMN_NOT_FOUND,
-            f'CREATE INDEX {INDEX} ON {TABLE} USING {using} ("fake")',
-        )
-        assert f"column fake not found in table {TABLE}" in error.message
+    _refused_for_both_kinds(
+        simple_table(TABLE),
+        ErrorCode.COLUMN_NOT_FOUND,
+        f'CREATE INDEX {INDEX} ON {TABLE} USING {{using}} ("fake")',
+        f"column fake not found in table {TABLE}",
+    )
 
 
 def test_create_uniq_index_with_missing_table_colocation_columns() -> None:
-    cat = simple_table(TABLE)
-    for using in ("HASH", "SORTED"):
-        error = sql_refused(
-            cat,
-            ErrorCode.VALIDATION_ERROR,
-            f"CREATE UNIQUE INDEX {INDEX} ON {TABLE} USING {using} (VAL)",
-        )
-        assert "unique index must contain every colocation column" in error.message
+    _refused_for_both_kinds(
+        simple_table(TABLE),
+        ErrorCode.VALIDATION_ERROR,
+        f"CREATE UNIQUE INDEX {INDEX} ON {TABLE} USING {{using}} (VAL)",
+        "unique index must contain every colocation column",
+    )
 
 
 # -- reading indexes -----------------------------------------------------------------------------
