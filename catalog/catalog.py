@@ -26,12 +26,6 @@ from catalog.descriptors import (
     ZoneDescriptor,
 )
 from catalog.descriptors.schemas import PUBLIC_SCHEMA, SYSTEM_SCHEMA
-from catalog.descriptors.zones import (
-    DEFAULT_FILTER,
-    DEFAULT_PARTITIONS,
-    DEFAULT_STORAGE_PROFILE,
-    DEFAULT_ZONE_NAME,
-)
 from catalog.errors import ErrorCode
 from catalog.relations import RelationReads, found_or_raise
 from catalog.snapshot_format import catalog_digest
@@ -127,23 +121,16 @@ class Catalog(RelationReads):
 
     @classmethod
     def initial(cls, activation_ts: int = 0) -> Catalog:
-        """Return version 1's content: schemas PUBLIC and SYSTEM and the default zone."""
-        zone = ZoneDescriptor(
-            id=2,
-            name=DEFAULT_ZONE_NAME,
-            partitions=DEFAULT_PARTITIONS,
-            replicas=1,
-            quorum=1,
-            storage_profiles=(DEFAULT_STORAGE_PROFILE,),
-            filter=DEFAULT_FILTER,
-        )
+        """Return version 1's content: schemas PUBLIC and SYSTEM, no zone yet.
+
+        The first table created without a zone creates the ``Default`` zone and makes it the
+        default (``created_default_zone``).
+        """
         return (
             cls()
             .with_schema(SchemaDescriptor(id=0, name=PUBLIC_SCHEMA))
             .with_schema(SchemaDescriptor(id=1, name=SYSTEM_SCHEMA))
-            .with_zone(zone)
-            .with_default_zone(zone.id)
-            .with_object_id_gen(3)
+            .with_object_id_gen(2)
             .with_version(1, activation_ts)
         )
 

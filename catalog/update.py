@@ -10,9 +10,7 @@ from catalog.causality import stamp
 from catalog.entries import (
     EntryBase,
     NewSchemaEntry,
-    NewZoneEntry,
     ObjectIdGenUpdateEntry,
-    SetDefaultZoneEntry,
     UpdateEntry,
 )
 from catalog.event_feed import CatalogEventParameters, event_subject
@@ -128,12 +126,7 @@ def initial_update(proposal_ts: int) -> VersionedUpdate:
     """Return version 1: the entries that build ``Catalog.initial()`` from nothing, delay 0."""
     initial = Catalog.initial()
     entries: list[EntryBase] = [NewSchemaEntry(schema=s) for s in initial.schemas()]
-    entries += [NewZoneEntry(zone=z) for z in initial.zones()]
-    assert initial.default_zone_id is not None
-    entries += [
-        SetDefaultZoneEntry(zone_id=initial.default_zone_id),
-        ObjectIdGenUpdateEntry(delta=initial.object_id_gen),
-    ]
+    entries.append(ObjectIdGenUpdateEntry(delta=initial.object_id_gen))
     return VersionedUpdate(
         version=1, proposal_ts=proposal_ts, delay_ms=0, entries=tuple(entries), stamps=True
     )

@@ -3,11 +3,14 @@
 Reading projects a file written under any schema version onto the columns of the version read:
 renamed columns keep their data (same id), added columns read as their default or null, dropped
 columns vanish, widened types are cast. Writing conforms a DataFrame's batches to the table's
-columns and checks what Spark cannot: NOT NULL, lengths, primary-key columns.
+columns and checks what Spark cannot: NOT NULL, lengths, primary-key columns. A column the
+DataFrame lacks is written as its default: a constant, or a new value per row for a default
+function (``RAND_UUID``: a random UUID), else null.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
@@ -37,6 +40,13 @@ def _filled(column: ColumnDescriptor, rows: int) -> pa.Array:
     if value is None:
         return pa.nulls(rows, type=arrow_type(column))
     return pa.repeat(pa.scalar(value, type=arrow_type(column)), rows)
+
+
+def _generated(column: ColumnDescriptor, rows: int) -> pa.Array:
+    """Return what a write gives a column the data lacks: a value per row of its default."""
+    if column.default_function == "RAND_UUID":
+        return pa.array([str(uuid.uuid4()) for _ in range(rows)], type=pa.string())
+    return _filled(column, rows)
 
 
 def project(data: pa.Table, columns: Sequence[ColumnDescriptor]) -> pa.Table:
@@ -77,7 +87,7 @@ def conform(
     for column in columns:
         source = sources.get(column.id)
         if source is None:
-            values = _filled(column, batch.num_rows)
+            values = _generated(column, batch.num_rows)
         else:
             values = batch.column(source)
             target = arrow_type(column)

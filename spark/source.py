@@ -133,7 +133,8 @@ def plan_columns(target: TableAt, schema: StructType) -> dict[int, str]:
 
     Names match exactly, else case-insensitively. Every DataFrame column must be a table
     column of an acceptable type (the same or one that widens into it); every table column
-    the DataFrame lacks must be nullable or have a default.
+    the DataFrame lacks must be nullable or have a default; a key column may be left out only
+    when its default is a function (``RAND_UUID`` gives each written row a new key).
 
     Raises:
         DataMismatchError: the DataFrame does not fit the table; the message lists every problem.
@@ -164,7 +165,13 @@ def plan_columns(target: TableAt, schema: StructType) -> dict[int, str]:
     for column in table.columns:
         if column.id in sources:
             continue
-        if column.id in table.primary_key or (not column.nullable and column.default is None):
+        if column.id in table.primary_key:
+            if column.default_function is None:
+                problems.append(
+                    f"key column {column.name} is missing (only a key column whose default is "
+                    "a function, such as RAND_UUID, may be left out)"
+                )
+        elif not column.nullable and column.default is None:
             problems.append(f"column {column.name} is NOT NULL and has no default: it is missing")
     if problems:
         name = f"{table.name} (table {table.id}, schema version {table.schema_version})"

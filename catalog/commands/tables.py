@@ -19,6 +19,7 @@ from catalog.commands.base import (
     user_schema,
 )
 from catalog.commands.columns import Column, check_column_count
+from catalog.commands.zones import created_default_zone
 from catalog.descriptors import (
     Collation,
     IndexColumn,
@@ -46,7 +47,7 @@ from catalog.entries import (
     RenameIndexEntry,
     RenameTableEntry,
 )
-from catalog.errors import ErrorCode, NotFoundError, ValidationError
+from catalog.errors import ValidationError
 
 StaleRowsFraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 """The share of a partition's rows changed before its statistics are stale: 0 to 1."""
@@ -132,7 +133,7 @@ class CreateTableCommand(CommandBase):
                 "(tables and indexes of a schema share one namespace)"
             )
         ensure_relation_name_free(cat, schema, pk_name)
-        zone = self._zone(ctx)
+        zone, zone_entries = self._zone(ctx)
         profile = self.storage_profile
         if profile is not None and profile not in zone.storage_profiles:
             raise ValidationError(
@@ -140,7 +141,8 @@ class CreateTableCommand(CommandBase):
                 f"{', '.join(zone.storage_profiles)}"
             )
 
-        table_id, pk_index_id = cat.object_id_gen, cat.object_id_gen + 1
+        table_id = cat.object_id_gen + (1 if zone_entries else 0)
+        pk_index_id = table_id + 1
         columns = tuple(c.to_descriptor(i) for i, c in enumerate(self.columns))
         ids = {c.name: c.id for c in columns}
         primary_key = tuple(ids[n] for n in self.primary_key)
@@ -173,6 +175,7 @@ class CreateTableCommand(CommandBase):
             created_with_table=True,
         )
         return [
+            *zone_entries,
             NewTableEntry(table=table),
             NewIndexEntry(index=pk_index),
             ObjectIdGenUpdateEntry(delta=2),
@@ -183,13 +186,14 @@ class CreateTableCommand(CommandBase):
             return (None,) * len(self.primary_key)
         return self.primary_key_collations or (Collation.ASC_NULLS_FIRST,) * len(self.primary_key)
 
-    def _zone(self, ctx: UpdateContext) -> ZoneDescriptor:
+    def _zone(self, ctx: UpdateContext) -> tuple[ZoneDescriptor, list[EntryBase]]:
+        """Return the table's zone, with the entries creating it when it is created here."""
         if self.zone is not None:
-            return ctx.catalog.zone(self.zone)
+            return ctx.catalog.zone(self.zone), []
         zone = ctx.catalog.default_zone()
         if zone is None:
-            raise NotFoundError("no zone given and no default zone", code=ErrorCode.ZONE_NOT_FOUND)
-        return zone
+            return created_default_zone(ctx)
+        return zone, []
 
 
 class DropTableCommand(CommandBase):

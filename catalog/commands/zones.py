@@ -12,9 +12,11 @@ from catalog.descriptors.zones import (
     DEFAULT_FILTER,
     DEFAULT_PARTITIONS,
     DEFAULT_STORAGE_PROFILE,
+    DEFAULT_ZONE_NAME,
     MAX_PARTITIONS,
     ConsistencyMode,
     default_quorum,
+    default_zone,
     quorum_range,
 )
 from catalog.entries import (
@@ -47,6 +49,29 @@ def _find_zone(ctx: UpdateContext, name: str, if_exists: bool) -> ZoneDescriptor
     if zone is None and not if_exists:
         raise NotFoundError(f"zone {name} not found", code=ErrorCode.ZONE_NOT_FOUND)
     return zone
+
+
+def created_default_zone(ctx: UpdateContext) -> tuple[ZoneDescriptor, list[EntryBase]]:
+    """Return the ``Default`` zone a table without a zone creates, and the entries creating it.
+
+    A catalog starts without zones; the first table created without naming one creates
+    ``Default`` (one replica, every node, the default storage profile) and makes it the
+    default zone, in the same version. Any later such table finds it. A zone already named
+    ``Default`` that is not the default zone is refused rather than taken over.
+    """
+    if ctx.catalog.find_zone(DEFAULT_ZONE_NAME) is not None:
+        raise AlreadyExistsError(
+            f"no default zone is set and a zone named {DEFAULT_ZONE_NAME} already exists; name "
+            f'the table\'s zone (ZONE "{DEFAULT_ZONE_NAME}") or make it the default zone '
+            f'(ALTER ZONE "{DEFAULT_ZONE_NAME}" SET DEFAULT)',
+            code=ErrorCode.ZONE_EXISTS,
+        )
+    zone = default_zone(ctx.catalog.object_id_gen)
+    return zone, [
+        NewZoneEntry(zone=zone),
+        SetDefaultZoneEntry(zone_id=zone.id),
+        ObjectIdGenUpdateEntry(delta=1),
+    ]
 
 
 Timer = Annotated[int, Field(ge=0)] | Literal["OFF"]
@@ -217,8 +242,6 @@ class SetDefaultZoneCommand(CommandBase):
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
         zone = _find_zone(ctx, self.name, self.if_exists)
-        if zone is None:
-            return []
-        if ctx.catalog.default_zone_id == zone.id:
+        if zone is None or ctx.catalog.default_zone_id == zone.id:
             return []
         return [SetDefaultZoneEntry(zone_id=zone.id)]

@@ -64,3 +64,20 @@ class ZoneDescriptor(Model):
     update_ts: int = 0
     """The activation timestamp of the version that last changed it (Ignite's causality token;
     0 when that version was written before versions stamped their objects)."""
+
+
+def default_zone(zone_id: int) -> ZoneDescriptor:
+    """Return the ``Default`` zone as a first table without a zone creates it.
+
+    One replica on every node (``DEFAULT_FILTER``), ``DEFAULT_PARTITIONS`` partitions, the
+    default storage profile; the data nodes follow joins at once and never shrink.
+    """
+    return ZoneDescriptor(
+        id=zone_id,
+        name=DEFAULT_ZONE_NAME,
+        partitions=DEFAULT_PARTITIONS,
+        replicas=1,
+        quorum=1,
+        storage_profiles=(DEFAULT_STORAGE_PROFILE,),
+        filter=DEFAULT_FILTER,
+    )

@@ -22,6 +22,7 @@ from catalog.marshalling import encode_commands, encode_entries, encode_update
 from catalog.origin import UpdateOrigin
 from catalog.snapshots import encode_snapshot
 from catalog.wire import encode_descriptor, encode_refusal
+from tests.unit.catalog.helpers import catalog_with_default_zone
 
 GOLDEN_DIR = Path(__file__).parent / "catalog"
 
@@ -125,25 +126,25 @@ def golden_commands_v2() -> list[CommandBase]:
 
 def golden_keyed_table() -> TableDescriptor:
     """Return the table of ``golden_commands_v2``: a default function, a named sorted key."""
-    v1 = Catalog.initial(activation_ts=1_700_000_000_000 << 16)
+    v1 = catalog_with_default_zone(activation_ts=1_700_000_000_000 << 16)
     return prepare(v1, golden_commands_v2()).catalog.table("SALES", "RETURNS")
 
 
 def golden_timed_zone() -> ZoneDescriptor:
     """Return the zone of ``golden_commands_v2`` with timers and a consistency mode."""
-    v1 = Catalog.initial(activation_ts=1_700_000_000_000 << 16)
+    v1 = catalog_with_default_zone(activation_ts=1_700_000_000_000 << 16)
     return prepare(v1, golden_commands_v2()).catalog.zone("Z_HA")
 
 
 def golden_keyed_entries() -> list[EntryBase]:
     """Return the entries ``golden_commands_v2`` makes: the new table fields and entry."""
-    v1 = Catalog.initial(activation_ts=1_700_000_000_000 << 16)
+    v1 = catalog_with_default_zone(activation_ts=1_700_000_000_000 << 16)
     return list(prepare(v1, golden_commands_v2()).entries)
 
 
 def golden_catalogs() -> tuple[Catalog, Catalog, VersionedUpdate]:
     """Return version 1, version 2 (after the golden batch plus alters) and update 2."""
-    v1 = Catalog.initial(activation_ts=1_700_000_000_000 << 16)
+    v1 = catalog_with_default_zone(activation_ts=1_700_000_000_000 << 16)
     batch = [
         *golden_commands(),
         c.AddColumns(

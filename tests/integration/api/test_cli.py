@@ -124,13 +124,15 @@ def test_watch_prints_events_as_json_lines(
     with CatalogClient(api_server.url) as client:
         client.execute(create_table("T"))
     code, out, err = run(
-        capsys, "watch", "--url", api_server.url, "--from-version", "2", "--count", "2"
+        capsys, "watch", "--url", api_server.url, "--from-version", "2", "--count", "4"
     )
     assert code == 0, err
     events = [json.loads(line) for line in out.splitlines()]
     assert [(e["id"], e["event"]) for e in events] == [
-        ("2.0", "TABLE_CREATE"),
-        ("2.1", "INDEX_CREATE"),
+        ("2.0", "ZONE_CREATE"),  # the first table creates the Default zone
+        ("2.1", "SET_DEFAULT_ZONE"),
+        ("2.3", "TABLE_CREATE"),
+        ("2.4", "INDEX_CREATE"),
     ]
     code, out, _ = run(
         capsys,
@@ -138,13 +140,13 @@ def test_watch_prints_events_as_json_lines(
         "--url",
         api_server.url,
         "--last-event-id",
-        "2.0",
+        "2.3",
         "--count",
         "1",
         "-o",
         "table",
     )
-    assert code == 0 and "2.1" in out and "INDEX_CREATE" in out
+    assert code == 0 and "2.4" in out and "INDEX_CREATE" in out
 
 
 def test_exit_codes(

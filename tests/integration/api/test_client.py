@@ -84,6 +84,7 @@ def test_every_read_and_write(api_server: RunningServer) -> None:
 
         changes = client.diff(1, result.version)
         assert {(ch.object_type, ch.name, ch.change) for ch in changes.changes} == {
+            ("zone", "Default", "added"),  # with the first table
             ("table", "T", "added"),
             ("index", "T_PK", "added"),
             ("index", "T_V", "added"),
@@ -287,8 +288,8 @@ def test_async_client(api_servers: ServerFactory, store_url: str) -> None:
             with pytest.raises(WaitTimeoutError):
                 await client.wait_ready(99, 0.1)
             async with client.events(from_version=2) as events:
-                got = [await anext(events) for _ in range(3)]
-                assert [e.id for e in got] == ["2.0", "2.1", "3.0"]
+                got = [await anext(events) for _ in range(5)]
+                assert [e.id for e in got] == ["2.0", "2.1", "2.3", "2.4", "3.0"]
                 live = asyncio.create_task(anext(events))
                 await client.execute(create_table("U"))
                 assert (await asyncio.wait_for(live, 10)).id == "4.0"

@@ -135,6 +135,8 @@ def test_filters_pass_only_what_was_asked_for(api_servers: ServerFactory, store_
         ]
         assert [kind for kind, _ in passed()] == [
             "SCHEMA_CREATE",
+            "ZONE_CREATE",  # the first table creates the Default zone
+            "SET_DEFAULT_ZONE",
             "TABLE_CREATE",
             "INDEX_CREATE",
             "TABLE_CREATE",

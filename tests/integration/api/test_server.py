@@ -129,8 +129,16 @@ def test_request_id_and_idempotency_key_apply_once(http: httpx.Client) -> None:
             422,
             "VALIDATION_ERROR",
         ),
-        ({"json": {"commands": [{"op": "create_zone", "name": "Default"}]}}, 409, "ZONE_EXISTS"),
-        ({"json": {"commands": [{"op": "drop_zone", "name": "Default"}]}}, 409, "ZONE_IN_USE"),
+        (
+            {"json": {"commands": [{"op": "create_zone", "name": "Z"}] * 2}},
+            409,
+            "ZONE_EXISTS",
+        ),
+        (  # the table creates the Default zone, which then is the default
+            {"json": {"commands": [ORDERS, {"op": "drop_zone", "name": "Default"}]}},
+            409,
+            "ZONE_IN_USE",
+        ),
         (
             {"json": {"commands": [{"op": "alter_zone", "name": "Default", "partitions": 3}]}},
             422,
@@ -254,6 +262,7 @@ def test_versions_diff_and_ready(http: httpx.Client) -> None:
     assert ready["ready"] is True and ready["activation_ts"] == activations[2]
     changes = http.get("/v1/diff", params={"from": 1, "to": 3}).json()["changes"]
     assert {(c["object_type"], c["name"], c["change"]) for c in changes} == {
+        ("zone", "Default", "added"),  # created by the first table
         ("table", "ORDERS", "added"),
         ("index", "ORDERS_PK", "added"),
     }
@@ -354,16 +363,18 @@ class EventReader:
 
 
 def test_events_replay_then_live_then_resume_without_loss(http: httpx.Client) -> None:
-    http.post("/v1/ddl", json={"commands": [ORDERS]})  # version 2: TABLE_CREATE, INDEX_CREATE
+    http.post("/v1/ddl", json={"commands": [ORDERS]})  # version 2, with the Default zone
     with http.stream("GET", "/v1/events", params={"from_version": 2}) as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
         reader = EventReader(stream)
-        replayed = reader.take(2)
+        replayed = reader.take(4)
         assert [(i, e) for i, e, _ in replayed] == [
-            ("2.0", "TABLE_CREATE"),
-            ("2.1", "INDEX_CREATE"),
+            ("2.0", "ZONE_CREATE"),
+            ("2.1", "SET_DEFAULT_ZONE"),
+            ("2.3", "TABLE_CREATE"),
+            ("2.4", "INDEX_CREATE"),
         ]
-        assert replayed[0][2]["subject"]["name"] == "ORDERS"
+        assert replayed[2][2]["subject"]["name"] == "ORDERS"
         http.post("/v1/sql", json={"sql": "CREATE SCHEMA s1; CREATE SCHEMA s2"})  # live: version 3
         live = reader.take(1)
         assert [(i, e) for i, e, _ in live] == [("3.0", "SCHEMA_CREATE")]

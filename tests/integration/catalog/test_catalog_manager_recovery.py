@@ -42,9 +42,9 @@ def _ok() -> c.CreateZoneCommand:
     return c.CreateZone(name=next(_zone_names))
 
 
-def _empty() -> c.CreateZoneCommand:
+def _empty() -> c.CreateSchemaCommand:
     """Ignite's ``TestCommand.empty()``: a command that changes nothing."""
-    return c.CreateZone(name="Default", if_not_exists=True)
+    return c.CreateSchema(name="PUBLIC", if_not_exists=True)
 
 
 def _fail() -> c.DropZoneCommand:

@@ -31,7 +31,7 @@ def test_empty_catalog(store_url: str) -> None:
 
 
 def test_initial_catalog(store_url: str) -> None:
-    """Version 1 holds PUBLIC (id 0) and SYSTEM, both empty."""
+    """Version 1 holds PUBLIC (id 0) and SYSTEM, both empty, and no zone."""
 
     async def scenario() -> None:
         async with CatalogNode.open(store_url, "n1", _OPTIONS) as node:
@@ -40,6 +40,8 @@ def test_initial_catalog(store_url: str) -> None:
             public, system = initial.schema("PUBLIC"), initial.schema("SYSTEM")
             assert public.id == 0 and initial.schema_by_id(public.id) == public
             assert initial.schema_is_empty(public.id) and initial.schema_is_empty(system.id)
+            # No zone until a table needs one (the first table creates Default).
+            assert initial.zones() == [] and initial.default_zone() is None
 
     run(scenario())
 

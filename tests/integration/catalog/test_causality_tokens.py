@@ -36,8 +36,7 @@ def test_empty_catalog(store_url: str) -> None:
     async def scenario(node: CatalogNode) -> None:
         first = node.service.catalog(1)
         assert first.schema("PUBLIC").update_ts == first.activation_ts > 0
-        assert first.default_zone() is not None
-        assert first.default_zone().update_ts == first.activation_ts  # type: ignore[union-attr]
+        assert first.zones() == [] and first.default_zone() is None
 
     _on_node(store_url, scenario)
 
@@ -111,9 +110,12 @@ def test_create_sorted_index(store_url: str) -> None:
 
 def test_create_zone(store_url: str) -> None:
     async def scenario(node: CatalogNode) -> None:
+        created = await _sql(node, _TABLE.format(name="T"))  # creates the Default zone
+        default = created.default_zone()
+        assert default is not None and default.update_ts == created.activation_ts
         cat = await _sql(node, "CREATE ZONE Z STORAGE PROFILES ['default']")
         assert cat.zone("Z").update_ts == cat.activation_ts
-        assert cat.default_zone().update_ts < cat.activation_ts  # type: ignore[union-attr]
+        assert cat.zone(default.name).update_ts == default.update_ts < cat.activation_ts
 
     _on_node(store_url, scenario)
 

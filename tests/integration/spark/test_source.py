@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -177,7 +178,7 @@ def test_overwrite_replaces_the_rows_from_its_timestamp_on(orders: Table) -> Non
     [
         ([(1, "many", "a")], "ID long, QTY string, NAME string", "column QTY is int32"),
         ([(1, 1, "a", 2)], "ID long, QTY int, NAME string, EXTRA int", "EXTRA is not in the table"),
-        ([(1, "a")], "QTY int, NAME string", "column ID is NOT NULL and has no default"),
+        ([(1, "a")], "QTY int, NAME string", "key column ID is missing"),
         ([(None, 1, "a")], "ID long, QTY int, NAME string", "column ID is NOT NULL, but 1 row"),
         ([(1, 1, "x" * 21)], "ID long, QTY int, NAME string", "at most 20 characters"),
     ],
@@ -287,3 +288,21 @@ def test_reads_and_writes_with_a_token_when_the_server_checks_them(
             frame.write.format("catalog").options(**options, token=reader).mode("append").save()
     finally:
         factory.stop_all()
+
+
+@sqlite_only
+def test_rows_written_without_a_key_whose_default_is_rand_uuid_get_one_each(
+    orders: Table,
+) -> None:
+    orders.client.sql(
+        "CREATE TABLE EVENTS (ID UUID DEFAULT RAND_UUID, KIND VARCHAR(10), PRIMARY KEY (ID)) ZONE Z"
+    )
+    options = {"catalog_url": orders.server.url, "warehouse": str(orders.warehouse)}
+    rows = [("click",), ("view",), ("click",)]
+    frame = orders.spark.createDataFrame(rows, "KIND string")
+    frame.write.format("catalog").options(**options).option("table", "EVENTS").mode("append").save()
+    read = orders.spark.read.format("catalog").options(**options).option("table", "EVENTS")
+    written = read.load().collect()
+    keys = [uuid.UUID(r["ID"]) for r in written]
+    assert len(set(keys)) == 3 and all(k.version == 4 for k in keys)
+    assert sorted(r["KIND"] for r in written) == ["click", "click", "view"]

@@ -19,12 +19,27 @@ from catalog import (
 )
 from catalog import commands as c
 from catalog.commands import CommandBase
+from catalog.descriptors.zones import default_zone
 
-# Ids handed out by Catalog.initial(): PUBLIC 0, SYSTEM 1, zone Default 2; the next is 3.
+# Ids in ``catalog_with_default_zone()``: PUBLIC 0, SYSTEM 1, zone Default 2; the next is 3.
 PUBLIC_ID = 0
 SYSTEM_ID = 1
 DEFAULT_ZONE_ID = 2
 FIRST_FREE_ID = 3
+
+
+def catalog_with_default_zone(activation_ts: int = 0) -> Catalog:
+    """Return ``Catalog.initial()`` with the ``Default`` zone a first table would create.
+
+    Ignite's command tests start from the same (``catalogWithDefaultZone``); the tests of the
+    zone's lazy creation start from ``Catalog.initial()`` itself.
+    """
+    return (
+        Catalog.initial(activation_ts)
+        .with_zone(default_zone(DEFAULT_ZONE_ID))
+        .with_default_zone(DEFAULT_ZONE_ID)
+        .with_object_id_gen(FIRST_FREE_ID)
+    )
 
 
 def col(name: str, ctype: ColumnType = ColumnType.INT32, **kw: Any) -> c.Column:

@@ -16,6 +16,7 @@ from tests.unit.catalog.helpers import (
     PUBLIC_ID,
     SYSTEM_ID,
     apply,
+    catalog_with_default_zone,
     create_table,
     with_index,
     with_table,
@@ -25,7 +26,7 @@ from tests.unit.catalog.helpers import (
 def _sample() -> Catalog:
     """PUBLIC.T (+ index I), PUBLIC.U in zone Z, S.T; zone Z and an empty zone E."""
     cat = apply(
-        Catalog.initial(),
+        catalog_with_default_zone(),
         c.CreateZone(name="Z"),
         c.CreateZone(name="E"),
         c.CreateSchema(name="S"),
@@ -43,8 +44,18 @@ def test_initial_catalog() -> None:
     cat = Catalog.initial()
     assert cat.version == 1
     assert cat.activation_ts == 0
-    assert cat.object_id_gen == FIRST_FREE_ID
+    assert cat.object_id_gen == DEFAULT_ZONE_ID
     assert [(s.id, s.name) for s in cat.schemas()] == [(PUBLIC_ID, "PUBLIC"), (SYSTEM_ID, "SYSTEM")]
+    assert cat.zones() == []
+    assert cat.default_zone_id is None
+    assert cat.default_zone() is None
+    assert cat.tables() == []
+    assert cat.indexes() == []
+    assert cat.counts() == {"schemas": 2, "tables": 0, "indexes": 0, "zones": 0}
+
+
+def test_the_default_zone_a_first_table_creates() -> None:
+    cat = catalog_with_default_zone()
     (zone,) = cat.zones()
     assert (zone.id, zone.name) == (DEFAULT_ZONE_ID, "Default")
     assert (zone.partitions, zone.replicas, zone.quorum) == (25, 1, 1)
@@ -52,16 +63,13 @@ def test_initial_catalog() -> None:
     assert zone.filter == "$..*"
     assert cat.default_zone_id == DEFAULT_ZONE_ID
     assert cat.default_zone() == zone
-    assert cat.tables() == []
-    assert cat.indexes() == []
-    assert cat.counts() == {"schemas": 2, "tables": 0, "indexes": 0, "zones": 1}
-    assert Catalog.initial(activation_ts=42).activation_ts == 42
+    assert cat.object_id_gen == FIRST_FREE_ID
 
 
 def test_initial_catalog_is_the_same_everywhere() -> None:
-    assert Catalog.initial().digest() == Catalog.initial().digest()
-    assert Catalog.initial() == Catalog.initial()
-    assert hash(Catalog.initial()) == hash(Catalog.initial())
+    assert catalog_with_default_zone().digest() == catalog_with_default_zone().digest()
+    assert catalog_with_default_zone() == catalog_with_default_zone()
+    assert hash(catalog_with_default_zone()) == hash(catalog_with_default_zone())
 
 
 def test_empty_catalog() -> None:
@@ -70,7 +78,7 @@ def test_empty_catalog() -> None:
     assert cat.schemas() == []
     assert cat.zones() == []
     assert cat.default_zone() is None
-    assert cat.digest() != Catalog.initial().digest()
+    assert cat.digest() != catalog_with_default_zone().digest()
 
 
 # -- lookups by name -----------------------------------------------------------------------
@@ -286,7 +294,7 @@ def test_untouched_descriptors_are_shared_between_versions() -> None:
 
 
 def test_catalogs_are_read_only() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     with pytest.raises(AttributeError):
         cat.nope = 1  # type: ignore[attr-defined]
     zone = cat.zone("Default")
@@ -295,9 +303,11 @@ def test_catalogs_are_read_only() -> None:
 
 
 def test_equal_content_equal_digest() -> None:
-    a = apply(Catalog.initial(), c.CreateZone(name="Z"), create_table(zone="Z"))
-    b = apply(apply(Catalog.initial(), c.CreateZone(name="Z")), create_table(zone="Z"))
+    a = apply(catalog_with_default_zone(), c.CreateZone(name="Z"), create_table(zone="Z"))
+    b = apply(apply(catalog_with_default_zone(), c.CreateZone(name="Z")), create_table(zone="Z"))
     assert a == b
     assert a.digest() == b.digest()
-    c_ = apply(Catalog.initial(), c.CreateZone(name="Z"), create_table(zone="Z", name="T2"))
+    c_ = apply(
+        catalog_with_default_zone(), c.CreateZone(name="Z"), create_table(zone="Z", name="T2")
+    )
     assert c_ != a

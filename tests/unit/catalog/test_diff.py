@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from catalog import Catalog, ColumnType, IndexStatus
+from catalog import ColumnType, IndexStatus
 from catalog import commands as c
 from catalog.diff import Change, ChangeKind, ColumnChange, FieldChange, diff
-from tests.unit.catalog.helpers import apply, col, key, with_index, with_table
+from tests.unit.catalog.helpers import (
+    apply,
+    catalog_with_default_zone,
+    col,
+    key,
+    with_index,
+    with_table,
+)
 
 
 def _only(changes: list[Change]) -> Change:
@@ -14,7 +21,7 @@ def _only(changes: list[Change]) -> Change:
 
 
 def test_an_added_table_comes_whole_and_a_dropped_one_as_it_was() -> None:
-    empty = Catalog.initial()
+    empty = catalog_with_default_zone()
     cat = with_table(empty)
     table = cat.table("PUBLIC", "T")
     added = diff(empty, cat)
@@ -87,7 +94,7 @@ def test_a_rename_and_an_index_status_are_property_changes() -> None:
 
 
 def test_a_zone_change_lists_its_properties() -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z", partitions=4, replicas=1))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z", partitions=4, replicas=1))
     after = apply(cat, c.AlterZone(name="Z", replicas=3))
     change = _only(diff(cat, after))
     assert (change.object_type, change.name, change.change) == ("zone", "Z", ChangeKind.ALTERED)

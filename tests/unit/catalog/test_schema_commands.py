@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from catalog import Catalog, CatalogEvent, ColumnType, ErrorCode
+from catalog import CatalogEvent, ColumnType, ErrorCode
 from catalog import commands as c
 from catalog.commands import CommandBase
 from tests.unit.catalog.helpers import (
@@ -15,6 +15,7 @@ from tests.unit.catalog.helpers import (
     SYSTEM_ID,
     apply,
     bad_shape,
+    catalog_with_default_zone,
     create_table,
     entry_types,
     events,
@@ -33,7 +34,7 @@ from tests.unit.catalog.helpers import (
     ["S", "s", "a" * 128, "Ümlaut", "with space", "x.y", "日本", " leading", "1"],
 )
 def test_accepted_names(name: str) -> None:
-    cat = apply(Catalog.initial(), c.CreateSchema(name=name))
+    cat = apply(catalog_with_default_zone(), c.CreateSchema(name=name))
     assert cat.schema(name).name == name
 
 
@@ -69,7 +70,9 @@ def test_name_rules_apply_to_every_named_field(build: Callable[[], object]) -> N
 
 
 def test_names_are_case_sensitive() -> None:
-    cat = apply(Catalog.initial(), c.CreateSchema(name="public"), c.CreateSchema(name="Public"))
+    cat = apply(
+        catalog_with_default_zone(), c.CreateSchema(name="public"), c.CreateSchema(name="Public")
+    )
     assert {s.name for s in cat.schemas()} == {"PUBLIC", "SYSTEM", "public", "Public"}
     assert cat.find_schema("pUBLIC") is None
 
@@ -78,7 +81,7 @@ def test_names_are_case_sensitive() -> None:
 
 
 def test_create_schema() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     prepared = run(cat, c.CreateSchema(name="S"))
     assert prepared.applied == (True,)
     assert entry_types(prepared) == ["new_schema", "object_id_gen"]
@@ -93,19 +96,19 @@ def test_create_schema() -> None:
 
 
 def test_create_schema_ids_come_from_the_shared_counter() -> None:
-    cat = apply(Catalog.initial(), c.CreateSchema(name="S1"), c.CreateZone(name="Z"))
+    cat = apply(catalog_with_default_zone(), c.CreateSchema(name="S1"), c.CreateZone(name="Z"))
     cat = apply(cat, c.CreateSchema(name="S2"))
     assert [cat.schema("S1").id, cat.zone("Z").id, cat.schema("S2").id] == [3, 4, 5]
 
 
 @pytest.mark.parametrize("name", ["PUBLIC", "S"])
 def test_create_existing_schema_is_refused(name: str) -> None:
-    cat = apply(Catalog.initial(), c.CreateSchema(name="S"))
+    cat = apply(catalog_with_default_zone(), c.CreateSchema(name="S"))
     refused(cat, ErrorCode.SCHEMA_EXISTS, c.CreateSchema(name=name))
 
 
 def test_create_schema_if_not_exists_is_a_no_op() -> None:
-    cat = apply(Catalog.initial(), c.CreateSchema(name="S"))
+    cat = apply(catalog_with_default_zone(), c.CreateSchema(name="S"))
     prepared = run(cat, c.CreateSchema(name="S", if_not_exists=True))
     assert prepared.applied == (False,)
     assert prepared.entries == ()
@@ -113,14 +116,14 @@ def test_create_schema_if_not_exists_is_a_no_op() -> None:
 
 
 def test_create_schema_twice_in_one_batch_is_refused_as_a_whole() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     refused(cat, ErrorCode.SCHEMA_EXISTS, c.CreateSchema(name="S"), c.CreateSchema(name="S"))
     prepared = run(cat, c.CreateSchema(name="S"), c.CreateSchema(name="S", if_not_exists=True))
     assert prepared.applied == (True, False)
 
 
 def test_later_commands_see_the_new_schema() -> None:
-    cat = apply(Catalog.initial(), c.CreateSchema(name="S"), create_table(schema="S"))
+    cat = apply(catalog_with_default_zone(), c.CreateSchema(name="S"), create_table(schema="S"))
     table = cat.table("S", "T")
     assert table.schema_id == cat.schema("S").id
     assert cat.find_table("PUBLIC", "T") is None
@@ -130,7 +133,7 @@ def test_later_commands_see_the_new_schema() -> None:
 
 
 def test_drop_empty_schema() -> None:
-    cat = apply(Catalog.initial(), c.CreateSchema(name="S"))
+    cat = apply(catalog_with_default_zone(), c.CreateSchema(name="S"))
     prepared = run(cat, c.DropSchema(name="S"))
     assert prepared.applied == (True,)
     assert entry_types(prepared) == ["drop_schema"]
@@ -140,14 +143,14 @@ def test_drop_empty_schema() -> None:
 
 
 def test_dropped_schema_name_can_be_reused_under_a_new_id() -> None:
-    cat = apply(Catalog.initial(), c.CreateSchema(name="S"))
+    cat = apply(catalog_with_default_zone(), c.CreateSchema(name="S"))
     old_id = cat.schema("S").id
     cat = apply(cat, c.DropSchema(name="S"), c.CreateSchema(name="S"))
     assert cat.schema("S").id == old_id + 1
 
 
 def test_drop_missing_schema() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     refused(cat, ErrorCode.SCHEMA_NOT_FOUND, c.DropSchema(name="S"))
     refused(cat, ErrorCode.SCHEMA_NOT_FOUND, c.DropSchema(name="public"))
     prepared = run(cat, c.DropSchema(name="S", if_exists=True))
@@ -158,20 +161,20 @@ def test_drop_missing_schema() -> None:
 @pytest.mark.parametrize("name", ["SYSTEM", "INFORMATION_SCHEMA"])
 @pytest.mark.parametrize("cascade", [False, True])
 def test_system_schemas_cannot_be_dropped(name: str, cascade: bool) -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     refused(cat, ErrorCode.VALIDATION_ERROR, c.DropSchema(name=name, cascade=cascade))
     refused(cat, ErrorCode.VALIDATION_ERROR, c.DropSchema(name=name, if_exists=True))
 
 
 def test_non_empty_schema_needs_cascade() -> None:
-    cat = apply(Catalog.initial(), c.CreateSchema(name="S"), create_table(schema="S"))
+    cat = apply(catalog_with_default_zone(), c.CreateSchema(name="S"), create_table(schema="S"))
     refused(cat, ErrorCode.SCHEMA_NOT_EMPTY, c.DropSchema(name="S"))
     refused(cat, ErrorCode.SCHEMA_NOT_EMPTY, c.DropSchema(name="S", if_exists=True))
 
 
 def test_drop_schema_cascade_removes_tables_and_indexes() -> None:
     cat = apply(
-        Catalog.initial(),
+        catalog_with_default_zone(),
         c.CreateSchema(name="S"),
         create_table("T1", schema="S"),
         create_table("T2", schema="S"),
@@ -211,13 +214,13 @@ def test_drop_schema_cascade_removes_tables_and_indexes() -> None:
 
 
 def test_cascade_on_an_empty_schema_just_drops_it() -> None:
-    cat = apply(Catalog.initial(), c.CreateSchema(name="S"))
+    cat = apply(catalog_with_default_zone(), c.CreateSchema(name="S"))
     prepared = run(cat, c.DropSchema(name="S", cascade=True))
     assert entry_types(prepared) == ["drop_schema"]
 
 
 def test_refused_drop_schema_changes_nothing_in_a_batch() -> None:
-    cat = apply(Catalog.initial(), c.CreateSchema(name="S"), create_table(schema="S"))
+    cat = apply(catalog_with_default_zone(), c.CreateSchema(name="S"), create_table(schema="S"))
     refused(
         cat,
         ErrorCode.SCHEMA_NOT_EMPTY,
@@ -251,7 +254,7 @@ def test_refused_drop_schema_changes_nothing_in_a_batch() -> None:
     ids=lambda cmd: str(cmd.model_dump()["op"]),
 )
 def test_ddl_in_system_schema_is_refused(command: CommandBase) -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     refused(cat, ErrorCode.VALIDATION_ERROR, command)
     assert cat.schema_tables(SYSTEM_ID) == []
 
@@ -272,7 +275,7 @@ def test_ddl_in_system_schema_is_refused(command: CommandBase) -> None:
     ids=lambda cmd: str(cmd.model_dump()["op"]),
 )
 def test_ddl_in_missing_schema_is_refused(command: CommandBase) -> None:
-    refused(Catalog.initial(), ErrorCode.SCHEMA_NOT_FOUND, command)
+    refused(catalog_with_default_zone(), ErrorCode.SCHEMA_NOT_FOUND, command)
 
 
 @pytest.mark.parametrize(
@@ -284,7 +287,7 @@ def test_ddl_in_missing_schema_is_refused(command: CommandBase) -> None:
 )
 def test_drop_if_exists_in_missing_schema_is_a_no_op(command: CommandBase) -> None:
     # Ignite: DROP TABLE/INDEX IF EXISTS does not fail on a missing schema either.
-    prepared = run(Catalog.initial(), command)
+    prepared = run(catalog_with_default_zone(), command)
     assert prepared.applied == (False,)
 
 

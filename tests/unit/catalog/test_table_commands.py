@@ -17,12 +17,14 @@ from catalog import (
 )
 from catalog import commands as c
 from catalog.descriptors.tables import INITIAL_TABLE_VERSION
+from catalog.descriptors.zones import default_zone
 from tests.unit.catalog.helpers import (
     DEFAULT_ZONE_ID,
     FIRST_FREE_ID,
     PUBLIC_ID,
     apply,
     bad_shape,
+    catalog_with_default_zone,
     col,
     create_table,
     entry_types,
@@ -38,7 +40,7 @@ from tests.unit.catalog.helpers import (
 
 
 def test_create_table() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     prepared = run(cat, create_table())
     assert prepared.applied == (True,)
     assert entry_types(prepared) == ["new_table", "new_index", "object_id_gen"]
@@ -119,7 +121,7 @@ def test_colocation_columns_a_subset_of_the_primary_key() -> None:
 
 
 def test_table_in_a_named_zone() -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z"))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z"))
     cat = apply(cat, create_table(zone="Z"), create_table("U"))
     zone_id = cat.zone("Z").id
     assert cat.table("PUBLIC", "T").zone_id == zone_id
@@ -128,20 +130,23 @@ def test_table_in_a_named_zone() -> None:
 
 
 def test_table_without_zone_goes_to_the_current_default_zone() -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z"), c.SetDefaultZone(name="Z"))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z"), c.SetDefaultZone(name="Z"))
     cat = apply(cat, create_table())
     assert cat.table("PUBLIC", "T").zone_id == cat.zone("Z").id
 
 
 def test_names_are_case_sensitive() -> None:
-    cat = apply(Catalog.initial(), create_table("T"), create_table("t"))
+    cat = apply(catalog_with_default_zone(), create_table("T"), create_table("t"))
     assert cat.table("PUBLIC", "T").id != cat.table("PUBLIC", "t").id
     assert {i.name for i in cat.indexes()} == {"T_PK", "t_PK"}
 
 
 def test_same_table_name_in_two_schemas() -> None:
     cat = apply(
-        Catalog.initial(), c.CreateSchema(name="S"), create_table(), create_table(schema="S")
+        catalog_with_default_zone(),
+        c.CreateSchema(name="S"),
+        create_table(),
+        create_table(schema="S"),
     )
     assert cat.table("PUBLIC", "T").id != cat.table("S", "T").id
     assert cat.index("S", "T_PK").table_id == cat.table("S", "T").id
@@ -236,21 +241,53 @@ def test_stopping_index_releases_its_name() -> None:
 
 
 def test_create_table_zone_errors() -> None:
-    refused(Catalog.initial(), ErrorCode.ZONE_NOT_FOUND, create_table(zone="Z"))
-    refused(Catalog.initial(), ErrorCode.ZONE_NOT_FOUND, create_table(zone="default"))
-    # Without any default zone (not reachable through commands from Catalog.initial()).
-    empty = apply(Catalog(), c.CreateSchema(name="S"))
-    assert empty.default_zone() is None
-    refused(empty, ErrorCode.ZONE_NOT_FOUND, create_table(schema="S"))
+    refused(catalog_with_default_zone(), ErrorCode.ZONE_NOT_FOUND, create_table(zone="Z"))
+    refused(catalog_with_default_zone(), ErrorCode.ZONE_NOT_FOUND, create_table(zone="default"))
+
+
+def test_a_first_table_without_a_zone_creates_the_default_zone() -> None:
+    prepared = run(Catalog.initial(), create_table())
+    assert entry_types(prepared)[:3] == ["new_zone", "set_default_zone", "object_id_gen"]
+    cat = prepared.catalog
+    (zone,) = cat.zones()
+    assert cat.default_zone() == zone == default_zone(2)
+    table = cat.table("PUBLIC", "T")
+    assert (table.id, table.pk_index_id, table.zone_id) == (3, 4, zone.id)
+    assert cat.object_id_gen == 5
+    assert events(prepared)[:2] == [CatalogEvent.ZONE_CREATE, CatalogEvent.SET_DEFAULT_ZONE]
+
+
+def test_later_tables_without_a_zone_find_the_created_default_zone() -> None:
+    cat = apply(Catalog.initial(), create_table("A"), create_table("B"))
+    (zone,) = cat.zones()
+    cat = apply(cat, create_table("C"))
+    assert cat.zones() == [zone]
+    assert {t.zone_id for t in cat.tables()} == {zone.id}
+
+
+def test_a_table_in_a_named_zone_creates_no_default_zone() -> None:
+    cat = apply(Catalog.initial(), c.CreateZone(name="Z"), create_table(zone="Z"))
+    assert [z.name for z in cat.zones()] == ["Z"]
+    assert cat.default_zone() is None
+
+
+def test_the_default_zone_is_not_created_over_a_zone_of_its_name() -> None:
+    cat = apply(Catalog.initial(), c.CreateZone(name="Default", replicas=3))
+    error = refused(cat, ErrorCode.ZONE_EXISTS, create_table())
+    assert 'ZONE "Default"' in str(error) and "SET DEFAULT" in str(error)
+    # Made the default, the zone of that name takes the table.
+    cat = apply(cat, c.SetDefaultZone(name="Default"), create_table())
+    assert cat.table("PUBLIC", "T").zone_id == cat.zone("Default").id
+    assert cat.zone("Default").replicas == 3
 
 
 def test_create_table_in_missing_schema() -> None:
-    refused(Catalog.initial(), ErrorCode.SCHEMA_NOT_FOUND, create_table(schema="S"))
-    refused(Catalog.initial(), ErrorCode.SCHEMA_NOT_FOUND, create_table(schema="public"))
+    refused(catalog_with_default_zone(), ErrorCode.SCHEMA_NOT_FOUND, create_table(schema="S"))
+    refused(catalog_with_default_zone(), ErrorCode.SCHEMA_NOT_FOUND, create_table(schema="public"))
 
 
 def test_refused_second_command_leaves_nothing() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     refused(cat, ErrorCode.TABLE_EXISTS, create_table(), create_table())
     refused(cat, ErrorCode.ZONE_NOT_FOUND, create_table(), create_table("U", zone="NOPE"))
     assert cat.tables() == []
@@ -307,7 +344,7 @@ def test_drop_table_twice_in_one_batch() -> None:
 
 
 def test_create_and_drop_in_one_batch() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     prepared = run(cat, create_table(), c.DropTable(name="T"))
     assert prepared.catalog.tables() == []
     assert prepared.catalog.indexes() == []

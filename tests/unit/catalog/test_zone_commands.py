@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from catalog import Catalog, CatalogEvent, ErrorCode
+from catalog import CatalogEvent, ErrorCode
 from catalog import commands as c
 from catalog.descriptors.zones import MAX_PARTITIONS, default_quorum, quorum_range
 from tests.unit.catalog.helpers import (
@@ -14,6 +14,7 @@ from tests.unit.catalog.helpers import (
     FIRST_FREE_ID,
     apply,
     bad_shape,
+    catalog_with_default_zone,
     create_table,
     entry_types,
     events,
@@ -25,7 +26,7 @@ from tests.unit.catalog.helpers import (
 
 
 def test_create_zone_with_defaults() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     prepared = run(cat, c.CreateZone(name="Z"))
     assert prepared.applied == (True,)
     assert entry_types(prepared) == ["new_zone", "object_id_gen"]
@@ -44,7 +45,7 @@ def test_create_zone_with_defaults() -> None:
 
 def test_create_zone_with_everything() -> None:
     cat = apply(
-        Catalog.initial(),
+        catalog_with_default_zone(),
         c.CreateZone(
             name="Z",
             partitions=MAX_PARTITIONS,
@@ -77,7 +78,7 @@ def test_quorum_range_per_replica_count(replicas: int, low: int, high: int, defa
     # Ignite: [min(replicas, 2), max(min, round(replicas / 2))]; default min(r, 2) up to 4, else 3.
     assert quorum_range(replicas) == (low, high)
     assert default_quorum(replicas) == default
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z", replicas=replicas))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z", replicas=replicas))
     assert cat.zone("Z").quorum == default
     for quorum in range(low, high + 1):
         c.CreateZone(name="Z", replicas=replicas, quorum=quorum)
@@ -107,12 +108,12 @@ def test_create_zone_refused_by_its_shape(build: Callable[[], object]) -> None:
 
 @pytest.mark.parametrize("partitions", [1, 2, 25, 64999, 65000])
 def test_partition_bounds(partitions: int) -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z", partitions=partitions))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z", partitions=partitions))
     assert cat.zone("Z").partitions == partitions
 
 
 def test_create_existing_zone() -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z"))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z"))
     refused(cat, ErrorCode.ZONE_EXISTS, c.CreateZone(name="Z"))
     refused(cat, ErrorCode.ZONE_EXISTS, c.CreateZone(name="Default"))
     prepared = run(cat, c.CreateZone(name="Z", partitions=7, if_not_exists=True))
@@ -124,7 +125,7 @@ def test_create_existing_zone() -> None:
 
 
 def test_zone_and_table_names_are_separate_namespaces() -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="T"), create_table(zone="T"))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="T"), create_table(zone="T"))
     assert cat.table("PUBLIC", "T").zone_id == cat.zone("T").id
 
 
@@ -132,7 +133,7 @@ def test_zone_and_table_names_are_separate_namespaces() -> None:
 
 
 def test_alter_zone() -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z", partitions=7))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z", partitions=7))
     zone = cat.zone("Z")
     prepared = run(
         cat,
@@ -160,14 +161,16 @@ def test_alter_zone() -> None:
 def test_alter_zone_adjusts_the_quorum_when_replicas_change(
     replicas: int, quorum: int, new_replicas: int, expected: int
 ) -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z", replicas=replicas, quorum=quorum))
+    cat = apply(
+        catalog_with_default_zone(), c.CreateZone(name="Z", replicas=replicas, quorum=quorum)
+    )
     cat = apply(cat, c.AlterZone(name="Z", replicas=new_replicas))
     zone = cat.zone("Z")
     assert (zone.replicas, zone.quorum) == (new_replicas, expected)
 
 
 def test_alter_zone_explicit_quorum_must_be_in_range() -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z", replicas=5))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z", replicas=5))
     refused(cat, ErrorCode.VALIDATION_ERROR, c.AlterZone(name="Z", quorum=4))
     refused(cat, ErrorCode.VALIDATION_ERROR, c.AlterZone(name="Z", replicas=3, quorum=3))
     refused(cat, ErrorCode.VALIDATION_ERROR, c.AlterZone(name="Z", replicas=9, quorum=1))
@@ -177,7 +180,7 @@ def test_alter_zone_explicit_quorum_must_be_in_range() -> None:
 
 @pytest.mark.parametrize("partitions", [1, 25, 100])
 def test_partitions_are_immutable(partitions: int) -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z"))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z"))
     command = c.AlterZone(name="Z", partitions=partitions)
     refused(cat, ErrorCode.UNSUPPORTED_CHANGE, command)
     refused(
@@ -204,7 +207,7 @@ def test_alter_zone_refused_by_its_shape(build: Callable[[], object]) -> None:
 
 
 def test_alter_zone_without_a_change_is_a_no_op() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     for command in (
         c.AlterZone(name="Default"),
         c.AlterZone(name="Default", replicas=1, quorum=1),
@@ -216,7 +219,7 @@ def test_alter_zone_without_a_change_is_a_no_op() -> None:
 
 
 def test_alter_missing_zone() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     refused(cat, ErrorCode.ZONE_NOT_FOUND, c.AlterZone(name="Z", replicas=2))
     refused(cat, ErrorCode.ZONE_NOT_FOUND, c.AlterZone(name="default", replicas=2))
     prepared = run(cat, c.AlterZone(name="Z", replicas=2, if_exists=True))
@@ -224,7 +227,7 @@ def test_alter_missing_zone() -> None:
 
 
 def test_alter_zone_with_tables() -> None:
-    cat = apply(Catalog.initial(), create_table())
+    cat = apply(catalog_with_default_zone(), create_table())
     cat = apply(cat, c.AlterZone(name="Default", replicas=3))
     assert cat.zone("Default").replicas == 3
     assert cat.table("PUBLIC", "T").zone_id == DEFAULT_ZONE_ID
@@ -234,7 +237,7 @@ def test_alter_zone_with_tables() -> None:
 
 
 def test_rename_zone() -> None:
-    cat = apply(Catalog.initial(), create_table())
+    cat = apply(catalog_with_default_zone(), create_table())
     prepared = run(cat, c.RenameZone(name="Default", new_name="Main"))
     assert entry_types(prepared) == ["alter_zone"]
     assert events(prepared) == [CatalogEvent.ZONE_ALTER]
@@ -250,7 +253,7 @@ def test_rename_zone() -> None:
 
 
 def test_rename_zone_refused() -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z"))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z"))
     refused(cat, ErrorCode.ZONE_EXISTS, c.RenameZone(name="Z", new_name="Default"))
     refused(cat, ErrorCode.ZONE_EXISTS, c.RenameZone(name="Z", new_name="Z"))
     refused(cat, ErrorCode.ZONE_NOT_FOUND, c.RenameZone(name="X", new_name="Y"))
@@ -262,7 +265,7 @@ def test_rename_zone_refused() -> None:
 
 
 def test_drop_zone() -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z"))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z"))
     zone = cat.zone("Z")
     prepared = run(cat, c.DropZone(name="Z"))
     assert entry_types(prepared) == ["drop_zone"]
@@ -275,14 +278,14 @@ def test_drop_zone() -> None:
 
 
 def test_drop_missing_zone() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     refused(cat, ErrorCode.ZONE_NOT_FOUND, c.DropZone(name="Z"))
     prepared = run(cat, c.DropZone(name="Z", if_exists=True))
     assert prepared.applied == (False,)
 
 
 def test_default_zone_cannot_be_dropped() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     refused(cat, ErrorCode.ZONE_IN_USE, c.DropZone(name="Default"))
     refused(cat, ErrorCode.ZONE_IN_USE, c.DropZone(name="Default", if_exists=True))
     cat = apply(cat, c.CreateZone(name="Z"), c.SetDefaultZone(name="Z"))
@@ -292,7 +295,7 @@ def test_default_zone_cannot_be_dropped() -> None:
 
 
 def test_zone_with_tables_cannot_be_dropped() -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z"), create_table(zone="Z"))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z"), create_table(zone="Z"))
     refused(cat, ErrorCode.ZONE_IN_USE, c.DropZone(name="Z"))
     # Once its last table is gone, it can.
     cat = apply(cat, c.DropTable(name="T"), c.DropZone(name="Z"))
@@ -301,7 +304,7 @@ def test_zone_with_tables_cannot_be_dropped() -> None:
 
 def test_zone_emptied_by_a_cascade_can_be_dropped_in_the_same_batch() -> None:
     cat = apply(
-        Catalog.initial(),
+        catalog_with_default_zone(),
         c.CreateZone(name="Z"),
         c.CreateSchema(name="S"),
         create_table(schema="S", zone="Z"),
@@ -315,7 +318,7 @@ def test_zone_emptied_by_a_cascade_can_be_dropped_in_the_same_batch() -> None:
 
 
 def test_set_default_zone() -> None:
-    cat = apply(Catalog.initial(), c.CreateZone(name="Z"))
+    cat = apply(catalog_with_default_zone(), c.CreateZone(name="Z"))
     prepared = run(cat, c.SetDefaultZone(name="Z"))
     assert entry_types(prepared) == ["set_default_zone"]
     assert events(prepared) == [CatalogEvent.SET_DEFAULT_ZONE]
@@ -328,18 +331,18 @@ def test_set_default_zone() -> None:
 
 
 def test_set_default_zone_to_the_current_default_is_a_no_op() -> None:
-    prepared = run(Catalog.initial(), c.SetDefaultZone(name="Default"))
+    prepared = run(catalog_with_default_zone(), c.SetDefaultZone(name="Default"))
     assert prepared.applied == (False,)
     assert prepared.entries == ()
 
 
 def test_set_default_zone_missing() -> None:
-    refused(Catalog.initial(), ErrorCode.ZONE_NOT_FOUND, c.SetDefaultZone(name="Z"))
-    refused(Catalog.initial(), ErrorCode.ZONE_NOT_FOUND, c.SetDefaultZone(name="default"))
+    refused(catalog_with_default_zone(), ErrorCode.ZONE_NOT_FOUND, c.SetDefaultZone(name="Z"))
+    refused(catalog_with_default_zone(), ErrorCode.ZONE_NOT_FOUND, c.SetDefaultZone(name="default"))
 
 
 def test_refused_zone_batch_changes_nothing() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     refused(
         cat,
         ErrorCode.ZONE_IN_USE,

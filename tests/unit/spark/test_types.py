@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import uuid
 
 import pyarrow as pa
 import pytest
@@ -132,6 +133,17 @@ def test_conform_checks_nulls_and_lengths() -> None:
         conform(pa.record_batch({"id": [None], "n": ["a"]}), [key, name], {1: "id", 2: "n"}, (1,))
     with pytest.raises(DataMismatchError, match="at most 2 characters"):
         conform(pa.record_batch({"id": [1], "n": ["abc"]}), [key, name], {1: "id", 2: "n"}, (1,))
+
+
+def test_conform_gives_a_left_out_rand_uuid_key_a_new_uuid_per_row() -> None:
+    key = column(ColumnType.UUID, 1, nullable=False).model_copy(
+        update={"default_function": "RAND_UUID"}
+    )
+    kind = column(ColumnType.STRING, 2)
+    table = conform(pa.record_batch({"k": ["a", "b", "c"]}), [key, kind], {2: "k"}, (1,))
+    keys = [uuid.UUID(k) for k in table.column("C1").to_pylist()]
+    assert len(set(keys)) == 3 and all(k.version == 4 for k in keys)
+    assert table.column("C2").to_pylist() == ["a", "b", "c"]
 
 
 def test_as_of_forms() -> None:

@@ -10,6 +10,7 @@ past"); here the earlier ``Catalog`` object is kept and checked to be unchanged.
 from __future__ import annotations
 
 from catalog import Catalog, CatalogEvent, ColumnType, ErrorCode, IndexKind, IndexStatus
+from catalog.descriptors.zones import ConsistencyMode
 from catalog.entries.tables import NewColumnsEntry, RenameTableEntry
 from catalog.event_feed import event_subject
 from tests.unit.catalog.helpers import entry_types, events
@@ -395,3 +396,32 @@ def test_add_multiple_columns_fires_event_with_all_columns() -> None:
     (entry,) = prepared.entries
     assert isinstance(entry, NewColumnsEntry)
     assert [c.name for c in entry.columns] == ["COL_A", "COL_B"]
+
+
+def _check_default_zone_properties(cat: Catalog) -> None:
+    """Ignite's ``checkDefaultZoneProperties``: the one zone is the default, as created."""
+    zone = cat.default_zone()
+    assert zone is not None and cat.zones() == [zone]
+    assert (zone.name, zone.partitions, zone.replicas, zone.quorum) == ("Default", 25, 1, 1)
+    assert (zone.auto_scale_up_s, zone.auto_scale_down_s) == (0, None)
+    assert (zone.filter, zone.storage_profiles) == ("$..*", ("default",))
+    assert zone.consistency_mode is ConsistencyMode.STRONG_CONSISTENCY
+
+
+def test_create_default_zone_lazily_if_no_zones_provided() -> None:
+    initial = Catalog.initial()
+    assert initial.zones() == [] and initial.default_zone() is None
+    _check_default_zone_properties(applied(initial, SIMPLE_TABLE.format(name="TEST_TABLE")))
+
+
+def test_default_zone_creation_is_idempotent() -> None:
+    cat = simple_table("TEST_TABLE0")
+    cat = applied(cat, SIMPLE_TABLE.format(name="TEST_TABLE1"))
+    _check_default_zone_properties(cat)
+
+
+def test_default_zone_cannot_be_created_if_default_name_is_already_in_use() -> None:
+    cat = applied(Catalog.initial(), "CREATE ZONE \"Default\" STORAGE PROFILES ['default']")
+    error = sql_refused(cat, ErrorCode.ZONE_EXISTS, SIMPLE_TABLE.format(name="TEST_TABLE"))
+    assert "a zone named Default already exists" in str(error)
+    assert len(cat.zones()) == 1 and cat.default_zone() is None

@@ -17,7 +17,15 @@ import pytest
 
 from catalog import Catalog, CatalogError, CatalogEvent, ErrorCode
 from catalog import commands as c
-from tests.unit.catalog.helpers import apply, bad_shape, entry_types, events, refused, run
+from tests.unit.catalog.helpers import (
+    apply,
+    bad_shape,
+    catalog_with_default_zone,
+    entry_types,
+    events,
+    refused,
+    run,
+)
 from tests.unit.catalog.ignite.support import SIMPLE_TABLE, applied, not_applied, sql, sql_refused
 
 PROFILES = "STORAGE PROFILES ['default']"
@@ -253,7 +261,9 @@ def test_create_zone_zone_partitions() -> None:
         error = bad_shape(lambda p=partitions: c.CreateZone(name="Z", partitions=p))  # type: ignore[misc]
         assert "partitions" in error.message
     for partitions in (1, 65000, 10, 25):
-        cat = applied(Catalog.initial(), f"CREATE ZONE Z (PARTITIONS {partitions}) {PROFILES}")
+        cat = applied(
+            catalog_with_default_zone(), f"CREATE ZONE Z (PARTITIONS {partitions}) {PROFILES}"
+        )
         assert cat.zone("Z").partitions == partitions
 
 
@@ -262,7 +272,9 @@ def test_create_zone_zone_replicas() -> None:
         error = bad_shape(lambda r=replicas: c.CreateZone(name="Z", replicas=r))  # type: ignore[misc]
         assert "replicas" in error.message
     for replicas in (1, 2**31 - 1):
-        cat = applied(Catalog.initial(), f"CREATE ZONE Z (REPLICAS {replicas}) {PROFILES}")
+        cat = applied(
+            catalog_with_default_zone(), f"CREATE ZONE Z (REPLICAS {replicas}) {PROFILES}"
+        )
         assert cat.zone("Z").replicas == replicas
 
 
@@ -276,7 +288,7 @@ def test_create_zone_zone_invalid_quorum_size(quorum: int) -> None:
 def test_create_zone_zone_quorum_size(
     replicas: int | None, default: int, low: int, high: int
 ) -> None:
-    initial = Catalog.initial()
+    initial = catalog_with_default_zone()
     below = bad_shape(lambda: applied(initial, _zone_sql("Z", replicas, low - 1)))
     above = bad_shape(lambda: applied(initial, _zone_sql("Z", replicas, high + 1)))
     assert "quorum" in below.message
@@ -289,15 +301,17 @@ def test_create_zone_zone_quorum_size(
 def test_extreme_quorum_size() -> None:
     replicas = 2**31 - 1  # Ignite's REPLICAS ALL
     high = round(replicas / 2)
-    error = bad_shape(lambda: applied(Catalog.initial(), _zone_sql("Z", replicas, high + 1)))
+    error = bad_shape(
+        lambda: applied(catalog_with_default_zone(), _zone_sql("Z", replicas, high + 1))
+    )
     assert "is out of range" in error.message
-    assert applied(Catalog.initial(), _zone_sql("Z", replicas)).zone("Z").quorum == 3
-    cat = applied(Catalog.initial(), _zone_sql("Z", replicas, high - 1))
+    assert applied(catalog_with_default_zone(), _zone_sql("Z", replicas)).zone("Z").quorum == 3
+    cat = applied(catalog_with_default_zone(), _zone_sql("Z", replicas, high - 1))
     assert cat.zone("Z").quorum == high - 1
 
 
 def test_exception_is_thrown_if_zone_already_exist() -> None:
-    cat = applied(Catalog.initial(), f'CREATE ZONE "some_zone" {PROFILES}')
+    cat = applied(catalog_with_default_zone(), f'CREATE ZONE "some_zone" {PROFILES}')
     error = refused(cat, ErrorCode.ZONE_EXISTS, c.CreateZone(name="some_zone"))
     assert "zone some_zone already exists" in error.message
 
@@ -312,7 +326,9 @@ def test_alter_zone_zone_name_must_not_be_null_or_blank(name: str | None) -> Non
 
 def test_alter_non_existing_zone() -> None:
     error = sql_refused(
-        Catalog.initial(), ErrorCode.ZONE_NOT_FOUND, 'ALTER ZONE "not_existing_zone" SET REPLICAS 2'
+        catalog_with_default_zone(),
+        ErrorCode.ZONE_NOT_FOUND,
+        'ALTER ZONE "not_existing_zone" SET REPLICAS 2',
     )
     assert "zone not_existing_zone not found" in error.message
 
@@ -322,7 +338,7 @@ def test_alter_zone_zone_partitions() -> None:
         'ALTER ZONE "Default" SET PARTITIONS 42',
         'ALTER ZONE "Default" SET PARTITIONS = 42',
     ):
-        error = sql_refused(Catalog.initial(), ErrorCode.UNSUPPORTED_CHANGE, text)
+        error = sql_refused(catalog_with_default_zone(), ErrorCode.UNSUPPORTED_CHANGE, text)
         assert "partitions of a zone cannot change" in error.message
 
 
@@ -331,10 +347,10 @@ def test_alter_zone_zone_replicas() -> None:
         error = bad_shape(lambda r=replicas: c.AlterZone(name="Default", replicas=r))  # type: ignore[misc]
         assert "replicas" in error.message
     for replicas in (2**31 - 1, 3):
-        cat = applied(Catalog.initial(), f'ALTER ZONE "Default" SET REPLICAS {replicas}')
+        cat = applied(catalog_with_default_zone(), f'ALTER ZONE "Default" SET REPLICAS {replicas}')
         assert cat.zone("Default").replicas == replicas
     # The default zone already has one replica: setting it again changes nothing.
-    not_applied(Catalog.initial(), 'ALTER ZONE "Default" SET REPLICAS 1')
+    not_applied(catalog_with_default_zone(), 'ALTER ZONE "Default" SET REPLICAS 1')
 
 
 @pytest.mark.parametrize(
@@ -357,14 +373,14 @@ def test_adjust_quorum_size(
     replicas: int, quorum: int, target_replicas: int, target_quorum: int
 ) -> None:
     text = f'ALTER ZONE "Default" SET (REPLICAS {replicas}, QUORUM SIZE {quorum})'
-    cat = sql(Catalog.initial(), text).catalog
+    cat = sql(catalog_with_default_zone(), text).catalog
     assert (cat.zone("Default").replicas, cat.zone("Default").quorum) == (replicas, quorum)
     cat = applied(cat, f'ALTER ZONE "Default" SET REPLICAS {target_replicas}')
     assert cat.zone("Default").quorum == target_quorum
 
 
 def test_default_zone_replicas() -> None:
-    cat = sql(Catalog.initial(), 'ALTER ZONE "Default" SET REPLICAS 1').catalog
+    cat = sql(catalog_with_default_zone(), 'ALTER ZONE "Default" SET REPLICAS 1').catalog
     assert (cat.zone("Default").replicas, cat.zone("Default").quorum) == (1, 1)
 
 
@@ -383,7 +399,7 @@ def test_alter_zone_zone_quorum_size(
     def alter(quorum: int) -> c.AlterZoneCommand:
         return c.AlterZone(name="Default", replicas=replicas, quorum=quorum)
 
-    initial = Catalog.initial()
+    initial = catalog_with_default_zone()
     if low > 1:
         below = refused(initial, ErrorCode.VALIDATION_ERROR, alter(low - 1))
         assert "is out of range" in below.message
@@ -407,14 +423,16 @@ def test_src_dest_zone_names_must_not_be_null_or_blank(name: str | None) -> None
 
 def test_rename_zone_exception_is_thrown_if_zone_with_given_name_not_found() -> None:
     error = sql_refused(
-        Catalog.initial(), ErrorCode.ZONE_NOT_FOUND, 'ALTER ZONE "some_zone" RENAME TO "some_zone1"'
+        catalog_with_default_zone(),
+        ErrorCode.ZONE_NOT_FOUND,
+        'ALTER ZONE "some_zone" RENAME TO "some_zone1"',
     )
     assert "zone some_zone not found" in error.message
 
 
 def test_exception_is_thrown_if_zone_to_rename_already_exist() -> None:
     cat = applied(
-        Catalog.initial(),
+        catalog_with_default_zone(),
         f'CREATE ZONE "some_zone" {PROFILES}; CREATE ZONE "some_zone1" {PROFILES}',
     )
     error = sql_refused(cat, ErrorCode.ZONE_EXISTS, 'ALTER ZONE "some_zone" RENAME TO "some_zone1"')
@@ -430,7 +448,7 @@ def test_drop_zone_zone_name_must_not_be_null_or_blank(name: str | None) -> None
 
 
 def test_reject_to_drop_default_zone() -> None:
-    cat = Catalog.initial()
+    cat = catalog_with_default_zone()
     default = cat.default_zone()
     assert default is not None
     error = refused(cat, ErrorCode.ZONE_IN_USE, c.DropZone(name=default.name))
@@ -439,7 +457,7 @@ def test_reject_to_drop_default_zone() -> None:
 
 def test_reject_to_drop_zone_with_table() -> None:
     cat = applied(
-        Catalog.initial(),
+        catalog_with_default_zone(),
         f'CREATE ZONE "zone1" {PROFILES}; '
         'CREATE TABLE "table1" (ID INT PRIMARY KEY, VAL INT) ZONE "zone1"',
     )
@@ -449,9 +467,13 @@ def test_reject_to_drop_zone_with_table() -> None:
 
 
 def test_drop_zone_exception_is_thrown_if_zone_with_given_name_not_found() -> None:
-    error = sql_refused(Catalog.initial(), ErrorCode.ZONE_NOT_FOUND, 'DROP ZONE "some_zone"')
+    error = sql_refused(
+        catalog_with_default_zone(), ErrorCode.ZONE_NOT_FOUND, 'DROP ZONE "some_zone"'
+    )
     assert "zone some_zone not found" in error.message
-    assert run(Catalog.initial(), c.DropZone(name="some_zone", if_exists=True)).applied == (False,)
+    assert run(
+        catalog_with_default_zone(), c.DropZone(name="some_zone", if_exists=True)
+    ).applied == (False,)
 
 
 # -- CreateSchemaCommandValidationTest -------------------------------------------------------
