@@ -8,6 +8,7 @@ from typing import TypeVar
 
 import httpx
 
+from api import models
 from api.client import calls
 from api.client.calls import Call, Commands, ReadyStatus, RetryPolicy, Timestamp
 from api.client.client_base import ClientBase
@@ -15,20 +16,6 @@ from api.client.closing import AsyncClosedOnExit
 from api.client.errors import UnreachableError
 from api.client.events import CatalogEventMessage, EventCursor, StreamAttempts, filter_params
 from api.client.schema_versions import SchemaVersionPages
-from api.models import (
-    DataCommitsBody,
-    DiffBody,
-    NodeInfo,
-    ReadyBody,
-    SchemaBody,
-    SchemasBody,
-    TableBody,
-    TimeBody,
-    TokenBody,
-    VersionsBody,
-    ZoneBody,
-    ZonesBody,
-)
 from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.data_files import DataCommit, DataFile, DataMode
@@ -62,38 +49,22 @@ class AsyncCatalogClient(ClientBase, AsyncClosedOnExit):
         token: str | None = None,
     ) -> None:
         super().__init__(urls, timeout, retry, stream_timeout_s, headers, token)
-        self._http = httpx.AsyncClient(
-            timeout=self._timeout,
-            transport=transport,
-            headers=self._headers,
-            follow_redirects=False,
-        )
+        self._http = httpx.AsyncClient(transport=transport, **self._http_options())
 
     async def aclose(self) -> None:
         """Close the connections."""
         await self._http.aclose()
 
     async def send(self, call: Call[T]) -> T:
-        """Send ``call`` with retries and failover; return its decoded answer.
-
-        Raises:
-            CatalogApiError: the server refused the request (a typed subclass).
-            UnreachableError: no base URL answered within the attempts.
-        """
+        """Send ``call`` with retries and failover (see ``CatalogClient.send``)."""
         attempts = calls.Attempts(call, self._failover, self._retry, self._timeout)
         for url, pause in attempts:
             await asyncio.sleep(pause)
+            response: httpx.Response | None
             try:
-                response = await self._http.request(
-                    call.method,
-                    url + call.path,
-                    params=call.params,
-                    json=call.body,
-                    timeout=attempts.timeout,
-                )
+                response = await self._http.request(**attempts.request(url))
             except httpx.TransportError as e:
-                attempts.failed(url, e)
-                continue
+                response = attempts.failed(url, e)
             if attempts.answered(url, response):
                 return attempts.result
         raise attempts.error()
@@ -136,7 +107,7 @@ class AsyncCatalogClient(ClientBase, AsyncClosedOnExit):
 
     async def table_info(
         self, schema: str, name: str, version: int | None = None, at: Timestamp | None = None
-    ) -> TableBody:
+    ) -> models.TableBody:
         """Return one table with its indexes, zone and the version read."""
         return await self.send(calls.table_call(schema, name, version, at))
 
@@ -163,17 +134,19 @@ class AsyncCatalogClient(ClientBase, AsyncClosedOnExit):
 
     async def zone(
         self, name: str, version: int | None = None, at: Timestamp | None = None
-    ) -> ZoneBody:
+    ) -> models.ZoneBody:
         """Return one zone with the ids of its tables."""
         return await self.send(calls.zone_call(name, version, at))
 
-    async def schemas(self, version: int | None = None, at: Timestamp | None = None) -> SchemasBody:
+    async def schemas(
+        self, version: int | None = None, at: Timestamp | None = None
+    ) -> models.SchemasBody:
         """Return every schema."""
         return await self.send(calls.schemas_call(version, at))
 
     async def schema(
         self, name: str, version: int | None = None, at: Timestamp | None = None
-    ) -> SchemaBody:
+    ) -> models.SchemaBody:
         """Return one schema with the names of its tables and indexes."""
         return await self.send(calls.schema_call(name, version, at))
 
@@ -187,7 +160,9 @@ class AsyncCatalogClient(ClientBase, AsyncClosedOnExit):
         """Return the alive indexes: all, a schema's, or a table's (in PUBLIC without schema)."""
         return await self.send(calls.indexes_call(schema, table, version, at))
 
-    async def zones(self, version: int | None = None, at: Timestamp | None = None) -> ZonesBody:
+    async def zones(
+        self, version: int | None = None, at: Timestamp | None = None
+    ) -> models.ZonesBody:
         """Return every zone and the name of the default one."""
         return await self.send(calls.zones_call(version, at))
 
@@ -195,11 +170,11 @@ class AsyncCatalogClient(ClientBase, AsyncClosedOnExit):
 
     async def versions(
         self, from_version: int | None = None, limit: int | None = None
-    ) -> VersionsBody:
+    ) -> models.VersionsBody:
         """Return the retained versions (a page of them) with earliest and latest."""
         return await self.send(calls.versions_call(from_version, limit))
 
-    async def wait_ready(self, version: int, timeout: float = 30.0) -> ReadyBody:
+    async def wait_ready(self, version: int, timeout: float = 30.0) -> models.ReadyBody:
         """Wait until ``version`` is applied on the server (``WaitTimeoutError`` if not)."""
         return await self.send(calls.ready_call(version, timeout))
 
@@ -211,7 +186,7 @@ class AsyncCatalogClient(ClientBase, AsyncClosedOnExit):
 
     async def create_token(
         self, role: str, ttl_s: int = 3600, subject: str = "catalog"
-    ) -> TokenBody:
+    ) -> models.TokenBody:
         """Issue a bearer token for ``role`` (reader, writer, admin); needs an admin token."""
         return await self.send(calls.token_call(role, ttl_s, subject))
 
@@ -235,14 +210,14 @@ class AsyncCatalogClient(ClientBase, AsyncClosedOnExit):
 
     async def data_commits(
         self, table_id: int, at: Timestamp | None = None, *, history: bool = False
-    ) -> DataCommitsBody:
+    ) -> models.DataCommitsBody:
         """Return the table's data commits visible at ``at`` (default: the server's now).
 
         With ``history``, every commit up to ``at``, also those an overwrite hid.
         """
         return await self.send(calls.data_commits_call(table_id, at, history))
 
-    async def time(self) -> TimeBody:
+    async def time(self) -> models.TimeBody:
         """Return the server's hybrid clock reading and its physical milliseconds."""
         return await self.send(calls.time_call())
 
@@ -250,13 +225,13 @@ class AsyncCatalogClient(ClientBase, AsyncClosedOnExit):
         """Return the server's hybrid clock reading."""
         return (await self.time()).now
 
-    async def diff(self, from_version: int, to_version: int) -> DiffBody:
+    async def diff(self, from_version: int, to_version: int) -> models.DiffBody:
         """Return the objects added, dropped or altered between two versions."""
         return await self.send(calls.diff_call(from_version, to_version))
 
     # -- operations -----------------------------------------------------------------------
 
-    async def nodes(self) -> list[NodeInfo]:
+    async def nodes(self) -> list[models.NodeInfo]:
         """Return the live catalog nodes (the node registry) and their applied versions."""
         return await self.send(calls.nodes_call())
 

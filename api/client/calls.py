@@ -180,8 +180,22 @@ class Attempts(Generic[T]):
             self._attempt = attempt
             yield url, self._pause if attempt else 0.0
 
-    def failed(self, url: str, error: httpx.TransportError) -> None:
-        """Record a transport failure (re-raised when no other attempt can help)."""
+    def request(self, url: str) -> dict[str, Any]:
+        """Return the arguments of ``httpx``'s ``request`` for the attempt at ``url``."""
+        call = self.call
+        return {
+            "method": call.method,
+            "url": url + call.path,
+            "params": call.params,
+            "json": call.body,
+            "timeout": self.timeout,
+        }
+
+    def failed(self, url: str, error: httpx.TransportError) -> httpx.Response | None:
+        """Record a transport failure (re-raised when no other attempt can help).
+
+        Returns None, the attempt's answer: there is none, and ``answered`` moves on.
+        """
         if not is_retryable(error):
             raise error
         self._failures.append(describe(url, error))
@@ -190,9 +204,12 @@ class Attempts(Generic[T]):
             self._failover.urls
         )
         self._pause = 0.0 if fresh else self._retry.pause(self._attempt + 1)
+        return None
 
-    def answered(self, url: str, response: httpx.Response) -> bool:
-        """Take an answer: True with ``result`` set, False when it says "try again"."""
+    def answered(self, url: str, response: httpx.Response | None) -> bool:
+        """Take an answer: True with ``result`` set, False when it says "try again" or is None."""
+        if response is None:
+            return False
         call = self.call
         wait = None if response.status_code in call.ok_statuses else retry_after(response)
         if wait is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import httpx
 
@@ -40,6 +41,10 @@ class ClientBase:
         self._retry = retry or RetryPolicy()
         self._stream_timeout = httpx.Timeout(self._timeout.connect, read=stream_timeout_s)
         self._headers = calls.auth_headers(_named(headers), token)
+
+    def _http_options(self) -> dict[str, Any]:
+        """Return the options of the ``httpx`` client (the same for both clients)."""
+        return {"timeout": self._timeout, "headers": self._headers, "follow_redirects": False}
 
     @property
     def urls(self) -> list[str]:

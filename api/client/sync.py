@@ -8,6 +8,7 @@ from typing import TypeVar
 
 import httpx
 
+from api import models
 from api.client import calls
 from api.client.calls import Call, Commands, ReadyStatus, RetryPolicy, Timestamp
 from api.client.client_base import ClientBase
@@ -15,20 +16,6 @@ from api.client.closing import ClosedOnExit
 from api.client.errors import UnreachableError
 from api.client.events import CatalogEventMessage, EventCursor, StreamAttempts, filter_params
 from api.client.schema_versions import SchemaVersionPages
-from api.models import (
-    DataCommitsBody,
-    DiffBody,
-    NodeInfo,
-    ReadyBody,
-    SchemaBody,
-    SchemasBody,
-    TableBody,
-    TimeBody,
-    TokenBody,
-    VersionsBody,
-    ZoneBody,
-    ZonesBody,
-)
 from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.data_files import DataCommit, DataFile, DataMode
@@ -78,12 +65,7 @@ class CatalogClient(ClientBase, ClosedOnExit):
         token: str | None = None,
     ) -> None:
         super().__init__(urls, timeout, retry, stream_timeout_s, headers, token)
-        self._http = httpx.Client(
-            timeout=self._timeout,
-            transport=transport,
-            headers=self._headers,
-            follow_redirects=False,
-        )
+        self._http = httpx.Client(transport=transport, **self._http_options())
 
     def close(self) -> None:
         """Close the connections."""
@@ -99,17 +81,11 @@ class CatalogClient(ClientBase, ClosedOnExit):
         attempts = calls.Attempts(call, self._failover, self._retry, self._timeout)
         for url, pause in attempts:
             time.sleep(pause)
+            response: httpx.Response | None
             try:
-                response = self._http.request(
-                    call.method,
-                    url + call.path,
-                    params=call.params,
-                    json=call.body,
-                    timeout=attempts.timeout,
-                )
+                response = self._http.request(**attempts.request(url))
             except httpx.TransportError as e:
-                attempts.failed(url, e)
-                continue
+                response = attempts.failed(url, e)
             if attempts.answered(url, response):
                 return attempts.result
         raise attempts.error()
@@ -167,7 +143,7 @@ class CatalogClient(ClientBase, ClosedOnExit):
 
     def table_info(
         self, schema: str, name: str, version: int | None = None, at: Timestamp | None = None
-    ) -> TableBody:
+    ) -> models.TableBody:
         """Return one table with its indexes, zone and the version read."""
         return self.send(calls.table_call(schema, name, version, at))
 
@@ -192,17 +168,21 @@ class CatalogClient(ClientBase, ClosedOnExit):
         """Return one (alive) index."""
         return self.send(calls.index_call(schema, name, version, at))
 
-    def zone(self, name: str, version: int | None = None, at: Timestamp | None = None) -> ZoneBody:
+    def zone(
+        self, name: str, version: int | None = None, at: Timestamp | None = None
+    ) -> models.ZoneBody:
         """Return one zone with the ids of its tables."""
         return self.send(calls.zone_call(name, version, at))
 
-    def schemas(self, version: int | None = None, at: Timestamp | None = None) -> SchemasBody:
+    def schemas(
+        self, version: int | None = None, at: Timestamp | None = None
+    ) -> models.SchemasBody:
         """Return every schema."""
         return self.send(calls.schemas_call(version, at))
 
     def schema(
         self, name: str, version: int | None = None, at: Timestamp | None = None
-    ) -> SchemaBody:
+    ) -> models.SchemaBody:
         """Return one schema with the names of its tables and indexes."""
         return self.send(calls.schema_call(name, version, at))
 
@@ -216,17 +196,19 @@ class CatalogClient(ClientBase, ClosedOnExit):
         """Return the alive indexes: all, a schema's, or a table's (in PUBLIC without schema)."""
         return self.send(calls.indexes_call(schema, table, version, at))
 
-    def zones(self, version: int | None = None, at: Timestamp | None = None) -> ZonesBody:
+    def zones(self, version: int | None = None, at: Timestamp | None = None) -> models.ZonesBody:
         """Return every zone and the name of the default one."""
         return self.send(calls.zones_call(version, at))
 
     # -- versions and time ----------------------------------------------------------------
 
-    def versions(self, from_version: int | None = None, limit: int | None = None) -> VersionsBody:
+    def versions(
+        self, from_version: int | None = None, limit: int | None = None
+    ) -> models.VersionsBody:
         """Return the retained versions (a page of them) with earliest and latest."""
         return self.send(calls.versions_call(from_version, limit))
 
-    def wait_ready(self, version: int, timeout: float = 30.0) -> ReadyBody:
+    def wait_ready(self, version: int, timeout: float = 30.0) -> models.ReadyBody:
         """Wait until ``version`` is applied on the server.
 
         Raises:
@@ -240,7 +222,9 @@ class CatalogClient(ClientBase, ClosedOnExit):
 
     # -- security -------------------------------------------------------------------------
 
-    def create_token(self, role: str, ttl_s: int = 3600, subject: str = "catalog") -> TokenBody:
+    def create_token(
+        self, role: str, ttl_s: int = 3600, subject: str = "catalog"
+    ) -> models.TokenBody:
         """Issue a bearer token for ``role`` (reader, writer, admin); needs an admin token."""
         return self.send(calls.token_call(role, ttl_s, subject))
 
@@ -264,14 +248,14 @@ class CatalogClient(ClientBase, ClosedOnExit):
 
     def data_commits(
         self, table_id: int, at: Timestamp | None = None, *, history: bool = False
-    ) -> DataCommitsBody:
+    ) -> models.DataCommitsBody:
         """Return the table's data commits visible at ``at`` (default: the server's now).
 
         With ``history``, every commit up to ``at``, also those an overwrite hid.
         """
         return self.send(calls.data_commits_call(table_id, at, history))
 
-    def time(self) -> TimeBody:
+    def time(self) -> models.TimeBody:
         """Return the server's hybrid clock reading and its physical milliseconds."""
         return self.send(calls.time_call())
 
@@ -279,13 +263,13 @@ class CatalogClient(ClientBase, ClosedOnExit):
         """Return the server's hybrid clock reading (pin a job's timestamp with it)."""
         return self.time().now
 
-    def diff(self, from_version: int, to_version: int) -> DiffBody:
+    def diff(self, from_version: int, to_version: int) -> models.DiffBody:
         """Return the objects added, dropped or altered between two versions."""
         return self.send(calls.diff_call(from_version, to_version))
 
     # -- operations -----------------------------------------------------------------------
 
-    def nodes(self) -> list[NodeInfo]:
+    def nodes(self) -> list[models.NodeInfo]:
         """Return the live catalog nodes (the node registry) and their applied versions."""
         return self.send(calls.nodes_call())
 
