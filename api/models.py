@@ -14,6 +14,7 @@ from api.roles import MAX_TTL_S, Role
 from catalog import (
     IndexDescriptor,
     SchemaDescriptor,
+    SystemViewDescriptor,
     TableDescriptor,
     TableVersion,
     ZoneDescriptor,
@@ -100,6 +101,7 @@ class CatalogBody(_Shape):
     zones: list[ZoneDescriptor]
     tables: list[TableDescriptor]
     indexes: list[IndexDescriptor]
+    system_views: list[SystemViewDescriptor] = Field(default_factory=list)
 
     @classmethod
     def of(cls, cat: Catalog, *, history: bool = True) -> CatalogBody:
@@ -117,6 +119,7 @@ class CatalogBody(_Shape):
             zones=cat.zones(),
             tables=tables if history else [t.current() for t in tables],
             indexes=cat.indexes(),
+            system_views=cat.system_views(),
         )
 
 
@@ -183,6 +186,13 @@ class ZonesBody(_Shape):
     version: int
     default_zone: str | None
     zones: list[ZoneDescriptor]
+
+
+class SystemViewsBody(_Shape):
+    """The system views at a version (all in ``SYSTEM``), as the nodes registered them."""
+
+    version: int
+    system_views: list[SystemViewDescriptor]
 
 
 class IndexesBody(_Shape):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from immutables import Map, MapMutation
@@ -22,11 +22,13 @@ from catalog.counts import INDEXES, CountKey, schema_key, zone_key
 from catalog.descriptors import (
     IndexDescriptor,
     SchemaDescriptor,
+    SystemViewDescriptor,
     TableDescriptor,
     ZoneDescriptor,
 )
 from catalog.descriptors.schemas import PUBLIC_SCHEMA, SYSTEM_SCHEMA
 from catalog.errors import ErrorCode
+from catalog.namespaces import EMPTY, Namespaces, put_named
 from catalog.relations import RelationReads, found_or_raise
 from catalog.snapshot_format import catalog_digest
 from catalog.store import (
@@ -44,9 +46,8 @@ from catalog.store import (
 _UNSEALED = -1
 """The stamp slot of an overlay record: not written to any store yet."""
 _Relation = TypeVar("_Relation", TableDescriptor, IndexDescriptor)
-_Named = TypeVar("_Named", SchemaDescriptor, ZoneDescriptor)
 
-_EMPTY: Map[Any, Any] = Map()
+_EMPTY: Map[Any, Any] = EMPTY
 """The empty overlay every sealed version shares (maps are immutable)."""
 
 _OVERLAYS = (
@@ -58,20 +59,6 @@ _OVERLAYS = (
     "_tables",
 )
 """What changed since the catalog's seal: slots of unsealed catalogs only."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Namespaces:
-    """A catalog's schemas and zones, by id and by name.
-
-    One object that versions share until a schema or zone changes (most DDL changes tables
-    only), so that each kept version costs one slot for them instead of four.
-    """
-
-    schemas: Map[int, SchemaDescriptor]
-    schema_by_name: Map[str, int]
-    zones: Map[int, ZoneDescriptor]
-    zone_by_name: Map[str, int]
 
 
 class Catalog(RelationReads):
@@ -96,7 +83,7 @@ class Catalog(RelationReads):
     activation_ts: int
     object_id_gen: int
     default_zone_id: int | None
-    _names: _Namespaces
+    _names: Namespaces
     _digest: str | None
 
     # A sealed catalog has no overlays: every one of them reads the shared empty map, and
@@ -114,7 +101,7 @@ class Catalog(RelationReads):
         self.activation_ts = activation_ts
         self.object_id_gen = object_id_gen
         self.default_zone_id = None
-        self._names = _Namespaces(_EMPTY, _EMPTY, _EMPTY, _EMPTY)
+        self._names = Namespaces(_EMPTY, _EMPTY, _EMPTY, _EMPTY)
         self._store = RelationStore()
         self._stamp = 0
         self._digest = None
@@ -194,6 +181,10 @@ class Catalog(RelationReads):
         """
         return found_or_raise(self.find_zone(name), f"zone {name}", ErrorCode.ZONE_NOT_FOUND)
 
+    def find_system_view(self, name: str) -> SystemViewDescriptor | None:
+        """Return the system view named ``name`` (in ``SYSTEM``), or None."""
+        return self._names.system_views.get(name)
+
     def _find_relation(
         self,
         schema: str,
@@ -243,6 +234,10 @@ class Catalog(RelationReads):
     def zones(self) -> list[ZoneDescriptor]:
         """Return all zones ordered by id."""
         return [self._names.zones[i] for i in sorted(self._names.zones)]
+
+    def system_views(self) -> list[SystemViewDescriptor]:
+        """Return all system views ordered by id."""
+        return sorted(self._names.system_views.values(), key=lambda v: v.id)
 
     def default_zone(self) -> ZoneDescriptor | None:
         """Return the default zone, if one is set."""
@@ -358,7 +353,7 @@ class Catalog(RelationReads):
 
     def with_schema(self, schema: SchemaDescriptor) -> Catalog:
         """Return a copy with ``schema`` added or replaced (by id)."""
-        schemas, by_name = _put_named(self._names.schemas, self._names.schema_by_name, schema)
+        schemas, by_name = put_named(self._names.schemas, self._names.schema_by_name, schema)
         return self._replace(_names=replace(self._names, schemas=schemas, schema_by_name=by_name))
 
     def without_schema(self, schema_id: int) -> Catalog:
@@ -445,7 +440,7 @@ class Catalog(RelationReads):
 
     def with_zone(self, zone: ZoneDescriptor) -> Catalog:
         """Return a copy with ``zone`` added or replaced (by id)."""
-        zones, by_name = _put_named(self._names.zones, self._names.zone_by_name, zone)
+        zones, by_name = put_named(self._names.zones, self._names.zone_by_name, zone)
         return self._replace(_names=replace(self._names, zones=zones, zone_by_name=by_name))
 
     def without_zone(self, zone_id: int) -> Catalog:
@@ -453,6 +448,11 @@ class Catalog(RelationReads):
         name = self.zone_by_id(zone_id).name
         zones, by_name = self._names.zones.delete(zone_id), self._names.zone_by_name.delete(name)
         return self._replace(_names=replace(self._names, zones=zones, zone_by_name=by_name))
+
+    def with_system_view(self, view: SystemViewDescriptor) -> Catalog:
+        """Return a copy with ``view`` added, or in place of the view of its name."""
+        views = self._names.system_views.set(view.name, view)
+        return self._replace(_names=replace(self._names, system_views=views))
 
     # -- building a whole version at once (snapshots) ------------------------------------
 
@@ -468,6 +468,7 @@ class Catalog(RelationReads):
         zones: Iterable[ZoneDescriptor],
         tables: Iterable[TableDescriptor],
         indexes: Iterable[IndexDescriptor],
+        system_views: Iterable[SystemViewDescriptor] = (),
     ) -> Catalog:
         """Build a catalog from its objects in one pass.
 
@@ -486,6 +487,7 @@ class Catalog(RelationReads):
             zones=zones,
             tables=TableGroup.of(tables, tables),
             indexes=IndexGroup.of(indexes, indexes),
+            system_views=system_views,
         )
 
     @classmethod
@@ -500,6 +502,7 @@ class Catalog(RelationReads):
         zones: Iterable[ZoneDescriptor],
         tables: list[TableGroup],
         indexes: list[IndexGroup],
+        system_views: Iterable[SystemViewDescriptor] = (),
     ) -> Catalog:
         """Build a catalog from each schema's table and index keys and (encoded) values.
 
@@ -512,11 +515,12 @@ class Catalog(RelationReads):
         """
         schemas, zones = list(schemas), list(zones)
         cat = cls(version, activation_ts, object_id_gen)
-        cat._names = _Namespaces(
+        cat._names = Namespaces(
             schemas=Map({s.id: s for s in schemas}),
             schema_by_name=Map({s.name: s.id for s in schemas}),
             zones=Map({z.id: z for z in zones}),
             zone_by_name=Map({z.name: z.id for z in zones}),
+            system_views=Map({v.name: v for v in system_views}),
         )
         cat.default_zone_id = default_zone_id
         store = cat._store
@@ -574,13 +578,3 @@ class _UnsealedCatalog(Catalog):
 
     __slots__ = _OVERLAYS
     ALL_SLOTS = (*Catalog.__slots__, *_OVERLAYS)
-
-
-def _put_named(
-    by_id: Map[int, _Named], by_name: Map[str, int], item: _Named
-) -> tuple[Map[int, _Named], Map[str, int]]:
-    """Return both maps with ``item`` added or replaced by id (a rename frees its old name)."""
-    old = by_id.get(item.id)
-    if old is not None and old.name != item.name:
-        by_name = by_name.delete(old.name)
-    return by_id.set(item.id, item), by_name.set(item.name, item.id)

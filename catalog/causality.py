@@ -1,6 +1,7 @@
 """Causality tokens: every object a version changes carries that version's activation time.
 
-As Ignite's descriptors carry ``updateTimestamp``, each schema, table, index and zone here has
+As Ignite's descriptors carry ``updateTimestamp``, each schema, table, index, zone and system
+view here has
 ``update_ts``: the activation timestamp of the version that last changed it, and a schema's
 moves too when a table or index in it changes (or goes). A reader holding an object from time T
 knows it changed since when its token is greater than T.
@@ -31,8 +32,12 @@ def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts:
     indexes: set[int] = set()
     zones: set[int] = set()
     schemas: set[int] = set()
+    views: set[str] = set()
     for entry in entries:
         fields = entry.__dict__
+        view = fields.get("system_view")
+        if view is not None:
+            views.add(view.name)
         for name, ids in (
             ("table", tables),
             ("index", indexes),
@@ -65,6 +70,11 @@ def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts:
         with contextlib.suppress(NotFoundError):  # a dropped zone
             zone = current.zone_by_id(zone_id)
             current = current.with_zone(zone.model_copy(update={"update_ts": ts}))
+    for name in views:
+        found = current.find_system_view(name)
+        if found is not None:
+            current = current.with_system_view(found.model_copy(update={"update_ts": ts}))
+            schemas.add(found.schema_id)
     for schema_id in schemas:
         schema = current.find_schema_by_id(schema_id)
         if schema is not None:

@@ -82,6 +82,7 @@ _KINDS: list[tuple[str, Callable[[Catalog], Sequence[Descriptor]]]] = [
     ("zone", Catalog.zones),
     ("table", Catalog.tables),
     ("index", Catalog.indexes),
+    ("system_view", Catalog.system_views),
 ]
 # Not compared as properties: the id matches the two sides; a table's columns are compared one
 # by one and its history is summed up by ``schema_version``; the next column id only follows
@@ -92,7 +93,7 @@ token (it moves with every change, and on a schema with every change of its tabl
 
 
 def diff(before: Catalog, after: Catalog) -> list[Change]:
-    """Return every schema, zone, table and index that differs between two catalogs.
+    """Return every schema, zone, table, index and system view that differs between two catalogs.
 
     Unchanged objects are shared between versions, so most comparisons are an identity check.
     """

@@ -17,9 +17,11 @@ from catalog.descriptors import (
     Descriptor,
     IndexDescriptor,
     SchemaDescriptor,
+    SystemViewDescriptor,
     TableDescriptor,
     ZoneDescriptor,
 )
+from catalog.descriptors.schemas import SYSTEM_SCHEMA
 from catalog.entries.base import EntryBase
 from catalog.events import CatalogEvent, EventSubject
 from catalog.origin import UpdateOrigin
@@ -62,6 +64,10 @@ def event_subject(descriptor: Descriptor | None, before: Catalog, after: Catalog
     if isinstance(descriptor, SchemaDescriptor):
         return EventSubject(
             type="schema", id=descriptor.id, name=descriptor.name, schema=descriptor.name
+        )
+    if isinstance(descriptor, SystemViewDescriptor):
+        return EventSubject(
+            type="system_view", id=descriptor.id, name=descriptor.name, schema=SYSTEM_SCHEMA
         )
     home = after.find_schema_by_id(descriptor.schema_id)
     schema = (home or before.schema_by_id(descriptor.schema_id)).name

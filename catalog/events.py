@@ -28,6 +28,7 @@ class CatalogEvent(enum.StrEnum):
     ZONE_ALTER = "ZONE_ALTER"
     ZONE_DROP = "ZONE_DROP"
     SET_DEFAULT_ZONE = "SET_DEFAULT_ZONE"
+    SYSTEM_VIEW_CREATE = "SYSTEM_VIEW_CREATE"
 
 
 class EventSubject(Model):
@@ -37,7 +38,7 @@ class EventSubject(Model):
     ``catalog(version - 1)``), or over REST at the event's version.
 
     Attributes:
-        type: ``schema``, ``table``, ``index`` or ``zone``.
+        type: ``schema``, ``table``, ``index``, ``zone`` or ``system_view``.
         id: the object's id.
         name: its name after the change (before it, for drops).
         schema: the schema it lives in (None for zones).
@@ -45,7 +46,7 @@ class EventSubject(Model):
         previous_name: for renames, the name before the change.
     """
 
-    type: Literal["schema", "table", "index", "zone"]
+    type: Literal["schema", "table", "index", "zone", "system_view"]
     id: int
     name: str
     schema_: str | None = pydantic.Field(default=None, alias="schema")

@@ -6,7 +6,11 @@ bytes, with their own format version), groups ascending by schema id, ids ascend
 
     [version, activation_ts, object_id_gen, default_zone_id, schemas, zones,
      [[schema id, table ids, zone ids, names, descriptor bytes], ...],
-     [[schema id, index ids, table ids, names, alive flags, descriptor bytes], ...]]
+     [[schema id, index ids, table ids, names, alive flags, descriptor bytes], ...],
+     system views]
+
+(the system views last, and only when there are any, so a catalog without them is stored,
+and digested, as it was before they existed)
 
 so loading builds every lookup from the keys and decodes a descriptor only when it is first
 read (``catalog.snapshots``). The digest is the SHA-256 of this canonical encoding (objects
@@ -22,7 +26,7 @@ from typing import Any, Protocol
 
 import msgpack
 
-from catalog.descriptors import SchemaDescriptor, ZoneDescriptor
+from catalog.descriptors import SchemaDescriptor, SystemViewDescriptor, ZoneDescriptor
 from catalog.store import ALIVE, NAME, SCHEMA_ID, TABLE_ID, VALUE, ZONE_ID, Record, bytes_of
 from catalog.wire import Kind, pack_value, to_wire
 
@@ -51,6 +55,9 @@ class SnapshotSource(Protocol):
 
     def zones(self) -> Iterable[ZoneDescriptor]:
         """Every zone."""
+
+    def system_views(self) -> Iterable[SystemViewDescriptor]:
+        """Every system view."""
 
     def table_records(self) -> list[tuple[int, Record]]:
         """Every table's id and stored record."""
@@ -116,6 +123,9 @@ def encode_snapshot(catalog: SnapshotSource) -> bytes:
             for schema_id, group in _grouped(catalog.index_records())
         ],
     ]
+    views = tuple(catalog.system_views())
+    if views:
+        body.append(to_wire(views))
     pieces = [_FRAMING]
     _pack_into(body, pieces)
     return b"".join(pieces)

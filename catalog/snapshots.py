@@ -11,7 +11,13 @@ import gc
 from typing import Any
 
 from catalog.catalog import Catalog
-from catalog.descriptors import IndexDescriptor, SchemaDescriptor, TableDescriptor, ZoneDescriptor
+from catalog.descriptors import (
+    IndexDescriptor,
+    SchemaDescriptor,
+    SystemViewDescriptor,
+    TableDescriptor,
+    ZoneDescriptor,
+)
 from catalog.snapshot_format import catalog_digest, encode_snapshot
 from catalog.store import IndexGroup, TableGroup
 from catalog.wire import Kind, compile_decoder, decode_value, encode_descriptor, format_error
@@ -20,6 +26,7 @@ __all__ = ["catalog_digest", "decode_snapshot", "encode_snapshot"]
 
 _SCHEMAS = compile_decoder(tuple[SchemaDescriptor, ...])
 _ZONES = compile_decoder(tuple[ZoneDescriptor, ...])
+_SYSTEM_VIEWS = compile_decoder(tuple[SystemViewDescriptor, ...])
 _TABLES = compile_decoder(tuple[TableDescriptor, ...])
 _INDEXES = compile_decoder(tuple[IndexDescriptor, ...])
 _OPTIONAL_INT = compile_decoder(int | None)
@@ -64,6 +71,7 @@ def _header(items: list[Any]) -> dict[str, Any]:
         "default_zone_id": _OPTIONAL_INT(items[3]),
         "schemas": _SCHEMAS(items[4]),
         "zones": _ZONES(items[5]),
+        "system_views": _SYSTEM_VIEWS(items[8]) if len(items) > 8 else (),
     }
 
 
@@ -89,8 +97,8 @@ def _build_v1(items: list[Any]) -> Catalog:
 
 
 def _build_catalog(version: int, body: Any) -> Catalog:
-    if type(body) is not list or len(body) != 8:
-        raise format_error("a snapshot has 8 parts")
+    if type(body) is not list or len(body) not in (8, 9):
+        raise format_error("a snapshot has 8 parts, or 9 with system views")
     return _build_v1(body) if version == 1 else _build_v2(body)
 
 

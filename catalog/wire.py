@@ -29,6 +29,7 @@ from catalog.descriptors import (
     Descriptor,
     IndexDescriptor,
     SchemaDescriptor,
+    SystemViewDescriptor,
     TableDescriptor,
     ZoneDescriptor,
 )
@@ -72,6 +73,7 @@ _DESCRIPTOR_TAGS: dict[str, type[Model]] = {
     "table": TableDescriptor,
     "index": IndexDescriptor,
     "zone": ZoneDescriptor,
+    "system_view": SystemViewDescriptor,
 }
 
 

@@ -22,7 +22,9 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     at.add_argument("--at", help="read as of a hybrid timestamp or an RFC 3339 time")
 
     get = sub.add_parser(
-        "get", parents=[client, reads], help="show schemas, tables, indexes, zones, the catalog"
+        "get",
+        parents=[client, reads],
+        help="show schemas, tables, indexes, zones, system views, the catalog",
     )
     get.add_argument(
         "kind",
@@ -35,6 +37,7 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
             "index",
             "zones",
             "zone",
+            "system-views",
             "catalog",
         ],
     )
@@ -78,7 +81,7 @@ def _at(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_get(args: argparse.Namespace) -> View:
-    """Show schemas, tables, indexes, zones or the whole catalog."""
+    """Show schemas, tables, indexes, zones, system views or the whole catalog."""
     kind = {"schema": "schemas", "table": "tables", "index": "indexes", "zone": "zones"}.get(
         args.kind, args.kind
     )
@@ -118,6 +121,7 @@ def _listing(cat: Catalog, kind: str, schema: str | None) -> View:
                 "zones": [z.model_dump(mode="json") for z in cat.zones()],
                 "tables": [t.model_dump(mode="json") for t in cat.tables()],
                 "indexes": [i.model_dump(mode="json") for i in cat.indexes()],
+                "system_views": [v.model_dump(mode="json") for v in cat.system_views()],
             },
             ["KIND", "COUNT"],
             [
@@ -125,6 +129,7 @@ def _listing(cat: Catalog, kind: str, schema: str | None) -> View:
                 ["zones", str(len(cat.zones()))],
                 ["tables", str(len(cat.tables()))],
                 ["indexes", str(len(cat.indexes()))],
+                ["system views", str(len(cat.system_views()))],
             ],
             title=f"catalog version {cat.version} (active from {hlc_time(cat.activation_ts)})",
         )
@@ -171,6 +176,14 @@ def _listing(cat: Catalog, kind: str, schema: str | None) -> View:
                 ]
                 for i in indexes
             ],
+            title=title,
+        )
+    if kind == "system-views":
+        views = cat.system_views()
+        return View(
+            [v.model_dump(mode="json") for v in views],
+            ["NAME", "ID", "TYPE", "COLUMNS"],
+            [[v.name, str(v.id), str(v.view_type), str(len(v.columns))] for v in views],
             title=title,
         )
     zones = cat.zones()

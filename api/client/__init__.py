@@ -10,7 +10,7 @@ server.
 """
 
 from api.client.aio import AsyncCatalogClient, AsyncEventStream
-from api.client.calls import Commands, ReadyStatus, RetryPolicy, Timestamp
+from api.client.calls import Commands, ReadyStatus, Timestamp
 from api.client.errors import (
     AlreadyExistsError,
     CatalogApiError,
@@ -26,6 +26,7 @@ from api.client.errors import (
     WaitTimeoutError,
 )
 from api.client.events import CatalogEventMessage
+from api.client.retries import RetryPolicy
 from api.client.sync import CatalogClient, EventStream
 from catalog.apply_result import ApplyResult
 

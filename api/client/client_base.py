@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from api.client import calls
-from api.client.calls import RetryPolicy
+from api.client.retries import Failover, RetryPolicy, base_urls
 from catalog.origin import CLIENT_HEADER
 
 PYTHON_CLIENT = "python-client"
@@ -36,7 +36,7 @@ class ClientBase:
         headers: Mapping[str, str] | None,
         token: str | None,
     ) -> None:
-        self._failover = calls.Failover(calls.base_urls(urls))
+        self._failover = Failover(base_urls(urls))
         self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._retry = retry or RetryPolicy()
         self._stream_timeout = httpx.Timeout(self._timeout.connect, read=stream_timeout_s)

@@ -17,7 +17,6 @@ from typing import Any
 import httpx
 import pydantic
 
-from api.client.calls import RETRYABLE_CODES, Failover, RetryPolicy, describe, is_retryable
 from api.client.errors import (
     BAD_RESPONSE,
     UNREACHABLE,
@@ -28,6 +27,7 @@ from api.client.errors import (
     error_from_event,
     error_from_response,
 )
+from api.client.retries import RETRYABLE_CODES, Failover, RetryPolicy, describe, is_retryable
 from catalog.entries import UpdateEntry
 from catalog.events import CatalogEvent, EventSubject
 from catalog.origin import UpdateOrigin

@@ -10,11 +10,12 @@ import httpx
 
 from api import models
 from api.client import calls
-from api.client.calls import Call, Commands, ReadyStatus, RetryPolicy, Timestamp
+from api.client.calls import Call, Commands, ReadyStatus, Timestamp
 from api.client.client_base import ClientBase
 from api.client.closing import ClosedOnExit
 from api.client.errors import UnreachableError
 from api.client.events import CatalogEventMessage, EventCursor, StreamAttempts, filter_params
+from api.client.retries import RetryPolicy
 from api.client.schema_versions import SchemaVersionPages
 from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog

@@ -1,4 +1,4 @@
-"""Reads of the catalog: whole, one table, one index, zones — at a version or a time."""
+"""Reads of the catalog: whole, a table, an index, zones, system views; at a version or time."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from api.models import (
     IndexesBody,
     SchemaBody,
     SchemasBody,
+    SystemViewsBody,
     TableBody,
     TableHistoryBody,
     ZoneBody,
@@ -120,6 +121,13 @@ async def list_zones(request: Request, version: Version = None, at: At = None) -
             zones=cat.zones(),
         )
     )
+
+
+@router.get("/system-views", response_model=SystemViewsBody)
+async def list_system_views(request: Request, version: Version = None, at: At = None) -> Response:
+    """The system views the database's nodes registered (all in ``SYSTEM``), oldest first."""
+    cat = await resolve_catalog(node_of(request), version, at)
+    return json_response(SystemViewsBody(version=cat.version, system_views=cat.system_views()))
 
 
 @router.get(

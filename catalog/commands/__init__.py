@@ -31,6 +31,7 @@ from catalog.commands.indexes import (
     StartBuildingIndexCommand,
 )
 from catalog.commands.schemas import CreateSchemaCommand, DropSchemaCommand
+from catalog.commands.system_views import CreateSystemViewCommand
 from catalog.commands.tables import (
     AlterTablePropertiesCommand,
     CreateTableCommand,
@@ -68,6 +69,7 @@ CatalogCommand = Annotated[
     | RenameZoneCommand
     | DropZoneCommand
     | SetDefaultZoneCommand
+    | CreateSystemViewCommand
     | AlterTablePropertiesCommand,
     Field(discriminator="op"),
 ]
@@ -97,6 +99,7 @@ AlterZone = AlterZoneCommand
 RenameZone = RenameZoneCommand
 DropZone = DropZoneCommand
 SetDefaultZone = SetDefaultZoneCommand
+CreateSystemView = CreateSystemViewCommand
 
 
 def parse(obj: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[CommandBase]:
@@ -139,6 +142,8 @@ __all__ = [
     "CreateIndexCommand",
     "CreateSchema",
     "CreateSchemaCommand",
+    "CreateSystemView",
+    "CreateSystemViewCommand",
     "CreateTable",
     "CreateTableCommand",
     "CreateZone",

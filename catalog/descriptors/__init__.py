@@ -8,10 +8,13 @@ from catalog.descriptors.indexes import (
     IndexStatus,
 )
 from catalog.descriptors.schemas import SchemaDescriptor
+from catalog.descriptors.system_views import SystemViewDescriptor, SystemViewType
 from catalog.descriptors.tables import ColumnDescriptor, TableDescriptor, TableVersion
 from catalog.descriptors.zones import ZoneDescriptor
 
-Descriptor = SchemaDescriptor | TableDescriptor | IndexDescriptor | ZoneDescriptor
+Descriptor = (
+    SchemaDescriptor | TableDescriptor | IndexDescriptor | ZoneDescriptor | SystemViewDescriptor
+)
 
 __all__ = [
     "Collation",
@@ -22,6 +25,8 @@ __all__ = [
     "IndexKind",
     "IndexStatus",
     "SchemaDescriptor",
+    "SystemViewDescriptor",
+    "SystemViewType",
     "TableDescriptor",
     "TableVersion",
     "ZoneDescriptor",

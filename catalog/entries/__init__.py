@@ -18,6 +18,7 @@ from catalog.entries.indexes import (
     StartBuildingIndexEntry,
 )
 from catalog.entries.schemas import DropSchemaEntry, NewSchemaEntry
+from catalog.entries.system_views import NewSystemViewEntry
 from catalog.entries.tables import (
     AlterColumnEntry,
     AlterTablePropertiesEntry,
@@ -50,6 +51,7 @@ ENTRY_TYPES: tuple[type[EntryBase], ...] = (
     SetDefaultZoneEntry,
     ObjectIdGenUpdateEntry,
     AlterTablePropertiesEntry,
+    NewSystemViewEntry,
 )
 
 UpdateEntry = Annotated[
@@ -72,7 +74,8 @@ UpdateEntry = Annotated[
     | DropZoneEntry
     | SetDefaultZoneEntry
     | ObjectIdGenUpdateEntry
-    | AlterTablePropertiesEntry,
+    | AlterTablePropertiesEntry
+    | NewSystemViewEntry,
     Field(discriminator="type"),
 ]
 
@@ -91,6 +94,7 @@ __all__ = [
     "NewColumnsEntry",
     "NewIndexEntry",
     "NewSchemaEntry",
+    "NewSystemViewEntry",
     "NewTableEntry",
     "NewZoneEntry",
     "ObjectIdGenUpdateEntry",

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 import httpx
 
 from api.client import CatalogApiError, CatalogClient
-from api.client.calls import RetryPolicy
 from api.client.errors import (
     ResponseFormatError,
     ServerError,
@@ -29,6 +28,7 @@ from api.client.errors import (
     UnreachableError,
     WaitTimeoutError,
 )
+from api.client.retries import RetryPolicy
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from tests.chaos.history import Attempt, History, Operation, Outcome, Read

@@ -180,6 +180,37 @@ def golden_stamped() -> tuple[Catalog, VersionedUpdate]:
     return stamped.apply_to(v1), stamped
 
 
+def golden_system_view_commands() -> list[CommandBase]:
+    """Return a node's registration of two system views, one of each type."""
+    return [
+        c.CreateSystemView(
+            name="NODES",
+            columns=[
+                c.Column(name="NODE_NAME", type="STRING", length=64, nullable=False),
+                c.Column(name="APPLIED_VERSION", type="INT64"),
+            ],
+            view_type="NODE",
+        ),
+        c.CreateSystemView(
+            name="ZONES", columns=[c.Column(name="ZONE_NAME", type="STRING")], view_type="CLUSTER"
+        ),
+    ]
+
+
+def golden_viewed() -> tuple[Catalog, VersionedUpdate]:
+    """Return version 3 (version 2 as written now, then the system views) and update 3."""
+    v2, _ = golden_stamped()
+    prepared = prepare(v2, golden_system_view_commands())
+    update = VersionedUpdate(
+        version=3,
+        proposal_ts=(1_700_000_001_000 << 16) + 1,
+        delay_ms=500,
+        entries=prepared.entries,
+        stamps=True,
+    )
+    return update.apply_to(v2), update
+
+
 def golden_refusal() -> ValidationError:
     """A refusal as recorded under a refused request id."""
     return ValidationError(
@@ -225,6 +256,10 @@ def golden_files() -> dict[str, bytes]:
         "descriptor_zone_v2.bin": encode_descriptor(golden_timed_zone()),
         "descriptor_schema_v1.bin": encode_descriptor(v2.schema("SALES")),
         "descriptor_schema_v2.bin": encode_descriptor(golden_stamped()[0].schema("SALES")),
+        "snapshot_system_views_v2.bin": encode_snapshot(golden_viewed()[0]),
+        "entries_system_views_v1.bin": encode_entries(golden_viewed()[1].entries),
+        "commands_system_views_v1.bin": encode_commands(golden_system_view_commands()),
+        "descriptor_system_view_v1.bin": encode_descriptor(golden_viewed()[0].system_views()[0]),
         "refusal_v1.bin": encode_refusal(golden_refusal()),
         "refusal_v2.bin": encode_refusal(golden_located_refusal()),
     }

@@ -23,16 +23,10 @@ from api.client import (
     UnreachableError,
     WaitTimeoutError,
 )
-from api.client.calls import (
-    Failover,
-    base_urls,
-    command_dicts,
-    execute_call,
-    read_params,
-    retry_after,
-)
+from api.client.calls import command_dicts, execute_call, read_params
 from api.client.errors import error_from_response
 from api.client.events import EventCursor, Reconnects, SseDecoder, SseFrame
+from api.client.retries import Failover, base_urls, retry_after
 from catalog import commands as c
 from catalog.column_types import ColumnType
 

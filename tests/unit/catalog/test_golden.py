@@ -23,7 +23,9 @@ from tests.golden.catalog_values import (
     golden_located_refusal,
     golden_refusal,
     golden_stamped,
+    golden_system_view_commands,
     golden_timed_zone,
+    golden_viewed,
 )
 
 DECODERS: dict[str, Callable[[bytes], Any]] = {
@@ -71,6 +73,10 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "descriptor_zone_v2.bin": golden_timed_zone(),
         "descriptor_schema_v1.bin": v2.schema("SALES"),
         "descriptor_schema_v2.bin": golden_stamped()[0].schema("SALES"),
+        "snapshot_system_views_v2.bin": golden_viewed()[0],
+        "entries_system_views_v1.bin": list(golden_viewed()[1].entries),
+        "commands_system_views_v1.bin": golden_system_view_commands(),
+        "descriptor_system_view_v1.bin": golden_viewed()[0].system_views()[0],
         "refusal_v1.bin": _refusal_fields(golden_refusal()),
         "refusal_v2.bin": _refusal_fields(golden_located_refusal()),
     }

@@ -1,0 +1,45 @@
+"""``Namespaces``: a catalog's few named objects (schemas, zones, system views) by id and name.
+
+Tables and indexes, which can number millions, live in the ``RelationStore`` instead; these
+are few, so they sit in persistent hash maps that versions share until one of them changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from immutables import Map
+
+from catalog.descriptors import SchemaDescriptor, SystemViewDescriptor, ZoneDescriptor
+
+EMPTY: Map[Any, Any] = Map()
+"""The empty persistent map (maps are immutable, so every empty one can be this one)."""
+
+_Named = TypeVar("_Named", SchemaDescriptor, ZoneDescriptor)
+
+
+@dataclass(frozen=True, slots=True)
+class Namespaces:
+    """A catalog's schemas, zones and system views, by id and by name.
+
+    One object that versions share until one of them changes (most DDL changes tables only),
+    so that each kept version costs one slot for them. System views all live in ``SYSTEM``
+    and are found by name.
+    """
+
+    schemas: Map[int, SchemaDescriptor]
+    schema_by_name: Map[str, int]
+    zones: Map[int, ZoneDescriptor]
+    zone_by_name: Map[str, int]
+    system_views: Map[str, SystemViewDescriptor] = EMPTY
+
+
+def put_named(
+    by_id: Map[int, _Named], by_name: Map[str, int], item: _Named
+) -> tuple[Map[int, _Named], Map[str, int]]:
+    """Return both maps with ``item`` added or replaced by id (a rename frees its old name)."""
+    old = by_id.get(item.id)
+    if old is not None and old.name != item.name:
+        by_name = by_name.delete(old.name)
+    return by_id.set(item.id, item), by_name.set(item.name, item.id)
