@@ -11,9 +11,9 @@ version pays the path copies a million-entry persistent map would need for every
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import Any, TypeVar
 
 from immutables import Map, MapMutation
@@ -301,9 +301,12 @@ class Catalog(RelationReads):
     # -- structural updates (used by update entries) -------------------------------------
 
     def _replace(self, **changes: Any) -> Catalog:
+        # Every apply of every entry (and every stamp) makes one: read all slots in one C call.
         new = object.__new__(_UnsealedCatalog)
-        for name in _UnsealedCatalog.ALL_SLOTS:
-            object.__setattr__(new, name, changes.get(name, getattr(self, name)))
+        for name, value in zip(_ALL_SLOTS, _read_all_slots(self), strict=True):
+            setattr(new, name, value)
+        for name, value in changes.items():
+            setattr(new, name, value)
         new._digest = None
         return new
 
@@ -354,7 +357,7 @@ class Catalog(RelationReads):
     def with_schema(self, schema: SchemaDescriptor) -> Catalog:
         """Return a copy with ``schema`` added or replaced (by id)."""
         schemas, by_name = put_named(self._names.schemas, self._names.schema_by_name, schema)
-        return self._replace(_names=replace(self._names, schemas=schemas, schema_by_name=by_name))
+        return self._replace(_names=self._names.with_schemas(schemas, by_name))
 
     def without_schema(self, schema_id: int) -> Catalog:
         """Return a copy without the (empty) schema ``schema_id``."""
@@ -363,13 +366,16 @@ class Catalog(RelationReads):
             self._names.schemas.delete(schema_id),
             self._names.schema_by_name.delete(name),
         )
-        return self._replace(_names=replace(self._names, schemas=schemas, schema_by_name=by_name))
+        return self._replace(_names=self._names.with_schemas(schemas, by_name))
 
     def with_table(self, table: TableDescriptor) -> Catalog:
         """Return a copy with ``table`` added or replaced (by id)."""
         by_name = self._table_by_name
         table_indexes = self._table_indexes
         old = self._table_record(table.id)
+        record = (_UNSEALED, table, table.schema_id, table.zone_id, table.name)
+        if old is not None and old[2:] == record[2:]:  # same place and name: no count moves
+            return self._replace(_tables=self._tables.set(table.id, record))
         if old is None:
             changes: list[tuple[CountKey, int]] = []
             table_indexes = table_indexes.set(table.id, ())
@@ -377,7 +383,6 @@ class Catalog(RelationReads):
             if old[NAME] != table.name or old[SCHEMA_ID] != table.schema_id:
                 by_name = by_name.set((old[SCHEMA_ID], old[NAME]), None)
             changes = [(schema_key(old[SCHEMA_ID]), -1), (zone_key(old[ZONE_ID]), -1)]
-        record = (_UNSEALED, table, table.schema_id, table.zone_id, table.name)
         return self._replace(
             _tables=self._tables.set(table.id, record),
             _table_by_name=by_name.set((table.schema_id, table.name), table.id),
@@ -405,6 +410,9 @@ class Catalog(RelationReads):
         table_indexes = self._table_indexes
         counts = self._counts
         old = self._index_record(index.id)
+        record = (_UNSEALED, index, index.schema_id, index.table_id, index.name, index.is_alive)
+        if old is not None and old[2:] == record[2:]:  # same place, name and liveness
+            return self._replace(_indexes=self._indexes.set(index.id, record))
         if old is None:
             counts = self._counted((INDEXES, 1))
             ids = self._index_ids(index.table_id)
@@ -413,7 +421,6 @@ class Catalog(RelationReads):
             by_name = by_name.set((old[SCHEMA_ID], old[NAME]), None)
         if index.is_alive:
             by_name = by_name.set((index.schema_id, index.name), index.id)
-        record = (_UNSEALED, index, index.schema_id, index.table_id, index.name, index.is_alive)
         return self._replace(
             _indexes=self._indexes.set(index.id, record),
             _index_by_name=by_name,
@@ -441,18 +448,18 @@ class Catalog(RelationReads):
     def with_zone(self, zone: ZoneDescriptor) -> Catalog:
         """Return a copy with ``zone`` added or replaced (by id)."""
         zones, by_name = put_named(self._names.zones, self._names.zone_by_name, zone)
-        return self._replace(_names=replace(self._names, zones=zones, zone_by_name=by_name))
+        return self._replace(_names=self._names.with_zones(zones, by_name))
 
     def without_zone(self, zone_id: int) -> Catalog:
         """Return a copy without zone ``zone_id``."""
         name = self.zone_by_id(zone_id).name
         zones, by_name = self._names.zones.delete(zone_id), self._names.zone_by_name.delete(name)
-        return self._replace(_names=replace(self._names, zones=zones, zone_by_name=by_name))
+        return self._replace(_names=self._names.with_zones(zones, by_name))
 
     def with_system_view(self, view: SystemViewDescriptor) -> Catalog:
         """Return a copy with ``view`` added, or in place of the view of its name."""
         views = self._names.system_views.set(view.name, view)
-        return self._replace(_names=replace(self._names, system_views=views))
+        return self._replace(_names=self._names.with_system_views(views))
 
     # -- building a whole version at once (snapshots) ------------------------------------
 
@@ -578,3 +585,8 @@ class _UnsealedCatalog(Catalog):
 
     __slots__ = _OVERLAYS
     ALL_SLOTS = (*Catalog.__slots__, *_OVERLAYS)
+
+
+_ALL_SLOTS = _UnsealedCatalog.ALL_SLOTS
+_read_all_slots = operator.attrgetter(*_ALL_SLOTS)
+"""Every slot of a catalog at once (a sealed one reads its class's empty overlays)."""

@@ -16,10 +16,49 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable
+from typing import Any, TypeVar
 
 from catalog.catalog import Catalog
 from catalog.entries import EntryBase
 from catalog.errors import NotFoundError
+from catalog.model import Model
+
+_D = TypeVar("_D", bound=Model)
+
+
+def _stamped(descriptor: _D, ts: int) -> _D:
+    """Return a copy of ``descriptor`` with ``update_ts = ts``.
+
+    What ``model_copy(update=...)`` does for a frozen descriptor, without its generic work:
+    every applied version copies each object it changed, so this runs on every node for
+    every change.
+    """
+    new = object.__new__(type(descriptor))
+    object.__setattr__(new, "__dict__", {**descriptor.__dict__, "update_ts": ts})
+    object.__setattr__(new, "__pydantic_fields_set__", descriptor.__pydantic_fields_set__)
+    object.__setattr__(new, "__pydantic_extra__", None)
+    object.__setattr__(new, "__pydantic_private__", None)
+    return new
+
+
+_KINDS = ("table", "index", "zone", "schema", "view")
+_FIELDS = {"view": ("system_view",)}
+"""The entry fields that hold an object of each kind (else the kind, ``kind_`` or ``kind_id``)."""
+_HOLDERS: dict[type[EntryBase], tuple[tuple[str, str, bool], ...]] = {}
+
+
+def _holders(cls: type[EntryBase]) -> tuple[tuple[str, str, bool], ...]:
+    """Return the fields of entry class ``cls`` naming an object: (field, kind, holds an id)."""
+    found = _HOLDERS.get(cls)
+    if found is None:
+        found = tuple(
+            (field, kind, field.endswith("_id"))
+            for kind in _KINDS
+            for field in _FIELDS.get(kind, (kind, f"{kind}_", f"{kind}_id"))
+            if field in cls.model_fields
+        )
+        _HOLDERS[cls] = found
+    return found
 
 
 def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts: int) -> Catalog:
@@ -28,32 +67,19 @@ def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts:
     ``previous`` is the catalog the entries applied to (it names the schema of what they
     dropped).
     """
-    tables: set[int] = set()
-    indexes: set[int] = set()
-    zones: set[int] = set()
-    schemas: set[int] = set()
-    views: set[str] = set()
+    touched: dict[str, set[Any]] = {kind: set() for kind in _KINDS}
     for entry in entries:
         fields = entry.__dict__
-        view = fields.get("system_view")
-        if view is not None:
-            views.add(view.name)
-        for name, ids in (
-            ("table", tables),
-            ("index", indexes),
-            ("zone", zones),
-            ("schema", schemas),
-        ):
-            held = fields.get(name) or fields.get(f"{name}_")  # ``schema_`` for ``schema``
-            if held is not None:
-                ids.add(held.id)
-            named = fields.get(f"{name}_id")
-            if type(named) is int:
-                ids.add(named)
+        for field, kind, by_id in _holders(type(entry)):
+            value = fields[field]
+            if value is not None:
+                touched[kind].add(value if by_id else value.name if kind == "view" else value.id)
+    tables, indexes, zones = touched["table"], touched["index"], touched["zone"]
+    schemas, views = touched["schema"], touched["view"]
     for table_id in tables:
         table = current.find_table_by_id(table_id)
         if table is not None:
-            current = current.with_table(table.model_copy(update={"update_ts": ts}))
+            current = current.with_table(_stamped(table, ts))
         else:  # dropped: its schema still changed
             table = previous.find_table_by_id(table_id)
         if table is not None:
@@ -61,7 +87,7 @@ def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts:
     for index_id in indexes:
         index = current.find_index_by_id(index_id)
         if index is not None:
-            current = current.with_index(index.model_copy(update={"update_ts": ts}))
+            current = current.with_index(_stamped(index, ts))
         else:
             index = previous.find_index_by_id(index_id)
         if index is not None:
@@ -69,14 +95,14 @@ def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts:
     for zone_id in zones:
         with contextlib.suppress(NotFoundError):  # a dropped zone
             zone = current.zone_by_id(zone_id)
-            current = current.with_zone(zone.model_copy(update={"update_ts": ts}))
+            current = current.with_zone(_stamped(zone, ts))
     for name in views:
         found = current.find_system_view(name)
         if found is not None:
-            current = current.with_system_view(found.model_copy(update={"update_ts": ts}))
+            current = current.with_system_view(_stamped(found, ts))
             schemas.add(found.schema_id)
     for schema_id in schemas:
         schema = current.find_schema_by_id(schema_id)
         if schema is not None:
-            current = current.with_schema(schema.model_copy(update={"update_ts": ts}))
+            current = current.with_schema(_stamped(schema, ts))
     return current

@@ -34,6 +34,23 @@ class Namespaces:
     zone_by_name: Map[str, int]
     system_views: Map[str, SystemViewDescriptor] = EMPTY
 
+    # Built directly rather than with ``dataclasses.replace``: every applied change of a
+    # schema, zone or view makes one.
+
+    def with_schemas(
+        self, schemas: Map[int, SchemaDescriptor], by_name: Map[str, int]
+    ) -> Namespaces:
+        """Return these namespaces with other schemas."""
+        return Namespaces(schemas, by_name, self.zones, self.zone_by_name, self.system_views)
+
+    def with_zones(self, zones: Map[int, ZoneDescriptor], by_name: Map[str, int]) -> Namespaces:
+        """Return these namespaces with other zones."""
+        return Namespaces(self.schemas, self.schema_by_name, zones, by_name, self.system_views)
+
+    def with_system_views(self, views: Map[str, SystemViewDescriptor]) -> Namespaces:
+        """Return these namespaces with other system views."""
+        return Namespaces(self.schemas, self.schema_by_name, self.zones, self.zone_by_name, views)
+
 
 def put_named(
     by_id: Map[int, _Named], by_name: Map[str, int], item: _Named
