@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from updatelog.etcd_credentials import EtcdCredentials
 from updatelog.kv_etcd import DEFAULT_MAX_REQUEST_BYTES, EtcdKvStore
 from updatelog.kv_log import DEFAULT_REQUEST_TTL_S, KvUpdateLog
+
+_ANONYMOUS = EtcdCredentials()
 
 
 class EtcdUpdateLog(KvUpdateLog):
     """A ``KvUpdateLog`` over an ``EtcdKvStore``; the same rules as on SQLite.
 
     Args:
-        endpoints, ca, cert, key, user, password, timeout_s, max_request_bytes: the etcd
-            connection, as for ``EtcdKvStore``; values over ``max_request_bytes`` go as chunks.
+        endpoints, credentials, timeout_s, max_request_bytes: the etcd connection, as for
+            ``EtcdKvStore``; values over ``max_request_bytes`` go as chunks.
         prefix: key prefix, so several catalogs can share one etcd.
         relist_interval_s: how often a watch re-reads the log to catch up after a silent hang.
         request_ttl_s: how long a request id keeps its outcome.
@@ -24,11 +27,7 @@ class EtcdUpdateLog(KvUpdateLog):
         endpoints: Sequence[tuple[str, int]],
         *,
         prefix: str = "",
-        ca: str | None = None,
-        cert: str | None = None,
-        key: str | None = None,
-        user: str | None = None,
-        password: str | None = None,
+        credentials: EtcdCredentials = _ANONYMOUS,
         timeout_s: float = 5.0,
         relist_interval_s: float = 1.5,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
@@ -36,11 +35,7 @@ class EtcdUpdateLog(KvUpdateLog):
     ) -> None:
         self.kv = EtcdKvStore(
             endpoints,
-            ca=ca,
-            cert=cert,
-            key=key,
-            user=user,
-            password=password,
+            credentials=credentials,
             timeout_s=timeout_s,
             max_request_bytes=max_request_bytes,
         )

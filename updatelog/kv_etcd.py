@@ -41,6 +41,7 @@ from updatelog.errors import (
     UnknownOutcomeError,
     UpdateTooLargeError,
 )
+from updatelog.etcd_credentials import EtcdCredentials
 from updatelog.kv import (
     Compare,
     CompareOp,
@@ -109,16 +110,15 @@ def _refusal(details: str) -> Exception | None:
     return None
 
 
+_ANONYMOUS = EtcdCredentials()
+
+
 class EtcdKvStore:
     """The ``KvStore`` on etcd (see the module doc).
 
     Args:
         endpoints: ``(host, port)`` of every member to use; calls fail over between them.
-        ca: CA bundle that verifies the servers (turns TLS on).
-        cert: client certificate, for TLS client authentication (with ``key``).
-        key: the client certificate's private key.
-        user: etcd user name (with ``password``).
-        password: that user's password.
+        credentials: TLS files and the etcd user, if any.
         timeout_s: bound of every operation, retries included.
         max_request_bytes: the members' ``--max-request-bytes``.
     """
@@ -127,16 +127,12 @@ class EtcdKvStore:
         self,
         endpoints: Sequence[tuple[str, int]],
         *,
-        ca: str | None = None,
-        cert: str | None = None,
-        key: str | None = None,
-        user: str | None = None,
-        password: str | None = None,
+        credentials: EtcdCredentials = _ANONYMOUS,
         timeout_s: float = 5.0,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     ) -> None:
-        if not endpoints or (cert is None) != (key is None) or (user is None) != (password is None):
-            raise ValueError("give one endpoint or more, cert with key, user with password")
+        if not endpoints:
+            raise ValueError("give one etcd endpoint or more")
         if timeout_s <= 0 or max_request_bytes <= 0:
             raise ValueError("timeout_s and max_request_bytes must be positive")
         self.endpoints = [(host, int(port)) for host, port in endpoints]
@@ -145,8 +141,8 @@ class EtcdKvStore:
         self._rpc_timeout_s = max(timeout_s / 3, 0.05)
         self._members = EtcdMembers(
             self.endpoints,
-            tls=(ca, cert, key) if ca is not None or cert is not None else None,
-            auth=(user, password) if user is not None and password is not None else None,
+            tls=credentials.tls,
+            auth=credentials.auth,
             # A failed member is skipped only briefly: a restarted one must be used again soon.
             retry_s=min(1.0, timeout_s),
             rpc_timeout_s=self._rpc_timeout_s,

@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote, unquote_plus, urlsplit
 
 from updatelog.errors import InvalidStoreUrlError, StorageUnavailableError
+from updatelog.etcd_credentials import EtcdCredentials
 from updatelog.kv_log import DEFAULT_REQUEST_TTL_S
 from updatelog.kv_sqlite import DEFAULT_MAX_REQUEST_BYTES as DEFAULT_SQLITE_REQUEST_BYTES
 from updatelog.log import UpdateLog
@@ -67,6 +68,11 @@ class EtcdUrl:
     """The members' ``--max-request-bytes`` when not etcd's default (1.5 MiB)."""
     request_ttl_s: float = DEFAULT_REQUEST_TTL_S
     """How long a request id keeps its outcome (``?request_ttl=`` seconds; 24 h)."""
+
+    @property
+    def credentials(self) -> EtcdCredentials:
+        """Return the TLS files and user the URL gives."""
+        return EtcdCredentials(self.ca, self.cert, self.key, self.user, self.password)
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,11 +328,7 @@ def open_log(url: str) -> UpdateLog:
     return EtcdUpdateLog(
         parsed.endpoints,
         prefix=parsed.prefix,
-        ca=parsed.ca,
-        cert=parsed.cert,
-        key=parsed.key,
-        user=parsed.user,
-        password=parsed.password,
+        credentials=parsed.credentials,
         timeout_s=parsed.timeout_s,
         request_ttl_s=parsed.request_ttl_s,
         **limit,

@@ -13,6 +13,7 @@ from tests.integration.updatelog.faultproxy import FaultProxy
 from tests.integration.updatelog.support import run
 from updatelog import AppendConflict, LogCompactedError, RequestRecord, StorageUnavailableError
 from updatelog.etcd import EtcdUpdateLog
+from updatelog.etcd_credentials import EtcdCredentials
 
 pytestmark = pytest.mark.etcd
 
@@ -150,8 +151,10 @@ def test_user_and_password_authenticate_against_etcd_with_auth() -> None:
         host, port = host_port(server.endpoint)
 
         async def scenario() -> None:
-            log = EtcdUpdateLog([(host, port)], prefix="auth", user="root", password="s3cret")
-            wrong = EtcdUpdateLog([(host, port)], prefix="auth", user="root", password="nope")
+            root = EtcdCredentials(user="root", password="s3cret")
+            log = EtcdUpdateLog([(host, port)], prefix="auth", credentials=root)
+            nope = EtcdCredentials(user="root", password="nope")
+            wrong = EtcdUpdateLog([(host, port)], prefix="auth", credentials=nope)
             anonymous = EtcdUpdateLog([(host, port)], prefix="auth", timeout_s=1.0)
             try:
                 await append_range(log, 1, 2)
