@@ -17,11 +17,11 @@ from catalog.descriptors import (
     Descriptor,
     IndexDescriptor,
     SchemaDescriptor,
-    SystemViewDescriptor,
     TableDescriptor,
     ZoneDescriptor,
 )
 from catalog.descriptors.schemas import SYSTEM_SCHEMA
+from catalog.descriptors.system_views import SystemViewDescriptor
 from catalog.entries.base import EntryBase
 from catalog.events import CatalogEvent, EventSubject
 from catalog.origin import UpdateOrigin
