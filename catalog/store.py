@@ -50,6 +50,11 @@ TABLE_ID = 3
 NAME = 4
 ALIVE = 5
 
+UNTRACK_FROM = 50_000
+"""Records stored from which sealing keeps the store's dicts out of the collector's sight (see
+``RelationStore.seal``); below it a collection that walks them costs less than keeping them out
+would on every seal."""
+
 DEFAULT_CACHE_SIZE = 4096
 """Decoded descriptors kept; a decoded 6-column table costs about 5 KB, 1000x its bytes."""
 
@@ -395,7 +400,9 @@ class RelationStore:
                 members[table_id] = _index_members({*ever, object_id})
         # While the collector is paused (a recovery replaying the log), the full collection
         # that ends the pause untracks all of it at once: collecting here would only add up.
-        collecting = gc.isenabled()
+        # A small store is left to the collector's own pace: a dict a record made tracked is
+        # untracked by the next full collection, which walks so few records at little cost.
+        collecting = gc.isenabled() and len(self.tables) + len(self.indexes) >= UNTRACK_FROM
         if collecting:
             gc.collect(0)
         # A history holds records, so it can be untracked only after them: a second pass.
