@@ -50,6 +50,24 @@ class CatalogEventParameters:
     index: int
     origin: UpdateOrigin | None = None
 
+    def to_json(self) -> dict[str, object]:
+        """Return what the event says on the wire: the change and the object's name.
+
+        Not the object: a subscriber that wants it reads it at ``version`` (``version - 1``
+        for drops), e.g. ``GET /v1/schemas/{schema}/tables/{table}?version=...``.
+        """
+        data: dict[str, object] = {
+            "event": str(self.event),
+            "version": self.version,
+            "index": self.index,
+            "activation_ts": self.activation_ts,
+            "subject": self.subject.model_dump(mode="json", exclude_none=True),
+            "entry": self.entry.model_dump(mode="json"),
+        }
+        if self.origin is not None:  # who asked for the change and why
+            data["origin"] = self.origin.model_dump(mode="json", exclude_none=True)
+        return data
+
 
 def event_subject(descriptor: Descriptor | None, before: Catalog, after: Catalog) -> EventSubject:
     """Name the object an entry changed: ``descriptor`` as of ``after`` (``before`` for drops).

@@ -29,6 +29,7 @@ from api.client.errors import (
 )
 from api.client.retries import RETRYABLE_CODES, Failover, RetryPolicy, describe, is_retryable
 from catalog.entries import UpdateEntry
+from catalog.event_feed import CatalogEventParameters
 from catalog.events import CatalogEvent, EventSubject
 from catalog.origin import UpdateOrigin
 
@@ -88,20 +89,16 @@ class CatalogEventMessage(pydantic.BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         """Return the event as the server sent it (plus its ``id``)."""
-        return {
-            "id": self.id,
-            "event": str(self.event),
-            "version": self.version,
-            "index": self.index,
-            "activation_ts": self.activation_ts,
-            "subject": self.subject.model_dump(mode="json", exclude_none=True),
-            "entry": self.entry.model_dump(mode="json"),
-            **(
-                {}
-                if self.origin is None
-                else {"origin": self.origin.model_dump(mode="json", exclude_none=True)}
-            ),
-        }
+        sent = CatalogEventParameters(
+            self.event,
+            self.version,
+            self.activation_ts,
+            self.subject,
+            self.entry,
+            self.index,
+            self.origin,
+        )
+        return {"id": self.id, **sent.to_json()}
 
 
 def filter_params(

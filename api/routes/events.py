@@ -62,28 +62,9 @@ _WHOLE_VERSION = 1 << 62
 """The entry index past every entry: a position after a whole version."""
 
 
-def event_data(e: CatalogEventParameters) -> dict[str, object]:
-    """Return what one event says on the wire: the change and the object's name, not the object.
-
-    A subscriber that wants the whole object reads it at ``version`` (``version - 1`` for
-    drops) with ``GET /v1/schemas/{schema}/tables/{table}?version=...`` and its siblings.
-    """
-    data: dict[str, object] = {
-        "event": str(e.event),
-        "version": e.version,
-        "index": e.index,
-        "activation_ts": e.activation_ts,
-        "subject": e.subject.model_dump(mode="json", exclude_none=True),
-        "entry": e.entry.model_dump(mode="json"),
-    }
-    if e.origin is not None:  # who asked for the change and why
-        data["origin"] = e.origin.model_dump(mode="json", exclude_none=True)
-    return data
-
-
 def format_event(e: CatalogEventParameters) -> str:
     """Return one SSE frame for a catalog event."""
-    return f"id: {e.version}.{e.index}\nevent: {e.event}\ndata: {json.dumps(event_data(e))}\n\n"
+    return f"id: {e.version}.{e.index}\nevent: {e.event}\ndata: {json.dumps(e.to_json())}\n\n"
 
 
 def _bookmark(version: int) -> str:
