@@ -83,6 +83,10 @@ def _int(read: Read, kind: Kind) -> int:
     return 0 if value is None else envelope.decode_int(value, kind)
 
 
+DELETE_BATCH = 16
+"""Versions whose updates one transaction deletes after a snapshot replaced them."""
+
+
 class KvUpdateLog:
     """The ``UpdateLog`` over a ``KvStore`` (see the module doc).
 
@@ -430,12 +434,16 @@ class KvUpdateLog:
     # -- snapshots and compaction -----------------------------------------------------------
 
     async def save_snapshot(self, version: int, payload: bytes) -> bool:
-        """Save the snapshot at ``version`` and delete everything older, in one transaction.
+        """Save the snapshot at ``version``; then delete the updates it replaces.
 
         A large snapshot's chunks are written first, each in its own transaction, so commits
-        go on meanwhile. The transaction compares ``catalog.snapshot.version < version`` (or
-        absent) and ``catalog.version >= version``. Afterwards the store's history before the
-        previous snapshot is compacted, and expired request records and orphaned chunks go.
+        go on meanwhile. The transaction that saves it compares ``catalog.snapshot.version <
+        version`` (or absent) and ``catalog.version >= version``, and deletes the older
+        snapshots; from then on no read reaches an update below ``version``, and those are
+        deleted a few versions per transaction (``DELETE_BATCH``): a million tables' worth of
+        updates freed at once would hold the store's write lock, and every commit, for
+        seconds. Afterwards the store's history before the previous snapshot is compacted, and
+        expired request records and orphaned chunks go.
 
         Returns:
             True if saved; False (nothing changed) if it would not move the snapshot forward or
@@ -454,9 +462,7 @@ class KvUpdateLog:
             Get(keys.snapshot_version),
             Put(keys.snapshot_version, _enc(version)),
             Put(keys.snapshot(version), stored),
-            Delete(*keys.update_range(0, version - 1)),
             Delete(keys.snapshot(0), keys.snapshot(version)),
-            Delete(*keys.chunks_before("u", version)),
             Delete(*keys.chunks_before("s", version)),
         ]
         compares = [
@@ -480,6 +486,8 @@ class KvUpdateLog:
                 continue
             if result.succeeded:
                 previous = result.reads[0].kvs
+                since = _int(result.reads[0], Kind.VERSION) if previous else 0
+                await self._delete_updates(since, version)
                 await self._after_snapshot(previous[0].mod_revision if previous else 0)
                 return True
             latest = _int(result.reads[0], Kind.VERSION)
@@ -490,6 +498,19 @@ class KvUpdateLog:
                 await self.chunks.discard(tag)
             if version <= current or version > latest:
                 return False
+
+    async def _delete_updates(self, since: int, version: int) -> None:
+        """Delete the updates (and their chunks) below ``version``, from ``since`` on in batches.
+
+        Everything below ``since`` went with an earlier snapshot; one range delete sweeps what
+        an interrupted deletion may have left there (nothing, normally).
+        """
+        keys = self.keys
+        await self.store.txn([], [Delete(*keys.update_range(0, max(since, 1) - 1))])
+        for first in range(max(since, 1), version, DELETE_BATCH):
+            last = min(first + DELETE_BATCH, version) - 1
+            await self.store.txn([], [Delete(*keys.update_range(first, last))])
+        await self.store.txn([], [Delete(*keys.chunks_before("u", version))])
 
     async def _after_snapshot(self, previous_revision: int) -> None:
         """Compact the store's history up to the previous snapshot and collect garbage.
