@@ -110,20 +110,28 @@ def _like(template: tuple[EntryBase, ...], first_id: int, names: range) -> list[
 
 
 def _write(tables: int) -> list[bytes]:
-    """Return the stored updates a writer produces: version 1, then 1,000 tables each."""
+    """Return the stored updates a writer produces: version 1 (and the default zone when the
+    catalog starts without one), then 1,000 tables each."""
     first = initial_update(proposal_ts=1 << 16)
     payloads = [encode_update(first)]
     latest = first.apply_to(Catalog())
+    if latest.default_zone() is None:  # a catalog starts without zones: make the default one
+        zone = [c.CreateZone(name="Default"), c.SetDefaultZone(name="Default")]
+        update = VersionedUpdate(
+            version=2, proposal_ts=3 << 16, delay_ms=0, entries=prepare(latest, zone).entries
+        )
+        payloads.append(encode_update(update))
+        latest = update.apply_to(latest)
     prepared = prepare(latest, [_create(f"T{i}") for i in range(min(BATCH, tables))])
     template = prepared.entries[:3]
     if list(prepared.entries) != _like(template, latest.object_id_gen, range(min(BATCH, tables))):
         raise AssertionError("the copied entries differ from prepare's")
     for start in range(0, tables, BATCH):
-        version = start // BATCH + 2
+        version = start // BATCH + latest.version + 1
         names = range(start, min(start + BATCH, tables))
         update = VersionedUpdate(
             version=version,
-            proposal_ts=(version + 1) << 16,
+            proposal_ts=(version + 2) << 16,
             delay_ms=0,
             entries=_like(template, latest.object_id_gen + 2 * start, names),
         )
@@ -195,12 +203,13 @@ def measure_checkout(tables: int, *, full: bool, traced: bool = True) -> dict[st
 
     rng = random.Random(1)
     last = f"T{tables - 1}"
+    latest_version = latest.version
     del service, latest
     gc.collect()
     fresh = CatalogService(_NO_LOG, node_name="fresh")
     rss_before = _rss()
     started = time.perf_counter()
-    _apply(fresh, 1 + -(-tables // BATCH), payload, True)
+    _apply(fresh, latest_version, payload, True)
     fresh.latest_catalog().table("PUBLIC", last)
     result["snapshot_load_ready_s"] = time.perf_counter() - started
     gc.collect()
