@@ -47,8 +47,6 @@ _UNSEALED = -1
 """The stamp slot of an overlay record: not written to any store yet."""
 _Relation = TypeVar("_Relation", TableDescriptor, IndexDescriptor)
 
-_EMPTY: Map[Any, Any] = EMPTY
-"""The empty overlay every sealed version shares (maps are immutable)."""
 
 _OVERLAYS = (
     "_counts",
@@ -88,12 +86,12 @@ class Catalog(RelationReads):
 
     # A sealed catalog has no overlays: every one of them reads the shared empty map, and
     # each kept version costs its slots alone. ``_UnsealedCatalog`` holds real overlays.
-    _counts: Map[CountKey, int] = _EMPTY
-    _tables = _EMPTY
-    _table_by_name = _EMPTY
-    _indexes = _EMPTY
-    _index_by_name = _EMPTY
-    _table_indexes = _EMPTY
+    _counts: Map[CountKey, int] = EMPTY
+    _tables = EMPTY
+    _table_by_name = EMPTY
+    _indexes = EMPTY
+    _index_by_name = EMPTY
+    _table_indexes = EMPTY
 
     def __init__(self, version: int = 0, activation_ts: int = 0, object_id_gen: int = 0) -> None:
         """Create an empty catalog (no schemas, no zones): the state before version 1."""
@@ -101,7 +99,7 @@ class Catalog(RelationReads):
         self.activation_ts = activation_ts
         self.object_id_gen = object_id_gen
         self.default_zone_id = None
-        self._names = Namespaces(_EMPTY, _EMPTY, _EMPTY, _EMPTY)
+        self._names = Namespaces(EMPTY, EMPTY, EMPTY, EMPTY)
         self._store = RelationStore()
         self._stamp = 0
         self._digest = None

@@ -1,10 +1,9 @@
 """Causality tokens: every object a version changes carries that version's activation time.
 
 As Ignite's descriptors carry ``updateTimestamp``, each schema, table, index, zone and system
-view here has
-``update_ts``: the activation timestamp of the version that last changed it, and a schema's
-moves too when a table or index in it changes (or goes). A reader holding an object from time T
-knows it changed since when its token is greater than T.
+view here has ``update_ts``: the activation timestamp of the version that last changed it, and
+a schema's moves too when a table, index or view in it changes (or goes). A reader holding an
+object from time T knows it changed since when its token is greater than T.
 
 The stamps are derived from the update itself, so every node that applies a version stamps the
 same objects with the same time. Only updates that say so (``VersionedUpdate.stamps``) stamp:

@@ -293,7 +293,9 @@ def check_widening(old: TypeParams, new: TypeParams) -> None:
     raise _fail(f"cannot change the precision of a {old.type} column", unsupported)
 
 
-DEFAULT_FUNCTIONS: dict[str, ColumnType] = {"RAND_UUID": ColumnType.UUID}
+RAND_UUID = "RAND_UUID"
+"""The default function that gives each new row a random (version 4) UUID."""
+DEFAULT_FUNCTIONS: dict[str, ColumnType] = {RAND_UUID: ColumnType.UUID}
 """Functions a primary-key column may take its default from, with the type each returns."""
 
 

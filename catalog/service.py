@@ -19,7 +19,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 from catalog.catalog import Catalog
-from catalog.causality import stamp
 from catalog.errors import (
     CatalogError,
     ErrorCode,
@@ -337,12 +336,7 @@ class CatalogService:
         expected, self._expected = self._expected, None
         if expected is None or expected.before is not before or expected.payload != entry.payload:
             return None
-        update = expected.update
-        activation_ts = update.activation_ts(before.activation_ts)
-        after = expected.after
-        if update.stamps:
-            after = stamp(before, after, update.entries, activation_ts)
-        return after.with_version(update.version, activation_ts)
+        return expected.update.completed(before, expected.after)
 
     def _has_listeners(self, update: VersionedUpdate) -> bool:
         return any(e.event is not None and self._listeners.get(e.event) for e in update.entries)

@@ -63,7 +63,7 @@ def _groups(value: Any, kinds: tuple[type, ...], what: str) -> list[list[Any]]:
 
 
 def _header(items: list[Any]) -> dict[str, Any]:
-    """Return the parts every format shares: the version's numbers, schemas and zones."""
+    """Return the parts every format shares: the version's numbers, schemas, zones and views."""
     return {
         "version": _INT(items[0]),
         "activation_ts": _INT(items[1]),

@@ -117,9 +117,18 @@ class VersionedUpdate(Model):
                     self.origin_of(index),
                 )
             current = after
+        return self.completed(previous, current)
+
+    def completed(self, previous: Catalog, applied: Catalog) -> Catalog:
+        """Return ``applied`` (these entries applied to ``previous``) as catalog ``version``.
+
+        Active from this update's activation time, and with what it changed stamped with that
+        time when the update stamps (``catalog.causality``).
+        """
+        activation_ts = self.activation_ts(previous.activation_ts)
         if self.stamps:
-            current = stamp(previous, current, self.entries, activation_ts)
-        return current.with_version(self.version, activation_ts)
+            applied = stamp(previous, applied, self.entries, activation_ts)
+        return applied.with_version(self.version, activation_ts)
 
 
 def initial_update(proposal_ts: int) -> VersionedUpdate:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from catalog.column_types import ColumnType
+from catalog.column_types import RAND_UUID, ColumnType
 from catalog.descriptors import ColumnDescriptor
 from spark.types import FIELD_ID, arrow_field, arrow_type, default_scalar
 
@@ -44,7 +44,7 @@ def _filled(column: ColumnDescriptor, rows: int) -> pa.Array:
 
 def _generated(column: ColumnDescriptor, rows: int) -> pa.Array:
     """Return what a write gives a column the data lacks: a value per row of its default."""
-    if column.default_function == "RAND_UUID":
+    if column.default_function == RAND_UUID:
         return pa.array([str(uuid.uuid4()) for _ in range(rows)], type=pa.string())
     return _filled(column, rows)
 

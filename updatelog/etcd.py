@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from updatelog.etcd_credentials import EtcdCredentials
+from updatelog.etcd_credentials import ANONYMOUS, EtcdCredentials
 from updatelog.kv_etcd import DEFAULT_MAX_REQUEST_BYTES, EtcdKvStore
 from updatelog.kv_log import DEFAULT_REQUEST_TTL_S, KvUpdateLog
-
-_ANONYMOUS = EtcdCredentials()
 
 
 class EtcdUpdateLog(KvUpdateLog):
@@ -27,7 +25,7 @@ class EtcdUpdateLog(KvUpdateLog):
         endpoints: Sequence[tuple[str, int]],
         *,
         prefix: str = "",
-        credentials: EtcdCredentials = _ANONYMOUS,
+        credentials: EtcdCredentials = ANONYMOUS,
         timeout_s: float = 5.0,
         relist_interval_s: float = 1.5,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,

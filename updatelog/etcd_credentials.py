@@ -46,3 +46,7 @@ class EtcdCredentials:
         if self.user is None or self.password is None:
             return None
         return self.user, self.password
+
+
+ANONYMOUS = EtcdCredentials()
+"""No TLS and no user: a plain connection."""

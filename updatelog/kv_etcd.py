@@ -41,7 +41,7 @@ from updatelog.errors import (
     UnknownOutcomeError,
     UpdateTooLargeError,
 )
-from updatelog.etcd_credentials import EtcdCredentials
+from updatelog.etcd_credentials import ANONYMOUS, EtcdCredentials
 from updatelog.kv import (
     Compare,
     CompareOp,
@@ -110,9 +110,6 @@ def _refusal(details: str) -> Exception | None:
     return None
 
 
-_ANONYMOUS = EtcdCredentials()
-
-
 class EtcdKvStore:
     """The ``KvStore`` on etcd (see the module doc).
 
@@ -127,7 +124,7 @@ class EtcdKvStore:
         self,
         endpoints: Sequence[tuple[str, int]],
         *,
-        credentials: EtcdCredentials = _ANONYMOUS,
+        credentials: EtcdCredentials = ANONYMOUS,
         timeout_s: float = 5.0,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     ) -> None:

@@ -506,11 +506,13 @@ class KvUpdateLog:
         an interrupted deletion may have left there (nothing, normally).
         """
         keys = self.keys
-        await self.store.txn([], [Delete(*keys.update_range(0, max(since, 1) - 1))])
-        for first in range(max(since, 1), version, DELETE_BATCH):
+        start = max(since, 1)
+        for first in range(start, version, DELETE_BATCH):
             last = min(first + DELETE_BATCH, version) - 1
-            await self.store.txn([], [Delete(*keys.update_range(first, last))])
-        await self.store.txn([], [Delete(*keys.chunks_before("u", version))])
+            ops = [Delete(*keys.update_range(0 if first == start else first, last))]
+            if last == version - 1:
+                ops.append(Delete(*keys.chunks_before("u", version)))
+            await self.store.txn([], ops)
 
     async def _after_snapshot(self, previous_revision: int) -> None:
         """Compact the store's history up to the previous snapshot and collect garbage.

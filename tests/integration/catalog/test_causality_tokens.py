@@ -66,10 +66,10 @@ def test_drop_table(store_url: str) -> None:
     _on_node(store_url, scenario)
 
 
-def test_add_column(store_url: str) -> None:
+def _altering_stamps_the_table_and_its_schema(store_url: str, ddl: str) -> None:
     async def scenario(node: CatalogNode) -> None:
         cat = await _sql(node, _TABLE.format(name="T"))
-        altered = await _sql(node, "ALTER TABLE T ADD COLUMN NEWCOL VARCHAR(11) DEFAULT 'Ignite!'")
+        altered = await _sql(node, ddl)
         table = altered.table("PUBLIC", "T")
         assert table.update_ts > cat.table("PUBLIC", "T").update_ts
         assert altered.schema("PUBLIC").update_ts == table.update_ts == altered.activation_ts
@@ -77,15 +77,14 @@ def test_add_column(store_url: str) -> None:
     _on_node(store_url, scenario)
 
 
-def test_drop_column(store_url: str) -> None:
-    async def scenario(node: CatalogNode) -> None:
-        cat = await _sql(node, _TABLE.format(name="T"))
-        altered = await _sql(node, "ALTER TABLE T DROP COLUMN VAL")
-        table = altered.table("PUBLIC", "T")
-        assert table.update_ts > cat.table("PUBLIC", "T").update_ts
-        assert altered.schema("PUBLIC").update_ts == table.update_ts
+def test_add_column(store_url: str) -> None:
+    _altering_stamps_the_table_and_its_schema(
+        store_url, "ALTER TABLE T ADD COLUMN NEWCOL VARCHAR(11) DEFAULT 'Ignite!'"
+    )
 
-    _on_node(store_url, scenario)
+
+def test_drop_column(store_url: str) -> None:
+    _altering_stamps_the_table_and_its_schema(store_url, "ALTER TABLE T DROP COLUMN VAL")
 
 
 def test_create_hash_index(store_url: str) -> None:
