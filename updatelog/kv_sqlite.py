@@ -46,8 +46,9 @@ APPLICATION_ID = 0x55504C47
 SCHEMA_VERSION = 3
 """``PRAGMA user_version`` of the table layout this release writes (1: no revisions; 2: the
 revision counted in ``meta`` on every commit, where 3 reads it off the revision index)."""
-DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
-"""Values above this (minus the log's margin) are written as chunks, as on etcd."""
+DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
+"""Values above this (minus the log's margin) are written as chunks, as on etcd: a commit that
+waits for the write lock waits for one chunk's transaction at most."""
 
 _WATCH_PAGE = 1000
 # A watch reads what changed since a revision through the revision index: left to itself the
@@ -126,10 +127,12 @@ class SqliteKvStore:
                     raise
                 time.sleep(0.01)
 
-    async def _run(self, fn: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
+    async def _run(
+        self, fn: Callable[[sqlite3.Connection], T], *, write: bool = False, urgent: bool = False
+    ) -> T:
         if self._closed:
             raise StorageUnavailableError(f"SQLite store {self.path}: the store is closed")
-        return await self._db.transaction(fn, write=write)
+        return await self._db.transaction(fn, write=write, urgent=urgent)
 
     # -- KvStore ----------------------------------------------------------------------------
 
@@ -170,7 +173,17 @@ class SqliteKvStore:
         )
         done = self._direct.run(body, write=writes, size=size)
         if done is DECLINED:
-            result, changed = await self._run(body, write=writes)
+            # A small transaction (a commit that found the lock taken) goes ahead of queued
+            # large writes, such as a snapshot's chunks; while those run, and for a while
+            # after, small ones take the thread too (see ``DirectConnection``).
+            small = size <= self._direct.max_bytes
+            if not small:
+                self._direct.pause()
+            try:
+                result, changed = await self._run(body, write=writes, urgent=small)
+            finally:
+                if not small:
+                    self._direct.pause()
         else:
             result, changed = cast(tuple[kv.TxnResult, bool], done)
         if changed:

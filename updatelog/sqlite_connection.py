@@ -12,6 +12,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
+import itertools
 import queue
 import sqlite3
 import threading
@@ -23,10 +24,15 @@ from updatelog.errors import FormatError, StorageUnavailableError
 T = TypeVar("T")
 
 _Job = tuple[Callable[[sqlite3.Connection], object], Callable[[object, BaseException | None], None]]
+_URGENT, _NORMAL, _LAST = 0, 1, 2
 
 
 class SqliteConnection:
     """One sqlite3 connection on its own thread, which runs the calls given to it in order.
+
+    Urgent calls (``urgent=True``: a small transaction, such as a commit that found the write
+    lock taken) go ahead of every queued normal one, so a commit never waits behind a queue of
+    large writes, only for the one running.
 
     SQLite errors come back as update-log errors: ``OperationalError`` (locked past the busy
     timeout, I/O errors, a missing directory) as ``StorageUnavailableError``, a corrupted file
@@ -44,7 +50,8 @@ class SqliteConnection:
     def __init__(self, path: str, busy_timeout_s: float) -> None:
         self.path = path
         self._busy_timeout_s = busy_timeout_s
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._jobs: queue.PriorityQueue[tuple[int, int, _Job | None]] = queue.PriorityQueue()
+        self._order = itertools.count()
         self._closed = False
         self._opened = concurrent.futures.Future[None]()
         self._finished = concurrent.futures.Future[None]()
@@ -61,7 +68,7 @@ class SqliteConnection:
             self._finished.set_result(None)
             return
         self._opened.set_result(None)
-        while (job := self._jobs.get()) is not None:
+        while (job := self._jobs.get()[2]) is not None:
             fn, done = job
             try:
                 result = guarded(self.path, functools.partial(fn, db))
@@ -76,10 +83,11 @@ class SqliteConnection:
         self,
         fn: Callable[[sqlite3.Connection], object],
         done: Callable[[object, BaseException | None], None],
+        urgent: bool = False,
     ) -> None:
         if self._closed:
             raise StorageUnavailableError(f"SQLite store {self.path}: the log is closed")
-        self._jobs.put((fn, done))
+        self._jobs.put((_URGENT if urgent else _NORMAL, next(self._order), (fn, done)))
 
     def call_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(connection)`` on the connection's thread and block until it returns."""
@@ -94,7 +102,7 @@ class SqliteConnection:
         self._submit(fn, done)
         return future.result()
 
-    async def call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def call(self, fn: Callable[[sqlite3.Connection], T], *, urgent: bool = False) -> T:
         """Run ``fn(connection)`` on the connection's thread and await its result."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
@@ -112,12 +120,14 @@ class SqliteConnection:
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(resolve, result, error)
 
-        self._submit(fn, done)
+        self._submit(fn, done, urgent)
         return await future
 
-    async def transaction(self, fn: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
+    async def transaction(
+        self, fn: Callable[[sqlite3.Connection], T], *, write: bool, urgent: bool = False
+    ) -> T:
         """Run ``fn`` in one transaction: ``BEGIN IMMEDIATE`` for writes, a snapshot for reads."""
-        return await self.call(functools.partial(in_transaction, fn, write))
+        return await self.call(functools.partial(in_transaction, fn, write), urgent=urgent)
 
     def close(self) -> concurrent.futures.Future[None]:
         """Refuse new calls; the thread runs the queued ones, then closes the connection.
@@ -127,7 +137,7 @@ class SqliteConnection:
         """
         if not self._closed:
             self._closed = True
-            self._jobs.put(None)
+            self._jobs.put((_LAST, next(self._order), None))
         return self._finished
 
 

@@ -10,7 +10,9 @@ event loop, and keeps its connection thread for everything that may wait:
   is zero), rolled back, and the caller sends it to the thread, which waits as configured;
 - a transaction that writes more than ``max_bytes`` goes to the thread;
 - a commit that took longer than ``slow_s`` (a stalled disk) sends every transaction to the
-  thread for the next ``pause_s``, so a slow disk does not hold the event loop.
+  thread for the next ``pause_s``, so a slow disk does not hold the event loop; so does a
+  large write (``pause``: a snapshot's chunks and the checkpoints after them keep the disk
+  busy, and a commit on the event loop would hold it for as long as its fsync waits).
 
 The connection checkpoints the write-ahead log as SQLite does by default, inside the commit
 that fills it to 1,000 pages (about 2 ms here, once every ~150 appends): a checkpoint run
@@ -92,10 +94,14 @@ class DirectConnection:
                     return DECLINED  # rolled back: the thread waits for the lock instead
                 raise
             if time.monotonic() - start > self.slow_s:
-                self._paused_until = time.monotonic() + self.pause_s
+                self.pause()
             return result
         finally:
             self._lock.release()
+
+    def pause(self) -> None:
+        """Decline every transaction for the next ``pause_s`` (the disk is busy elsewhere)."""
+        self._paused_until = max(self._paused_until, time.monotonic() + self.pause_s)
 
     def close(self) -> None:
         """Close the connection; later runs are declined. Idempotent."""

@@ -87,7 +87,7 @@ class SqliteUrl:
     path: Path
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_request_bytes: int | None = None
-    """Values above this are written as chunks (default 16 MiB)."""
+    """Values above this are written as chunks (default 4 MiB)."""
     request_ttl_s: float = DEFAULT_REQUEST_TTL_S
     """How long a request id keeps its outcome (``?request_ttl=`` seconds; 24 h)."""
 

@@ -7,11 +7,15 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from updatelog import SqliteUpdateLog
+from updatelog.kv import Put
+from updatelog.kv_sqlite import SqliteKvStore
+from updatelog.sqlite_connection import SqliteConnection
 from updatelog.sqlite_direct import DECLINED, DirectConnection
 
 
@@ -74,6 +78,53 @@ def test_a_slow_commit_sends_the_next_transactions_to_the_thread(tmp_path: Path)
         assert direct.run(_thread_of_run, write=True) != DECLINED
     finally:
         direct.close()
+
+
+def test_a_large_write_sends_small_transactions_to_the_thread_until_a_while_after(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        store = SqliteKvStore(tmp_path / "c.db")
+        direct = store._direct  # what the store's hot path would use
+        direct.pause_s = 0.3
+        try:
+            assert direct.run(_thread_of_run, write=True) != DECLINED
+            await store.txn([], [Put("chunk", os.urandom(direct.max_bytes + 1))])
+            assert direct.run(_thread_of_run, write=True) is DECLINED  # the disk is busy
+            await asyncio.sleep(0.35)
+            assert direct.run(_thread_of_run, write=True) != DECLINED
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_an_urgent_call_goes_ahead_of_queued_ones(tmp_path: Path) -> None:
+    conn = SqliteConnection(_ready_file(tmp_path / "d.db"), 5.0)
+    order: list[str] = []
+    release = threading.Event()
+
+    def blocking(db: sqlite3.Connection) -> None:
+        release.wait(5)
+
+    def note(name: str) -> Callable[[sqlite3.Connection], None]:
+        return lambda db: order.append(name)
+
+    async def scenario() -> None:
+        running = asyncio.create_task(conn.call(blocking))
+        await asyncio.sleep(0.05)  # the thread is inside ``blocking``
+        queued = [asyncio.create_task(conn.call(note(f"large {i}"))) for i in range(3)]
+        await asyncio.sleep(0.01)
+        urgent = asyncio.create_task(conn.call(note("small"), urgent=True))
+        await asyncio.sleep(0.01)
+        release.set()
+        await asyncio.gather(running, *queued, urgent)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        conn.close().result(5)
+    assert order == ["small", "large 0", "large 1", "large 2"]
 
 
 def test_a_locked_file_does_not_hold_the_event_loop(tmp_path: Path) -> None:
