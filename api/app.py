@@ -20,6 +20,8 @@ from api import errors
 from api.auth import TokenAuthority, auth_enabled, is_loopback, read_token_secret
 from api.config import ServerSettings
 from api.host_check import HostCheckMiddleware
+from api.iceberg import router as iceberg
+from api.iceberg.errors import IcebergError, answering_iceberg_errors, on_iceberg_error
 from api.metrics import ApiMetrics
 from api.request_checks import check_request
 from api.routes import catalog as catalog_routes
@@ -184,6 +186,7 @@ def create_app(
         ops.router,
         data.router,
         tokens.router,
+        iceberg.router,
     ):
         app.include_router(router)
     # The catalog browser: static files, no external assets; its data comes from the API.
@@ -202,12 +205,13 @@ def create_app(
         (UpdateLogError, errors.on_log_error),
         (SchemaSyncError, errors.on_schema_sync_error),
         (errors.ApiError, errors.on_api_error),
+        (IcebergError, on_iceberg_error),
         (RequestValidationError, errors.on_request_validation),
         (StarletteHTTPException, errors.on_http_error),
         (Exception, errors.on_unexpected),
     ]
     for exc_type, handler in handlers:
-        app.add_exception_handler(exc_type, handler)
+        app.add_exception_handler(exc_type, answering_iceberg_errors(handler))
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimeoutMiddleware, timeout_s=settings.request_timeout_s)
     app.add_middleware(SecurityHeadersMiddleware)

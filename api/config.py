@@ -75,6 +75,9 @@ class ServerSettings:
         descriptor_cache: how many recently read descriptors the node keeps decoded
             (``CATALOG_DESCRIPTOR_CACHE``; 4096, about 1 KB each for a table of six columns,
             up to twice as many held); size it to the tables read often.
+        warehouse: the folder holding each table's data as ``<warehouse>/table_<id>``, the
+            location the Iceberg REST catalog gives tables (``CATALOG_WAREHOUSE``;
+            ``./warehouse``); the Spark source's ``warehouse`` option names the same folder.
     """
 
     store: str = field(default_factory=lambda: os.environ.get("CATALOG_STORE", DEFAULT_STORE))
@@ -127,6 +130,9 @@ class ServerSettings:
     sse_send_timeout_s: float = 30.0
     descriptor_cache: int = field(
         default_factory=lambda: _env_int("CATALOG_DESCRIPTOR_CACHE", DEFAULT_CACHE_SIZE)
+    )
+    warehouse: str = field(
+        default_factory=lambda: os.environ.get("CATALOG_WAREHOUSE") or "./warehouse"
     )
 
     @property

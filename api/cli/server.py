@@ -24,6 +24,11 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     serve.add_argument("--port", type=int, help="bind port (env CATALOG_PORT; 8000)")
     serve.add_argument("--node-name", help="this node's name (env CATALOG_NODE_NAME; host name)")
     serve.add_argument(
+        "--warehouse",
+        help="the tables' data folder, served as Iceberg locations (env CATALOG_WAREHOUSE; "
+        "./warehouse)",
+    )
+    serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     auth = serve.add_mutually_exclusive_group()
@@ -104,6 +109,7 @@ def _settings(args: argparse.Namespace) -> ServerSettings:
         "host": getattr(args, "host", None),
         "port": getattr(args, "port", None),
         "node_name": getattr(args, "node_name", None),
+        "warehouse": getattr(args, "warehouse", None),
         "delay_ms": args.delay_ms,
         "max_clock_skew_ms": args.max_clock_skew_ms,
         "auth": getattr(args, "auth", None),

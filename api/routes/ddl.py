@@ -62,7 +62,7 @@ def client_of(request: Request) -> str:
     return printable or "unknown"
 
 
-def _admitted(request: Request) -> Slot:
+def admitted(request: Request) -> Slot:
     """Take one of the node's DDL slots for the caller, or refuse with 429."""
     slots: Slots = request.app.state.ddl_slots
     slot = slots.take(principal_of(request))
@@ -124,7 +124,7 @@ async def ddl(
     request: Request, payload: DdlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:
     """Apply commands as one atomic batch; answer once the new version is visible everywhere."""
-    with _admitted(request):
+    with admitted(request):
         return await _execute(request, list(payload.commands), payload, idempotency_key)
 
 
@@ -133,7 +133,7 @@ async def sql(
     request: Request, payload: SqlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:
     """Apply DDL statements (one or more, ``;``-separated) as one atomic batch."""
-    with _admitted(request):
+    with admitted(request):
         # Counted before parsing, and parsed off the event loop: a large script neither
         # holds up other requests nor costs more than a refusal.
         _check_batch_size(request, ScriptShape.of(payload.sql).statements, "statements")

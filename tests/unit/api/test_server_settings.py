@@ -23,3 +23,10 @@ def test_a_descriptor_cache_of_nothing_is_refused_by_name(
     monkeypatch.setenv("CATALOG_DESCRIPTOR_CACHE", "0")
     with pytest.raises(ValueError, match="descriptor_cache must be at least 1"):
         ServerSettings().node_options()
+
+
+def test_the_warehouse_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CATALOG_WAREHOUSE", raising=False)
+    assert ServerSettings().warehouse == "./warehouse"
+    monkeypatch.setenv("CATALOG_WAREHOUSE", "/data/lake")
+    assert ServerSettings().warehouse == "/data/lake"

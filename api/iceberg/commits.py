@@ -1,0 +1,201 @@
+"""A table commit: its requirements checked, its updates turned into catalog commands.
+
+Requirements are checked against the table's projected metadata; one that does not hold
+fails the commit (``CommitFailedException``) before anything is written. The updates that
+change a table's schema (``add-schema`` with ``set-current-schema``) or its properties
+(``set-properties``, ``remove-properties``) become catalog commands, applied as one batch.
+Every other update touches snapshots, specs, orders or files: this catalog's tables take
+their data through the Spark source, so those are refused and nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from api.iceberg.errors import bad_request, commit_failed
+from api.iceberg.evolution import schema_commands
+from api.iceberg.models import (
+    LAST_PARTITION_ID,
+    UNPARTITIONED_SPEC_ID,
+    UNSORTED_ORDER_ID,
+    IcebergSchema,
+    TableMetadata,
+    TableRequirement,
+    TableUpdate,
+)
+from api.iceberg.properties import properties_command
+from catalog.commands import CommandBase
+from catalog.descriptors import TableDescriptor
+
+T = TypeVar("T")
+
+LAST_ADDED = -1
+"""``set-current-schema``'s id for "the schema this commit added"."""
+
+DATA_GOES_THROUGH_SPARK = (
+    "this catalog's tables take their data through the Spark source (the catalog data "
+    "source), not through Iceberg snapshots; its Iceberg REST catalog changes only schemas "
+    "and table properties"
+)
+
+
+def _required(value: T | None, requirement: TableRequirement, member: str) -> T:
+    if value is None:
+        raise bad_request(f"requirement {requirement.type} needs {member}")
+    return value
+
+
+def _fails(requirement: TableRequirement, metadata: TableMetadata) -> str | None:
+    """Return why ``requirement`` does not hold of ``metadata``, or None when it holds.
+
+    Raises:
+        IcebergError: BadRequestException for an unknown requirement or a missing member.
+    """
+    kind = requirement.type
+    if kind == "assert-create":
+        return "the table already exists"
+    if kind == "assert-table-uuid":
+        uuid = _required(requirement.uuid, requirement, "uuid")
+        return None if uuid == metadata.table_uuid else f"table uuid is {metadata.table_uuid}"
+    if kind == "assert-ref-snapshot-id":
+        ref = _required(requirement.ref, requirement, "ref")
+        if requirement.snapshot_id is None:
+            return None
+        return f"branch or tag {ref} does not exist (this catalog's tables have no snapshots)"
+    expected: dict[str, tuple[int | None, int, str]] = {
+        "assert-current-schema-id": (
+            requirement.current_schema_id,
+            metadata.current_schema_id,
+            "current-schema-id",
+        ),
+        "assert-last-assigned-field-id": (
+            requirement.last_assigned_field_id,
+            metadata.last_column_id,
+            "last-assigned-field-id",
+        ),
+        "assert-last-assigned-partition-id": (
+            requirement.last_assigned_partition_id,
+            LAST_PARTITION_ID,
+            "last-assigned-partition-id",
+        ),
+        "assert-default-spec-id": (
+            requirement.default_spec_id,
+            UNPARTITIONED_SPEC_ID,
+            "default-spec-id",
+        ),
+        "assert-default-sort-order-id": (
+            requirement.default_sort_order_id,
+            UNSORTED_ORDER_ID,
+            "default-sort-order-id",
+        ),
+    }
+    if kind not in expected:
+        raise bad_request(f"unknown commit requirement {kind}")
+    asked, actual, member = expected[kind]
+    asked = _required(asked, requirement, member)
+    return None if asked == actual else f"{member} is {actual}, not {asked}"
+
+
+def check_requirements(
+    requirements: Sequence[TableRequirement], metadata: TableMetadata, table: str
+) -> None:
+    """Check every requirement of a commit against the table's current metadata.
+
+    Raises:
+        IcebergError: CommitFailedException naming the first that fails; BadRequestException
+            for a malformed one.
+    """
+    for requirement in requirements:
+        reason = _fails(requirement, metadata)
+        if reason is not None:
+            raise commit_failed(
+                f"requirement {requirement.type} failed for table {table}: {reason}; nothing "
+                "was written: load the table again and retry"
+            )
+
+
+@dataclass
+class _Changes:
+    """What a commit's updates ask for."""
+
+    added: list[IcebergSchema] = field(default_factory=list)
+    current: int | None = None
+    set_properties: dict[str, str] = field(default_factory=dict)
+    removed_properties: list[str] = field(default_factory=list)
+
+    def take(self, update: TableUpdate) -> None:
+        """Record one update.
+
+        Raises:
+            IcebergError: BadRequestException for an update this catalog does not make.
+        """
+        action = update.action
+        if action == "add-schema" and update.schema_ is not None:
+            self.added.append(update.schema_)
+        elif action == "set-current-schema" and update.schema_id is not None:
+            self.current = update.schema_id
+        elif action == "set-properties" and update.updates is not None:
+            self.set_properties.update(update.updates)
+        elif action == "remove-properties" and update.removals is not None:
+            self.removed_properties += update.removals
+        elif action in ("add-schema", "set-current-schema", "set-properties", "remove-properties"):
+            raise bad_request(f"update {action} is missing its members")
+        else:
+            raise bad_request(f"update {action} is refused: {DATA_GOES_THROUGH_SPARK}")
+
+    def new_schema(self, metadata: TableMetadata) -> IcebergSchema | None:
+        """Return the schema the commit makes current, or None when it keeps the current one.
+
+        Raises:
+            IcebergError: BadRequestException for a schema added but not made current, or
+                an older schema made current again.
+        """
+        if self.current is None:
+            if self.added:
+                raise bad_request(
+                    "this catalog keeps only the schemas a table has had: an added schema "
+                    "must be made current in the same commit (set-current-schema)"
+                )
+            return None
+        if self.current == LAST_ADDED:
+            if not self.added:
+                raise bad_request("set-current-schema -1 needs a schema added in this commit")
+            return self.added[-1]
+        for schema in reversed(self.added):
+            if schema.schema_id == self.current:
+                return schema
+        if self.current == metadata.current_schema_id:
+            return None
+        raise bad_request(
+            f"schema {self.current} cannot be made current: a table's schema moves forward "
+            "only; add the schema you want instead"
+        )
+
+
+def commit_commands(
+    schema_name: str,
+    table: TableDescriptor,
+    metadata: TableMetadata,
+    updates: Sequence[TableUpdate],
+) -> list[CommandBase]:
+    """Return the catalog commands a commit's updates make, in order (possibly none).
+
+    Raises:
+        IcebergError: BadRequestException for an update the catalog does not make.
+        ValidationError: a new column or property value the catalog refuses.
+    """
+    changes = _Changes()
+    for update in updates:
+        changes.take(update)
+    commands: list[CommandBase] = []
+    schema = changes.new_schema(metadata)
+    if schema is not None:
+        commands += schema_commands(schema_name, table, schema)
+    properties = properties_command(
+        schema_name, table.name, changes.set_properties, changes.removed_properties
+    )
+    if properties is not None:
+        commands.append(properties)
+    return commands

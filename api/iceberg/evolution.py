@@ -1,0 +1,142 @@
+"""A new Iceberg schema for a table, as the catalog commands that make the table match it.
+
+Fields are matched to columns by id, never by name: a field whose id is no current column's
+is added, a column whose id has no field is dropped, and a field with a column's id renames
+it, widens its type (``int`` to ``long``, ``float`` to ``double``, a decimal to more
+precision) or makes it optional. The catalog appends new columns and gives them the next
+column ids, so added fields must come last, with ids from ``last-column-id + 1`` on, as
+Iceberg clients assign them. Columns cannot be reordered and the identifier fields (the
+primary key) cannot change.
+"""
+
+from __future__ import annotations
+
+from api.iceberg.errors import bad_request
+from api.iceberg.models import IcebergSchema, StructField
+from api.iceberg.types import CatalogType, NoCounterpartError, catalog_type, iceberg_type
+from catalog.commands import CommandBase
+from catalog.commands.columns import (
+    AddColumnsCommand,
+    AlterColumnCommand,
+    Column,
+    DropColumnsCommand,
+    RenameColumnCommand,
+)
+from catalog.descriptors import ColumnDescriptor, TableDescriptor
+
+
+def field_type(table: str, field: StructField) -> CatalogType:
+    """Return the catalog type of an Iceberg field.
+
+    Raises:
+        IcebergError: BadRequestException naming the table, the field and its type.
+    """
+    try:
+        return catalog_type(field.type)
+    except NoCounterpartError as e:
+        raise bad_request(f"table {table}, field {field.name}: {e}") from e
+
+
+def column_of(table: str, field: StructField) -> Column:
+    """Return the column definition an Iceberg field stands for (required is NOT NULL).
+
+    Raises:
+        IcebergError: BadRequestException when the field's type has no catalog counterpart.
+        ValidationError: the field's name is not a valid column name.
+    """
+    mapped = field_type(table, field)
+    return Column(
+        name=field.name,
+        type=mapped.type,
+        nullable=not field.required,
+        precision=mapped.precision,
+        scale=mapped.scale,
+    )
+
+
+def _check_shape(table: TableDescriptor, schema: IcebergSchema) -> list[StructField]:
+    """Check what the catalog cannot do; return the added fields, in id order.
+
+    Raises:
+        IcebergError: BadRequestException for a changed key, a reorder or a reused id.
+    """
+    current = [c.id for c in table.columns]
+    requested = [f.id for f in schema.fields]
+    if len(set(requested)) != len(requested):
+        raise bad_request(f"the new schema of table {table.name} repeats a field id")
+    if sorted(schema.identifier_field_ids) != sorted(table.primary_key):
+        key = ", ".join(table.column_names(table.primary_key))
+        raise bad_request(
+            f"the identifier fields of table {table.name} are its primary key ({key}) and "
+            "cannot change"
+        )
+    known = set(current)
+    added = [f for f in schema.fields if f.id not in known]
+    kept = [i for i in requested if i in known]
+    if kept + [f.id for f in added] != requested or kept != [i for i in current if i in kept]:
+        raise bad_request(
+            f"this catalog cannot reorder the columns of table {table.name}: keep the "
+            "existing fields in their order and add new ones at the end"
+        )
+    expected = list(range(table.next_column_id, table.next_column_id + len(added)))
+    if [f.id for f in added] != expected:
+        raise bad_request(
+            f"new fields of table {table.name} take the ids after last-column-id "
+            f"{table.next_column_id - 1} in order ({', '.join(map(str, expected))}); this "
+            f"schema gives {', '.join(str(f.id) for f in added)}"
+        )
+    return added
+
+
+def _alteration(
+    schema_name: str, table: TableDescriptor, column: ColumnDescriptor, field: StructField
+) -> AlterColumnCommand | None:
+    """Return the command widening ``column`` or making it optional, if ``field`` asks it."""
+    wanted = field_type(table.name, field)
+    served = catalog_type(iceberg_type(column))
+    changes: dict[str, object] = {}
+    if wanted != served:
+        changes.update(type=wanted.type, precision=wanted.precision, scale=wanted.scale)
+    if column.nullable == field.required:
+        changes["nullable"] = not field.required
+    if not changes:
+        return None
+    return AlterColumnCommand(
+        **{"schema": schema_name, "table": table.name, "column": field.name, **changes}
+    )
+
+
+def schema_commands(
+    schema_name: str, table: TableDescriptor, schema: IcebergSchema
+) -> list[CommandBase]:
+    """Return the commands that give ``table`` the columns of ``schema``.
+
+    Drops come first, then renames, then type and nullability changes (under the new
+    names), then the added columns in one command, so the catalog gives them the ids the
+    schema has.
+
+    Raises:
+        IcebergError: BadRequestException for a change the catalog cannot make.
+        ValidationError: a field whose name is not a valid column name.
+    """
+    added = _check_shape(table, schema)
+    fields = {f.id: f for f in schema.fields}
+    target = {"schema": schema_name, "table": table.name}
+    commands: list[CommandBase] = []
+    dropped = [c.name for c in table.columns if c.id not in fields]
+    if dropped:
+        commands.append(DropColumnsCommand(**target, columns=dropped))
+    kept = [(c, fields[c.id]) for c in table.columns if c.id in fields]
+    commands += [
+        RenameColumnCommand(**target, column=c.name, new_name=f.name)
+        for c, f in kept
+        if c.name != f.name
+    ]
+    for column, field in kept:
+        altered = _alteration(schema_name, table, column, field)
+        if altered is not None:
+            commands.append(altered)
+    if added:
+        columns = [column_of(table.name, f) for f in added]
+        commands.append(AddColumnsCommand(**target, columns=columns))
+    return commands

@@ -1,0 +1,112 @@
+"""A table's Iceberg metadata, projected from its descriptor; nothing of it is stored.
+
+Field ids are the catalog's column ids, schema ids its schema versions, the primary key the
+identifier fields. The table has no snapshots (its data goes through the Spark source), one
+unpartitioned spec and one unsorted order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from pathlib import Path
+
+from api.iceberg.errors import bad_request
+from api.iceberg.models import IcebergSchema, StructField, TableMetadata
+from api.iceberg.properties import table_properties
+from api.iceberg.types import NoCounterpartError, iceberg_type
+from catalog.descriptors import TableDescriptor, TableVersion
+from schemasync.clock import physical_of
+
+TABLE_UUID_NAMESPACE = uuid.UUID("6f1c1d2e-8a51-5b0e-9d3c-2a7f4e0b9c11")
+"""The uuid5 namespace of table uuids (a fixed value: uuids must never change)."""
+
+
+def table_uuid(table_id: int) -> str:
+    """Return the table's ``table-uuid``: stable for its life, new for a table created again.
+
+    A table's id is never reused within a cluster, so it names the table.
+    """
+    return str(uuid.uuid5(TABLE_UUID_NAMESPACE, f"table:{table_id}"))
+
+
+def table_location(warehouse: str, table_id: int) -> str:
+    """Return the table's data folder, as the Spark source lays it out.
+
+    That is ``<warehouse>/table_<id>``, absolute, so every client names the same folder.
+    """
+    return str(Path(warehouse).resolve() / f"table_{table_id}")
+
+
+def metadata_location(location: str, catalog_version: int) -> str:
+    """Return the metadata location a commit answers with (no file is written there)."""
+    return f"{location}/metadata/catalog-v{catalog_version}.metadata.json"
+
+
+def _schema(table: TableDescriptor, version: TableVersion) -> IcebergSchema:
+    """Return one schema version of ``table`` as an Iceberg schema.
+
+    Raises:
+        NoCounterpartError: a column's type has no Iceberg counterpart; the message names
+            the column and its type.
+    """
+    fields = []
+    for column in version.columns:
+        try:
+            served = iceberg_type(column)
+        except NoCounterpartError as e:
+            raise NoCounterpartError(f"column {column.name}: {e}") from e
+        fields.append(
+            StructField(id=column.id, name=column.name, required=not column.nullable, type=served)
+        )
+    present = {c.id for c in version.columns}
+    return IcebergSchema(
+        schema_id=version.version,
+        identifier_field_ids=[i for i in table.primary_key if i in present],
+        fields=fields,
+    )
+
+
+def _schemas(table: TableDescriptor) -> list[IcebergSchema]:
+    """Return every schema version the node keeps that has an Iceberg form, the current last.
+
+    An older version with a column Iceberg cannot hold is left out; the current one must
+    have a form.
+
+    Raises:
+        IcebergError: BadRequestException naming the table, the column and its type when
+            a current column's type has no Iceberg counterpart.
+    """
+    older = []
+    for version in table.versions[:-1]:
+        with contextlib.suppress(NoCounterpartError):
+            older.append(_schema(table, version))
+    try:
+        current = _schema(table, table.versions[-1])
+    except NoCounterpartError as e:
+        raise bad_request(f"table {table.name} cannot be served as an Iceberg table: {e}") from e
+    return [*older, current]
+
+
+def table_metadata(table: TableDescriptor, warehouse: str, activation_ts: int) -> TableMetadata:
+    """Return ``table``'s Iceberg metadata.
+
+    Args:
+        table: the table's descriptor.
+        warehouse: the warehouse folder of the server.
+        activation_ts: the activation time of the catalog version read, used when the table
+            carries no time of its own last change.
+
+    Raises:
+        IcebergError: BadRequestException when a current column has no Iceberg type.
+    """
+    changed = table.update_ts or activation_ts
+    return TableMetadata(
+        table_uuid=table_uuid(table.id),
+        location=table_location(warehouse, table.id),
+        last_updated_ms=physical_of(changed),
+        last_column_id=table.next_column_id - 1,
+        schemas=_schemas(table),
+        current_schema_id=table.schema_version,
+        properties=table_properties(table),
+    )

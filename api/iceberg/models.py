@@ -1,0 +1,215 @@
+"""The Iceberg REST protocol's request and response bodies this catalog serves.
+
+Field names follow the protocol (``schema-id``, ``identifier-field-ids``); each model takes
+them by that alias or by its Python name. Request bodies ignore members they do not know, so
+a newer client's additions do not break it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FORMAT_VERSION: Literal[2] = 2
+UNPARTITIONED_SPEC_ID = 0
+UNSORTED_ORDER_ID = 0
+LAST_PARTITION_ID = 999
+"""The last partition field id of a table that has never been partitioned (Iceberg's rule)."""
+
+Properties = dict[str, str]
+Namespace = list[str]
+
+
+class IcebergModel(BaseModel):
+    """Base of the protocol bodies: dashed aliases, either spelling accepted, frozen."""
+
+    model_config = ConfigDict(
+        frozen=True, populate_by_name=True, serialize_by_alias=True, extra="ignore"
+    )
+
+
+class ErrorModel(IcebergModel):
+    """What went wrong: a plain message, the exception type name and the HTTP status."""
+
+    message: str
+    type: str
+    code: int = Field(ge=400, le=600)
+
+
+class IcebergErrorResponse(IcebergModel):
+    """The body of every error answer."""
+
+    error: ErrorModel
+
+
+class CatalogConfig(IcebergModel):
+    """``GET /v1/config``: client settings and the endpoints this server implements."""
+
+    defaults: Properties = Field(default_factory=dict)
+    overrides: Properties = Field(default_factory=dict)
+    endpoints: list[str] = Field(default_factory=list)
+
+
+class CreateNamespaceRequest(IcebergModel):
+    """``POST /v1/namespaces``."""
+
+    namespace: Namespace
+    properties: Properties = Field(default_factory=dict)
+
+
+class NamespaceResponse(IcebergModel):
+    """A namespace and its properties (create and load answers)."""
+
+    namespace: Namespace
+    properties: Properties = Field(default_factory=dict)
+
+
+class ListNamespacesResponse(IcebergModel):
+    """``GET /v1/namespaces``."""
+
+    namespaces: list[Namespace]
+    next_page_token: str | None = Field(default=None, alias="next-page-token")
+
+
+class TableIdentifier(IcebergModel):
+    """A table's namespace and name."""
+
+    namespace: Namespace
+    name: str
+
+
+class ListTablesResponse(IcebergModel):
+    """``GET /v1/namespaces/{namespace}/tables``."""
+
+    identifiers: list[TableIdentifier]
+    next_page_token: str | None = Field(default=None, alias="next-page-token")
+
+
+class RenameTableRequest(IcebergModel):
+    """``POST /v1/tables/rename``."""
+
+    source: TableIdentifier
+    destination: TableIdentifier
+
+
+class StructField(IcebergModel):
+    """One field of a schema; its ``type`` is a primitive name or a nested type object."""
+
+    id: int
+    name: str
+    required: bool
+    type: str | dict[str, Any]
+    doc: str | None = None
+
+
+class IcebergSchema(IcebergModel):
+    """A table schema: a struct with an id and the fields that identify a row."""
+
+    type: Literal["struct"] = "struct"
+    schema_id: int | None = Field(default=None, alias="schema-id")
+    identifier_field_ids: list[int] = Field(default_factory=list, alias="identifier-field-ids")
+    fields: list[StructField]
+
+
+class PartitionSpec(IcebergModel):
+    """A partition spec; this catalog's tables have only the unpartitioned one."""
+
+    spec_id: int | None = Field(default=None, alias="spec-id")
+    fields: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class SortOrder(IcebergModel):
+    """A sort order; this catalog's tables have only the unsorted one."""
+
+    order_id: int = Field(default=UNSORTED_ORDER_ID, alias="order-id")
+    fields: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class CreateTableRequest(IcebergModel):
+    """``POST /v1/namespaces/{namespace}/tables``."""
+
+    name: str
+    location: str | None = None
+    schema_: IcebergSchema = Field(alias="schema")
+    partition_spec: PartitionSpec | None = Field(default=None, alias="partition-spec")
+    write_order: SortOrder | None = Field(default=None, alias="write-order")
+    stage_create: bool = Field(default=False, alias="stage-create")
+    properties: Properties = Field(default_factory=dict)
+
+
+class TableMetadata(IcebergModel):
+    """Format-version 2 table metadata, projected from a table's descriptor."""
+
+    format_version: Literal[2] = Field(default=FORMAT_VERSION, alias="format-version")
+    table_uuid: str = Field(alias="table-uuid")
+    location: str
+    last_sequence_number: int = Field(default=0, alias="last-sequence-number")
+    last_updated_ms: int = Field(alias="last-updated-ms")
+    last_column_id: int = Field(alias="last-column-id")
+    schemas: list[IcebergSchema]
+    current_schema_id: int = Field(alias="current-schema-id")
+    partition_specs: list[PartitionSpec] = Field(
+        default_factory=lambda: [PartitionSpec(spec_id=UNPARTITIONED_SPEC_ID)],
+        alias="partition-specs",
+    )
+    default_spec_id: int = Field(default=UNPARTITIONED_SPEC_ID, alias="default-spec-id")
+    last_partition_id: int = Field(default=LAST_PARTITION_ID, alias="last-partition-id")
+    properties: Properties = Field(default_factory=dict)
+    snapshots: list[dict[str, Any]] = Field(default_factory=list)
+    snapshot_log: list[dict[str, Any]] = Field(default_factory=list, alias="snapshot-log")
+    metadata_log: list[dict[str, Any]] = Field(default_factory=list, alias="metadata-log")
+    sort_orders: list[SortOrder] = Field(default_factory=lambda: [SortOrder()], alias="sort-orders")
+    default_sort_order_id: int = Field(default=UNSORTED_ORDER_ID, alias="default-sort-order-id")
+    refs: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class LoadTableResult(IcebergModel):
+    """A loaded (or created, or renamed) table; no metadata file backs it."""
+
+    metadata_location: str | None = Field(default=None, alias="metadata-location")
+    metadata: TableMetadata
+    config: Properties = Field(default_factory=dict)
+
+
+class TableRequirement(IcebergModel):
+    """One requirement of a commit: ``type`` says which, the other members what it asserts."""
+
+    type: str
+    uuid: str | None = None
+    ref: str | None = None
+    snapshot_id: int | None = Field(default=None, alias="snapshot-id")
+    last_assigned_field_id: int | None = Field(default=None, alias="last-assigned-field-id")
+    current_schema_id: int | None = Field(default=None, alias="current-schema-id")
+    last_assigned_partition_id: int | None = Field(default=None, alias="last-assigned-partition-id")
+    default_spec_id: int | None = Field(default=None, alias="default-spec-id")
+    default_sort_order_id: int | None = Field(default=None, alias="default-sort-order-id")
+
+
+class TableUpdate(IcebergModel):
+    """One update of a commit: ``action`` says which; only schema and property updates apply."""
+
+    action: str
+    schema_: IcebergSchema | None = Field(default=None, alias="schema")
+    schema_id: int | None = Field(default=None, alias="schema-id")
+    updates: Properties | None = None
+    removals: list[str] | None = None
+
+
+class CommitTableRequest(IcebergModel):
+    """``POST /v1/namespaces/{namespace}/tables/{table}``."""
+
+    identifier: TableIdentifier | None = None
+    requirements: list[TableRequirement] = Field(default_factory=list)
+    updates: list[TableUpdate] = Field(default_factory=list)
+
+
+class CommitTableResponse(IcebergModel):
+    """A commit's answer: the table's metadata after it.
+
+    The protocol requires a metadata location here; it names the catalog version the
+    commit made (``<location>/metadata/catalog-v<N>.metadata.json``), with no file behind it.
+    """
+
+    metadata_location: str = Field(alias="metadata-location")
+    metadata: TableMetadata

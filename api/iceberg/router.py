@@ -1,0 +1,245 @@
+"""The Iceberg REST catalog at ``/iceberg/v1``: namespaces are schemas, tables are tables.
+
+Reads answer from the node's latest catalog; every change is one batch of catalog commands
+through ``CatalogManager.execute``, so it makes one catalog version. Reads take the reader
+role, changes the writer role, as on ``/v1``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+
+from api.auth import principal_of, require
+from api.iceberg.commits import check_requirements, commit_commands
+from api.iceberg.creation import create_table_command
+from api.iceberg.errors import bad_request, documented_errors
+from api.iceberg.metadata import metadata_location, table_metadata
+from api.iceberg.models import (
+    CatalogConfig,
+    CommitTableRequest,
+    CommitTableResponse,
+    CreateNamespaceRequest,
+    CreateTableRequest,
+    ListNamespacesResponse,
+    ListTablesResponse,
+    LoadTableResult,
+    NamespaceResponse,
+    RenameTableRequest,
+    TableIdentifier,
+)
+from api.iceberg.paths import (
+    ENDPOINTS,
+    NamespacePath,
+    TablePath,
+    page,
+    schema_name,
+)
+from api.roles import Role
+from api.routes.ddl import admitted, client_of
+from api.routes.params import json_response, node_of
+from catalog.apply_result import ApplyResult
+from catalog.catalog import Catalog
+from catalog.commands import CommandBase
+from catalog.commands.schemas import CreateSchemaCommand, DropSchemaCommand
+from catalog.commands.tables import DropTableCommand, RenameTableCommand
+from catalog.descriptors import TableDescriptor
+from catalog.origin import LOCAL_PRINCIPAL, UpdateOrigin
+
+router = APIRouter(prefix="/iceberg/v1", tags=["iceberg"], responses=documented_errors())
+
+READ = [Depends(require(Role.READER))]
+WRITE = [Depends(require(Role.WRITER))]
+
+PageToken = Annotated[str | None, Query(alias="pageToken", max_length=300)]
+PageSize = Annotated[int | None, Query(alias="pageSize", ge=1, le=10_000)]
+
+
+def _warehouse(request: Request) -> str:
+    folder: str = request.app.state.settings.warehouse
+    return folder
+
+
+def _load_result(request: Request, cat: Catalog, table: TableDescriptor) -> LoadTableResult:
+    return LoadTableResult(
+        metadata=table_metadata(table, _warehouse(request), cat.activation_ts),
+    )
+
+
+async def _execute(request: Request, commands: list[CommandBase]) -> ApplyResult:
+    """Apply ``commands`` as one batch, in one of the node's DDL slots."""
+    with admitted(request):
+        origin = UpdateOrigin(
+            principal=principal_of(request) or LOCAL_PRINCIPAL, client=client_of(request)
+        )
+        return await node_of(request).manager.execute(commands, origin=origin)
+
+
+def _latest(request: Request) -> Catalog:
+    return node_of(request).service.latest_catalog()
+
+
+@router.get("/config", response_model=CatalogConfig, dependencies=READ)
+async def get_config(
+    warehouse: Annotated[str | None, Query(max_length=1000)] = None,
+) -> Response:
+    """The client settings (none) and the endpoints this server implements."""
+    return json_response(CatalogConfig(endpoints=list(ENDPOINTS)))
+
+
+@router.get("/namespaces", response_model=ListNamespacesResponse, dependencies=READ)
+async def list_namespaces(
+    request: Request,
+    parent: Annotated[str | None, Query(max_length=1000)] = None,
+    page_token: PageToken = None,
+    page_size: PageSize = None,
+) -> Response:
+    """The schemas, each a one-level namespace; a namespace has no children."""
+    names = [] if parent else sorted(s.name for s in _latest(request).schemas())
+    shown, token = page(names, page_token, page_size)
+    return json_response(
+        ListNamespacesResponse(namespaces=[[n] for n in shown], next_page_token=token)
+    )
+
+
+@router.post("/namespaces", response_model=NamespaceResponse, dependencies=WRITE)
+async def create_namespace(request: Request, body: CreateNamespaceRequest) -> Response:
+    """Create a schema (``CREATE SCHEMA``); a schema keeps no properties."""
+    if len(body.namespace) != 1:
+        raise bad_request("namespaces are the catalog's schemas: give exactly one level")
+    if body.properties:
+        raise bad_request(
+            f"namespace {body.namespace[0]}: a schema keeps no properties; create it without"
+        )
+    await _execute(request, [CreateSchemaCommand(name=body.namespace[0])])
+    return json_response(NamespaceResponse(namespace=body.namespace))
+
+
+@router.get("/namespaces/{namespace}", response_model=NamespaceResponse, dependencies=READ)
+async def load_namespace(request: Request, namespace: NamespacePath) -> Response:
+    """One schema, with no properties."""
+    found = _latest(request).schema(schema_name(namespace))
+    return json_response(NamespaceResponse(namespace=[found.name]))
+
+
+@router.head("/namespaces/{namespace}", status_code=204, dependencies=READ)
+async def namespace_exists(request: Request, namespace: NamespacePath) -> Response:
+    """204 when the schema exists, else 404."""
+    _latest(request).schema(schema_name(namespace))
+    return Response(status_code=204)
+
+
+@router.delete("/namespaces/{namespace}", status_code=204, dependencies=WRITE)
+async def drop_namespace(request: Request, namespace: NamespacePath) -> Response:
+    """Drop an empty schema (``DROP SCHEMA``)."""
+    await _execute(request, [DropSchemaCommand(name=schema_name(namespace))])
+    return Response(status_code=204)
+
+
+@router.get("/namespaces/{namespace}/tables", response_model=ListTablesResponse, dependencies=READ)
+async def list_tables(
+    request: Request,
+    namespace: NamespacePath,
+    page_token: PageToken = None,
+    page_size: PageSize = None,
+) -> Response:
+    """The tables of a schema."""
+    cat = _latest(request)
+    schema = cat.schema(schema_name(namespace))
+    names = sorted(t.name for t in cat.schema_tables(schema.id))
+    shown, token = page(names, page_token, page_size)
+    identifiers = [TableIdentifier(namespace=[schema.name], name=n) for n in shown]
+    return json_response(ListTablesResponse(identifiers=identifiers, next_page_token=token))
+
+
+@router.post("/namespaces/{namespace}/tables", response_model=LoadTableResult, dependencies=WRITE)
+async def create_table(
+    request: Request, namespace: NamespacePath, body: CreateTableRequest
+) -> Response:
+    """Create a table (one ``CREATE TABLE``); the answer carries the catalog's column ids."""
+    schema = schema_name(namespace)
+    result = await _execute(request, [create_table_command(schema, body)])
+    cat = node_of(request).service.catalog(result.version)
+    return json_response(_load_result(request, cat, cat.table(schema, body.name)))
+
+
+@router.get(
+    "/namespaces/{namespace}/tables/{table}", response_model=LoadTableResult, dependencies=READ
+)
+async def load_table(
+    request: Request,
+    namespace: NamespacePath,
+    table: TablePath,
+    snapshots: Annotated[str | None, Query(pattern="^(all|refs)$")] = None,
+) -> Response:
+    """A table's metadata, projected from its descriptor (no snapshots)."""
+    cat = _latest(request)
+    found = cat.table(schema_name(namespace), table)
+    return json_response(_load_result(request, cat, found))
+
+
+@router.head("/namespaces/{namespace}/tables/{table}", status_code=204, dependencies=READ)
+async def table_exists(request: Request, namespace: NamespacePath, table: TablePath) -> Response:
+    """204 when the table exists, else 404."""
+    _latest(request).table(schema_name(namespace), table)
+    return Response(status_code=204)
+
+
+@router.post(
+    "/namespaces/{namespace}/tables/{table}",
+    response_model=CommitTableResponse,
+    dependencies=WRITE,
+)
+async def commit_table(
+    request: Request, namespace: NamespacePath, table: TablePath, body: CommitTableRequest
+) -> Response:
+    """Check a commit's requirements, then make its schema and property changes as one batch."""
+    schema, name = schema_name(namespace), table
+    cat = _latest(request)
+    found = cat.table(schema, name)
+    metadata = table_metadata(found, _warehouse(request), cat.activation_ts)
+    check_requirements(body.requirements, metadata, f"{schema}.{name}")
+    commands = commit_commands(schema, found, metadata, body.updates)
+    if commands:
+        result = await _execute(request, commands)
+        cat = node_of(request).service.catalog(result.version)
+        found = cat.table_by_id(found.id)
+        metadata = table_metadata(found, _warehouse(request), cat.activation_ts)
+    return json_response(
+        CommitTableResponse(
+            metadata_location=metadata_location(metadata.location, cat.version),
+            metadata=metadata,
+        )
+    )
+
+
+@router.delete("/namespaces/{namespace}/tables/{table}", status_code=204, dependencies=WRITE)
+async def drop_table(
+    request: Request,
+    namespace: NamespacePath,
+    table: TablePath,
+    purge_requested: Annotated[bool, Query(alias="purgeRequested")] = False,
+) -> Response:
+    """Drop a table (``DROP TABLE``); its data files go with the catalog's own clean-up."""
+    command = DropTableCommand(**{"schema": schema_name(namespace), "name": table})
+    await _execute(request, [command])
+    return Response(status_code=204)
+
+
+@router.post("/tables/rename", status_code=204, dependencies=WRITE)
+async def rename_table(request: Request, body: RenameTableRequest) -> Response:
+    """Rename a table within its schema (the catalog does not move tables between schemas)."""
+    source, destination = body.source, body.destination
+    if source.namespace != destination.namespace:
+        raise bad_request(
+            f"table {source.name} cannot move to namespace {'.'.join(destination.namespace)}: "
+            "this catalog renames a table within its schema only"
+        )
+    schema = schema_name("\x1f".join(source.namespace))
+    command = RenameTableCommand(
+        **{"schema": schema, "name": source.name, "new_name": destination.name}
+    )
+    await _execute(request, [command])
+    return Response(status_code=204)

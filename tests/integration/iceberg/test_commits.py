@@ -1,0 +1,132 @@
+"""Schema evolution through PyIceberg: each commit is one catalog version, ids are column ids."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+import pytest
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.exceptions import BadRequestError, CommitFailedException
+from pyiceberg.table.update.schema import UpdateSchema
+from pyiceberg.types import DecimalType, DoubleType, LongType, StringType
+
+from api.client import CatalogClient
+from catalog import ColumnType
+from catalog import commands as c
+from tests.integration.iceberg.schemas import EVENTS
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _latest(client: CatalogClient) -> int:
+    return client.versions().latest
+
+
+def test_each_schema_change_is_one_catalog_version(
+    iceberg: RestCatalog, client: CatalogClient
+) -> None:
+    table = iceberg.create_table("PUBLIC.EVENTS", EVENTS)
+    steps: list[Callable[[UpdateSchema], object]] = [
+        lambda u: u.add_column("EMAIL", StringType()),
+        lambda u: u.rename_column("EMAIL", "MAIL"),
+        lambda u: u.make_column_optional("COUNT"),
+        lambda u: u.update_column("COUNT", LongType()),
+        lambda u: (u.update_column("RATIO", DoubleType()), u.add_column("CITY", StringType())),
+        lambda u: u.update_column("PRICE", DecimalType(14, 2)),
+        lambda u: u.delete_column("CITY"),
+    ]
+    for step in steps:
+        before = _latest(client)
+        with table.update_schema() as update:
+            step(update)
+        assert _latest(client) == before + 1
+    described = client.table("PUBLIC", "EVENTS")
+    assert [(col.id, col.name, col.type, col.nullable) for col in described.columns] == [
+        (0, "ID", ColumnType.INT64, False),
+        (1, "COUNT", ColumnType.INT64, True),
+        (2, "RATIO", ColumnType.FLOAT64, True),
+        (3, "PRICE", ColumnType.DECIMAL, True),
+        (4, "MAIL", ColumnType.STRING, True),
+    ]
+    assert described.column("PRICE") is not None
+    assert described.column("PRICE").precision == 14  # type: ignore[union-attr]
+    loaded = iceberg.load_table("PUBLIC.EVENTS")
+    assert table.schema() == loaded.schema()
+    assert [(f.field_id, f.name) for f in loaded.schema().fields] == [
+        (col.id, col.name) for col in described.columns
+    ]
+    assert loaded.schema().schema_id == described.schema_version
+    assert loaded.metadata.last_column_id == 5
+    assert len(loaded.schemas()) == described.schema_version
+
+
+def test_ddl_through_the_catalog_is_a_new_schema_with_the_same_ids(
+    iceberg: RestCatalog, client: CatalogClient
+) -> None:
+    before = iceberg.create_table("PUBLIC.EVENTS", EVENTS).schema()
+    client.execute(
+        [c.AddColumns(table="EVENTS", columns=[c.Column(name="TAG", type=ColumnType.STRING)])]
+    )
+    after = iceberg.load_table("PUBLIC.EVENTS").schema()
+    assert after.schema_id == before.schema_id + 1
+    assert after.fields[: len(before.fields)] == before.fields
+    assert after.find_field("TAG").field_id == client.table("PUBLIC", "EVENTS").column("TAG").id  # type: ignore[union-attr]
+
+
+def test_a_stale_commit_fails_and_writes_nothing(
+    iceberg: RestCatalog, client: CatalogClient
+) -> None:
+    iceberg.create_table("PUBLIC.EVENTS", EVENTS)
+    first = iceberg.load_table("PUBLIC.EVENTS")
+    second = iceberg.load_table("PUBLIC.EVENTS")
+    with first.update_schema() as update:
+        update.add_column("A", StringType())
+    version = _latest(client)
+    with pytest.raises(CommitFailedException, match="current-schema-id"):  # noqa: SIM117
+        with second.update_schema() as update:
+            update.add_column("B", StringType())
+    assert _latest(client) == version
+    assert client.table("PUBLIC", "EVENTS").column("B") is None
+
+
+def test_changes_the_catalog_cannot_make_are_refused_clearly(
+    iceberg: RestCatalog, client: CatalogClient
+) -> None:
+    table = iceberg.create_table("PUBLIC.EVENTS", EVENTS)
+    version = _latest(client)
+    with pytest.raises(BadRequestError, match="cannot reorder"):  # noqa: SIM117
+        with table.update_schema() as update:
+            update.move_first("PRICE")
+    with pytest.raises(BadRequestError, match="primary key"):  # noqa: SIM117
+        with table.update_schema() as update:
+            update.set_identifier_fields("ID", "COUNT")
+    with pytest.raises(BadRequestError, match="keeps no table property owner"):  # noqa: SIM117
+        with table.transaction() as transaction:
+            transaction.set_properties(owner="me")
+    assert _latest(client) == version
+
+
+def test_table_properties_are_the_catalogs(iceberg: RestCatalog, client: CatalogClient) -> None:
+    table = iceberg.create_table("PUBLIC.EVENTS", EVENTS)
+    with table.transaction() as transaction:
+        transaction.set_properties({"stale-rows-fraction": "0.5", "min-stale-rows-count": "7"})
+    described = client.table("PUBLIC", "EVENTS")
+    assert (described.stale_rows_fraction, described.min_stale_rows_count) == (0.5, 7)
+    with table.transaction() as transaction:
+        transaction.remove_properties("min-stale-rows-count")
+    assert iceberg.load_table("PUBLIC.EVENTS").properties["min-stale-rows-count"] == "500"
+
+
+def test_an_append_is_refused_and_the_catalog_does_not_move(
+    iceberg: RestCatalog, client: CatalogClient
+) -> None:
+    table = iceberg.create_table("PUBLIC.EVENTS", EVENTS)
+    version = _latest(client)
+    rows = pa.Table.from_pylist(
+        [{"ID": 1, "COUNT": 2, "RATIO": None, "PRICE": None}],
+        schema=table.schema().as_arrow(),
+    )
+    with pytest.raises(BadRequestError, match="take their data through the Spark source"):
+        table.append(rows)
+    assert _latest(client) == version

@@ -1,0 +1,66 @@
+"""Namespaces through PyIceberg: they are the catalog's schemas."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.exceptions import (
+    BadRequestError,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+)
+
+from api.client import CatalogClient
+from tests.integration.api.servers import RunningServer
+from tests.integration.api.support import create_table
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_the_config_lists_the_endpoints_served(iceberg_server: RunningServer) -> None:
+    answer = httpx.get(f"{iceberg_server.url}/iceberg/v1/config", timeout=5)
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["defaults"] == {} and body["overrides"] == {}
+    assert "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}" in body["endpoints"]
+
+
+def test_namespaces_are_created_listed_loaded_and_dropped(
+    iceberg: RestCatalog, client: CatalogClient
+) -> None:
+    iceberg.create_namespace("SALES")
+    assert ("SALES",) in iceberg.list_namespaces()
+    assert ("PUBLIC",) in iceberg.list_namespaces()
+    assert iceberg.list_namespaces("SALES") == []
+    assert iceberg.load_namespace_properties("SALES") == {}
+    assert iceberg.namespace_exists("SALES")
+    assert "SALES" in [s.name for s in client.schemas().schemas]
+    iceberg.drop_namespace("SALES")
+    assert not iceberg.namespace_exists("SALES")
+    assert "SALES" not in [s.name for s in client.schemas().schemas]
+
+
+def test_namespace_errors_are_pyicebergs_own(iceberg: RestCatalog, client: CatalogClient) -> None:
+    iceberg.create_namespace("SALES")
+    with pytest.raises(NamespaceAlreadyExistsError, match="schema SALES already exists"):
+        iceberg.create_namespace("SALES")
+    with pytest.raises(NoSuchNamespaceError, match="schema NOPE not found"):
+        iceberg.load_namespace_properties("NOPE")
+    with pytest.raises(NoSuchNamespaceError):
+        iceberg.drop_namespace("NOPE")
+    client.execute([create_table("T", schema="SALES")])
+    with pytest.raises(NamespaceNotEmptyError, match="schema SALES is not empty"):
+        iceberg.drop_namespace("SALES")
+    with pytest.raises(BadRequestError, match="keeps no properties"):
+        iceberg.create_namespace("OTHER", {"owner": "me"})
+    assert iceberg.namespace_exists("SALES")
+    assert not iceberg.namespace_exists("OTHER")
+
+
+def test_nested_namespaces_do_not_exist(iceberg: RestCatalog) -> None:
+    with pytest.raises(BadRequestError, match="exactly one level"):
+        iceberg.create_namespace(("A", "B"))
+    with pytest.raises(NoSuchNamespaceError, match="one level"):
+        iceberg.load_namespace_properties(("PUBLIC", "B"))

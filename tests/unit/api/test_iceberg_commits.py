@@ -1,0 +1,81 @@
+"""A commit's requirements against a table's metadata, and which updates it takes."""
+
+from __future__ import annotations
+
+import pytest
+
+from api.iceberg.commits import check_requirements, commit_commands
+from api.iceberg.errors import IcebergError
+from api.iceberg.metadata import table_metadata
+from api.iceberg.models import TableMetadata, TableRequirement, TableUpdate
+from catalog import ColumnType
+from catalog import commands as c
+from catalog.catalog import Catalog
+from catalog.descriptors import TableDescriptor
+from catalog.prepare import prepare
+
+
+def _table() -> tuple[TableDescriptor, TableMetadata]:
+    columns = [c.Column(name="ID", type=ColumnType.INT64, nullable=False)]
+    created = c.CreateTable(name="T", columns=columns, primary_key=["ID"])
+    table = prepare(Catalog.initial(), [created]).catalog.table("PUBLIC", "T")
+    return table, table_metadata(table, "/w", 0)
+
+
+def _requirement(**members: object) -> TableRequirement:
+    return TableRequirement.model_validate(members)
+
+
+@pytest.mark.parametrize(
+    "requirement",
+    [
+        {"type": "assert-current-schema-id", "current-schema-id": 1},
+        {"type": "assert-last-assigned-field-id", "last-assigned-field-id": 0},
+        {"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": None},
+        {"type": "assert-default-spec-id", "default-spec-id": 0},
+        {"type": "assert-default-sort-order-id", "default-sort-order-id": 0},
+        {"type": "assert-last-assigned-partition-id", "last-assigned-partition-id": 999},
+    ],
+)
+def test_requirements_that_hold_pass(requirement: dict[str, object]) -> None:
+    _, metadata = _table()
+    check_requirements([_requirement(**requirement)], metadata, "PUBLIC.T")
+
+
+@pytest.mark.parametrize(
+    ("requirement", "reason"),
+    [
+        ({"type": "assert-create"}, "the table already exists"),
+        ({"type": "assert-current-schema-id", "current-schema-id": 7}, "is 1, not 7"),
+        ({"type": "assert-table-uuid", "uuid": "0-0"}, "table uuid is"),
+        ({"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": 5}, "no snapshots"),
+    ],
+)
+def test_a_requirement_that_fails_fails_the_commit(
+    requirement: dict[str, object], reason: str
+) -> None:
+    _, metadata = _table()
+    with pytest.raises(IcebergError, match=reason) as failed:
+        check_requirements([_requirement(**requirement)], metadata, "PUBLIC.T")
+    assert (failed.value.type, failed.value.status) == ("CommitFailedException", 409)
+
+
+def test_the_table_uuid_requirement_holds_for_the_same_table() -> None:
+    _, metadata = _table()
+    same = _requirement(type="assert-table-uuid", uuid=metadata.table_uuid)
+    check_requirements([same], metadata, "PUBLIC.T")
+
+
+@pytest.mark.parametrize("action", ["add-snapshot", "set-snapshot-ref", "add-spec", "set-location"])
+def test_updates_of_data_are_refused_and_name_the_spark_source(action: str) -> None:
+    table, metadata = _table()
+    with pytest.raises(IcebergError, match="through the Spark source") as refused:
+        commit_commands("PUBLIC", table, metadata, [TableUpdate(action=action)])
+    assert refused.value.status == 400
+
+
+def test_an_added_schema_must_become_current() -> None:
+    table, metadata = _table()
+    added = TableUpdate.model_validate({"action": "add-schema", "schema": metadata.schemas[-1]})
+    with pytest.raises(IcebergError, match="must be made current"):
+        commit_commands("PUBLIC", table, metadata, [added])
