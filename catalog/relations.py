@@ -64,10 +64,17 @@ class RelationReads:
         return visible(self._store.indexes.get(index_id), self._stamp)
 
     def _table_named(self, schema_id: int, name: str) -> tuple[int, Record] | None:
-        """Return the id and (live) record of the table named ``name``, or None: one pass."""
+        """Return the id and (live) record of the table named ``name``, or None: one pass.
+
+        The overlay names only tables whose place or name changed in it; a table replaced
+        under the same name is found by the store's name and read from the overlay.
+        """
         found: int | None = self._table_by_name.get((schema_id, name), _MISSING)
         if found is _MISSING:
-            return self._store.table_named(self._stamp, schema_id, name)
+            stored = self._store.table_named(self._stamp, schema_id, name)
+            if stored is None or stored[0] not in self._tables:
+                return stored
+            found = stored[0]
         if found is None:
             return None
         record = self._table_record(found)
@@ -82,7 +89,7 @@ class RelationReads:
         # directly, without building the overlay's key.
         found = (
             self._table_named(schema_id, name)
-            if self._table_by_name
+            if self._table_by_name or self._tables
             else self._store.table_named(self._stamp, schema_id, name)
         )
         if found is None:

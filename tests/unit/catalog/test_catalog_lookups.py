@@ -8,7 +8,7 @@ from typing import Any
 import pydantic
 import pytest
 
-from catalog import Catalog, ErrorCode, IndexStatus, NotFoundError, prepare
+from catalog import Catalog, CatalogError, ErrorCode, IndexStatus, NotFoundError, prepare
 from catalog import commands as c
 from tests.unit.catalog.helpers import (
     DEFAULT_ZONE_ID,
@@ -311,3 +311,28 @@ def test_equal_content_equal_digest() -> None:
         catalog_with_default_zone(), c.CreateZone(name="Z"), create_table(zone="Z", name="T2")
     )
     assert c_ != a
+
+
+# -- versions built on a sealed one --------------------------------------------------------
+
+
+def _sealed(cat: Catalog) -> Catalog:
+    return cat.with_version(cat.version + 1, cat.activation_ts + 1).sealed()
+
+
+def test_a_table_replaced_under_its_name_is_found_by_name_before_the_seal() -> None:
+    base = _sealed(apply(catalog_with_default_zone(), create_table("T")))
+    add = c.AddColumns(table="T", columns=[c.Column(name="C", type="INT32")])
+    changed = prepare(base, [add]).catalog
+    by_id = changed.table_by_id(base.table("PUBLIC", "T").id)
+    assert changed.table("PUBLIC", "T") == by_id == changed.find_table("PUBLIC", "T")
+    assert [col.name for col in by_id.columns] == ["ID", "A", "B", "C"]
+    assert [col.name for col in base.table("PUBLIC", "T").columns] == ["ID", "A", "B"]
+
+
+def test_a_batch_on_a_sealed_version_sees_its_own_earlier_commands() -> None:
+    base = _sealed(apply(catalog_with_default_zone(), create_table("T")))
+    add = c.AddColumns(table="T", columns=[c.Column(name="C", type="INT32")])
+    with pytest.raises(CatalogError) as refused:
+        prepare(base, [add, add])
+    assert refused.value.code is ErrorCode.COLUMN_EXISTS
