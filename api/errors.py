@@ -76,6 +76,7 @@ STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.INDEX_EXISTS: 409,
     ErrorCode.ZONE_EXISTS: 409,
     ErrorCode.CONCURRENT_UPDATE: 503,
+    ErrorCode.PRECONDITION_FAILED: 409,
     ErrorCode.VERSION_COMPACTED: 410,
     ErrorCode.REQUEST_ID_REUSED: 422,
     ErrorCode.NODE_STOPPING: 503,

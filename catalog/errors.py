@@ -9,7 +9,7 @@
     │                            INDEX_NOT_FOUND, ZONE_NOT_FOUND, VERSION_NOT_FOUND
     ├── AlreadyExistsError       SCHEMA_EXISTS, TABLE_EXISTS, COLUMN_EXISTS, INDEX_EXISTS,
     │                            ZONE_EXISTS
-    ├── ConcurrentUpdateError    CONCURRENT_UPDATE
+    ├── ConcurrentUpdateError    CONCURRENT_UPDATE, PRECONDITION_FAILED
     ├── VersionCompactedError    VERSION_COMPACTED
     └── NodeStoppingError        NODE_STOPPING
 
@@ -49,6 +49,7 @@ class ErrorCode(enum.StrEnum):
     VERSION_NOT_FOUND = "VERSION_NOT_FOUND"
     REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
     NODE_STOPPING = "NODE_STOPPING"
+    PRECONDITION_FAILED = "PRECONDITION_FAILED"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +120,11 @@ class AlreadyExistsError(CatalogError):
 
 
 class ConcurrentUpdateError(CatalogError):
-    """Concurrent writers kept winning the compare-and-set; the bounded retries ran out."""
+    """Concurrent writers kept winning the compare-and-set; the bounded retries ran out.
+
+    With PRECONDITION_FAILED: the catalog no longer holds what the request was built on (its
+    precondition failed); read again and build the request anew.
+    """
 
     default_code = ErrorCode.CONCURRENT_UPDATE
 

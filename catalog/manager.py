@@ -15,7 +15,7 @@ import asyncio
 import dataclasses
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from catalog.apply_result import ApplyResult
@@ -43,6 +43,9 @@ MAX_BATCH_COMMANDS = 100_000
 MAX_GROUP_REQUEST_IDS = 32
 """The most request ids one group-committed version records; later requests wait a round."""
 
+Precondition = Callable[[Catalog], None]
+"""Checks the catalog a batch is judged against; raises a ``CatalogError`` to refuse it."""
+
 
 @dataclass(eq=False)
 class _Request:
@@ -55,6 +58,7 @@ class _Request:
     """The digest of ``commands``, recorded with the request id (empty without one)."""
     entry_count: int = 0
     """How many entries the request produced when last validated."""
+    precondition: Precondition | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,14 +118,18 @@ class CatalogManager:
         *,
         wait_for_nodes: float | None = None,
         origin: UpdateOrigin | None = None,
+        precondition: Precondition | None = None,
     ) -> ApplyResult:
         """Apply ``commands`` as one atomic batch; return once the change is visible everywhere.
 
         With ``wait_for_nodes`` (seconds), it then also waits until every live node in the
         node registry reports the result's version, at most that long, and says in
         ``nodes_synced``/``nodes_lagging`` which did. ``origin`` says who asked and why; the
-        version records it (``in_process`` with the request id when None). Otherwise as
-        ``_execute`` below.
+        version records it (``in_process`` with the request id when None). A
+        ``precondition`` is called with the catalog the batch is judged against, each time it
+        is judged, so what it checks holds in the version the batch commits on top of (an
+        optimistic writer's "nothing changed since I read"); a ``CatalogError`` it raises
+        refuses the batch as a command's would. Otherwise as ``_execute`` below.
 
         Raises:
             ValidationError: ``wait_for_nodes`` is negative or not finite.
@@ -133,7 +141,9 @@ class CatalogManager:
             raise ValidationError(f"wait_for_nodes must be finite and >= 0: {wait_for_nodes}")
         if self._stopped:
             raise NodeStoppingError(self._service.node_name, "the command was not run")
-        result = await self._execute(commands, request_id, origin or in_process(request_id))
+        result = await self._execute(
+            commands, request_id, origin or in_process(request_id), precondition
+        )
         if wait_for_nodes is None:
             return result
         sync = await wait_for_registered_nodes(
@@ -146,6 +156,7 @@ class CatalogManager:
         commands: CommandBase | Sequence[CommandBase],
         request_id: str | None,
         origin: UpdateOrigin,
+        precondition: Precondition | None = None,
     ) -> ApplyResult:
         """Apply ``commands`` as one atomic batch; return once the change is visible everywhere.
 
@@ -173,7 +184,7 @@ class CatalogManager:
         # No read of the request id up front: the append refuses an id already recorded and
         # names the version that committed it; a refusal is recorded under the id in turn.
         for _ in range(self._max_attempts):
-            outcome = await self._submit(batch, request_id, digest, origin)
+            outcome = await self._submit(batch, request_id, digest, origin, precondition)
             if outcome.committed_by_request:
                 assert request_id is not None
                 return await self._answer_from_log(outcome.version, request_id, len(batch))
@@ -199,10 +210,17 @@ class CatalogManager:
         )
 
     async def _submit(
-        self, batch: list[CommandBase], request_id: str | None, digest: bytes, origin: UpdateOrigin
+        self,
+        batch: list[CommandBase],
+        request_id: str | None,
+        digest: bytes,
+        origin: UpdateOrigin,
+        precondition: Precondition | None,
     ) -> _Outcome:
         future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Request(batch, request_id, future, origin, digest))
+        self._queue.append(
+            _Request(batch, request_id, future, origin, digest, precondition=precondition)
+        )
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.get_running_loop().create_task(self._flush())
         return await future
@@ -403,6 +421,8 @@ class CatalogManager:
                 deferred.append(request)
                 continue
             try:
+                if request.precondition is not None:
+                    request.precondition(current)
                 prepared = prepare(current, request.commands)
             except (CatalogError, RecursionError, UnicodeError) as e:
                 if included:

@@ -1,7 +1,10 @@
 """A table commit: its requirements checked, its updates turned into catalog commands.
 
 Requirements are checked against the table's projected metadata; one that does not hold
-fails the commit (``CommitFailedException``) before anything is written. The updates that
+fails the commit (``CommitFailedException``) before anything is written. They are checked
+again against the very catalog version the commit's batch is judged on
+(``unchanged_since_read``), so another writer's change that lands in between fails the commit
+too, as Iceberg's optimistic commits require. The updates that
 change a table's schema (``add-schema`` with ``set-current-schema``) or its properties
 (``set-properties``, ``remove-properties``) become catalog commands, applied as one batch.
 Every other update touches snapshots, specs, orders or files: this catalog's tables take
@@ -14,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from api.iceberg.errors import bad_request, commit_failed
+from api.iceberg.errors import IcebergError, bad_request, commit_failed
 from api.iceberg.evolution import schema_commands
+from api.iceberg.metadata import table_metadata
 from api.iceberg.models import (
     LAST_PARTITION_ID,
     UNPARTITIONED_SPEC_ID,
@@ -26,8 +30,11 @@ from api.iceberg.models import (
     TableUpdate,
 )
 from api.iceberg.properties import properties_command
+from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.descriptors import TableDescriptor
+from catalog.errors import ConcurrentUpdateError, ErrorCode
+from catalog.manager import Precondition
 
 T = TypeVar("T")
 
@@ -114,6 +121,28 @@ def check_requirements(
                 f"requirement {requirement.type} failed for table {table}: {reason}; nothing "
                 "was written: load the table again and retry"
             )
+
+
+def unchanged_since_read(
+    requirements: Sequence[TableRequirement], table_id: int, warehouse: str, table: str
+) -> Precondition:
+    """Return the check that holds a commit to its requirements when its batch is judged.
+
+    Raises (when called):
+        ConcurrentUpdateError: PRECONDITION_FAILED, a requirement no longer holds.
+        NotFoundError: TABLE_NOT_FOUND, the table was dropped meanwhile.
+    """
+
+    def check(current: Catalog) -> None:
+        found = current.table_by_id(table_id)
+        try:
+            check_requirements(
+                requirements, table_metadata(found, warehouse, current.activation_ts), table
+            )
+        except IcebergError as e:
+            raise ConcurrentUpdateError(e.message, code=ErrorCode.PRECONDITION_FAILED) from e
+
+    return check
 
 
 @dataclass

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
 from api.auth import principal_of, require
-from api.iceberg.commits import check_requirements, commit_commands
+from api.iceberg.commits import check_requirements, commit_commands, unchanged_since_read
 from api.iceberg.creation import create_table_command
 from api.iceberg.errors import bad_request, documented_errors
 from api.iceberg.metadata import metadata_location, table_metadata
@@ -46,6 +46,7 @@ from catalog.commands import CommandBase
 from catalog.commands.schemas import CreateSchemaCommand, DropSchemaCommand
 from catalog.commands.tables import DropTableCommand, RenameTableCommand
 from catalog.descriptors import TableDescriptor
+from catalog.manager import Precondition
 from catalog.origin import LOCAL_PRINCIPAL, UpdateOrigin
 
 router = APIRouter(prefix="/iceberg/v1", tags=["iceberg"], responses=documented_errors())
@@ -68,13 +69,16 @@ def _load_result(request: Request, cat: Catalog, table: TableDescriptor) -> Load
     )
 
 
-async def _execute(request: Request, commands: list[CommandBase]) -> ApplyResult:
+async def _execute(
+    request: Request, commands: list[CommandBase], precondition: Precondition | None = None
+) -> ApplyResult:
     """Apply ``commands`` as one batch, in one of the node's DDL slots."""
     with admitted(request):
         origin = UpdateOrigin(
             principal=principal_of(request) or LOCAL_PRINCIPAL, client=client_of(request)
         )
-        return await node_of(request).manager.execute(commands, origin=origin)
+        manager = node_of(request).manager
+        return await manager.execute(commands, origin=origin, precondition=precondition)
 
 
 def _latest(request: Request) -> Catalog:
@@ -203,7 +207,10 @@ async def commit_table(
     check_requirements(body.requirements, metadata, f"{schema}.{name}")
     commands = commit_commands(schema, found, metadata, body.updates)
     if commands:
-        result = await _execute(request, commands)
+        unchanged = unchanged_since_read(
+            body.requirements, found.id, _warehouse(request), f"{schema}.{name}"
+        )
+        result = await _execute(request, commands, unchanged)
         cat = node_of(request).service.catalog(result.version)
         found = cat.table_by_id(found.id)
         metadata = table_metadata(found, _warehouse(request), cat.activation_ts)

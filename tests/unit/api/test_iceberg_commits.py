@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from api.iceberg.commits import check_requirements, commit_commands
+from api.iceberg.commits import check_requirements, commit_commands, unchanged_since_read
 from api.iceberg.errors import IcebergError
 from api.iceberg.metadata import table_metadata
 from api.iceberg.models import TableMetadata, TableRequirement, TableUpdate
-from catalog import ColumnType
+from catalog import CatalogError, ColumnType, ErrorCode
 from catalog import commands as c
 from catalog.catalog import Catalog
 from catalog.descriptors import TableDescriptor
@@ -79,3 +79,25 @@ def test_an_added_schema_must_become_current() -> None:
     added = TableUpdate.model_validate({"action": "add-schema", "schema": metadata.schemas[-1]})
     with pytest.raises(IcebergError, match="must be made current"):
         commit_commands("PUBLIC", table, metadata, [added])
+
+
+def test_requirements_are_checked_again_on_the_version_a_commit_is_judged_on() -> None:
+    columns = [c.Column(name="ID", type=ColumnType.INT64, nullable=False)]
+    created = c.CreateTable(name="T", columns=columns, primary_key=["ID"])
+    read = prepare(Catalog.initial(), [created]).catalog
+    table = read.table("PUBLIC", "T")
+    unchanged = unchanged_since_read(
+        [_requirement(type="assert-current-schema-id", **{"current-schema-id": 1})],
+        table.id,
+        "/w",
+        "PUBLIC.T",
+    )
+    unchanged(read)  # nothing changed since the read
+    added = c.AddColumns(table="T", columns=[c.Column(name="B", type=ColumnType.INT32)])
+    with pytest.raises(CatalogError) as moved:
+        unchanged(prepare(read, [added]).catalog)  # another writer's change landed first
+    assert moved.value.code is ErrorCode.PRECONDITION_FAILED
+    assert "assert-current-schema-id" in moved.value.message
+    with pytest.raises(CatalogError) as dropped:
+        unchanged(prepare(read, [c.DropTable(name="T")]).catalog)
+    assert dropped.value.code is ErrorCode.TABLE_NOT_FOUND
