@@ -172,6 +172,41 @@ def test_node_applying_versions_and_node_loading_a_snapshot_agree(
         assert encode_snapshot(theirs) == encode_snapshot(mine)
 
 
+def _judged(head: Catalog, batch: list[c.CommandBase]) -> Catalog | str:
+    try:
+        return prepare(head, batch).catalog
+    except CatalogError as e:
+        return str(e.code)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False), st.integers(1, 30))
+def test_batches_judged_on_sealed_versions_agree_with_never_sealed_ones(
+    rng: random.Random, steps: int
+) -> None:
+    """A batch of several commands, judged on a sealed version (whose overlay holds only the
+    batch's own changes) and on the same version never sealed, is refused alike or gives the
+    same catalog, and every table and alive index it holds is found by name as by id."""
+    sealed = never_sealed = Catalog.initial(activation_ts=1 << 16)
+    for step in range(steps):
+        batch = random_batch(rng, sealed, max_size=4)
+        mine, theirs = _judged(sealed.sealed(), batch), _judged(never_sealed, batch)
+        if isinstance(mine, str) or isinstance(theirs, str):
+            assert mine == theirs
+            continue
+        assert mine.digest() == theirs.digest()
+        for table in mine.tables():
+            schema = mine.schema_by_id(table.schema_id).name
+            assert mine.table(schema, table.name) == table
+        for index in mine.indexes():
+            if index.is_alive:
+                schema = mine.schema_by_id(index.schema_id).name
+                assert mine.index(schema, index.name) == index
+        ts = (step + 2) << 16
+        sealed = mine.with_version(sealed.version + 1, ts).sealed()
+        never_sealed = theirs.with_version(never_sealed.version + 1, ts)
+
+
 def test_bytes_that_do_not_hold_the_named_table_are_refused_when_read() -> None:
     data = encode_snapshot(_tables(3))
     header, kind, body = msgpack.unpackb(data)
