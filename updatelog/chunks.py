@@ -97,12 +97,14 @@ class Chunks:
         nonce = f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(4)}"
         tag = self.keys.chunk_tag(kind, version, nonce)
         step = self.chunk_bytes
-        pieces = [value[i : i + step] for i in range(0, len(value), step)]
+        count = -(-len(value) // step)
         gate = asyncio.Semaphore(_PARALLEL)
 
         async def put(index: int) -> None:
             async with gate:
-                op = Put(self.keys.chunk(tag, index), pieces[index])
+                # Cut when sent: copying hundreds of megabytes at once would hold the loop.
+                piece = value[index * step : (index + 1) * step]
+                op = Put(self.keys.chunk(tag, index), piece)
                 for attempt in range(3):
                     try:
                         await self.store.txn([], [op])
@@ -112,11 +114,11 @@ class Chunks:
                             raise
 
         try:
-            await asyncio.gather(*(put(i) for i in range(len(pieces))))
+            await asyncio.gather(*(put(i) for i in range(count)))
         except BaseException:
             await self.discard(tag)
             raise
-        return Manifest(tag, len(pieces), len(value)).encode()
+        return Manifest(tag, count, len(value)).encode()
 
     async def discard(self, tag: str) -> None:
         """Delete the chunks of ``tag`` (a value that lost its race); best effort."""
