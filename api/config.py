@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from catalog.node_options import NodeOptions
 from catalog.store import DEFAULT_CACHE_SIZE
+from catalog.warehouse import DEFAULT_WAREHOUSE, WAREHOUSE_ENV
 from schemasync.clock import HybridClock
 
 DEFAULT_STORE = "sqlite:///./data/catalog.db"
@@ -132,7 +133,7 @@ class ServerSettings:
         default_factory=lambda: _env_int("CATALOG_DESCRIPTOR_CACHE", DEFAULT_CACHE_SIZE)
     )
     warehouse: str = field(
-        default_factory=lambda: os.environ.get("CATALOG_WAREHOUSE") or "./warehouse"
+        default_factory=lambda: os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE
     )
 
     @property

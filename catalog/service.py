@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
-import gc
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 from catalog.catalog import Catalog
+from catalog.collector import collector_paused
 from catalog.errors import (
     CatalogError,
     ErrorCode,
@@ -62,33 +62,6 @@ class _Window:
         """The update that produced each retained version, as its stored bytes (none for a
         loaded snapshot). Decoded on demand: kept decoded, a version's entries would hold
         a second copy of every descriptor it changed."""
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic collector while recovery builds a large, acyclic heap; collect once.
-
-    Left running, the collector walks that heap again and again while it grows (more than
-    half of a 20k-version replay); paused, one full collection at the end moves it all to the
-    oldest generation in one pass. That collection walks only what was built meanwhile: what
-    the process held before is frozen for it (``gc.freeze``), so a node started in a process
-    with a large heap of its own does not pay for walking it (0.55 s for 6 million objects);
-    unless something else froze objects already, whose freeze is then left alone.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-        gc.collect()
-        if freeze:
-            gc.unfreeze()
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,7 +345,7 @@ class CatalogService:
             entries = await self._log.read(earliest)
         except LogCompactedError as e:
             entries = await self._log.read(e.earliest_version)
-        with _collector_paused():
+        with collector_paused(collect_after=True):
             for entry in entries:
                 await self._apply(entry, fire=False)
 

@@ -7,10 +7,10 @@ Loading builds every lookup from the keys of format 2 (the layout is in
 
 from __future__ import annotations
 
-import gc
 from typing import Any
 
 from catalog.catalog import Catalog
+from catalog.collector import collector_paused
 from catalog.descriptors import (
     IndexDescriptor,
     SchemaDescriptor,
@@ -113,11 +113,6 @@ def decode_snapshot(data: bytes) -> Catalog:
     """
     # A snapshot creates a large acyclic heap at once; letting the cyclic GC walk it over
     # and over while it grows costs more than the decoding.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         result: Catalog = decode_value(Kind.SNAPSHOT, data, _build_catalog)
-    finally:
-        if paused:
-            gc.enable()
     return result

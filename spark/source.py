@@ -48,10 +48,11 @@ from pyspark.sql.types import StructType
 from api.client import CatalogApiError, CatalogClient
 from catalog.data_files import DataFile
 from catalog.descriptors import ColumnDescriptor
+from catalog.warehouse import table_folder, warehouse_path
 from spark.evolution import DataMismatchError, conform, project
 from spark.schema import TableAt, resolve_table
 from spark.types import accepts, arrow_type, struct_type
-from spark.warehouse import delete_files, table_folder, warehouse_path, write_partitions
+from spark.warehouse import delete_files, write_partitions
 
 CATALOG_URL_ENV = "CATALOG_URL"
 CATALOG_TOKEN_ENV = "CATALOG_TOKEN"

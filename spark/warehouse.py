@@ -1,14 +1,13 @@
 """Where a table's Parquet files live, how rows go to partitions, and orphan cleanup.
 
-Layout: ``<warehouse>/table_<id>/p<partition>/<write id>-<task>-<n>.parquet``. A table
-re-created under the same name has a new id, hence a new folder: it never sees the old files.
-A file is visible only once a data commit names it; files of a failed or killed job are orphans
-that ``remove_orphans`` deletes once they are older than a grace period.
+Layout: ``<warehouse>/table_<id>/p<partition>/<write id>-<task>-<n>.parquet``; the warehouse
+and the table's folder are ``catalog.warehouse``'s. A file is visible only once a data commit
+names it; files of a failed or killed job are orphans that ``remove_orphans`` deletes once they
+are older than a grace period.
 """
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 import zlib
@@ -21,19 +20,7 @@ import pyarrow.parquet as pq
 
 from api.client import CatalogClient
 from catalog.data_files import DataFile
-
-WAREHOUSE_ENV = "CATALOG_WAREHOUSE"
-"""The warehouse folder when the ``warehouse`` option is not given."""
-
-
-def warehouse_path(option: str | None) -> Path:
-    """Return the warehouse folder: the option, else ``$CATALOG_WAREHOUSE``, else ./warehouse."""
-    return Path(option or os.environ.get(WAREHOUSE_ENV) or "warehouse").resolve()
-
-
-def table_folder(warehouse: Path, table_id: int) -> Path:
-    """Return the folder of table ``table_id``'s files."""
-    return warehouse / f"table_{table_id}"
+from catalog.warehouse import table_folder
 
 
 def partition_of_rows(data: pa.Table, key_positions: Sequence[int], partitions: int) -> pa.Array:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from pathlib import Path
 
 from api.iceberg.errors import bad_request
 from api.iceberg.models import IcebergSchema, StructField, TableMetadata
 from api.iceberg.properties import table_properties
 from api.iceberg.types import NoCounterpartError, iceberg_type
 from catalog.descriptors import TableDescriptor, TableVersion
+from catalog.warehouse import table_folder, warehouse_path
 from schemasync.clock import physical_of
 
 TABLE_UUID_NAMESPACE = uuid.UUID("6f1c1d2e-8a51-5b0e-9d3c-2a7f4e0b9c11")
@@ -31,11 +31,8 @@ def table_uuid(table_id: int) -> str:
 
 
 def table_location(warehouse: str, table_id: int) -> str:
-    """Return the table's data folder, as the Spark source lays it out.
-
-    That is ``<warehouse>/table_<id>``, absolute, so every client names the same folder.
-    """
-    return str(Path(warehouse).resolve() / f"table_{table_id}")
+    """Return the table's data folder (``catalog.warehouse``), absolute: one for all clients."""
+    return str(table_folder(warehouse_path(warehouse), table_id))
 
 
 def metadata_location(location: str, catalog_version: int) -> str:

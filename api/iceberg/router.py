@@ -32,6 +32,7 @@ from api.iceberg.models import (
 )
 from api.iceberg.paths import (
     ENDPOINTS,
+    NAMESPACE_SEPARATOR,
     NamespacePath,
     TablePath,
     page,
@@ -204,6 +205,8 @@ async def commit_table(
     cat = _latest(request)
     found = cat.table(schema, name)
     metadata = table_metadata(found, _warehouse(request), cat.activation_ts)
+    # Checked here for a quick answer; checked again, atomically, on the version the batch
+    # is judged on (``unchanged_since_read``).
     check_requirements(body.requirements, metadata, f"{schema}.{name}")
     commands = commit_commands(schema, found, metadata, body.updates)
     if commands:
@@ -244,7 +247,7 @@ async def rename_table(request: Request, body: RenameTableRequest) -> Response:
             f"table {source.name} cannot move to namespace {'.'.join(destination.namespace)}: "
             "this catalog renames a table within its schema only"
         )
-    schema = schema_name("\x1f".join(source.namespace))
+    schema = schema_name(NAMESPACE_SEPARATOR.join(source.namespace))
     command = RenameTableCommand(
         **{"schema": schema, "name": source.name, "new_name": destination.name}
     )
