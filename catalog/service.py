@@ -403,7 +403,7 @@ class CatalogService:
 
     async def _apply(self, entry: LogEntry, *, fire: bool) -> None:
         if entry.is_snapshot:
-            self._load_snapshot(entry)
+            await self._load_snapshot(entry)
             return
         latest = self.latest_version
         if entry.version <= latest:
@@ -431,8 +431,10 @@ class CatalogService:
                 feed.offer(catalog.version, events)
         self.applied.advance(catalog.version)
 
-    def _load_snapshot(self, entry: LogEntry) -> None:
-        snapshot = decode_snapshot(entry.payload)
+    async def _load_snapshot(self, entry: LogEntry) -> None:
+        # A million tables take seconds to load: a worker thread does it, so a node that fell
+        # behind a compaction goes on answering reads of the versions it has meanwhile.
+        snapshot = await asyncio.to_thread(decode_snapshot, entry.payload)
         if snapshot.version != entry.version:
             raise FormatError(f"log key {entry.version} holds snapshot {snapshot.version}")
         if self.earliest_version <= entry.version <= self.latest_version:

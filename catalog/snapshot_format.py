@@ -94,6 +94,15 @@ def _values(group: list[tuple[int, Record]]) -> list[bytes]:
 
 def encode_snapshot(catalog: SnapshotSource) -> bytes:
     """Return the canonical stored form of a whole catalog version (objects ordered by id)."""
+    return b"".join(snapshot_pieces(catalog))
+
+
+def snapshot_pieces(catalog: SnapshotSource) -> list[bytes]:
+    """Return ``encode_snapshot(catalog)`` as the pieces it is packed in, not joined.
+
+    A million tables make a snapshot of hundreds of megabytes: kept in pieces, it is never
+    copied whole (``UpdateLog.save_snapshot`` takes the pieces).
+    """
     body = [
         catalog.version,
         catalog.activation_ts,
@@ -128,7 +137,7 @@ def encode_snapshot(catalog: SnapshotSource) -> bytes:
         body.append(to_wire(views))
     pieces = [_FRAMING]
     _pack_into(body, pieces)
-    return b"".join(pieces)
+    return pieces
 
 
 def _pack_into(value: Any, pieces: list[bytes]) -> None:
@@ -160,4 +169,7 @@ def _array_header(length: int) -> bytes:
 
 def catalog_digest(catalog: SnapshotSource) -> str:
     """Return the SHA-256 (hex) of a catalog's canonical encoding."""
-    return hashlib.sha256(encode_snapshot(catalog)).hexdigest()
+    digest = hashlib.sha256()
+    for piece in snapshot_pieces(catalog):
+        digest.update(piece)
+    return digest.hexdigest()

@@ -18,11 +18,11 @@ from catalog.descriptors import (
     TableDescriptor,
     ZoneDescriptor,
 )
-from catalog.snapshot_format import catalog_digest, encode_snapshot
+from catalog.snapshot_format import catalog_digest, encode_snapshot, snapshot_pieces
 from catalog.store import IndexGroup, TableGroup
 from catalog.wire import Kind, compile_decoder, decode_value, encode_descriptor, format_error
 
-__all__ = ["catalog_digest", "decode_snapshot", "encode_snapshot"]
+__all__ = ["catalog_digest", "decode_snapshot", "encode_snapshot", "snapshot_pieces"]
 
 _SCHEMAS = compile_decoder(tuple[SchemaDescriptor, ...])
 _ZONES = compile_decoder(tuple[ZoneDescriptor, ...])

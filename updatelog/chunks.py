@@ -15,8 +15,11 @@ snapshot at S drops the chunks of every older update and snapshot with two range
 from __future__ import annotations
 
 import asyncio
+import bisect
+import itertools
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,10 +85,16 @@ class Chunks:
         self.keys = keys
         self.chunk_bytes = chunk_bytes
 
-    async def write(self, kind: str, version: int, value: bytes) -> bytes:
+    async def write(self, kind: str, version: int, value: Sequence[bytes]) -> bytes:
         """Write ``value`` as chunks and return its manifest (still invisible to readers).
 
         Each chunk is a plain put, so one whose answer was lost is simply written again.
+
+        Args:
+            kind: ``"u"`` for an update, ``"s"`` for a snapshot.
+            version: the version the value is stored at.
+            value: the value, as pieces whose concatenation is the value; each chunk is cut
+                from them when it is sent, so the whole value is never joined in memory.
 
         Raises:
             StorageUnavailableError: the store did not take a chunk within its timeout.
@@ -97,14 +106,14 @@ class Chunks:
         nonce = f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(4)}"
         tag = self.keys.chunk_tag(kind, version, nonce)
         step = self.chunk_bytes
-        count = -(-len(value) // step)
+        ends = list(itertools.accumulate(len(piece) for piece in value))
+        size = ends[-1] if ends else 0
+        count = -(-size // step)
         gate = asyncio.Semaphore(_PARALLEL)
 
         async def put(index: int) -> None:
             async with gate:
-                # Cut when sent: copying hundreds of megabytes at once would hold the loop.
-                piece = value[index * step : (index + 1) * step]
-                op = Put(self.keys.chunk(tag, index), piece)
+                op = Put(self.keys.chunk(tag, index), _cut(value, ends, index * step, step))
                 for attempt in range(3):
                     try:
                         await self.store.txn([], [op])
@@ -118,7 +127,7 @@ class Chunks:
         except BaseException:
             await self.discard(tag)
             raise
-        return Manifest(tag, count, len(value)).encode()
+        return Manifest(tag, count, size).encode()
 
     async def discard(self, tag: str) -> None:
         """Delete the chunks of ``tag`` (a value that lost its race); best effort."""
@@ -147,19 +156,40 @@ class Chunks:
             if not read.more or not read.kvs:
                 break
             next_key = read.kvs[-1].key + "\x00"
-        value = b"".join(parts)
-        if len(parts) != manifest.count or len(value) != manifest.size:
+        size = sum(len(part) for part in parts)
+        if len(parts) != manifest.count or size != manifest.size:
             raise ChunksMissingError(
                 f"chunked value {manifest.tag} has {len(parts)} of {manifest.count} chunks "
-                f"({len(value)} of {manifest.size} bytes)"
+                f"({size} of {manifest.size} bytes)"
             )
-        return envelope.decode_as(value, *kinds)
+        # Joining and checking hundreds of megabytes is no work for the event loop.
+        return await asyncio.to_thread(_assembled, parts, kinds)
 
     async def tags(self) -> set[str]:
         """Return the tag of every chunk in the store (live or garbage)."""
         start = self.keys.chunk_prefix
         names = await self.store.keys(start, prefix_range_end(start))
         return {name[len(start) :].rsplit(".", 1)[0] for name in names}
+
+
+def _cut(value: Sequence[bytes], ends: list[int], start: int, length: int) -> bytes:
+    """Return ``length`` bytes of the concatenation of ``value`` from ``start``.
+
+    ``ends`` is the running total of the pieces' lengths; only what the chunk needs is copied.
+    """
+    stop = min(start + length, ends[-1])
+    index = bisect.bisect_right(ends, start)
+    parts: list[bytes] = []
+    while start < stop:
+        piece, begin = value[index], ends[index] - len(value[index])
+        parts.append(piece[start - begin : stop - begin])
+        start = ends[index]
+        index += 1
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _assembled(parts: list[bytes], kinds: tuple[Kind, ...]) -> Envelope:
+    return envelope.decode_as(b"".join(parts), *kinds)
 
 
 def manifest_tag(stored: bytes | None) -> str | None:

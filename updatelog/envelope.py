@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import enum
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,9 +110,27 @@ def encode(kind: Kind, body: bytes) -> bytes:
     Returns:
         The envelope bytes to store.
     """
+    return b"".join(encode_pieces(kind, (body,)))
+
+
+def encode_pieces(kind: Kind, body: Sequence[bytes]) -> list[bytes]:
+    """Wrap a body given as pieces, without joining them: the envelope's own pieces, in order.
+
+    A snapshot of hundreds of megabytes stays in the pieces it was encoded in all the way to
+    the store's chunks; joining it would hold the interpreter's lock for the whole copy.
+
+    Args:
+        kind: what the body is.
+        body: the payload, as pieces whose concatenation is the body.
+
+    Returns:
+        The header, the body's pieces and the trailer; their concatenation is ``encode``'s.
+    """
     head = MAGIC + bytes((CURRENT_FORMAT, int(kind)))
-    crc = zlib.crc32(body, zlib.crc32(head))  # a large body is summed without the lock held
-    return b"".join((head, body, crc.to_bytes(_TRAILER, "big")))
+    crc = zlib.crc32(head)
+    for piece in body:
+        crc = zlib.crc32(piece, crc)  # a large piece is summed without the lock held
+    return [head, *body, crc.to_bytes(_TRAILER, "big")]
 
 
 def decode(data: bytes) -> Envelope:
@@ -130,7 +148,7 @@ def decode(data: bytes) -> Envelope:
     """
     if not isinstance(data, bytes | bytearray | memoryview):
         raise FormatError(f"expected bytes, got {type(data).__name__}")
-    raw = bytes(data)
+    raw = data if type(data) is bytes else bytes(data)
     if len(raw) < _HEADER + _TRAILER:
         raise FormatError(f"value of {len(raw)} bytes is too short for an envelope")
     if raw[:2] != MAGIC:
@@ -142,14 +160,14 @@ def decode(data: bytes) -> Envelope:
             f"value has format version {fmt}, this release reads versions "
             f"{min(_BODY_READERS)}..{max(_BODY_READERS)}; upgrade it to read newer values"
         )
-    framed, checksum = raw[:-_TRAILER], raw[-_TRAILER:]
-    if zlib.crc32(framed).to_bytes(_TRAILER, "big") != checksum:
+    # The checksum reads the value in place: a large one is copied once, for its body.
+    if zlib.crc32(memoryview(raw)[:-_TRAILER]).to_bytes(_TRAILER, "big") != raw[-_TRAILER:]:
         raise FormatError("value checksum mismatch: the stored value is corrupted")
     try:
         kind = Kind(raw[3])
     except ValueError:
         raise FormatError(f"value has unknown kind {raw[3]}") from None
-    return Envelope(fmt, kind, reader(kind, framed[_HEADER:]))
+    return Envelope(fmt, kind, reader(kind, raw[_HEADER:-_TRAILER]))
 
 
 def decode_as(data: bytes, *kinds: Kind) -> Envelope:

@@ -125,10 +125,14 @@ class KvUpdateLog:
 
     # -- writing ----------------------------------------------------------------------------
 
-    async def _stored(self, value: bytes, kind: str, version: int) -> tuple[bytes, str | None]:
-        """Return what to store for ``value``: itself, or the manifest of its chunks."""
-        if len(value) <= self.chunks.chunk_bytes:
-            return value, None
+    async def _stored(
+        self, value: Sequence[bytes], kind: str, version: int
+    ) -> tuple[bytes, str | None]:
+        """Return what to store for ``value`` (its pieces): itself, or its chunks' manifest."""
+        if len(value) == 1 and len(value[0]) <= self.chunks.chunk_bytes:
+            return value[0], None
+        if sum(len(piece) for piece in value) <= self.chunks.chunk_bytes:
+            return b"".join(value), None
         stored = await self.chunks.write(kind, version, value)
         return stored, manifest_tag(stored)
 
@@ -147,7 +151,7 @@ class KvUpdateLog:
                 f"update {version} is {len(payload):,} bytes, over the log's limit of "
                 f"{self.max_update_bytes:,}; split the batch into smaller ones"
             )
-        stored, tag = await self._stored(envelope.encode(Kind.UPDATE, payload), "u", version)
+        stored, tag = await self._stored((envelope.encode(Kind.UPDATE, payload),), "u", version)
         append = Append(self, version, stored, proposal_ts, request_ids)
         result = await append.run()
         if tag is not None and not result.committed:
@@ -433,7 +437,7 @@ class KvUpdateLog:
 
     # -- snapshots and compaction -----------------------------------------------------------
 
-    async def save_snapshot(self, version: int, payload: bytes) -> bool:
+    async def save_snapshot(self, version: int, payload: bytes | Sequence[bytes]) -> bool:
         """Save the snapshot at ``version``; then delete the updates it replaces.
 
         A large snapshot's chunks are written first, each in its own transaction, so commits
@@ -454,8 +458,10 @@ class KvUpdateLog:
         """
         check_int("version", version, 1)
         keys = self.keys
-        # A snapshot may be hundreds of megabytes: framing it is no work for the event loop.
-        framed = await asyncio.to_thread(envelope.encode, Kind.SNAPSHOT, payload)
+        pieces = (payload,) if isinstance(payload, bytes) else payload
+        # A snapshot may be hundreds of megabytes: framing it is no work for the event loop,
+        # and it stays in its pieces until they are cut into chunks.
+        framed = await asyncio.to_thread(envelope.encode_pieces, Kind.SNAPSHOT, pieces)
         stored, tag = await self._stored(framed, "s", version)
         reads = [Get(keys.version), Get(keys.snapshot_version), Get(keys.snapshot(version))]
         success: list[Op] = [

@@ -256,8 +256,11 @@ class UpdateLog(Protocol):
         """
         ...
 
-    async def save_snapshot(self, version: int, payload: bytes) -> bool:
+    async def save_snapshot(self, version: int, payload: bytes | Sequence[bytes]) -> bool:
         """Overwrite ``version`` with a snapshot and delete older versions, atomically.
+
+        ``payload`` is the snapshot, or pieces whose concatenation is the snapshot: a large
+        one is stored from its pieces without ever being joined in memory.
 
         Returns False (and changes nothing) if the snapshot would move backwards or stay.
         """

@@ -7,6 +7,7 @@ written as chunks and made visible by one guarded transaction.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import time
 
@@ -35,6 +36,16 @@ def _kv(log: object) -> KvUpdateLog:
     return log
 
 
+def _pieces(value: bytes) -> list[bytes]:
+    """Cut ``value`` as an encoder might: uneven pieces, some empty, some across chunk ends."""
+    cuts = sorted(
+        {0, 1, 7, SMALL_REQUEST_BYTES - 1, SMALL_REQUEST_BYTES, 3 * SMALL_REQUEST_BYTES + 5}
+    )
+    bounds = [c for c in cuts if c < len(value)] + [len(value)]
+    pieces = [value[a:b] for a, b in itertools.pairwise(bounds)]
+    return [b"", *pieces[:2], b"", *pieces[2:], b""]
+
+
 def test_a_large_update_and_snapshot_round_trip_as_chunks(store_url: str) -> None:
     big = os.urandom(5 * SMALL_REQUEST_BYTES + 123)
     bigger = os.urandom(9 * SMALL_REQUEST_BYTES)
@@ -61,9 +72,14 @@ def test_a_large_update_and_snapshot_round_trip_as_chunks(store_url: str) -> Non
                 assert got == [LogEntry(3, bigger, is_snapshot=True)]
 
             assert (await log.append(4, b"four", 40)).committed
-            assert await log.save_snapshot(4, big)
+            assert await log.save_snapshot(4, _pieces(big))
             assert await other.read(4) == [LogEntry(4, big, is_snapshot=True)]
             assert len(await log.chunks.tags()) == 1  # the older snapshot's chunks are gone
+
+            assert (await log.append(5, b"five", 50)).committed
+            assert await log.save_snapshot(5, [b"", b"tiny", b"", b" snapshot"])
+            assert await other.read(5) == [LogEntry(5, b"tiny snapshot", is_snapshot=True)]
+            assert not await log.chunks.tags()
 
     run(scenario(), timeout=60)
 
@@ -74,7 +90,7 @@ def test_chunks_of_a_writer_that_died_stay_invisible_and_are_collected(store_url
             log = _kv(opened_log)
             assert (await log.append(1, b"one", 10)).committed
             # A writer wrote every chunk of update 2, then died before its transaction.
-            await log.chunks.write("u", 2, os.urandom(3 * SMALL_REQUEST_BYTES))
+            await log.chunks.write("u", 2, [os.urandom(3 * SMALL_REQUEST_BYTES)])
             assert await log.latest_version() == 1
             assert await log.read(1) == [LogEntry(1, b"one")]
             assert len(await log.chunks.tags()) == 1
@@ -224,7 +240,7 @@ def test_chunks_of_a_snapshot_still_being_written_survive_another_snapshot(
             for version in range(1, 6):
                 assert (await log.append(version, b"u", version * 10)).committed
             # Another node is writing a large snapshot at 5 when this one saves one at 3.
-            await log.chunks.write("s", 5, os.urandom(3 * SMALL_REQUEST_BYTES))
+            await log.chunks.write("s", 5, [os.urandom(3 * SMALL_REQUEST_BYTES)])
             assert await log.save_snapshot(3, b"catalog at 3")
             assert len(await log.chunks.tags()) == 1
             later = int(time.time() * 1000) + CHUNK_GRACE_MS + 1

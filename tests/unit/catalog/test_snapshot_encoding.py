@@ -8,7 +8,7 @@ import pytest
 
 from catalog import Catalog
 from catalog import manager as manager_module
-from catalog.snapshots import decode_snapshot, encode_snapshot
+from catalog.snapshots import decode_snapshot, snapshot_pieces
 
 
 def test_the_collector_is_paused_while_a_snapshot_is_encoded(
@@ -16,22 +16,22 @@ def test_the_collector_is_paused_while_a_snapshot_is_encoded(
 ) -> None:
     seen: list[bool] = []
 
-    def encode(catalog: Catalog) -> bytes:
+    def encode(catalog: Catalog) -> list[bytes]:
         seen.append(gc.isenabled())
-        return encode_snapshot(catalog)
+        return snapshot_pieces(catalog)
 
-    monkeypatch.setattr(manager_module, "encode_snapshot", encode)
+    monkeypatch.setattr(manager_module, "snapshot_pieces", encode)
     cat = Catalog.initial()
-    assert decode_snapshot(manager_module._encoded(cat)) == cat
+    assert decode_snapshot(b"".join(manager_module._encoded(cat))) == cat
     assert seen == [False]
     assert gc.isenabled()
 
 
 def test_a_failed_encoding_resumes_the_collector(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(catalog: Catalog) -> bytes:
+    def broken(catalog: Catalog) -> list[bytes]:
         raise MemoryError("no room")
 
-    monkeypatch.setattr(manager_module, "encode_snapshot", broken)
+    monkeypatch.setattr(manager_module, "snapshot_pieces", broken)
     with pytest.raises(MemoryError):
         manager_module._encoded(Catalog.initial())
     assert gc.isenabled()

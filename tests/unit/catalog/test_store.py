@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import hashlib
 import random
 from collections.abc import Iterator
 
@@ -15,7 +16,7 @@ from catalog import Catalog, CatalogError, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
 from catalog import store as store_module
 from catalog.descriptors.tables import shared_column
-from catalog.snapshots import catalog_digest, decode_snapshot, encode_snapshot
+from catalog.snapshots import catalog_digest, decode_snapshot, encode_snapshot, snapshot_pieces
 from catalog.store import CACHE
 from tests.random_ddl import random_batch
 from tests.unit.catalog.helpers import col, create_table, key, run
@@ -305,11 +306,19 @@ def test_equal_columns_are_one_object_and_unequal_ones_are_not() -> None:
 
 @pytest.mark.parametrize("count", [0, 15, 16, 4097])
 def test_a_snapshot_packed_in_slices_is_one_msgpack_value(count: int) -> None:
-    """Long lists are packed a slice at a time; the bytes are those of one ``packb``."""
-    data = encode_snapshot(_tables(count))
+    """Long lists are packed a slice at a time; the bytes are those of one ``packb``.
+
+    A large catalog stays in those slices, never joined, up to the store's chunks.
+    """
+    catalog = _tables(count)
+    data = encode_snapshot(catalog)
     value = msgpack.unpackb(data, raw=False, strict_map_key=False)
     assert msgpack.packb(value, use_bin_type=True) == data
     assert sum(len(group[1]) for group in value[2][6]) == count
+    pieces = snapshot_pieces(catalog)
+    assert b"".join(pieces) == data
+    assert count <= 4096 or max(len(piece) for piece in pieces) < 0.6 * len(data)
+    assert catalog_digest(catalog) == hashlib.sha256(data).hexdigest()
 
 
 def test_a_descriptor_read_often_stays_cached_while_others_pass(small_cache: int) -> None:

@@ -259,3 +259,10 @@ def test_round_trip(kind: Kind, body: bytes) -> None:
     if kind in (Kind.VERSION, Kind.SAFE_TIME, Kind.REQUEST):
         body = body[:8].rjust(8, b"\x00")
     assert envelope.decode(envelope.encode(kind, body)) == Envelope(CURRENT_FORMAT, kind, body)
+
+
+@given(st.sampled_from(list(Kind)), st.lists(st.binary(max_size=64), max_size=8))
+def test_pieces_frame_exactly_as_the_joined_body(kind: Kind, pieces: list[bytes]) -> None:
+    framed = envelope.encode_pieces(kind, pieces)
+    assert framed[1:-1] == pieces  # the body's pieces are passed on, not copied
+    assert b"".join(framed) == envelope.encode(kind, b"".join(pieces))
