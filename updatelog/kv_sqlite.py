@@ -171,6 +171,10 @@ class SqliteKvStore:
         size = sum(
             len(op.key) + len(op.value) for op in (*success, *failure) if isinstance(op, kv.Put)
         )
+        if any(isinstance(op, kv.Delete) and op.end is not None for op in (*success, *failure)):
+            # A range deletion may free any amount (the updates a snapshot replaced, a
+            # snapshot's chunks): it is a large write, never run on the caller's thread.
+            size = max(size, self._direct.max_bytes + 1)
         done = self._direct.run(body, write=writes, size=size)
         if done is DECLINED:
             # A small transaction (a commit that found the lock taken) goes ahead of queued

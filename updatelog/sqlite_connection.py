@@ -144,6 +144,11 @@ class SqliteConnection:
 def connect(path: str, busy_timeout_s: float, *, any_thread: bool = False) -> sqlite3.Connection:
     """Open ``path`` in autocommit mode with durable commits (``synchronous=FULL``).
 
+    Deleted content is zeroed only on pages a transaction writes anyway
+    (``secure_delete=FAST``): zeroing every page a deletion frees (the default of some
+    builds, Debian's among them) wrote each deleted update and snapshot chunk to the
+    write-ahead log a second time, five times the cost of the deletions after a snapshot.
+
     Args:
         path: the database file.
         busy_timeout_s: how long a statement waits for another connection's lock.
@@ -154,6 +159,7 @@ def connect(path: str, busy_timeout_s: float, *, any_thread: bool = False) -> sq
     )
     try:
         db.execute("PRAGMA synchronous=FULL")
+        db.execute("PRAGMA secure_delete=FAST")
     except BaseException:
         db.close()
         raise

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from updatelog import SqliteUpdateLog
-from updatelog.kv import Put
+from updatelog.kv import Delete, Put
 from updatelog.kv_sqlite import SqliteKvStore
 from updatelog.sqlite_connection import SqliteConnection
 from updatelog.sqlite_direct import DECLINED, DirectConnection
@@ -80,16 +80,22 @@ def test_a_slow_commit_sends_the_next_transactions_to_the_thread(tmp_path: Path)
         direct.close()
 
 
+@pytest.mark.parametrize("large", ["a large value", "a range deletion"])
 def test_a_large_write_sends_small_transactions_to_the_thread_until_a_while_after(
-    tmp_path: Path,
+    tmp_path: Path, large: str
 ) -> None:
+    """A range deletion may free any amount (a snapshot's older updates): it is large too."""
+
     async def scenario() -> None:
         store = SqliteKvStore(tmp_path / "c.db")
         direct = store._direct  # what the store's hot path would use
         direct.pause_s = 0.3
         try:
             assert direct.run(_thread_of_run, write=True) != DECLINED
-            await store.txn([], [Put("chunk", os.urandom(direct.max_bytes + 1))])
+            if large == "a range deletion":
+                await store.txn([], [Delete("catalog.update.", "catalog.update/")])
+            else:
+                await store.txn([], [Put("chunk", os.urandom(direct.max_bytes + 1))])
             assert direct.run(_thread_of_run, write=True) is DECLINED  # the disk is busy
             await asyncio.sleep(0.35)
             assert direct.run(_thread_of_run, write=True) != DECLINED
