@@ -11,15 +11,17 @@ one column, whatever the table's size and history.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic_core import to_jsonable_python
 
 from catalog.catalog import Catalog
 from catalog.descriptors import ColumnDescriptor, Descriptor, TableDescriptor
 from catalog.model import Model
+
+_D = TypeVar("_D", Descriptor, ColumnDescriptor)
 
 
 class ChangeKind(enum.StrEnum):
@@ -99,12 +101,7 @@ def diff(before: Catalog, after: Catalog) -> list[Change]:
     """
     changes: list[Change] = []
     for object_type, listing in _KINDS:
-        old = {d.id: d for d in listing(before)}
-        new = {d.id: d for d in listing(after)}
-        for object_id in sorted(old.keys() | new.keys()):
-            a, b = old.get(object_id), new.get(object_id)
-            if a is b or a == b:
-                continue
+        for object_id, a, b in _differing(listing(before), listing(after)):
             if a is None:
                 assert b is not None
                 changes.append(Change(object_type, object_id, b.name, ChangeKind.ADDED, after=b))
@@ -115,6 +112,21 @@ def diff(before: Catalog, after: Catalog) -> list[Change]:
                 if change.fields or change.columns:  # not only its causality token
                     changes.append(change)
     return changes
+
+
+def _differing(
+    before: Iterable[_D], after: Iterable[_D]
+) -> Iterator[tuple[int, _D | None, _D | None]]:
+    """Match two versions' objects (or columns) by id; yield each id whose two sides differ.
+
+    An added object comes as ``(id, None, new)``, a dropped one as ``(id, old, None)``.
+    """
+    old = {d.id: d for d in before}
+    new = {d.id: d for d in after}
+    for object_id in sorted(old.keys() | new.keys()):
+        a, b = old.get(object_id), new.get(object_id)
+        if a is not b and a != b:
+            yield object_id, a, b
 
 
 def _altered(object_type: str, a: Descriptor, b: Descriptor) -> Change:
@@ -140,12 +152,7 @@ def _fields(a: Model, b: Model) -> tuple[FieldChange, ...]:
 def _columns(
     before: Iterable[ColumnDescriptor], after: Iterable[ColumnDescriptor]
 ) -> Iterable[ColumnChange]:
-    old = {c.id: c for c in before}
-    new = {c.id: c for c in after}
-    for column_id in sorted(old.keys() | new.keys()):
-        a, b = old.get(column_id), new.get(column_id)
-        if a is b or a == b:
-            continue
+    for column_id, a, b in _differing(before, after):
         if a is None:
             assert b is not None
             yield ColumnChange(column_id, b.name, ChangeKind.ADDED, after=b)

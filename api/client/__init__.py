@@ -3,7 +3,8 @@
 Both speak the same calls, return the catalog's own typed objects (``Catalog``,
 ``TableDescriptor``, ``ApplyResult``) and raise ``CatalogApiError`` subclasses carrying the
 server's ``code``. Modules: ``calls`` (one request spec per endpoint, retry policy, failover;
-no I/O), ``events`` (the event model and resumable SSE), ``errors``, ``sync``, ``aio``.
+no I/O), ``endpoint`` and ``client_base`` (each call a method of both clients, defined once),
+``events`` (the event model and resumable SSE), ``errors``, ``sync``, ``aio``.
 
 May import: httpx, pydantic, catalog, api.models. Never FastAPI: a client installs without the
 server.

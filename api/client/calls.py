@@ -297,14 +297,28 @@ def _ddl_call(
 
 def execute_call(
     commands: Commands,
-    request_id: str | None,
+    request_id: str | None = None,
+    *,
     wait_for_nodes: float | None = None,
     message: str | None = None,
 ) -> Call[ApplyResult]:
-    """``POST /v1/ddl`` with a request id (a new uuid4 when none is given).
+    """Apply commands as one atomic batch; return once the change is visible everywhere.
 
-    With ``wait_for_nodes`` the server also waits for every registered node (the read timeout
-    grows by that wait); ``message`` says why, and the new version records it.
+    ``POST /v1/ddl``; with ``wait_for_nodes`` the read timeout grows by that wait.
+
+    Args:
+        commands: command objects (``catalog.commands``) or their JSON dicts.
+        request_id: makes retries safe; a new uuid4 when None (reused by every retry). An
+            id names one attempt: once committed or refused, every request under it gets
+            that same answer, even after the catalog changed.
+        wait_for_nodes: also wait, at most this many seconds (up to 60), until every live
+            registered node has applied the new version; the result's ``nodes_synced``
+            and ``nodes_lagging`` say which did.
+        message: why, in your words (at most 1,000 characters); the new version records
+            it with who asked and from which client (``versions()``, the events).
+
+    Raises:
+        CatalogApiError: the batch was refused (e.g. ``AlreadyExistsError``).
     """
     body = {"commands": command_dicts(commands), "request_id": request_id or uuid.uuid4().hex}
     return _ddl_call("/v1/ddl", body, wait_for_nodes, message)
@@ -312,11 +326,15 @@ def execute_call(
 
 def sql_call(
     text: str,
-    request_id: str | None,
+    request_id: str | None = None,
+    *,
     wait_for_nodes: float | None = None,
     message: str | None = None,
 ) -> Call[ApplyResult]:
-    """``POST /v1/sql`` with a request id (a new uuid4 when none is given); see ``execute_call``."""
+    """Apply DDL statements (``;``-separated) as one atomic batch (see ``execute``).
+
+    ``POST /v1/sql``, with a request id (a new uuid4 when none is given).
+    """
     body = {"sql": text, "request_id": request_id or uuid.uuid4().hex}
     return _ddl_call("/v1/sql", body, wait_for_nodes, message)
 
@@ -326,16 +344,22 @@ def catalog_from_body(body: CatalogBody) -> Catalog:
     return Catalog.from_parts(**dict(body))
 
 
-def catalog_call(version: int | None, at: Timestamp | None) -> Call[Catalog]:
-    """``GET /v1/catalog``."""
+def catalog_call(version: int | None = None, at: Timestamp | None = None) -> Call[Catalog]:
+    """Return the whole catalog at ``version``, as of ``at``, or the latest.
+
+    ``GET /v1/catalog``.
+    """
     decode = json_of(CatalogBody)
     return read_call("/v1/catalog", lambda r: catalog_from_body(decode(r)), version, at)
 
 
 def table_call(
-    schema: str, name: str, version: int | None, at: Timestamp | None
+    schema: str, name: str, version: int | None = None, at: Timestamp | None = None
 ) -> Call[TableBody]:
-    """``GET /v1/schemas/{schema}/tables/{name}``."""
+    """Return one table with its indexes, zone and the version read.
+
+    ``GET /v1/schemas/{schema}/tables/{name}``.
+    """
     return read_call(
         f"/v1/schemas/{segment(schema)}/tables/{segment(name)}", json_of(TableBody), version, at
     )
@@ -344,77 +368,99 @@ def table_call(
 _NAMES: pydantic.TypeAdapter[list[str]] = pydantic.TypeAdapter(list[str])
 
 
-def tables_call(schema: str, version: int | None, at: Timestamp | None) -> Call[list[str]]:
-    """``GET /v1/schemas/{schema}/tables``."""
+def tables_call(
+    schema: str = "PUBLIC", version: int | None = None, at: Timestamp | None = None
+) -> Call[list[str]]:
+    """Return the names of a schema's tables (``GET /v1/schemas/{schema}/tables``)."""
     path = f"/v1/schemas/{segment(schema)}/tables"
     return read_call(path, lambda r: _NAMES.validate_json(r.content), version, at)
 
 
 def index_call(
-    schema: str, name: str, version: int | None, at: Timestamp | None
+    schema: str, name: str, version: int | None = None, at: Timestamp | None = None
 ) -> Call[IndexDescriptor]:
-    """``GET /v1/schemas/{schema}/indexes/{name}``."""
+    """Return one (alive) index (``GET /v1/schemas/{schema}/indexes/{name}``)."""
     decode = json_of(IndexBody)
     path = f"/v1/schemas/{segment(schema)}/indexes/{segment(name)}"
     return read_call(path, lambda r: decode(r).index, version, at)
 
 
-def zone_call(name: str, version: int | None, at: Timestamp | None) -> Call[ZoneBody]:
-    """``GET /v1/zones/{name}``."""
+def zone_call(name: str, version: int | None = None, at: Timestamp | None = None) -> Call[ZoneBody]:
+    """Return one zone with the ids of its tables (``GET /v1/zones/{name}``)."""
     return read_call(f"/v1/zones/{segment(name)}", json_of(ZoneBody), version, at)
 
 
-def schemas_call(version: int | None, at: Timestamp | None) -> Call[SchemasBody]:
-    """``GET /v1/schemas``."""
+def schemas_call(version: int | None = None, at: Timestamp | None = None) -> Call[SchemasBody]:
+    """Return every schema (``GET /v1/schemas``)."""
     return read_call("/v1/schemas", json_of(SchemasBody), version, at)
 
 
-def schema_call(name: str, version: int | None, at: Timestamp | None) -> Call[SchemaBody]:
-    """``GET /v1/schemas/{schema}``."""
+def schema_call(
+    name: str, version: int | None = None, at: Timestamp | None = None
+) -> Call[SchemaBody]:
+    """Return one schema with the names of its tables and indexes (``GET /v1/schemas/{name}``)."""
     return read_call(f"/v1/schemas/{segment(name)}", json_of(SchemaBody), version, at)
 
 
 def indexes_call(
-    schema: str | None, table: str | None, version: int | None, at: Timestamp | None
+    schema: str | None = None,
+    table: str | None = None,
+    version: int | None = None,
+    at: Timestamp | None = None,
 ) -> Call[list[IndexDescriptor]]:
-    """``GET /v1/indexes``, of a schema or a table when given."""
+    """Return the alive indexes: all, a schema's, or a table's (in PUBLIC without schema).
+
+    ``GET /v1/indexes``.
+    """
     decode = json_of(IndexesBody)
     params = read_params(version, at)
     params.update({k: v for k, v in (("schema", schema), ("table", table)) if v is not None})
     return Call("GET", "/v1/indexes", lambda r: decode(r).indexes, params=params)
 
 
-def zones_call(version: int | None, at: Timestamp | None) -> Call[ZonesBody]:
-    """``GET /v1/zones``."""
+def zones_call(version: int | None = None, at: Timestamp | None = None) -> Call[ZonesBody]:
+    """Return every zone and the name of the default one (``GET /v1/zones``)."""
     return read_call("/v1/zones", json_of(ZonesBody), version, at)
 
 
-def versions_call(from_version: int | None, limit: int | None) -> Call[VersionsBody]:
-    """``GET /v1/versions``."""
+def versions_call(from_version: int | None = None, limit: int | None = None) -> Call[VersionsBody]:
+    """Return the retained versions (a page of them) with earliest and latest.
+
+    ``GET /v1/versions``.
+    """
     params = {"from_version": str(from_version)} if from_version is not None else {}
     if limit is not None:
         params["limit"] = str(limit)
     return Call("GET", "/v1/versions", json_of(VersionsBody), params=params)
 
 
-def ready_call(version: int, timeout_s: float) -> Call[ReadyBody]:
-    """``GET /v1/versions/{N}/ready?timeout=``: the read timeout grows by the wait."""
+def ready_call(version: int, timeout: float = 30.0) -> Call[ReadyBody]:
+    """Wait until ``version`` is applied on the server.
+
+    ``GET /v1/versions/{N}/ready?timeout=``: the read timeout grows by the wait.
+
+    Raises:
+        WaitTimeoutError: not within ``timeout`` seconds.
+    """
     return Call(
         "GET",
         f"/v1/versions/{version}/ready",
         json_of(ReadyBody),
-        params={"timeout": repr(float(timeout_s))},
-        extra_read_s=timeout_s,
+        params={"timeout": repr(float(timeout))},
+        extra_read_s=timeout,
     )
 
 
-def completeness_call(at: Timestamp) -> Call[int]:
-    """``POST /v1/schema-sync/wait?at=``: the version active at ``at``."""
+def completeness_call(ts: Timestamp) -> Call[int]:
+    """Wait until the catalog is complete at ``ts``; return the version active then.
+
+    ``POST /v1/schema-sync/wait?at=``.
+    """
     return Call(
         "POST",
         "/v1/schema-sync/wait",
         lambda r: SchemaSyncBody.model_validate_json(r.content).version,
-        params={"at": timestamp_param(at)},
+        params={"at": timestamp_param(ts)},
     )
 
 
@@ -423,10 +469,13 @@ def commit_data_call(
     files: Sequence[DataFile],
     *,
     schema_version: int,
-    mode: DataMode,
+    mode: DataMode = "append",
     request_id: str,
 ) -> Call[DataCommit]:
-    """``POST /v1/data/commits``."""
+    """Make written files of a table visible at one new timestamp (idempotent by id).
+
+    ``POST /v1/data/commits``.
+    """
     body = DataCommitRequest(
         table_id=table_id,
         schema_version=schema_version,
@@ -442,8 +491,14 @@ def commit_data_call(
     )
 
 
-def data_commits_call(table_id: int, at: Timestamp | None, history: bool) -> Call[DataCommitsBody]:
-    """``GET /v1/data/commits?table_id=&at=&history=``."""
+def data_commits_call(
+    table_id: int, at: Timestamp | None = None, *, history: bool = False
+) -> Call[DataCommitsBody]:
+    """Return the table's data commits visible at ``at`` (default: the server's now).
+
+    With ``history``, every commit up to ``at``, also those an overwrite hid
+    (``GET /v1/data/commits?table_id=&at=&history=``).
+    """
     params = {"table_id": str(table_id), "history": str(history).lower()}
     if at is not None:
         params["at"] = timestamp_param(at)
@@ -455,8 +510,11 @@ def data_commits_call(table_id: int, at: Timestamp | None, history: bool) -> Cal
     )
 
 
-def token_call(role: str, ttl_s: int, subject: str) -> Call[TokenBody]:
-    """``POST /v1/tokens``."""
+def token_call(role: str, ttl_s: int = 3600, subject: str = "catalog") -> Call[TokenBody]:
+    """Issue a bearer token for ``role`` (reader, writer, admin); needs an admin token.
+
+    ``POST /v1/tokens``.
+    """
     return Call(
         "POST",
         "/v1/tokens",
@@ -466,12 +524,12 @@ def token_call(role: str, ttl_s: int, subject: str) -> Call[TokenBody]:
 
 
 def time_call() -> Call[TimeBody]:
-    """``GET /v1/time``."""
+    """Return the server's hybrid clock reading and its physical milliseconds (``GET /v1/time``)."""
     return Call("GET", "/v1/time", json_of(TimeBody))
 
 
 def diff_call(from_version: int, to_version: int) -> Call[DiffBody]:
-    """``GET /v1/diff?from=&to=``."""
+    """Return the objects added, dropped or altered between two versions (``GET /v1/diff``)."""
     return Call(
         "GET",
         "/v1/diff",
@@ -481,7 +539,10 @@ def diff_call(from_version: int, to_version: int) -> Call[DiffBody]:
 
 
 def nodes_call() -> Call[list[NodeInfo]]:
-    """``GET /v1/cluster/nodes``."""
+    """Return the live catalog nodes (the node registry) and their applied versions.
+
+    ``GET /v1/cluster/nodes``.
+    """
     return Call(
         "GET", "/v1/cluster/nodes", lambda r: NodesBody.model_validate_json(r.content).nodes
     )

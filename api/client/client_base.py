@@ -1,21 +1,32 @@
-"""``ClientBase``: the settings both clients hold (base URLs, timeouts, retries, headers)."""
+"""``ClientBase``: what both clients share: their settings and every call but the streams.
+
+The two clients differ only in their ``httpx`` client and in how they send and sleep; each call
+of the API is one ``Endpoint`` here, made of its ``Call`` builder (``api.client.calls``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
 
 import httpx
 
 from api.client import calls
+from api.client.endpoint import Endpoint
+from api.client.events import EventCursor, filter_params
 from api.client.retries import Failover, RetryPolicy, base_urls
+from catalog.events import CatalogEvent
 from catalog.origin import CLIENT_HEADER
 
 PYTHON_CLIENT = "python-client"
 """How the Python client names itself to the server."""
 
+TransportT = TypeVar("TransportT", httpx.BaseTransport, httpx.AsyncBaseTransport)
+HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
+StreamT = TypeVar("StreamT")
 
-class ClientBase:
+
+class ClientBase(Generic[TransportT, HttpT, StreamT]):
     """What the sync and the async client share: they differ only in their ``httpx`` client.
 
     Args:
@@ -23,33 +34,110 @@ class ClientBase:
         timeout: seconds (or an ``httpx.Timeout``) for each attempt.
         retry: attempts, backoff and event-stream reconnections.
         stream_timeout_s: the longest silence of an event stream before it reconnects.
+        transport: an ``httpx`` transport to send through (tests, proxies, custom TLS).
         headers: extra headers for every request.
         token: a bearer token for servers that check tokens.
     """
 
     def __init__(
         self,
-        urls: str | Sequence[str],
-        timeout: float | httpx.Timeout,
-        retry: RetryPolicy | None,
-        stream_timeout_s: float,
-        headers: Mapping[str, str] | None,
-        token: str | None,
+        urls: str | Sequence[str] = calls.DEFAULT_URL,
+        *,
+        timeout: float | httpx.Timeout = 10.0,
+        retry: RetryPolicy | None = None,
+        stream_timeout_s: float = 60.0,
+        transport: TransportT | None = None,
+        headers: Mapping[str, str] | None = None,
+        token: str | None = None,
     ) -> None:
         self._failover = Failover(base_urls(urls))
         self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._retry = retry or RetryPolicy()
         self._stream_timeout = httpx.Timeout(self._timeout.connect, read=stream_timeout_s)
         self._headers = calls.auth_headers(_named(headers), token)
+        self._http: HttpT = self._open(
+            transport, timeout=self._timeout, headers=self._headers, follow_redirects=False
+        )
 
-    def _http_options(self) -> dict[str, Any]:
-        """Return the options of the ``httpx`` client (the same for both clients)."""
-        return {"timeout": self._timeout, "headers": self._headers, "follow_redirects": False}
+    def _open(self, transport: TransportT | None, **options: Any) -> HttpT:
+        """Return the ``httpx`` client that sends every request."""
+        raise NotImplementedError  # each client opens its own kind
 
     @property
     def urls(self) -> list[str]:
         """Return the base URLs, in configured order."""
         return list(self._failover.urls)
+
+    # -- writes ---------------------------------------------------------------------------
+
+    execute = Endpoint(calls.execute_call)
+    sql = Endpoint(calls.sql_call)
+
+    # -- reads ----------------------------------------------------------------------------
+
+    catalog = Endpoint(calls.catalog_call)
+    table_info = Endpoint(calls.table_call)
+    tables = Endpoint(calls.tables_call)
+    index = Endpoint(calls.index_call)
+    zone = Endpoint(calls.zone_call)
+    schemas = Endpoint(calls.schemas_call)
+    schema = Endpoint(calls.schema_call)
+    indexes = Endpoint(calls.indexes_call)
+    zones = Endpoint(calls.zones_call)
+
+    # -- versions and time ----------------------------------------------------------------
+
+    versions = Endpoint(calls.versions_call)
+    wait_ready = Endpoint(calls.ready_call)
+    wait_for_metadata_completeness = Endpoint(calls.completeness_call)
+    time = Endpoint(calls.time_call)
+    diff = Endpoint(calls.diff_call)
+
+    # -- security, data commits, operations -----------------------------------------------
+
+    create_token = Endpoint(calls.token_call)
+    commit_data = Endpoint(calls.commit_data_call)
+    data_commits = Endpoint(calls.data_commits_call)
+    nodes = Endpoint(calls.nodes_call)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def events(
+        self,
+        from_version: int | None = None,
+        *,
+        last_event_id: str | None = None,
+        schema: str | None = None,
+        table: str | None = None,
+        kinds: Iterable[CatalogEvent | str] | None = None,
+    ) -> StreamT:
+        """Return an iterator of catalog events that reconnects and resumes by id.
+
+        Args:
+            from_version: replay retained history from this version, then follow live
+                events; None for live events only.
+            last_event_id: resume right after this event id (``CatalogEventMessage.id``).
+            schema: only events about this schema and what is in it.
+            table: only events about tables of this name (also renamed from or to it) and
+                their indexes.
+            kinds: only these kinds of events.
+
+        The server filters; positions stay those of the whole catalog, so a filtered stream
+        resumes like any other.
+
+        The iterator raises ``CompactedError`` when its resume point was compacted, and
+        ``UnreachableError`` after ``retry.max_reconnects`` failed reconnections in a row.
+        A live-only stream starts right after the latest version at the time of this call
+        (it asks ``versions()`` now; the async client when the stream is entered with
+        ``async with`` or first read, whichever comes first), so events of later changes are
+        never missed, even before the first one is read.
+        """
+        cursor = EventCursor(from_version, last_event_id, filter_params(schema, table, kinds))
+        return self._event_stream(cursor)
+
+    def _event_stream(self, cursor: EventCursor) -> StreamT:
+        """Return the stream of events from ``cursor`` (this client's kind of iterator)."""
+        raise NotImplementedError  # each client streams its own way
 
 
 def _named(headers: Mapping[str, str] | None) -> dict[str, str]:

@@ -206,6 +206,29 @@ def ensure_relation_name_free(catalog: Catalog, schema: SchemaDescriptor, name: 
         )
 
 
+def schema_for_new(
+    catalog: Catalog,
+    schema_name: str,
+    name: str,
+    if_not_exists: bool,
+    find: Callable[[str, str], object | None],
+) -> SchemaDescriptor | None:
+    """Return the user schema a new table or index ``name`` goes in, the name free there.
+
+    With IF NOT EXISTS, None when ``find`` already finds ``name`` there: the command is a no-op.
+
+    Raises:
+        NotFoundError: SCHEMA_NOT_FOUND.
+        ValidationError: the schema is a system schema.
+        AlreadyExistsError: TABLE_EXISTS or INDEX_EXISTS (see ``ensure_relation_name_free``).
+    """
+    schema = user_schema(catalog, schema_name)
+    if if_not_exists and find(schema.name, name) is not None:
+        return None
+    ensure_relation_name_free(catalog, schema, name)
+    return schema
+
+
 def pk_index_name(table_name: str) -> str:
     """Return the name of a table's primary-key index, ``<TABLE>_PK``.
 

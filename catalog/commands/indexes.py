@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
@@ -12,8 +13,8 @@ from catalog.commands.base import (
     UpdateContext,
     ensure_relation_name_free,
     existing,
+    schema_for_new,
     unique,
-    user_schema,
 )
 from catalog.descriptors import (
     Collation,
@@ -35,6 +36,21 @@ from catalog.entries import (
 )
 from catalog.errors import ErrorCode, NotFoundError, ValidationError
 from catalog.model import Model
+
+
+def index_columns(
+    kind: IndexKind, columns: Iterable[tuple[int, Collation | None]]
+) -> tuple[IndexColumn, ...]:
+    """Return an index's columns from ``(column id, collation)`` pairs.
+
+    A sorted index's column takes its collation, ASC_NULLS_FIRST when none is given; a hash
+    index's columns have none.
+    """
+    if kind is not IndexKind.SORTED:
+        return tuple(IndexColumn(column_id=i, collation=None) for i, _ in columns)
+    return tuple(
+        IndexColumn(column_id=i, collation=c or Collation.ASC_NULLS_FIRST) for i, c in columns
+    )
 
 
 class IndexColumnSpec(Model):
@@ -76,12 +92,11 @@ class CreateIndexCommand(CommandBase):
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
         cat = ctx.catalog
-        schema = user_schema(cat, self.schema_)
-        if cat.find_index(schema.name, self.name) is not None and self.if_not_exists:
+        schema = schema_for_new(cat, self.schema_, self.name, self.if_not_exists, cat.find_index)
+        if schema is None:
             return []
-        ensure_relation_name_free(cat, schema, self.name)
         table = cat.table(schema.name, self.table)
-        columns: list[IndexColumn] = []
+        chosen: list[tuple[int, Collation | None]] = []
         for spec in self.column_specs:
             column = table.column(spec.name)
             if column is None:
@@ -89,10 +104,8 @@ class CreateIndexCommand(CommandBase):
                     f"column {spec.name} not found in table {table.name}",
                     code=ErrorCode.COLUMN_NOT_FOUND,
                 )
-            collation = None
-            if self.kind is IndexKind.SORTED:
-                collation = spec.collation or Collation.ASC_NULLS_FIRST
-            columns.append(IndexColumn(column_id=column.id, collation=collation))
+            chosen.append((column.id, spec.collation))
+        columns = index_columns(self.kind, chosen)
         if self.unique:
             indexed = {c.column_id for c in columns}
             missing = [i for i in table.colocation_columns if i not in indexed]

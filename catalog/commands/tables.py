@@ -15,14 +15,14 @@ from catalog.commands.base import (
     existing,
     existing_table,
     pk_index_name,
+    schema_for_new,
     unique,
-    user_schema,
 )
 from catalog.commands.columns import Column, check_column_count
+from catalog.commands.indexes import index_columns
 from catalog.commands.zones import created_default_zone
 from catalog.descriptors import (
     Collation,
-    IndexColumn,
     IndexDescriptor,
     IndexKind,
     IndexStatus,
@@ -121,10 +121,9 @@ class CreateTableCommand(CommandBase):
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
         cat = ctx.catalog
-        schema = user_schema(cat, self.schema_)
-        if cat.find_table(schema.name, self.name) is not None and self.if_not_exists:
+        schema = schema_for_new(cat, self.schema_, self.name, self.if_not_exists, cat.find_table)
+        if schema is None:
             return []
-        ensure_relation_name_free(cat, schema, self.name)
         check_column_count(self.name, len(self.columns))
         pk_name = self.primary_key_name or pk_index_name(self.name)
         if pk_name == self.name:
@@ -147,6 +146,7 @@ class CreateTableCommand(CommandBase):
         columns = tuple(c.to_descriptor(i) for i, c in enumerate(self.columns))
         ids = {c.name: c.id for c in columns}
         primary_key = tuple(ids[n] for n in self.primary_key)
+        collations = self.primary_key_collations or (None,) * len(primary_key)
         table = TableDescriptor(
             id=table_id,
             schema_id=schema.id,
@@ -168,10 +168,7 @@ class CreateTableCommand(CommandBase):
             name=pk_name,
             kind=self.primary_key_kind,
             unique=True,
-            columns=tuple(
-                IndexColumn(column_id=i, collation=collation)
-                for i, collation in zip(primary_key, self._key_collations(), strict=True)
-            ),
+            columns=index_columns(self.primary_key_kind, zip(primary_key, collations, strict=True)),
             status=IndexStatus.AVAILABLE,
             created_with_table=True,
         )
@@ -181,11 +178,6 @@ class CreateTableCommand(CommandBase):
             NewIndexEntry(index=pk_index),
             ObjectIdGenUpdateEntry(delta=2),
         ]
-
-    def _key_collations(self) -> tuple[Collation | None, ...]:
-        if self.primary_key_kind is not IndexKind.SORTED:
-            return (None,) * len(self.primary_key)
-        return self.primary_key_collations or (Collation.ASC_NULLS_FIRST,) * len(self.primary_key)
 
     def _zone(self, ctx: UpdateContext) -> tuple[ZoneDescriptor, list[EntryBase]]:
         """Return the table's zone, with the entries creating it when it is created here."""
