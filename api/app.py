@@ -11,7 +11,7 @@ from typing import Any
 
 from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import RedirectResponse
+from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -20,6 +20,7 @@ from api import errors
 from api.auth import TokenAuthority, auth_enabled, is_loopback, read_token_secret
 from api.config import ServerSettings
 from api.host_check import HostCheckMiddleware
+from api.iceberg import errors as iceberg_errors
 from api.iceberg import router as iceberg
 from api.iceberg.errors import IcebergError, answering_iceberg_errors, on_iceberg_error
 from api.metrics import ApiMetrics
@@ -70,10 +71,17 @@ class BodyLimitMiddleware:
         await self.app(scope, limited, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = errors.problem(
-            errors.ApiCode.REQUEST_TOO_LARGE, f"request body exceeds {self.max_bytes} bytes"
+        response = _refusal(
+            scope, errors.ApiCode.REQUEST_TOO_LARGE, f"request body exceeds {self.max_bytes} bytes"
         )
         await response(scope, receive, send)
+
+
+def _refusal(scope: Scope, code: errors.ApiCode, message: str) -> Response:
+    """Return a middleware's refusal, in the Iceberg protocol's shape on its routes."""
+    if str(scope.get("path", "")).startswith(iceberg_errors.PREFIX):
+        return iceberg_errors.iceberg_error(errors.ApiError(code, message))
+    return errors.problem(code, message)
 
 
 class RequestTimeoutMiddleware:
@@ -106,8 +114,8 @@ class RequestTimeoutMiddleware:
         except TimeoutError:
             if started:
                 raise
-            response = errors.problem(
-                errors.ApiCode.TIMEOUT, f"the request took longer than {self.timeout_s:g} s"
+            response = _refusal(
+                scope, errors.ApiCode.TIMEOUT, f"the request took longer than {self.timeout_s:g} s"
             )
             await response(scope, receive, send)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
@@ -10,11 +12,13 @@ from pyiceberg.exceptions import (
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
+    RESTError,
 )
 
 from api.client import CatalogClient
-from tests.integration.api.servers import RunningServer
+from tests.integration.api.servers import RunningServer, ServerFactory
 from tests.integration.api.support import create_table
+from tests.integration.iceberg.conftest import rest_catalog
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -64,3 +68,25 @@ def test_nested_namespaces_do_not_exist(iceberg: RestCatalog) -> None:
         iceberg.create_namespace(("A", "B"))
     with pytest.raises(NoSuchNamespaceError, match="one level"):
         iceberg.load_namespace_properties(("PUBLIC", "B"))
+
+
+def test_a_body_over_the_limit_is_refused_in_the_protocols_shape(tmp_path: Path) -> None:
+    factory = ServerFactory()
+    try:
+        server = factory.start(f"sqlite:///{tmp_path}/catalog.db", max_body_bytes=1024)
+        body = {"namespace": ["BIG"], "properties": {"note": "x" * 2048}}
+        refused = httpx.post(f"{server.url}/iceberg/v1/namespaces", json=body, timeout=10)
+        assert refused.status_code == 413
+        assert refused.json()["error"]["code"] == 413
+        assert "exceeds 1024 bytes" in refused.json()["error"]["message"]
+        # PyIceberg has no exception of its own for 413: it reads the protocol's body.
+        with pytest.raises(RESTError, match="^BadRequestException: request body exceeds 1024"):
+            rest_catalog(server).create_namespace("BIG", {"note": "x" * 2048})
+        # The catalog's own routes keep their problem+json answers.
+        own = httpx.post(f"{server.url}/v1/sql", json={"sql": "x" * 2048}, timeout=10)
+        assert (own.status_code, own.json()["code"]) == (413, "REQUEST_TOO_LARGE")
+        assert "BIG" not in [
+            s["name"] for s in httpx.get(f"{server.url}/v1/schemas").json()["schemas"]
+        ]
+    finally:
+        factory.stop_all()
