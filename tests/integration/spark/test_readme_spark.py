@@ -8,6 +8,7 @@ venv's Python without ``PYSPARK_PYTHON``.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,14 +22,21 @@ from tests.integration.api.test_readme import (
     python_example,
     run_in_fresh_shell,
 )
+from tests.integration.spark.standalone import StandaloneCluster
 
 README = (ROOT / "README.md").read_text()
 SECTION = README.split("## Spark\n", 1)[1].split("\n## ", 1)[0]
 
 
-def _block(language: str) -> str:
-    (block,) = [b.split("```", 1)[0] for b in SECTION.split(f"```{language}\n")[1:]]
-    return block
+def _blocks(language: str) -> list[str]:
+    return [b.split("```", 1)[0] for b in SECTION.split(f"```{language}\n")[1:]]
+
+
+LOOPBACK = (
+    "--conf spark.driver.bindAddress=127.0.0.1 --conf spark.driver.host=127.0.0.1 "
+    "--conf spark.ui.enabled=false"
+)
+_NOT_SHIPPED = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__")
 
 
 def _env() -> dict[str, str]:
@@ -37,7 +45,8 @@ def _env() -> dict[str, str]:
 
 @pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 def test_readme_python_example(catalog_server: RunningServer, tmp_path: Path) -> None:
-    code = as_written(_block("python"), catalog_server.url)
+    (code,) = _blocks("python")
+    code = as_written(code, catalog_server.url)
     for attempt in (1, 2):  # the example starts over on every run
         script = python_example(code, tmp_path, "example.py")
         done = run_in_fresh_shell(as_written(script, catalog_server.url), _env(), ROOT, 300)
@@ -52,28 +61,57 @@ def test_readme_python_example(catalog_server: RunningServer, tmp_path: Path) ->
 def test_readme_pipeline_job_under_spark_submit(
     catalog_server: RunningServer, tmp_path: Path
 ) -> None:
-    (line,) = _block("sh").strip().splitlines()
+    local, _ = _blocks("sh")
+    (line,) = local.strip().splitlines()
     assert line.startswith("spark-submit ")
     warehouse = str(tmp_path / "warehouse")
-    loopback = "--conf spark.driver.bindAddress=127.0.0.1 --conf spark.driver.host=127.0.0.1"
     command = as_written(line, catalog_server.url).replace("./warehouse", warehouse)
-    command = command.replace(
-        "spark-submit ", f"spark-submit {loopback} --conf spark.ui.enabled=false ", 1
-    )
+    command = command.replace("spark-submit ", f"spark-submit {LOOPBACK} ", 1)
     for attempt in (1, 2):  # a second run drops the first run's table and starts over
         done = run_in_fresh_shell(f". {VENV_ACTIVATE}\n{command}\n", _env(), ROOT, 300)
-        out = done.stdout
         assert done.returncode == 0, (attempt, done.stderr[-3000:])
-        assert ("dropped the PUBLIC.PIPELINE_ORDERS of an earlier run" in out) == (attempt == 2)
-        for n in range(1, 6):
-            assert f"[stage {n}]" in out
-        lines = out.splitlines()
-        summary = [line for line in lines if line.startswith("  as of ")]
-        assert len(summary) == 4
-        assert "0 rows; columns: ID bigint, QTY int, CUSTOMER string" in summary[0]
-        assert "5 rows; columns: ID bigint, QTY int, CUSTOMER string" in summary[1]
-        assert "5 rows; columns: ID bigint, QTY bigint, CLIENT string, CHANNEL string" in summary[2]
-        assert "8 rows; columns: ID bigint, QTY bigint, CLIENT string, CHANNEL string" in summary[3]
-        assert "    (1, 3, 'ada', 'shop')" in lines
-        assert "    (6, 4000000000, 'ken', 'web')" in lines
-        assert "pipeline finished" in out
+        assert ("dropped the PUBLIC.PIPELINE_ORDERS of an earlier run" in done.stdout) == (
+            attempt == 2
+        )
+        _assert_pipeline_ran(done.stdout)
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_readme_pipeline_job_on_a_standalone_cluster(
+    catalog_server: RunningServer, tmp_path: Path
+) -> None:
+    """The cluster block as written: the wheel built here, the job on a master and a worker."""
+    _, block = _blocks("sh")
+    script = as_written(block, catalog_server.url)
+    cluster = StandaloneCluster(tmp_path / "cluster")
+    try:
+        cluster.wait_for_worker()
+        script = script.replace("spark://HOST:7077", cluster.url)
+        script = script.replace("spark-submit ", f"spark-submit {LOOPBACK} ", 1)
+        # The checkout stays clean: the shell works in a copy of what the block needs.
+        work = tmp_path / "checkout"
+        shutil.copytree(ROOT, work, ignore=_NOT_SHIPPED)
+        (work / ".venv").symlink_to(ROOT / ".venv")
+        done = run_in_fresh_shell(f". {VENV_ACTIVATE}\n{script}\n", _env(), work, 600)
+        assert done.returncode == 0, (done.stderr[-3000:], cluster.worker.log_tail())
+        _assert_pipeline_ran(done.stdout)
+        # The executors ran the shipped wheel: the worker fetched it into the app's folder.
+        shipped = list(cluster.work_dir.glob("app-*/*/event_catalog-0.1.0-py3-none-any.whl"))
+        assert shipped, sorted(p.name for p in cluster.work_dir.rglob("*"))
+    finally:
+        cluster.stop()
+
+
+def _assert_pipeline_ran(out: str) -> None:
+    for n in range(1, 6):
+        assert f"[stage {n}]" in out
+    lines = out.splitlines()
+    summary = [line for line in lines if line.startswith("  as of ")]
+    assert len(summary) == 4
+    assert "0 rows; columns: ID bigint, QTY int, CUSTOMER string" in summary[0]
+    assert "5 rows; columns: ID bigint, QTY int, CUSTOMER string" in summary[1]
+    assert "5 rows; columns: ID bigint, QTY bigint, CLIENT string, CHANNEL string" in summary[2]
+    assert "8 rows; columns: ID bigint, QTY bigint, CLIENT string, CHANNEL string" in summary[3]
+    assert "    (1, 3, 'ada', 'shop')" in lines
+    assert "    (6, 4000000000, 'ken', 'web')" in lines
+    assert "pipeline finished" in out
