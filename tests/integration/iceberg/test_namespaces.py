@@ -80,7 +80,7 @@ def test_a_body_over_the_limit_is_refused_in_the_protocols_shape(tmp_path: Path)
         assert refused.json()["error"]["code"] == 413
         assert "exceeds 1024 bytes" in refused.json()["error"]["message"]
         # PyIceberg has no exception of its own for 413: it reads the protocol's body.
-        with pytest.raises(RESTError, match="^BadRequestException: request body exceeds 1024"):
+        with pytest.raises(RESTError, match=r"^BadRequestException: request body exceeds 1024"):
             rest_catalog(server).create_namespace("BIG", {"note": "x" * 2048})
         # The catalog's own routes keep their problem+json answers.
         own = httpx.post(f"{server.url}/v1/sql", json={"sql": "x" * 2048}, timeout=10)
