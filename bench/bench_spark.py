@@ -15,14 +15,13 @@ which then does the same resolution) is reported beside it.
 
 from __future__ import annotations
 
-import os
-import sys
 import tempfile
 from pathlib import Path
 
 from api.client import CatalogClient
 from bench.harness import Figure, Sample, alternate, measure, progress, timed
 from bench.servers import serve_catalog, stop
+from bench.spark_session import local_session
 from catalog import ColumnType
 from catalog import commands as c
 
@@ -41,30 +40,15 @@ def _evolve(client: CatalogClient, step: int) -> None:
 
 def run(quick: bool) -> list[Figure]:
     """Measure P10 and the schema resolution time."""
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
     from spark.schema import schema_at
-    from spark.source import register
 
     rows = 300_000 if quick else 1_000_000
     repeats = 3 if quick else 5
-    os.environ["PYSPARK_PYTHON"] = sys.executable
     with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
         proc, url = serve_catalog(f"sqlite:///{tmp}/catalog.db")
-        spark = (
-            SparkSession.builder.master("local[2]")
-            .appName("bench-spark")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.driver.memory", "3g")
-            .getOrCreate()
-        )
-        spark.sparkContext.setLogLevel("ERROR")
-        register(spark)
+        spark = local_session("bench-spark")
         warehouse = str(Path(tmp) / "warehouse")
         options = {"catalog_url": url, "table": "PUBLIC.FACTS", "warehouse": warehouse}
         try:

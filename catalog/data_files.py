@@ -16,6 +16,28 @@ from updatelog.errors import FormatError
 
 DataMode = Literal["append", "overwrite"]
 
+StatValue = bool | int | float | str
+"""A bound as stored: an integer (also days for DATE, microseconds since the epoch for the
+timestamps, microseconds since midnight for TIME), a float, a string (also the exact decimal
+text for DECIMAL) or a boolean."""
+
+
+class ColumnStats(Model):
+    """What a data file holds in one column, recorded when the file is written.
+
+    Attributes:
+        column_id: the column, by id (a rename keeps its statistics).
+        nulls: how many of the file's rows have no value in it.
+        lower: no value in the file is below it; absent when unknown (no statistics kept for
+            the type, a value that has no bound, such as NaN, or every value is null).
+        upper: no value in the file is above it; absent when unknown.
+    """
+
+    column_id: int = Field(ge=0, le=2**31 - 1)
+    nulls: int = Field(ge=0, le=2**63 - 1)
+    lower: StatValue | None = None
+    upper: StatValue | None = None
+
 
 class DataFile(Model):
     """One data file of a commit.
@@ -25,6 +47,9 @@ class DataFile(Model):
         partition: the table partition (of its zone) the file's rows belong to.
         rows: how many rows it holds.
         size: its size in bytes.
+        stats: per column the file holds, what it holds; absent for files written before
+            statistics were kept (never skipped by a read). A column the file lacks is one
+            added after it was written.
     """
 
     path: str = Field(
@@ -33,6 +58,7 @@ class DataFile(Model):
     partition: int = Field(ge=0, le=65_535)
     rows: int = Field(ge=0, le=2**63 - 1)
     size: int = Field(ge=0, le=2**63 - 1)
+    stats: tuple[ColumnStats, ...] | None = Field(default=None, max_length=10_000)
 
     @field_validator("path")
     @classmethod
@@ -65,8 +91,11 @@ class DataCommit(Model):
 
 
 def encode_data_commit(commit: DataCommit) -> bytes:
-    """Return the stored form of a data commit."""
-    return msgpack.packb(commit.model_dump(mode="json"))
+    """Return the stored form of a data commit.
+
+    Absent values are left out, so a commit without statistics is stored as before they were.
+    """
+    return msgpack.packb(commit.model_dump(mode="json", exclude_none=True))
 
 
 def decode_data_commit(data: bytes) -> DataCommit:

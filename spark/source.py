@@ -2,14 +2,17 @@ r"""The ``catalog`` data source for PySpark (Spark 4's Python Data Source API).
 
 Read a table as of a pinned timestamp, with the schema and exactly the data of that moment::
 
-    spark.dataSource.register(CatalogDataSource)
+    register(spark)                         # also turns on Spark's filter pushdown for it
     df = (spark.read.format("catalog")
           .option("catalog_url", "http://127.0.0.1:8000")
           .option("table", "PUBLIC.ORDERS")
           .option("as_of", ts)              # hybrid ts, "version=N" or RFC 3339; default now
           .load())
 
-Write a DataFrame into a table (``mode("append")`` or ``mode("overwrite")``)::
+Write a DataFrame into a table: ``mode("append")`` adds rows, ``mode("overwrite")`` replaces
+every row from the write's timestamp on. Spark hands a Python data source no other mode: it
+refuses ``errorifexists`` (its default, so a write without ``.mode(...)``), ``error`` and
+``ignore`` itself with ``UNSUPPORTED_DATA_SOURCE_SAVE_MODE``, naming Append and Overwrite::
 
     (df.write.format("catalog").option("catalog_url", url).option("table", "PUBLIC.ORDERS")
         .mode("append").save())
@@ -17,7 +20,13 @@ Write a DataFrame into a table (``mode("append")`` or ``mode("overwrite")``)::
 Options: ``catalog_url`` (comma-separated base URLs; default ``$CATALOG_URL`` or
 http://127.0.0.1:8000), ``table``, ``as_of`` (reads), ``warehouse`` (default
 ``$CATALOG_WAREHOUSE`` or ./warehouse; every executor must see the same path), ``token``
-(a bearer token when the server checks them; default ``$CATALOG_TOKEN``).
+(a bearer token when the server checks them; default ``$CATALOG_TOKEN``); for reads, how
+files group into input partitions: ``max_partition_bytes`` (128 MiB), ``open_cost_bytes``
+(4 MiB) and ``parallelism`` (the planning machine's CPU count), as Spark's own file sources.
+
+A read opens only the files that may hold wanted rows: Spark pushes the simple conditions of
+a WHERE, and each written file's column statistics (recorded in its data commit) rule files
+out; see ``spark.pruning``.
 
 The driver resolves the table and, for a read, the files visible at the pinned timestamp; the
 executors only read or write Parquet files. A write's files become visible atomically when the
@@ -29,17 +38,18 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    Filter,
     InputPartition,
     WriterCommitMessage,
 )
@@ -49,10 +59,14 @@ from api.client import CatalogApiError, CatalogClient
 from catalog.data_files import DataFile
 from catalog.descriptors import ColumnDescriptor
 from catalog.warehouse import table_folder, warehouse_path
-from spark.evolution import DataMismatchError, conform, project
+from spark.evolution import DataMismatchError, conform
+from spark.planning import Packing
+from spark.pruning import Predicate, file_may_match
+from spark.pushdown import push
 from spark.schema import TableAt, resolve_table
+from spark.statistics import bounds_of_file
 from spark.types import accepts, arrow_type, struct_type
-from spark.warehouse import delete_files, write_partitions
+from spark.warehouse import delete_files, read_file, write_partitions
 
 CATALOG_URL_ENV = "CATALOG_URL"
 CATALOG_TOKEN_ENV = "CATALOG_TOKEN"
@@ -99,14 +113,12 @@ class CatalogDataSource(DataSource):
         """A reader of the files visible at the pinned timestamp."""
         options = dict(self.options)
         pinned = self._pinned()
+        packing = Packing.of(options)
         folder = table_folder(warehouse_path(options.get("warehouse")), pinned.table.id)
         with _client(options) as client:
             commits = client.data_commits(pinned.table.id, at=pinned.at).commits
-        files: list[list[str]] = [[] for _ in range(pinned.partitions)]
-        for commit in commits:
-            for file in commit.files:
-                files[file.partition % pinned.partitions].append(str(folder / file.path))
-        return CatalogReader(pinned.table.columns, files)
+        files = [file for commit in commits for file in commit.files]
+        return CatalogReader(pinned.table.columns, str(folder), files, packing)
 
     def writer(self, schema: StructType, overwrite: bool) -> CatalogWriter:
         """A writer into the table as of now; refuses a DataFrame that does not fit."""
@@ -183,29 +195,60 @@ def plan_columns(target: TableAt, schema: StructType) -> dict[int, str]:
 
 
 @dataclass(frozen=True)
-class TablePartition(InputPartition):
-    """One table partition of a read: the files holding its rows."""
+class FileGroup(InputPartition):
+    """One input partition of a read: the files one task reads, relative to the table folder."""
 
     index: int
     files: tuple[str, ...]
 
 
 class CatalogReader(DataSourceReader):
-    """Reads the visible files of each table partition, projected by column id."""
+    """Reads the visible files that may hold wanted rows, projected by column id.
 
-    def __init__(self, columns: Sequence[ColumnDescriptor], files: list[list[str]]) -> None:
+    Spark pushes the simple conditions of a WHERE (``pushFilters``): files whose statistics
+    prove a condition false are not read, row groups likewise, and the rows read are filtered
+    by every condition the read takes over. Files are grouped into input partitions by bytes.
+    """
+
+    def __init__(
+        self,
+        columns: Sequence[ColumnDescriptor],
+        folder: str,
+        files: Sequence[DataFile],
+        packing: Packing,
+    ) -> None:
         self.columns = tuple(columns)
-        self.files = files
+        self.folder = folder
+        self.files = tuple(files)
+        self.packing = packing
+        self.predicates: tuple[Predicate, ...] = ()
 
-    def partitions(self) -> list[TablePartition]:
-        """One input partition per table partition."""
-        return [TablePartition(i, tuple(paths)) for i, paths in enumerate(self.files)]
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        """Take over the filters the read evaluates exactly; return the others to Spark."""
+        predicates, left = push(filters, self.columns)
+        self.predicates = tuple(predicates)
+        return left
+
+    def planned_files(self) -> list[DataFile]:
+        """Return the files the read opens: those whose statistics do not rule them out."""
+        return [
+            file
+            for file in self.files
+            if file_may_match(self.predicates, partial(bounds_of_file, file))
+        ]
+
+    def partitions(self) -> list[FileGroup]:
+        """The planned files, grouped by bytes (none when no file may hold a wanted row)."""
+        groups = self.packing.pack([(f.path, f.size) for f in self.planned_files()])
+        return [FileGroup(i, paths) for i, paths in enumerate(groups)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        """Yield the partition's rows as Arrow batches of the pinned schema."""
-        assert isinstance(partition, TablePartition)
+        """Yield the partition's wanted rows as Arrow batches of the pinned schema."""
+        if not isinstance(partition, FileGroup):
+            return  # the one empty task Spark plans for a read without partitions
+        exact = [p for p in self.predicates if p.exact]
         for path in partition.files:
-            yield from project(pq.read_table(path), self.columns).to_batches()
+            yield from read_file(Path(self.folder) / path, self.columns, exact).to_batches()
 
 
 @dataclass(frozen=True)
@@ -243,7 +286,9 @@ class CatalogWriter(DataSourceArrowWriter):
             return FilesWritten()
         data = pa.concat_tables(parts)
         positions = [i for i, c in enumerate(self.columns) if c.id in set(self.colocation)]
-        files = write_partitions(data, Path(self.folder), positions, self.partitions, task)
+        files = write_partitions(
+            data, self.columns, Path(self.folder), positions, self.partitions, task
+        )
         return FilesWritten(tuple(files))
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
@@ -273,8 +318,17 @@ def _files_of(messages: list[WriterCommitMessage | None]) -> list[DataFile]:
     return [f for m in messages if isinstance(m, FilesWritten) for f in m.files]
 
 
+FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+"""Spark hands a Python data source the filters of a read only with this set (off by default)."""
+
+
 def register(spark: Any) -> None:
-    """Register format ``catalog`` with a Spark session."""
+    """Register format ``catalog`` with a Spark session and let it take a read's filters.
+
+    Also sets ``spark.sql.python.filterPushdown.enabled`` on the session: Spark refuses to read
+    a Python source that takes filters while it is off.
+    """
+    spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
     spark.dataSource.register(CatalogDataSource)
 
 
@@ -283,6 +337,7 @@ __all__ = [
     "CatalogReader",
     "CatalogWriter",
     "DataMismatchError",
+    "FileGroup",
     "plan_columns",
     "register",
 ]

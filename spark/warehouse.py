@@ -1,4 +1,4 @@
-"""Where a table's Parquet files live, how rows go to partitions, and orphan cleanup.
+"""Where a table's Parquet files live, how rows go to partitions, reading one, orphan cleanup.
 
 Layout: ``<warehouse>/table_<id>/p<partition>/<write id>-<task>-<n>.parquet``; the warehouse
 and the table's folder are ``catalog.warehouse``'s. A file is visible only once a data commit
@@ -16,11 +16,17 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from api.client import CatalogClient
 from catalog.data_files import DataFile
+from catalog.descriptors import ColumnDescriptor
 from catalog.warehouse import table_folder
+from spark.evolution import column_ids, project
+from spark.pruning import Predicate, row_filter
+from spark.statistics import file_stats
+from spark.types import arrow_type
 
 
 def partition_of_rows(data: pa.Table, key_positions: Sequence[int], partitions: int) -> pa.Array:
@@ -39,14 +45,18 @@ def partition_of_rows(data: pa.Table, key_positions: Sequence[int], partitions: 
 
 def write_partitions(
     data: pa.Table,
+    columns: Sequence[ColumnDescriptor],
     folder: Path,
     key_positions: Sequence[int],
     partitions: int,
     prefix: str,
 ) -> list[DataFile]:
-    """Write ``data`` as one Parquet file per non-empty partition; return the files.
+    """Write ``data`` (as ``columns``) as one Parquet file per non-empty partition.
 
     Files are written under a temporary name and renamed, so a file that exists is complete.
+
+    Returns:
+        The files, each with its column statistics.
     """
     assigned = partition_of_rows(data, key_positions, partitions)
     files: list[DataFile] = []
@@ -66,9 +76,38 @@ def write_partitions(
                 partition=partition,
                 rows=rows.num_rows,
                 size=target.stat().st_size,
+                stats=file_stats(rows, columns),
             )
         )
     return files
+
+
+def read_file(
+    path: Path, columns: Sequence[ColumnDescriptor], predicates: Sequence[Predicate]
+) -> pa.Table:
+    """Return the rows of one file, as ``columns``, that every one of ``predicates`` keeps.
+
+    Row groups whose Parquet statistics rule them out are not read (for the predicates on
+    columns the file holds with the type they have now); the rows read are then filtered
+    after projection, so columns renamed, widened or added since the file was written are
+    judged as the read sees them.
+    """
+    if not predicates:
+        return project(pq.read_table(path), columns)
+    dataset = ds.dataset(path, format="parquet")
+    schema = dataset.schema
+    positions = column_ids(schema)
+
+    def name_in_file(column: ColumnDescriptor) -> str | None:
+        position = positions.get(column.id)
+        if position is None or schema.field(position).type != arrow_type(column):
+            return None
+        return str(schema.field(position).name)
+
+    in_file = row_filter(predicates, name_in_file)
+    data = project(dataset.to_table(filter=in_file), columns)
+    wanted = row_filter(predicates, lambda column: column.name)
+    return data if wanted is None else data.filter(wanted)
 
 
 def delete_files(folder: Path, files: Sequence[DataFile]) -> None:
