@@ -77,6 +77,7 @@ STATUS_BY_CODE: dict[str, int] = {
     ErrorCode.ZONE_EXISTS: 409,
     ErrorCode.CONCURRENT_UPDATE: 503,
     ErrorCode.PRECONDITION_FAILED: 409,
+    ErrorCode.PRIMARY_KEY_VIOLATION: 409,
     ErrorCode.VERSION_COMPACTED: 410,
     ErrorCode.REQUEST_ID_REUSED: 422,
     ErrorCode.NODE_STOPPING: 503,

@@ -301,6 +301,13 @@ class DataCommitRequest(_Shape):
     mode: DataMode
     files: list[DataFile] = Field(max_length=100_000)
     request_id: str = Field(min_length=1, max_length=200)
+    expected_seq: int | None = Field(
+        default=None,
+        ge=0,
+        le=2**63 - 1,
+        description="Commit only if the table's latest data commit is still this one (0: none "
+        "yet); otherwise 409 PRECONDITION_FAILED and nothing is committed.",
+    )
 
 
 class DataCommitsBody(_Shape):

@@ -67,22 +67,40 @@ class DataCommits:
         schema_version: int,
         mode: DataMode,
         request_id: str,
+        expected_seq: int | None = None,
     ) -> DataCommit:
         """Make ``files`` visible at one new timestamp, atomically; return the commit.
 
         With a ``request_id`` that already committed these files, returns that commit
-        unchanged.
+        unchanged (whatever ``expected_seq`` says now).
+
+        Args:
+            table_id: the table.
+            files: the written files.
+            schema_version: the table schema version they were written with.
+            mode: ``append`` or ``overwrite``.
+            request_id: the writer's idempotency key.
+            expected_seq: when given, commit only if the table's latest data commit is still
+                this one (0: none yet), checked in the same transaction as the commit: a
+                writer that checked the table's data as of that commit knows nothing came
+                in between.
 
         Raises:
             NotFoundError: the table does not exist (any more) in the latest catalog.
             ValidationError: the schema version is one the table never had, or the request id
                 already committed other content (REQUEST_ID_REUSED).
-            ConcurrentUpdateError: other writers kept winning for ``max_attempts`` rounds.
+            ConcurrentUpdateError: PRECONDITION_FAILED, the table has data commits after
+                ``expected_seq`` (nothing was committed); CONCURRENT_UPDATE, other writers
+                kept winning for ``max_attempts`` rounds.
             StorageUnavailableError: the log could not be reached.
         """
         check_request_id(request_id)
         if mode not in ("append", "overwrite"):
             raise ValidationError(f"mode must be append or overwrite, got {mode!r}")
+        if expected_seq is not None and expected_seq < 0:
+            raise ValidationError(
+                f"expected_seq is a data commit number, 0 (none yet) or more; got {expected_seq}"
+            )
         latest = self._service.latest_catalog()
         if not latest.has_table(table_id):
             raise NotFoundError(
@@ -93,8 +111,11 @@ class DataCommits:
             raise ValidationError(f"table {table_id} has no schema version {schema_version}")
         files_shape = [f.model_dump(mode="json") for f in files]
         digest = content_digest([table_id, schema_version, mode, files_shape])
-        existing = await self._commits.read(table_id)
-        seq = existing[-1].version + 1 if existing else 1
+        if expected_seq is None:
+            existing = await self._commits.read(table_id)
+            seq = existing[-1].version + 1 if existing else 1
+        else:
+            seq = expected_seq + 1
         for attempt in range(self._max_attempts):
             commit = DataCommit(
                 table_id=table_id,
@@ -117,6 +138,14 @@ class DataCommits:
                 return await self._read_commit(table_id, record.version)
             if result.conflict is AppendConflict.SAFE_TIME:
                 self._clock.update(result.safe_time)
+            elif expected_seq is not None:
+                raise ConcurrentUpdateError(
+                    f"the latest data commit of table {table_id} is {result.version}, not "
+                    f"{expected_seq} as the write expected (its data changed since the writer "
+                    "checked it); nothing was committed: check the data again and commit "
+                    "expecting the latest",
+                    code=ErrorCode.PRECONDITION_FAILED,
+                )
             else:
                 seq = result.version + 1
             await asyncio.sleep(random.uniform(0, min(0.2, 0.002 * 2**attempt)))

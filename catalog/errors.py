@@ -4,7 +4,7 @@
 
     CatalogError
     ├── ValidationError          VALIDATION_ERROR, UNSUPPORTED_CHANGE, SCHEMA_NOT_EMPTY,
-    │                            ZONE_IN_USE, INDEX_STATUS_CONFLICT
+    │                            ZONE_IN_USE, INDEX_STATUS_CONFLICT, PRIMARY_KEY_VIOLATION
     ├── NotFoundError            SCHEMA_NOT_FOUND, TABLE_NOT_FOUND, COLUMN_NOT_FOUND,
     │                            INDEX_NOT_FOUND, ZONE_NOT_FOUND, VERSION_NOT_FOUND
     ├── AlreadyExistsError       SCHEMA_EXISTS, TABLE_EXISTS, COLUMN_EXISTS, INDEX_EXISTS,
@@ -50,6 +50,7 @@ class ErrorCode(enum.StrEnum):
     REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
     NODE_STOPPING = "NODE_STOPPING"
     PRECONDITION_FAILED = "PRECONDITION_FAILED"
+    PRIMARY_KEY_VIOLATION = "PRIMARY_KEY_VIOLATION"
 
 
 @dataclass(frozen=True, slots=True)

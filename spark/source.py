@@ -10,7 +10,10 @@ Read a table as of a pinned timestamp, with the schema and exactly the data of t
           .load())
 
 Write a DataFrame into a table: ``mode("append")`` adds rows, ``mode("overwrite")`` replaces
-every row from the write's timestamp on. Spark hands a Python data source no other mode: it
+every row from the write's timestamp on. The primary key holds: a write whose rows repeat a
+key, or an append of a key the table holds at the write's timestamp, fails with
+``PRIMARY_KEY_VIOLATION`` naming a few of the keys, and nothing of it becomes visible (see
+``CatalogWriter.commit``). Spark hands a Python data source no other mode: it
 refuses ``errorifexists`` (its default, so a write without ``.mode(...)``), ``error`` and
 ``ignore`` itself with ``UNSUPPORTED_DATA_SOURCE_SAVE_MODE``, naming Append and Overwrite::
 
@@ -19,10 +22,11 @@ refuses ``errorifexists`` (its default, so a write without ``.mode(...)``), ``er
 
 Options: ``catalog_url`` (comma-separated base URLs; default ``$CATALOG_URL`` or
 http://127.0.0.1:8000), ``table``, ``as_of`` (reads), ``warehouse`` (default
-``$CATALOG_WAREHOUSE`` or ./warehouse; every executor must see the same path), ``token``
-(a bearer token when the server checks them; default ``$CATALOG_TOKEN``); for reads, how
-files group into input partitions: ``max_partition_bytes`` (128 MiB), ``open_cost_bytes``
-(4 MiB) and ``parallelism`` (the planning machine's CPU count), as Spark's own file sources.
+``$CATALOG_WAREHOUSE`` or ./warehouse; the driver and every executor must see the same
+path), ``token`` (a bearer token when the server checks them; default ``$CATALOG_TOKEN``);
+for reads, how files group into input partitions: ``max_partition_bytes`` (128 MiB),
+``open_cost_bytes`` (4 MiB) and ``parallelism`` (the planning machine's CPU count), as Spark's
+own file sources.
 
 A read opens only the files that may hold wanted rows: Spark pushes the simple conditions of
 a WHERE, and each written file's column statistics (recorded in its data commit) rule files
@@ -30,13 +34,17 @@ out; see ``spark.pruning``.
 
 The driver resolves the table and, for a read, the files visible at the pinned timestamp; the
 executors only read or write Parquet files. A write's files become visible atomically when the
-driver commits them (``POST /v1/data/commits``); a failed job's files are deleted on abort, and
-a killed job's are orphans for ``spark.warehouse.remove_orphans``.
+driver commits them (``POST /v1/data/commits``), after it checked their keys (``spark.keys``);
+a failed or refused job's files are deleted, and a killed job's, or those of a commit whose
+outcome is unknown (the server did not answer), are orphans for
+``spark.warehouse.remove_orphans``.
 """
 
 from __future__ import annotations
 
 import os
+import random
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -55,11 +63,13 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from api.client import CatalogApiError, CatalogClient
+from api.client import CatalogApiError, CatalogClient, ConflictError
 from catalog.data_files import DataFile
 from catalog.descriptors import ColumnDescriptor
+from catalog.errors import ConcurrentUpdateError, ErrorCode
 from catalog.warehouse import table_folder, warehouse_path
 from spark.evolution import DataMismatchError, conform
+from spark.keys import KeyCheck, PrimaryKeyViolationError
 from spark.planning import Packing
 from spark.pruning import Predicate, file_may_match
 from spark.pushdown import push
@@ -67,6 +77,9 @@ from spark.schema import TableAt, resolve_table
 from spark.statistics import bounds_of_file
 from spark.types import accepts, arrow_type, struct_type
 from spark.warehouse import delete_files, read_file, write_partitions
+
+COMMIT_ATTEMPTS = 20
+"""Rounds of key check and commit an append makes while other commits keep coming first."""
 
 CATALOG_URL_ENV = "CATALOG_URL"
 CATALOG_TOKEN_ENV = "CATALOG_TOKEN"
@@ -130,6 +143,7 @@ class CatalogDataSource(DataSource):
             catalog_url=options.get("catalog_url") or "",
             token=options.get("token") or "",
             table_id=target.table.id,
+            table_name=_table_option(options),
             schema_version=target.table.schema_version,
             columns=target.table.columns,
             sources=sources,
@@ -260,11 +274,12 @@ class FilesWritten(WriterCommitMessage):
 
 @dataclass
 class CatalogWriter(DataSourceArrowWriter):
-    """Writes Parquet files per table partition; the driver then commits them atomically."""
+    """Writes Parquet files per table partition; the driver checks their keys, then commits."""
 
     catalog_url: str
     token: str
     table_id: int
+    table_name: str
     schema_version: int
     columns: tuple[ColumnDescriptor, ...]
     sources: dict[int, str]
@@ -292,26 +307,85 @@ class CatalogWriter(DataSourceArrowWriter):
         return FilesWritten(tuple(files))
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Make every task's files visible at one timestamp (driver)."""
+        """Check the write's keys, then make every task's files visible at one timestamp.
+
+        Runs on the driver. Keys that repeat within the write are refused; an append's keys
+        the table holds are refused too, checked as of the table's latest data commit, which
+        the commit expects still to be the latest: when another commit came in between, the
+        keys are checked again against it, up to ``COMMIT_ATTEMPTS`` rounds.
+
+        Raises:
+            PrimaryKeyViolationError: a key repeats; nothing was committed.
+            ConcurrentUpdateError: other writers kept committing to the table while this one
+                checked its keys; nothing was committed.
+            CatalogApiError: the server refused the commit, or did not answer (then the
+                outcome is unknown and the files stay for ``remove_orphans``).
+        """
         files = _files_of(messages)
+        sent = False  # a commit is out whose outcome is unknown until it answers
         try:
             with _client({"catalog_url": self.catalog_url, "token": self.token}) as client:
-                client.commit_data(
-                    self.table_id,
-                    files,
-                    schema_version=self.schema_version,
-                    mode="overwrite" if self.mode == "overwrite" else "append",
-                    request_id=f"spark-write-{self.write_id}",
+                check = KeyCheck(Path(self.folder), self._key_columns(), self.table_name)
+                if files:
+                    check.written_files(files)
+                for attempt in range(COMMIT_ATTEMPTS):
+                    expected = None
+                    if files and self.mode == "append":
+                        visible = client.data_commits(self.table_id).commits
+                        check.table_files(f for commit in visible for f in commit.files)
+                        expected = visible[-1].seq if visible else 0
+                    sent = True
+                    try:
+                        client.commit_data(
+                            self.table_id,
+                            files,
+                            schema_version=self.schema_version,
+                            mode="overwrite" if self.mode == "overwrite" else "append",
+                            request_id=f"spark-write-{self.write_id}",
+                            expected_seq=expected,
+                        )
+                        return
+                    except ConflictError as e:
+                        if e.code != ErrorCode.PRECONDITION_FAILED:
+                            raise
+                    sent = False  # another commit came first: check again on top of it
+                    time.sleep(random.uniform(0, min(1.0, 0.01 * 2**attempt)))
+                raise ConcurrentUpdateError(
+                    f"other writers kept committing to {self.table_name} while this write "
+                    f"checked its keys ({COMMIT_ATTEMPTS} rounds); nothing was committed: "
+                    "run the write again"
                 )
-        except CatalogApiError as e:
-            if e.status is not None and 400 <= e.status < 500:
-                delete_files(Path(self.folder), files)  # refused: nothing was committed
-            # Otherwise the outcome is unknown: the files stay for ``remove_orphans``.
+        except Exception as e:
+            unknown = sent and not (isinstance(e, CatalogApiError) and _refused(e))
+            if not unknown:
+                delete_files(Path(self.folder), files)  # nothing was committed
             raise
 
+    def _key_columns(self) -> list[ColumnDescriptor]:
+        by_id = {c.id: c for c in self.columns}
+        return [by_id[i] for i in self.key]
+
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Delete the files the tasks wrote (driver)."""
-        delete_files(Path(self.folder), _files_of(messages))
+        """Delete the files the tasks wrote that no data commit names (driver).
+
+        Spark also aborts after ``commit`` failed, even when the commit's outcome is unknown
+        (the server did not answer): files a commit names are kept, and when the server
+        cannot say which it names, every file stays for ``remove_orphans``.
+        """
+        files = _files_of(messages)
+        if not files:
+            return
+        try:
+            with _client({"catalog_url": self.catalog_url, "token": self.token}) as client:
+                commits = client.data_commits(self.table_id, history=True).commits
+        except CatalogApiError:
+            return
+        named = {file.path for commit in commits for file in commit.files}
+        delete_files(Path(self.folder), [f for f in files if f.path not in named])
+
+
+def _refused(error: CatalogApiError) -> bool:
+    return error.status is not None and 400 <= error.status < 500
 
 
 def _files_of(messages: list[WriterCommitMessage | None]) -> list[DataFile]:
@@ -338,6 +412,7 @@ __all__ = [
     "CatalogWriter",
     "DataMismatchError",
     "FileGroup",
+    "PrimaryKeyViolationError",
     "plan_columns",
     "register",
 ]

@@ -146,6 +146,20 @@ def comparable(column: ColumnDescriptor, scalar: pa.Scalar) -> Any:
     return scalar.as_py()
 
 
+def comparable_values(column: ColumnDescriptor, values: pa.ChunkedArray) -> list[Any]:
+    """Return the distinct values of a column's array in comparable form, sorted.
+
+    Nulls and NaN, which no bound holds, are left out.
+    """
+    values = pc.unique(values.drop_null())
+    if column.type in (ColumnType.FLOAT32, ColumnType.FLOAT64):
+        values = values.filter(pc.invert(pc.is_nan(values)))
+    as_integer = _AS_INTEGER.get(column.type)
+    if as_integer is not None:
+        values = values.cast(as_integer)
+    return sorted(values.to_pylist())
+
+
 def _bound(column: ColumnDescriptor, value: StatValue | None) -> Any:
     if value is None:
         return None

@@ -471,9 +471,12 @@ def commit_data_call(
     schema_version: int,
     mode: DataMode = "append",
     request_id: str,
+    expected_seq: int | None = None,
 ) -> Call[DataCommit]:
     """Make written files of a table visible at one new timestamp (idempotent by id).
 
+    With ``expected_seq``, only if the table's latest data commit is still that one (0: none
+    yet); otherwise ``ConflictError`` PRECONDITION_FAILED and nothing is committed.
     ``POST /v1/data/commits``.
     """
     body = DataCommitRequest(
@@ -482,13 +485,12 @@ def commit_data_call(
         mode=mode,
         files=list(files),
         request_id=request_id,
+        expected_seq=expected_seq,
     )
-    return Call(
-        "POST",
-        "/v1/data/commits",
-        json_of(DataCommit),
-        body=body.model_dump(mode="json"),
-    )
+    dumped = body.model_dump(mode="json")
+    if expected_seq is None:
+        del dumped["expected_seq"]  # the body an older server takes
+    return Call("POST", "/v1/data/commits", json_of(DataCommit), body=dumped)
 
 
 def data_commits_call(

@@ -25,7 +25,10 @@ router = APIRouter(
 async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
     """Commit written files of a table: visible to reads at or after the returned commit_ts.
 
-    Idempotent by ``request_id``: a retry returns the original commit.
+    Idempotent by ``request_id``: a retry returns the original commit. With
+    ``expected_seq``, refused (409 PRECONDITION_FAILED, nothing committed) when the table has
+    data commits after that one: a writer that checked the table's rows as of that commit
+    (its keys, say) commits only if the check still holds.
     """
     commit = await node_of(request).data.commit(
         payload.table_id,
@@ -33,6 +36,7 @@ async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
         schema_version=payload.schema_version,
         mode=payload.mode,
         request_id=scoped_request_id(request, payload.request_id),
+        expected_seq=payload.expected_seq,
     )
     # The log keeps the id within the caller's principal; the caller gets back its own id.
     return json_response(commit.model_copy(update={"request_id": payload.request_id}))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 
 from catalog import CatalogError, ErrorCode
 from catalog import commands as c
-from catalog.data_files import DataFile, decode_data_commit
+from catalog.data_files import DataCommit, DataFile, decode_data_commit
 from catalog.data_log import DataCommitLog
 from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
@@ -18,6 +20,20 @@ from updatelog.errors import FormatError
 
 def _file(name: str, partition: int = 0) -> DataFile:
     return DataFile(path=f"p{partition}/{name}.parquet", partition=partition, rows=1, size=10)
+
+
+@asynccontextmanager
+async def two_nodes_with_a_table(
+    store_url: str,
+) -> AsyncIterator[tuple[CatalogNode, CatalogNode, int]]:
+    """Open two nodes on one store, create table T; yield both and T's id."""
+    async with (
+        CatalogNode.open(store_url, "a", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as a,
+        CatalogNode.open(store_url, "b", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as b,
+    ):
+        await a.manager.execute(create_table("T"))
+        await b.service.catalog_ready(await a.log.latest_version())
+        yield a, b, a.service.latest_catalog().table("PUBLIC", "T").id
 
 
 def test_commits_are_visible_exactly_from_their_timestamp(store_url: str) -> None:
@@ -58,13 +74,7 @@ def test_commits_are_visible_exactly_from_their_timestamp(store_url: str) -> Non
 
 def test_concurrent_writers_get_distinct_contiguous_numbers(store_url: str) -> None:
     async def scenario() -> None:
-        async with (
-            CatalogNode.open(store_url, "a", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as a,
-            CatalogNode.open(store_url, "b", NodeOptions(delay_ms=0, max_clock_skew_ms=0)) as b,
-        ):
-            await a.manager.execute(create_table("T"))
-            await b.service.catalog_ready(await a.log.latest_version())
-            table_id = a.service.latest_catalog().table("PUBLIC", "T").id
+        async with two_nodes_with_a_table(store_url) as (a, b, table_id):
             commits = await asyncio.gather(
                 *(
                     node.data.commit(
@@ -147,5 +157,53 @@ def test_compaction_drops_the_data_of_tables_no_retained_version_holds(store_url
             assert await DataCommitLog(node.log).tables() == [kept]
             assert await DataCommitLog(node.log).read(gone) == []
             assert len(await DataCommitLog(node.log).read(kept)) == 1
+
+    run(scenario())
+
+
+def test_a_commit_expecting_the_latest_commit_goes_through_only_while_it_is(
+    store_url: str,
+) -> None:
+    async def scenario() -> None:
+        async with two_nodes_with_a_table(store_url) as (a, b, table_id):
+
+            async def commit(node: CatalogNode, name: str, expected: int | None) -> DataCommit:
+                return await node.data.commit(
+                    table_id,
+                    [_file(name)],
+                    schema_version=1,
+                    mode="append",
+                    request_id=name,
+                    expected_seq=expected,
+                )
+
+            first = await commit(a, "w1", 0)
+            assert first.seq == 1
+            with pytest.raises(CatalogError) as stale:
+                await commit(b, "w2", 0)
+            assert stale.value.code is ErrorCode.PRECONDITION_FAILED
+            assert "latest data commit of table" in stale.value.message
+            assert "is 1, not 0" in stale.value.message
+            # A retry of a committed write answers with it, whatever it expects now.
+            assert await commit(b, "w1", 0) == first
+            # Refused, nothing recorded: the same id commits once it expects the latest.
+            assert (await commit(b, "w2", 1)).seq == 2
+            with pytest.raises(CatalogError) as ahead:
+                await commit(a, "w3", 5)
+            assert ahead.value.code is ErrorCode.PRECONDITION_FAILED
+            # Writers racing on the same expectation: exactly one wins, on either node.
+            racing = await asyncio.gather(
+                *(commit(node, f"r{i}", 2) for i, node in enumerate([a, b] * 4)),
+                return_exceptions=True,
+            )
+            won = [r for r in racing if isinstance(r, DataCommit)]
+            lost = [r for r in racing if not isinstance(r, DataCommit)]
+            assert len(won) == 1 and won[0].seq == 3
+            assert all(
+                isinstance(e, CatalogError) and e.code is ErrorCode.PRECONDITION_FAILED
+                for e in lost
+            )
+            seen = await a.data.commits_at(table_id, a.clock.now())
+            assert [x.request_id for x in seen] == ["w1", "w2", won[0].request_id]
 
     run(scenario())

@@ -283,8 +283,9 @@ def test_reads_and_writes_with_a_token_when_the_server_checks_them(
         reader = issue_token(store, Role.READER)
         rows = spark.read.format("catalog").options(**options, token=reader).load().collect()
         assert [tuple(r) for r in rows] == [(1, 2, "x")]
+        fresh = spark.createDataFrame([(2, 3, "y")], "ID long, QTY int, NAME string")
         with pytest.raises(PySparkException, match="FORBIDDEN"):
-            frame.write.format("catalog").options(**options, token=reader).mode("append").save()
+            fresh.write.format("catalog").options(**options, token=reader).mode("append").save()
     finally:
         factory.stop_all()
 
