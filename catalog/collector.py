@@ -12,6 +12,20 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
+_collections_ahead = 0
+"""How many paused blocks will end with a full collection (``collect_after``)."""
+
+
+def full_collection_ahead() -> bool:
+    """Return whether the collector is paused by a block that ends with a full collection.
+
+    Such a block (a recovery) untracks at its end whatever it built, so work meant to keep
+    new objects out of the collector's sight (``RelationStore.seal``) can leave it to that
+    collection. Any other pause (a snapshot encoded in a worker thread while commits go on)
+    ends with no collection: what such work skipped, the next collection walks in full.
+    """
+    return _collections_ahead > 0
+
 
 @contextlib.contextmanager
 def collector_paused(*, collect_after: bool = False) -> Iterator[None]:
@@ -28,13 +42,16 @@ def collector_paused(*, collect_after: bool = False) -> Iterator[None]:
     if not gc.isenabled():
         yield
         return
+    global _collections_ahead
     freeze = collect_after and gc.get_freeze_count() == 0
     if freeze:
         gc.freeze()
     gc.disable()
+    _collections_ahead += collect_after
     try:
         yield
     finally:
+        _collections_ahead -= collect_after
         gc.enable()
         if collect_after:
             gc.collect()

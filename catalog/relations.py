@@ -122,11 +122,11 @@ class RelationReads:
         ever = index_ids(store.table_index_members.get(table_id, ()))
         return tuple(i for i in ever if visible(store.indexes.get(i), stamp) is not None)
 
-    def table_records(self) -> list[tuple[int, Record]]:
+    def table_records(self) -> tuple[list[int], list[Record]]:
         """Return every table's id and live record, ordered by id (what snapshots write)."""
         return live_records(self._store.tables, self._tables, self._stamp)
 
-    def index_records(self) -> list[tuple[int, Record]]:
+    def index_records(self) -> tuple[list[int], list[Record]]:
         """Return every index's id and live record, ordered by id (what snapshots write)."""
         return live_records(self._store.indexes, self._indexes, self._stamp)
 
@@ -172,11 +172,11 @@ class RelationReads:
 
     def tables(self) -> list[TableDescriptor]:
         """Return all tables ordered by id (decoding every one: this is O(tables))."""
-        return [self.table_by_id(i) for i, _ in self.table_records()]
+        return [self.table_by_id(i) for i in self.table_records()[0]]
 
     def indexes(self) -> list[IndexDescriptor]:
         """Return all indexes (any status) ordered by id."""
-        return [self.index_by_id(i) for i, _ in self.index_records()]
+        return [self.index_by_id(i) for i in self.index_records()[0]]
 
     def table_indexes(self, table_id: int) -> list[IndexDescriptor]:
         """Return the indexes of a table (any status) ordered by id."""

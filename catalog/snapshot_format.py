@@ -59,11 +59,11 @@ class SnapshotSource(Protocol):
     def system_views(self) -> Iterable[SystemViewDescriptor]:
         """Every system view."""
 
-    def table_records(self) -> list[tuple[int, Record]]:
-        """Every table's id and stored record."""
+    def table_records(self) -> tuple[list[int], list[Record]]:
+        """Every table's id and stored record, as two parallel lists."""
 
-    def index_records(self) -> list[tuple[int, Record]]:
-        """Every index's id and stored record."""
+    def index_records(self) -> tuple[list[int], list[Record]]:
+        """Every index's id and stored record, as two parallel lists."""
 
 
 _SLICE = 4096
@@ -75,21 +75,24 @@ call, and a snapshot is encoded in a worker thread while commits go on in the ev
 _FRAMING = pack_value(Kind.SNAPSHOT, None)[:-1]
 
 
-def _grouped(records: list[tuple[int, Record]]) -> list[tuple[int, list[tuple[int, Record]]]]:
-    """Return the records by schema id (ascending), each group ascending by object id."""
-    groups: dict[int, list[tuple[int, Record]]] = {}
-    for pair in records:
-        schema_id = pair[1][SCHEMA_ID]
-        found = groups.get(schema_id)
-        if found is None:
-            groups[schema_id] = [pair]
-        else:
-            found.append(pair)
-    return sorted(groups.items())
+def _grouped(
+    listed: tuple[list[int], list[Record]],
+) -> list[tuple[int, list[int], list[Record]]]:
+    """Return the ids and records by schema id (ascending), each group ascending by id."""
+    ids, records = listed
+    schemas = {r[SCHEMA_ID] for r in records}
+    if len(schemas) == 1:
+        return [(schemas.pop(), ids, records)]  # one schema: the lists as they are
+    groups: dict[int, tuple[list[int], list[Record]]] = {s: ([], []) for s in sorted(schemas)}
+    for object_id, record in zip(ids, records, strict=True):
+        group = groups[record[SCHEMA_ID]]
+        group[0].append(object_id)
+        group[1].append(record)
+    return [(schema_id, *group) for schema_id, group in groups.items()]
 
 
-def _values(group: list[tuple[int, Record]]) -> list[bytes]:
-    return [r[VALUE] if type(r[VALUE]) is bytes else bytes_of(r) for _, r in group]
+def _values(records: list[Record]) -> list[bytes]:
+    return [r[VALUE] if type(r[VALUE]) is bytes else bytes_of(r) for r in records]
 
 
 def encode_snapshot(catalog: SnapshotSource) -> bytes:
@@ -113,23 +116,23 @@ def snapshot_pieces(catalog: SnapshotSource) -> list[bytes]:
         [
             [
                 schema_id,
-                [i for i, _ in group],
-                [r[ZONE_ID] for _, r in group],
-                [r[NAME] for _, r in group],
-                _values(group),
+                ids,
+                [r[ZONE_ID] for r in records],
+                [r[NAME] for r in records],
+                _values(records),
             ]
-            for schema_id, group in _grouped(catalog.table_records())
+            for schema_id, ids, records in _grouped(catalog.table_records())
         ],
         [
             [
                 schema_id,
-                [i for i, _ in group],
-                [r[TABLE_ID] for _, r in group],
-                [r[NAME] for _, r in group],
-                [r[ALIVE] for _, r in group],
-                _values(group),
+                ids,
+                [r[TABLE_ID] for r in records],
+                [r[NAME] for r in records],
+                [r[ALIVE] for r in records],
+                _values(records),
             ]
-            for schema_id, group in _grouped(catalog.index_records())
+            for schema_id, ids, records in _grouped(catalog.index_records())
         ],
     ]
     views = tuple(catalog.system_views())

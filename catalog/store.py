@@ -32,6 +32,7 @@ from itertools import compress, repeat
 from operator import attrgetter
 from typing import Any, TypeVar
 
+from catalog.collector import full_collection_ahead
 from catalog.counts import CountKey, StampedCounts
 from catalog.descriptors import Descriptor, IndexDescriptor, TableDescriptor
 from catalog.wire import decode_descriptor, encode_descriptor
@@ -398,11 +399,16 @@ class RelationStore:
             ever = index_ids(members.get(table_id, self.table_index_members.get(table_id, ())))
             if object_id not in ever:
                 members[table_id] = _index_members({*ever, object_id})
-        # While the collector is paused (a recovery replaying the log), the full collection
-        # that ends the pause untracks all of it at once: collecting here would only add up.
-        # A small store is left to the collector's own pace: a dict a record made tracked is
-        # untracked by the next full collection, which walks so few records at little cost.
-        collecting = gc.isenabled() and len(self.tables) + len(self.indexes) >= UNTRACK_FROM
+        # During a recovery, the full collection that ends its pause of the collector untracks
+        # all of it at once: collecting here would only add up. Any other pause (a snapshot
+        # encoded meanwhile) ends with no collection: a record left tracked would make the
+        # million-entry dicts tracked and young, and the first collection after the pause
+        # would walk them whole (120 ms at a million tables, every thread held). A small
+        # store is left to the collector's own pace: a dict a record made tracked is untracked
+        # by the next full collection, which walks so few records at little cost.
+        collecting = (
+            not full_collection_ahead() and len(self.tables) + len(self.indexes) >= UNTRACK_FROM
+        )
         if collecting:
             gc.collect(0)
         # A history holds records, so it can be untracked only after them: a second pass.
@@ -465,15 +471,18 @@ def _candidates(
 
 def live_records(
     sealed: dict[int, History], overlay: Mapping[int, Record], stamp: int
-) -> list[tuple[int, Record]]:
-    """Return the id and live record of every object, ordered by id, as of ``stamp``.
+) -> tuple[list[int], list[Record]]:
+    """Return the ids and live records of every object, ordered by id, as of ``stamp``.
 
     ``overlay`` (changes not sealed yet) wins over ``sealed``. This is how a snapshot or
     digest walks a million objects, so the common case (one record, old enough) is inline.
+    Two parallel lists rather than a pair per object: a million new pairs would be young
+    objects every collection walks while a snapshot is encoded.
     """
     ids = sorted(sealed.keys() | overlay.keys()) if len(overlay) else sorted(sealed)
-    found: list[tuple[int, Record]] = []
-    append = found.append
+    found: list[int] = []
+    records: list[Record] = []
+    keep, append = found.append, records.append
     changed = overlay.get
     for object_id in ids:
         record = changed(object_id)
@@ -484,8 +493,9 @@ def live_records(
             else:
                 record = visible(history, stamp)
         if record is not None and record[VALUE] is not None:
-            append((object_id, record))
-    return found
+            keep(object_id)
+            append(record)
+    return found, records
 
 
 def _index_members(ids: set[int]) -> int | tuple[int, ...]:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from catalog import Catalog, CatalogError, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
 from catalog import store as store_module
+from catalog.collector import collector_paused, full_collection_ahead
 from catalog.descriptors.tables import shared_column
 from catalog.snapshots import catalog_digest, decode_snapshot, encode_snapshot, snapshot_pieces
 from catalog.store import CACHE
@@ -342,3 +343,26 @@ def test_a_working_set_as_large_as_the_cache_is_decoded_once(small_cache: int) -
     for _ in range(2000):
         loaded.table("PUBLIC", rng.choice(names))
     assert CACHE.decoded == before + small_cache
+
+
+def test_sealing_while_another_thread_pauses_the_collector_keeps_the_maps_untracked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A snapshot encoded in a worker thread pauses the collector, and commits go on: their
+    seals still untrack what they write, or the first collection after the pause would walk
+    the store's big maps whole. A recovery's pause, which ends in a full collection, need not."""
+    monkeypatch.setattr(store_module, "UNTRACK_FROM", 0)
+    head = _tables(100).sealed()
+    store = head._store
+    gc.collect()
+    assert not gc.is_tracked(store.tables)
+    with collector_paused():
+        head = run(head, create_table("DURING")).catalog.sealed()
+        head = run(head, c.RenameTable(schema="PUBLIC", name="T1", new_name="R1")).catalog.sealed()
+        assert not gc.is_tracked(store.tables) and not gc.is_tracked(store.table_names[0])
+    with collector_paused(collect_after=True):
+        assert full_collection_ahead()
+        head = run(head, create_table("RECOVERED")).catalog.sealed()
+    assert not full_collection_ahead()
+    assert not gc.is_tracked(store.tables)  # the full collection that ended the pause
+    assert {"DURING", "R1", "RECOVERED"} <= {t.name for t in head.tables()}
