@@ -27,6 +27,7 @@ publish). Every version is kept. It prints:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import importlib
 import importlib.util
@@ -79,7 +80,11 @@ def _rss() -> int:
 
 def _apply(service: CatalogService, version: int, payload: bytes, snapshot: bool) -> None:
     # The service's own apply step for one log entry: what its watch loop calls.
-    coroutine = service._apply(LogEntry(version, payload, snapshot), fire=False)
+    entry = LogEntry(version, payload, snapshot)
+    if snapshot:  # loaded on a worker thread, which needs an event loop to hand it back
+        asyncio.run(service._apply(entry, fire=False))
+        return
+    coroutine = service._apply(entry, fire=False)
     try:
         coroutine.send(None)
     except StopIteration:
