@@ -168,13 +168,7 @@ class SqliteKvStore:
             reads = [_apply(db, op, revision, now) for op in ops]
             return kv.TxnResult(ok, revision, [r for r in reads if r is not None]), changed
 
-        size = sum(
-            len(op.key) + len(op.value) for op in (*success, *failure) if isinstance(op, kv.Put)
-        )
-        if any(isinstance(op, kv.Delete) and op.end is not None for op in (*success, *failure)):
-            # A range deletion may free any amount (the updates a snapshot replaced, a
-            # snapshot's chunks): it is a large write, never run on the caller's thread.
-            size = max(size, self._direct.max_bytes + 1)
+        size = _written_bytes((*success, *failure), self._direct.max_bytes + 1)
         done = self._direct.run(body, write=writes, size=size)
         if done is DECLINED:
             # A small transaction (a commit that found the lock taken) goes ahead of queued
@@ -279,6 +273,21 @@ class SqliteKvStore:
             wake.set()
         self._direct.close()
         await asyncio.wrap_future(self._db.close())
+
+
+def _written_bytes(ops: Sequence[kv.Op], large: int) -> int:
+    """Return about how many bytes ``ops`` write, or ``large`` for a range deletion.
+
+    A range deletion may free any amount (the updates a snapshot replaced, a snapshot's
+    chunks): it is a large write, never run on the caller's thread.
+    """
+    size = 0
+    for op in ops:
+        if isinstance(op, kv.Put):
+            size += len(op.key) + len(op.value)
+        elif isinstance(op, kv.Delete) and op.end is not None:
+            return large
+    return size
 
 
 def _wall_ms() -> int:

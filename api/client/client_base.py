@@ -6,6 +6,7 @@ of the API is one ``Endpoint`` here, made of its ``Call`` builder (``api.client.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -26,7 +27,7 @@ HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
 StreamT = TypeVar("StreamT")
 
 
-class ClientBase(Generic[TransportT, HttpT, StreamT]):
+class ClientBase(abc.ABC, Generic[TransportT, HttpT, StreamT]):
     """What the sync and the async client share: they differ only in their ``httpx`` client.
 
     Args:
@@ -59,9 +60,9 @@ class ClientBase(Generic[TransportT, HttpT, StreamT]):
             transport, timeout=self._timeout, headers=self._headers, follow_redirects=False
         )
 
+    @abc.abstractmethod
     def _open(self, transport: TransportT | None, **options: Any) -> HttpT:
-        """Return the ``httpx`` client that sends every request."""
-        raise NotImplementedError  # each client opens its own kind
+        """Return the ``httpx`` client that sends every request (each client its own kind)."""
 
     @property
     def urls(self) -> list[str]:
@@ -135,9 +136,9 @@ class ClientBase(Generic[TransportT, HttpT, StreamT]):
         cursor = EventCursor(from_version, last_event_id, filter_params(schema, table, kinds))
         return self._event_stream(cursor)
 
+    @abc.abstractmethod
     def _event_stream(self, cursor: EventCursor) -> StreamT:
         """Return the stream of events from ``cursor`` (this client's kind of iterator)."""
-        raise NotImplementedError  # each client streams its own way
 
 
 def _named(headers: Mapping[str, str] | None) -> dict[str, str]:
