@@ -10,6 +10,7 @@ from catalog.node_options import NodeOptions
 from catalog.store import DEFAULT_CACHE_SIZE
 from catalog.warehouse import DEFAULT_WAREHOUSE, WAREHOUSE_ENV
 from schemasync.clock import HybridClock
+from updatelog.url import SqliteUrl, parse_store_url
 
 DEFAULT_STORE = "sqlite:///./data/catalog.db"
 
@@ -76,9 +77,11 @@ class ServerSettings:
         descriptor_cache: how many recently read descriptors the node keeps decoded
             (``CATALOG_DESCRIPTOR_CACHE``; 4096, about 1 KB each for a table of six columns,
             up to twice as many held); size it to the tables read often.
-        warehouse: the folder holding each table's data as ``<warehouse>/table_<id>``, the
-            location the Iceberg REST catalog gives tables (``CATALOG_WAREHOUSE``;
-            ``./warehouse``); the Spark source's ``warehouse`` option names the same folder.
+        warehouse: the cluster's warehouse, the folder holding each table's data as
+            ``<warehouse>/table_<id>`` (``CATALOG_WAREHOUSE``). Recorded when the cluster is
+            created; each table records its own folder (its location) when it is created, so
+            jobs need only the catalog's URL and the table's name. None: the cluster's, or,
+            for a new cluster, ``warehouse`` beside the SQLite file (``./warehouse`` on etcd).
     """
 
     store: str = field(default_factory=lambda: os.environ.get("CATALOG_STORE", DEFAULT_STORE))
@@ -132,9 +135,7 @@ class ServerSettings:
     descriptor_cache: int = field(
         default_factory=lambda: _env_int("CATALOG_DESCRIPTOR_CACHE", DEFAULT_CACHE_SIZE)
     )
-    warehouse: str = field(
-        default_factory=lambda: os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE
-    )
+    warehouse: str | None = field(default_factory=lambda: os.environ.get(WAREHOUSE_ENV) or None)
 
     @property
     def address(self) -> str:
@@ -150,4 +151,17 @@ class ServerSettings:
             address=self.address,
             registry_ttl_s=self.registry_ttl_s,
             descriptor_cache=self.descriptor_cache,
+            warehouse=self.warehouse,
+            default_warehouse=self.default_warehouse,
         )
+
+    @property
+    def default_warehouse(self) -> str:
+        """Return the warehouse a new cluster records when none is named.
+
+        That is ``warehouse`` beside the SQLite file, or ``./warehouse`` for etcd.
+        """
+        store = parse_store_url(self.store)
+        if isinstance(store, SqliteUrl):
+            return str(store.path.parent / "warehouse")
+        return DEFAULT_WAREHOUSE

@@ -72,7 +72,11 @@ def _rss_bytes() -> int:
 
 
 def _node_options() -> NodeOptions:
-    return NodeOptions(delay_ms=0, max_clock_skew_ms=0, registry_ttl_s=None)
+    # A warehouse as a served cluster has one: every table records its folder in it.
+    warehouse = f"{tempfile.gettempdir()}/bench-scale-warehouse"
+    return NodeOptions(
+        delay_ms=0, max_clock_skew_ms=0, registry_ttl_s=None, default_warehouse=warehouse
+    )
 
 
 async def _fill(url: str, tables: int) -> dict[str, float]:

@@ -84,6 +84,7 @@ class CatalogManager:
         schema_sync: the completion gate.
         clock: this node's clock (proposal timestamps).
         delay_ms: the schema sync delay recorded in every update.
+        warehouse: the cluster's warehouse folder; a new table records its folder in it.
         max_attempts: how many times a batch is re-validated after losing the CAS.
     """
 
@@ -95,6 +96,7 @@ class CatalogManager:
         clock: Clock,
         *,
         delay_ms: int,
+        warehouse: str | None = None,
         max_attempts: int = 16,
         backoff_base_s: float = 0.002,
         backoff_cap_s: float = 0.2,
@@ -104,6 +106,7 @@ class CatalogManager:
         self._schema_sync = schema_sync
         self._clock = clock
         self._delay_ms = delay_ms
+        self._warehouse = warehouse
         self._max_attempts = max_attempts
         self._backoff_base_s = backoff_base_s
         self._backoff_cap_s = backoff_cap_s
@@ -424,7 +427,7 @@ class CatalogManager:
             try:
                 if request.precondition is not None:
                     request.precondition(current)
-                prepared = prepare(current, request.commands)
+                prepared = prepare(current, request.commands, warehouse=self._warehouse)
             except (CatalogError, RecursionError, UnicodeError) as e:
                 if included:
                     # It may only clash with a request ahead of it in this version: judge it

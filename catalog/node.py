@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from catalog.data_commits import DataCommits
 from catalog.errors import CatalogError
@@ -26,7 +27,7 @@ from catalog.store import CACHE
 from catalog.update import initial_update
 from schemasync.clock import Clock, HybridClock, physical_of
 from schemasync.service import SchemaSyncService, ms_to_hlc
-from updatelog.errors import StorageUnavailableError
+from updatelog.errors import SettingsMismatchError, StorageUnavailableError
 from updatelog.log import ClusterSettings, UpdateLog
 from updatelog.url import open_log
 
@@ -81,7 +82,8 @@ class CatalogNode:
             options: how the node runs (``NodeOptions()`` when None).
 
         Raises:
-            SettingsMismatchError: the cluster was created with other delay/skew settings.
+            SettingsMismatchError: the cluster was created with other delay/skew settings,
+                or another warehouse than the one this node names.
             StorageUnavailableError: the store cannot be reached.
         """
         owns_log = isinstance(store, str)
@@ -100,10 +102,20 @@ class CatalogNode:
     ) -> CatalogNode:
         clock = options.clock or HybridClock()
         CACHE.reserve(options.descriptor_cache)
-        settings = ClusterSettings(
-            delay_ms=options.delay_ms, max_clock_skew_ms=options.max_clock_skew_ms
+        settings = await update_log.init_settings(
+            ClusterSettings(
+                delay_ms=options.delay_ms,
+                max_clock_skew_ms=options.max_clock_skew_ms,
+                warehouse=_folder(options.warehouse or options.default_warehouse),
+            )
         )
-        settings = await update_log.init_settings(settings)
+        named = _folder(options.warehouse)
+        if named is not None and settings.warehouse != named:
+            raise SettingsMismatchError(
+                f"this node names the warehouse {named}, but the catalog's is "
+                f"{settings.warehouse} (fixed when the catalog was created): start the node "
+                f"with --warehouse {settings.warehouse}, or name none"
+            )
         if await update_log.latest_version() == 0:
             # Concurrent first starts race on the same CAS; exactly one writes version 1.
             first = initial_update(clock.now())
@@ -120,7 +132,12 @@ class CatalogNode:
             observed_safe_time=service.observed_safe_time,
         )
         manager = CatalogManager(
-            update_log, service, schema_sync, clock, delay_ms=settings.delay_ms
+            update_log,
+            service,
+            schema_sync,
+            clock,
+            delay_ms=settings.delay_ms,
+            warehouse=settings.warehouse,
         )
         registry = None
         if options.registry_ttl_s is not None:
@@ -245,3 +262,8 @@ class CatalogNode:
             f"CatalogNode({self.node_name!r}, versions "
             f"{self.service.earliest_version}..{self.service.latest_version})"
         )
+
+
+def _folder(path: str | None) -> str | None:
+    """Return ``path`` made absolute (against this process's working directory), or None."""
+    return None if path is None else str(Path(path).resolve())

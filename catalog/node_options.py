@@ -49,6 +49,12 @@ class NodeOptions:
             kept as their stored bytes and decoded on first read; a lookup of a cached one
             costs a dict read, one not cached about 20 µs. Size it to the tables read often.
             The cache is the process's, shared by its nodes: the largest size asked for holds.
+        warehouse: the folder this node names as the cluster's warehouse (where each new
+            table's data goes): recorded when the cluster is created, or when it has none
+            yet; a cluster with another warehouse refuses the node. None: the cluster's.
+        default_warehouse: the warehouse recorded when ``warehouse`` is None and the cluster
+            has none yet (None: the cluster stays without one, and new tables record no
+            location).
 
     Raises:
         ValueError: an option out of range (the message names it and what is accepted).
@@ -64,6 +70,8 @@ class NodeOptions:
     registry_ttl_s: float | None = DEFAULT_TTL_S
     registry_interval_s: float | None = None
     descriptor_cache: int = DEFAULT_CACHE_SIZE
+    warehouse: str | None = None
+    default_warehouse: str | None = None
 
     def __post_init__(self) -> None:
         _check(self.delay_ms >= 0, "node delay_ms", "0 or more milliseconds")
@@ -77,6 +85,8 @@ class NodeOptions:
             "None or a positive number below registry_ttl_s",
         )
         _check(self.descriptor_cache >= 1, "node descriptor_cache", "at least 1 descriptor")
+        _check(self.warehouse != "", "node warehouse", "a folder or None")
+        _check(self.default_warehouse != "", "node default_warehouse", "a folder or None")
 
 
 def _positive(value: float) -> bool:

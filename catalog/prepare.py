@@ -27,8 +27,12 @@ class Prepared:
     catalog: Catalog
 
 
-def prepare(catalog: Catalog, commands: Sequence[CommandBase]) -> Prepared:
+def prepare(
+    catalog: Catalog, commands: Sequence[CommandBase], *, warehouse: str | None = None
+) -> Prepared:
     """Validate ``commands`` in order, each seeing the effects of the ones before it.
+
+    New tables record their folder in ``warehouse`` (the cluster's) as their location.
 
     All or nothing: the first error aborts the whole batch, and since catalogs are immutable
     nothing has changed.
@@ -42,7 +46,7 @@ def prepare(catalog: Catalog, commands: Sequence[CommandBase]) -> Prepared:
     applied: list[bool] = []
     for number, command in enumerate(commands, start=1):
         try:
-            produced = command.entries(UpdateContext(base=catalog, catalog=current))
+            produced = command.entries(UpdateContext(catalog, current, warehouse))
             current = apply_entries(current, produced)
         except CatalogError as e:
             e.position = BatchPosition(number)

@@ -1,14 +1,18 @@
 """Where a table's data lives: the warehouse folder, and each table's folder in it.
 
-Layout: ``<warehouse>/table_<id>/...``. A table re-created under the same name has a new id,
-hence a new folder: it never sees the old files. The Spark source writes there, and the
-Iceberg REST catalog gives it as each table's location.
+Layout: ``<warehouse>/table_<id>/...``. The warehouse is a cluster setting, fixed when the
+cluster is created; each table records its folder (``TableDescriptor.location``) when it is
+created. A table re-created under the same name has a new id, hence a new folder: it never
+sees the old files. The Spark source reads and writes there, and the Iceberg REST catalog
+gives it as each table's location.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from catalog.descriptors import TableDescriptor
 
 WAREHOUSE_ENV = "CATALOG_WAREHOUSE"
 """The environment variable naming the warehouse folder."""
@@ -24,3 +28,19 @@ def warehouse_path(option: str | None) -> Path:
 def table_folder(warehouse: Path, table_id: int) -> Path:
     """Return the folder of table ``table_id``'s files."""
     return warehouse / f"table_{table_id}"
+
+
+def table_location(warehouse: str, table_id: int) -> str:
+    """Return the location a new table records: its folder in the cluster's warehouse."""
+    return str(table_folder(Path(warehouse), table_id))
+
+
+def data_folder(table: TableDescriptor, warehouse: str | None) -> Path:
+    """Return the folder of ``table``'s data.
+
+    That is its recorded location, or, for a table created without one, its folder in
+    ``warehouse`` (``warehouse_path``).
+    """
+    if table.location is not None:
+        return Path(table.location)
+    return table_folder(warehouse_path(warehouse), table.id)

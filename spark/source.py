@@ -5,9 +5,8 @@ Read a table as of a pinned timestamp, with the schema and exactly the data of t
     register(spark)                         # also turns on Spark's filter pushdown for it
     df = (spark.read.format("catalog")
           .option("catalog_url", "http://127.0.0.1:8000")
-          .option("table", "PUBLIC.ORDERS")
           .option("as_of", ts)              # hybrid ts, "version=N" or RFC 3339; default now
-          .load())
+          .load("PUBLIC.ORDERS"))           # as typed in SQL: "Sales"."orders" stays exact
 
 Write a DataFrame into a table: ``mode("append")`` adds rows, ``mode("overwrite")`` replaces
 every row from the write's timestamp on. The primary key holds: a write whose rows repeat a
@@ -17,13 +16,15 @@ key, or an append of a key the table holds at the write's timestamp, fails with
 refuses ``errorifexists`` (its default, so a write without ``.mode(...)``), ``error`` and
 ``ignore`` itself with ``UNSUPPORTED_DATA_SOURCE_SAVE_MODE``, naming Append and Overwrite::
 
-    (df.write.format("catalog").option("catalog_url", url).option("table", "PUBLIC.ORDERS")
-        .mode("append").save())
+    df.write.format("catalog").option("catalog_url", url).mode("append").save("PUBLIC.ORDERS")
 
-Options: ``catalog_url`` (comma-separated base URLs; default ``$CATALOG_URL`` or
-http://127.0.0.1:8000), ``table``, ``as_of`` (reads), ``warehouse`` (default
-``$CATALOG_WAREHOUSE`` or ./warehouse; the driver and every executor must see the same
-path), ``token`` (a bearer token when the server checks them; default ``$CATALOG_TOKEN``);
+Each table's data lives in the folder it recorded when it was created (its ``location``, in
+the cluster's warehouse), which the driver and every executor must see; a job names only the
+catalog and the table. Options: ``catalog_url`` (comma-separated base URLs; default
+``$CATALOG_URL`` or http://127.0.0.1:8000), ``table`` (instead of the path given to ``load``
+or ``save``), ``as_of`` (reads), ``warehouse`` (only for a table that records no location:
+default ``$CATALOG_WAREHOUSE`` or ./warehouse), ``token`` (a bearer token when the server
+checks them; default ``$CATALOG_TOKEN``);
 for reads, how files group into input partitions: ``max_partition_bytes`` (128 MiB),
 ``open_cost_bytes`` (4 MiB) and ``parallelism`` (the planning machine's CPU count), as Spark's
 own file sources.
@@ -67,7 +68,7 @@ from api.client import CatalogApiError, CatalogClient, ConflictError
 from catalog.data_files import DataFile
 from catalog.descriptors import ColumnDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
-from catalog.warehouse import table_folder, warehouse_path
+from catalog.warehouse import data_folder
 from spark.evolution import DataMismatchError, conform
 from spark.keys import KeyCheck, PrimaryKeyViolationError
 from spark.planning import Packing
@@ -86,7 +87,8 @@ CATALOG_TOKEN_ENV = "CATALOG_TOKEN"
 DEFAULT_CATALOG_URL = "http://127.0.0.1:8000"
 
 
-def _client(options: dict[str, str]) -> CatalogClient:
+def client_of(options: dict[str, str]) -> CatalogClient:
+    """Return a client of the catalog the options name (``catalog_url``, ``token``)."""
     urls = options.get("catalog_url") or os.environ.get(CATALOG_URL_ENV) or DEFAULT_CATALOG_URL
     token = options.get("token") or os.environ.get(CATALOG_TOKEN_ENV) or None
     urls_list = [u.strip() for u in urls.split(",") if u.strip()]
@@ -94,9 +96,12 @@ def _client(options: dict[str, str]) -> CatalogClient:
 
 
 def _table_option(options: dict[str, str]) -> str:
-    name = options.get("table")
+    name = options.get("table") or options.get("path")
     if not name:
-        raise ValueError('the catalog data source needs .option("table", "SCHEMA.TABLE")')
+        raise ValueError(
+            'the catalog data source needs a table: .load("SCHEMA.TABLE"), .save("SCHEMA.TABLE") '
+            'or .option("table", "SCHEMA.TABLE")'
+        )
     return name
 
 
@@ -113,7 +118,7 @@ class CatalogDataSource(DataSource):
         pinned: TableAt | None = getattr(self, "_table_at", None)
         if pinned is None:
             options = dict(self.options)
-            with _client(options) as client:
+            with client_of(options) as client:
                 pinned = resolve_table(client, _table_option(options), options.get("as_of"))
             self._table_at = pinned
         return pinned
@@ -127,16 +132,22 @@ class CatalogDataSource(DataSource):
         options = dict(self.options)
         pinned = self._pinned()
         packing = Packing.of(options)
-        folder = table_folder(warehouse_path(options.get("warehouse")), pinned.table.id)
-        with _client(options) as client:
+        folder = data_folder(pinned.table, options.get("warehouse"))
+        with client_of(options) as client:
             commits = client.data_commits(pinned.table.id, at=pinned.at).commits
         files = [file for commit in commits for file in commit.files]
+        if files and not folder.is_dir():
+            raise FileNotFoundError(
+                f"the data of table {_table_option(options)} is missing: its folder {folder} "
+                "does not exist here (the driver and every executor must see the table's "
+                "location)"
+            )
         return CatalogReader(pinned.table.columns, str(folder), files, packing)
 
     def writer(self, schema: StructType, overwrite: bool) -> CatalogWriter:
         """A writer into the table as of now; refuses a DataFrame that does not fit."""
         options = dict(self.options)
-        with _client(options) as client:
+        with client_of(options) as client:
             target = resolve_table(client, _table_option(options))
         sources = plan_columns(target, schema)
         return CatalogWriter(
@@ -150,7 +161,7 @@ class CatalogDataSource(DataSource):
             key=target.table.primary_key,
             colocation=target.table.colocation_columns,
             partitions=target.partitions,
-            folder=str(table_folder(warehouse_path(options.get("warehouse")), target.table.id)),
+            folder=str(data_folder(target.table, options.get("warehouse"))),
             mode="overwrite" if overwrite else "append",
         )
 
@@ -324,7 +335,7 @@ class CatalogWriter(DataSourceArrowWriter):
         files = _files_of(messages)
         sent = False  # a commit is out whose outcome is unknown until it answers
         try:
-            with _client({"catalog_url": self.catalog_url, "token": self.token}) as client:
+            with client_of({"catalog_url": self.catalog_url, "token": self.token}) as client:
                 check = KeyCheck(Path(self.folder), self._key_columns(), self.table_name)
                 if files:
                     check.written_files(files)
@@ -376,7 +387,7 @@ class CatalogWriter(DataSourceArrowWriter):
         if not files:
             return
         try:
-            with _client({"catalog_url": self.catalog_url, "token": self.token}) as client:
+            with client_of({"catalog_url": self.catalog_url, "token": self.token}) as client:
                 commits = client.data_commits(self.table_id, history=True).commits
         except CatalogApiError:
             return

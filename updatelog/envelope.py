@@ -227,6 +227,8 @@ def decode_int(data: bytes, kind: Kind) -> int:
 
 
 _SETTINGS_FIELDS = ("delay_ms", "max_clock_skew_ms", "format_version")
+_WAREHOUSE = "warehouse"
+"""The optional setting: absent from clusters created without a warehouse."""
 
 
 def encode_settings(settings: ClusterSettings) -> bytes:
@@ -247,8 +249,12 @@ def encode_settings(settings: ClusterSettings) -> bytes:
             raise ValueError(
                 f"cluster setting {name} must be a non-negative integer, got {value!r}"
             )
-    body = msgpack.packb({name: getattr(settings, name) for name in _SETTINGS_FIELDS})
-    return encode(Kind.SETTINGS, body)
+    fields: dict[str, int | str] = {name: getattr(settings, name) for name in _SETTINGS_FIELDS}
+    if settings.warehouse is not None:
+        if not isinstance(settings.warehouse, str) or not settings.warehouse:
+            raise ValueError(f"the warehouse must be a folder, got {settings.warehouse!r}")
+        fields[_WAREHOUSE] = settings.warehouse
+    return encode(Kind.SETTINGS, msgpack.packb(fields))
 
 
 def decode_settings(data: bytes) -> ClusterSettings:
@@ -269,14 +275,20 @@ def decode_settings(data: bytes) -> ClusterSettings:
         fields: Any = msgpack.unpackb(body, raw=False, strict_map_key=True)
     except (ValueError, TypeError, msgpack.UnpackException) as e:
         raise FormatError(f"cluster settings are not valid msgpack: {e}") from e
-    if not isinstance(fields, dict) or set(fields) != set(_SETTINGS_FIELDS):
-        raise FormatError(f"cluster settings must be a map of {', '.join(_SETTINGS_FIELDS)}")
+    if not isinstance(fields, dict) or set(fields) - {_WAREHOUSE} != set(_SETTINGS_FIELDS):
+        raise FormatError(
+            f"cluster settings must be a map of {', '.join(_SETTINGS_FIELDS)} (and a warehouse)"
+        )
     for name in _SETTINGS_FIELDS:
         value = fields[name]
         if type(value) is not int or value < 0:
             raise FormatError(f"cluster setting {name} must be a non-negative integer")
+    warehouse = fields.get(_WAREHOUSE)
+    if warehouse is not None and (not isinstance(warehouse, str) or not warehouse):
+        raise FormatError("the cluster's warehouse setting must be a folder")
     return ClusterSettings(
         delay_ms=fields["delay_ms"],
         max_clock_skew_ms=fields["max_clock_skew_ms"],
         format_version=fields["format_version"],
+        warehouse=warehouse,
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TypeVar
 
 from updatelog import envelope, requests
@@ -408,22 +409,34 @@ class KvUpdateLog:
     async def init_settings(self, settings: ClusterSettings) -> ClusterSettings:
         """Store ``settings`` if none are stored yet, and return the stored ones.
 
+        The warehouse is the cluster's: the one stored wins over the one asked for, and a
+        cluster stored without one takes the one asked for (compare-and-set on the stored
+        value, so two nodes naming different ones agree on one).
+
         Raises:
-            SettingsMismatchError: the stored settings differ from ``settings``.
+            SettingsMismatchError: the stored delay, clock skew or format differ from
+                ``settings``.
         """
         key = self.keys.settings
         value = envelope.encode_settings(settings)
         result = await self._send("init_settings", [absent(key)], [Put(key, value)], [Get(key)])
-        stored_value = value if result.succeeded else result.reads[0].value
-        stored = settings if stored_value is None else envelope.decode_settings(stored_value)
-        if stored != settings:
-            raise SettingsMismatchError(
-                f"this node is configured with {settings}, but the catalog"
-                f"{f' under prefix {self.keys.prefix}' if self.keys.prefix else ''} was "
-                f"initialised with {stored}; these never change: start the node with the "
-                "catalog's values (--delay-ms, --max-clock-skew-ms)"
+        while True:
+            stored_value = value if result.succeeded else result.reads[0].value
+            stored = settings if stored_value is None else envelope.decode_settings(stored_value)
+            if stored.fixed() != settings.fixed():
+                raise SettingsMismatchError(
+                    f"this node is configured with {settings}, but the catalog"
+                    f"{f' under prefix {self.keys.prefix}' if self.keys.prefix else ''} was "
+                    f"initialised with {stored}; these never change: start the node with the "
+                    "catalog's values (--delay-ms, --max-clock-skew-ms)"
+                )
+            if result.succeeded or stored.warehouse is not None or settings.warehouse is None:
+                return stored
+            # A cluster created without a warehouse takes this node's.
+            value = envelope.encode_settings(replace(stored, warehouse=settings.warehouse))
+            result = await self._send(
+                "init_settings", [equals(key, stored_value)], [Put(key, value)], [Get(key)]
             )
-        return stored
 
     async def close(self) -> None:
         """End every watch and close the store. Idempotent.

@@ -135,17 +135,32 @@ class SafeTimeResult:
 
 @dataclass(frozen=True, slots=True)
 class ClusterSettings:
-    """Settings fixed for the life of a cluster, written once at initialisation."""
+    """Settings fixed for the life of a cluster, written once at initialisation.
+
+    Attributes:
+        delay_ms: the schema-sync delay.
+        max_clock_skew_ms: the maximum clock skew.
+        format_version: the stored format.
+        warehouse: the folder (an absolute path) under which every table's data lives, each
+            table in a folder of its own recorded when it is created; None for a cluster
+            created without one, until a node names one.
+    """
 
     delay_ms: int
     max_clock_skew_ms: int
     format_version: int = 1
+    warehouse: str | None = None
 
     def __str__(self) -> str:
-        return (
+        text = (
             f"schema-sync delay {self.delay_ms} ms, maximum clock skew "
             f"{self.max_clock_skew_ms} ms, format {self.format_version}"
         )
+        return text if self.warehouse is None else f"{text}, warehouse {self.warehouse}"
+
+    def fixed(self) -> tuple[int, int, int]:
+        """Return the settings no node may see otherwise: delay, clock skew, format."""
+        return (self.delay_ms, self.max_clock_skew_ms, self.format_version)
 
 
 @runtime_checkable
@@ -269,8 +284,12 @@ class UpdateLog(Protocol):
     async def init_settings(self, settings: ClusterSettings) -> ClusterSettings:
         """Store ``settings`` if none are stored yet, and return the stored ones.
 
+        The warehouse is the cluster's: the one stored wins over the one asked for, and a
+        cluster stored without one takes the one asked for.
+
         Raises:
-            SettingsMismatchError: the stored settings differ from ``settings``.
+            SettingsMismatchError: the stored delay, clock skew or format differ from
+                ``settings``.
         """
         ...
 

@@ -268,6 +268,7 @@ def cmd_describe(args: argparse.Namespace) -> View:
     caption = "\n".join(
         (
             f"zone {body['zone']['name']}; colocated by {colocation}",
+            f"data in {table.get('location') or 'the warehouse the job names (no location)'}",
             f"indexes: {indexes}",
             f"schema versions: {_schema_versions(body['schema_versions'])}",
         )

@@ -60,8 +60,9 @@ PageSize = Annotated[int | None, Query(alias="pageSize", ge=1, le=10_000)]
 
 
 def _warehouse(request: Request) -> str:
-    folder: str = request.app.state.settings.warehouse
-    return folder
+    """Return the cluster's warehouse (where tables created without a location live)."""
+    folder = node_of(request).settings.warehouse
+    return folder if folder is not None else request.app.state.settings.default_warehouse
 
 
 def _load_result(request: Request, cat: Catalog, table: TableDescriptor) -> LoadTableResult:

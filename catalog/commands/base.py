@@ -9,12 +9,12 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Protocol, TypeVar
+from typing import Annotated, TypeVar
 
 from pydantic import AfterValidator
 
 from catalog.catalog import Catalog
-from catalog.descriptors import SchemaDescriptor, TableDescriptor
+from catalog.descriptors import IndexDescriptor, SchemaDescriptor, TableDescriptor
 from catalog.descriptors.schemas import SYSTEM_SCHEMAS
 from catalog.entries.base import EntryBase
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
@@ -94,10 +94,13 @@ class UpdateContext:
 
     ``catalog`` already holds the effects of the earlier commands of the same batch;
     ``base`` does not (an index created in the same batch as its table starts AVAILABLE).
+    ``warehouse`` is the cluster's warehouse folder, in which a new table records its
+    location (None: the cluster has none, and new tables record no location).
     """
 
     base: Catalog
     catalog: Catalog
+    warehouse: str | None = None
 
 
 class CommandBase(Model):
@@ -133,41 +136,25 @@ def user_schema(catalog: Catalog, name: str) -> SchemaDescriptor:
     return catalog.schema(name)
 
 
-class Targeted(Protocol):
-    """A command about one object ``schema_.name`` that may say IF EXISTS."""
-
-    @property
-    def schema_(self) -> str:
-        """The schema's name."""
-
-    @property
-    def name(self) -> str:
-        """The object's name."""
-
-    @property
-    def if_exists(self) -> bool:
-        """Whether a missing object is no error."""
-
-
-def existing(
-    catalog: Catalog, command: Targeted, find: Callable[[str, str], R | None], what: str
-) -> R | None:
-    """Return the object ``command`` is about, as ``find`` finds it in its schema.
-
-    With IF EXISTS, a missing object, or a missing schema, is None (as in Ignite).
-
-    Raises:
-        NotFoundError: SCHEMA_NOT_FOUND, or ``<WHAT>_NOT_FOUND`` without IF EXISTS.
-        ValidationError: the schema is a system schema.
-    """
-    return _existing(catalog, command.schema_, command.name, command.if_exists, find, what)
-
-
 def existing_table(
     catalog: Catalog, schema: str, name: str, if_exists: bool
 ) -> TableDescriptor | None:
-    """Return table ``schema.name`` for a command that changes it (see ``existing``)."""
+    """Return table ``schema.name`` for a command that changes or drops it.
+
+    With IF EXISTS, a missing table, or a missing schema, is None (as in Ignite).
+
+    Raises:
+        NotFoundError: SCHEMA_NOT_FOUND, or TABLE_NOT_FOUND without IF EXISTS.
+        ValidationError: the schema is a system schema.
+    """
     return _existing(catalog, schema, name, if_exists, catalog.find_table, "table")
+
+
+def existing_index(
+    catalog: Catalog, schema: str, name: str, if_exists: bool
+) -> IndexDescriptor | None:
+    """Return the alive index ``schema.name`` to change (see ``existing_table``)."""
+    return _existing(catalog, schema, name, if_exists, catalog.find_index, "index")
 
 
 def _existing(

@@ -12,7 +12,7 @@ from catalog.commands.base import (
     Name,
     UpdateContext,
     ensure_relation_name_free,
-    existing,
+    existing_index,
     schema_for_new,
     unique,
 )
@@ -141,7 +141,7 @@ class DropIndexCommand(CommandBase):
     if_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        index = existing(ctx.catalog, self, ctx.catalog.find_index, "index")
+        index = existing_index(ctx.catalog, self.schema_, self.name, self.if_exists)
         if index is None:
             return []
         if ctx.catalog.table_by_id(index.table_id).pk_index_id == index.id:
@@ -161,7 +161,7 @@ class RenameIndexCommand(CommandBase):
     if_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        index = existing(ctx.catalog, self, ctx.catalog.find_index, "index")
+        index = existing_index(ctx.catalog, self.schema_, self.name, self.if_exists)
         if index is None:
             return []
         schema = ctx.catalog.schema(self.schema_)

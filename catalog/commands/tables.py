@@ -12,7 +12,6 @@ from catalog.commands.base import (
     Name,
     UpdateContext,
     ensure_relation_name_free,
-    existing,
     existing_table,
     pk_index_name,
     schema_for_new,
@@ -48,6 +47,7 @@ from catalog.entries import (
     RenameTableEntry,
 )
 from catalog.errors import ValidationError
+from catalog.warehouse import table_location
 
 StaleRowsFraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 """The share of a partition's rows changed before its statistics are stale: 0 to 1."""
@@ -160,6 +160,7 @@ class CreateTableCommand(CommandBase):
             storage_profile=profile,
             stale_rows_fraction=self.stale_rows_fraction,
             min_stale_rows_count=self.min_stale_rows_count,
+            location=None if ctx.warehouse is None else table_location(ctx.warehouse, table_id),
         )
         pk_index = IndexDescriptor(
             id=pk_index_id,
@@ -198,7 +199,7 @@ class DropTableCommand(CommandBase):
     if_exists: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = existing(ctx.catalog, self, ctx.catalog.find_table, "table")
+        table = existing_table(ctx.catalog, self.schema_, self.name, self.if_exists)
         if table is None:
             return []
         return drop_table_entries(ctx, table)
@@ -233,7 +234,7 @@ class RenameTableCommand(CommandBase):
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
         cat = ctx.catalog
-        table = existing(cat, self, cat.find_table, "table")
+        table = existing_table(cat, self.schema_, self.name, self.if_exists)
         if table is None:
             return []
         schema = cat.schema(self.schema_)

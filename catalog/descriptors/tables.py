@@ -117,7 +117,8 @@ class TableDescriptor(Model):
     bumped only by column changes; renames, index changes and properties leave it alone.
     ``storage_profile`` is one of its zone's, or None for the zone's first (its default);
     ``stale_rows_fraction`` and ``min_stale_rows_count`` say when the statistics of
-    a partition are stale (Ignite's table properties).
+    a partition are stale (Ignite's table properties). ``location`` is where its data lives,
+    fixed when it is created.
     """
 
     WIRE_APPENDED: ClassVar[tuple[str, ...]] = (
@@ -125,6 +126,7 @@ class TableDescriptor(Model):
         "stale_rows_fraction",
         "min_stale_rows_count",
         "update_ts",
+        "location",
     )
     """Fields appended to the stored form after its first format; older payloads lack them."""
 
@@ -145,6 +147,9 @@ class TableDescriptor(Model):
     update_ts: int = 0
     """The activation timestamp of the version that last changed it (Ignite's causality token;
     0 when that version was written before versions stamped their objects)."""
+    location: str | None = None
+    """The folder of its data, in the cluster's warehouse (``catalog.warehouse``); None for a
+    table created in a cluster without a warehouse setting."""
 
     @property
     def schema_version(self) -> int:

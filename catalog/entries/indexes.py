@@ -24,16 +24,19 @@ class NewIndexEntry(EntryBase):
         return self.index
 
 
-class _IndexStatusEntry(EntryBase):
+class _IndexAlterEntry(EntryBase):
     index_id: int
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:
+        return after.index_by_id(self.index_id)
+
+
+class _IndexStatusEntry(_IndexAlterEntry):
     to_status: ClassVar[IndexStatus]
 
     def apply(self, catalog: Catalog) -> Catalog:
         index = catalog.index_by_id(self.index_id)
         return catalog.with_index(index.model_copy(update={"status": self.to_status}))
-
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:
-        return after.index_by_id(self.index_id)
 
 
 class StartBuildingIndexEntry(_IndexStatusEntry):
@@ -74,17 +77,13 @@ class RemoveIndexEntry(EntryBase):
         return before.index_by_id(self.index_id)
 
 
-class RenameIndexEntry(EntryBase):
+class RenameIndexEntry(_IndexAlterEntry):
     """Rename an index."""
 
     type: Literal["rename_index"] = "rename_index"
-    index_id: int
     new_name: str
     event: ClassVar[CatalogEvent | None] = CatalogEvent.INDEX_RENAME
 
     def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
         index = catalog.index_by_id(self.index_id)
         return catalog.with_index(index.model_copy(update={"name": self.new_name}))
-
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
-        return after.index_by_id(self.index_id)

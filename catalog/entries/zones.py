@@ -10,32 +10,30 @@ from catalog.entries.base import EntryBase
 from catalog.events import CatalogEvent
 
 
-class NewZoneEntry(EntryBase):
+class _PutZoneEntry(EntryBase):
+    """A zone's whole descriptor, put in place of any zone of its id."""
+
+    zone: ZoneDescriptor
+
+    def apply(self, catalog: Catalog) -> Catalog:
+        return catalog.with_zone(self.zone)
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:
+        return self.zone
+
+
+class NewZoneEntry(_PutZoneEntry):
     """Add a zone."""
 
     type: Literal["new_zone"] = "new_zone"
-    zone: ZoneDescriptor
     event: ClassVar[CatalogEvent | None] = CatalogEvent.ZONE_CREATE
 
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        return catalog.with_zone(self.zone)
 
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
-        return self.zone
-
-
-class AlterZoneEntry(EntryBase):
+class AlterZoneEntry(_PutZoneEntry):
     """Replace a zone (matched by id) with its new descriptor; renames use it too."""
 
     type: Literal["alter_zone"] = "alter_zone"
-    zone: ZoneDescriptor
     event: ClassVar[CatalogEvent | None] = CatalogEvent.ZONE_ALTER
-
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        return catalog.with_zone(self.zone)
-
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
-        return self.zone
 
 
 class DropZoneEntry(EntryBase):

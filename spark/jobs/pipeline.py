@@ -2,8 +2,10 @@ r"""Example pipeline: ingest CSV, evolve the schema through the catalog, ingest 
 
 Run it against a catalog server (``make run`` serves one on http://127.0.0.1:8000)::
 
-    spark-submit spark/jobs/pipeline.py --catalog-url http://127.0.0.1:8000 \
-        --warehouse /tmp/warehouse
+    spark-submit spark/jobs/pipeline.py --catalog-url http://127.0.0.1:8000
+
+The job names only the catalog and the table: the table's data goes to the folder it records
+in the cluster's warehouse.
 
 Stages (each prints its progress and the timestamp it ends at):
 
@@ -42,7 +44,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--catalog-url", default=os.environ.get("CATALOG_URL", "http://127.0.0.1:8000")
     )
-    parser.add_argument("--warehouse", default=os.environ.get("CATALOG_WAREHOUSE", "warehouse"))
     parser.add_argument(
         "--table",
         default="PIPELINE_ORDERS",
@@ -68,24 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = f"PUBLIC.{args.table}"
 
     def write(df: DataFrame) -> None:
-        (
-            df.write.format("catalog")
-            .option("catalog_url", args.catalog_url)
-            .option("warehouse", args.warehouse)
-            .option("table", name)
-            .mode("append")
-            .save()
-        )
+        df.write.format("catalog").option("catalog_url", args.catalog_url).mode("append").save(name)
 
     def read(at: int) -> DataFrame:
-        return (
-            spark.read.format("catalog")
-            .option("catalog_url", args.catalog_url)
-            .option("warehouse", args.warehouse)
-            .option("table", name)
-            .option("as_of", str(at))
-            .load()
-        )
+        reader = spark.read.format("catalog").option("catalog_url", args.catalog_url)
+        return reader.option("as_of", str(at)).load(name)
 
     marks: list[tuple[str, int]] = []
     # The catalog records which Spark application made each version.

@@ -134,6 +134,7 @@ class ServerFactory:
 
     def __init__(self) -> None:
         self.servers: list[RunningServer] = []
+        self._warehouses: list[tempfile.TemporaryDirectory[str]] = []
 
     def start(
         self,
@@ -148,6 +149,10 @@ class ServerFactory:
     ) -> RunningServer:
         """Start a server on ``store``; other ``ServerSettings`` fields go in ``overrides``."""
         overrides.setdefault("token_secret_file", TOKEN_SECRET_FILE)
+        if "warehouse" not in overrides and not store.startswith("sqlite:"):
+            # An etcd cluster's default warehouse is ./warehouse: keep tests out of the checkout.
+            self._warehouses.append(tempfile.TemporaryDirectory(prefix="warehouse-"))
+            overrides["warehouse"] = self._warehouses[-1].name
         settings = ServerSettings(
             store=store,
             node_name=node_name or f"n{len(self.servers) + 1}",
@@ -180,6 +185,8 @@ class ServerFactory:
                 server.stop()
             except RuntimeError as e:
                 errors.append(e)
+        for folder in self._warehouses:
+            folder.cleanup()
         if errors:
             raise errors[0]
 

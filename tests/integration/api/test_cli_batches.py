@@ -97,6 +97,10 @@ def test_describe_table_and_diff_of_one_version(
     assert main(["describe", "table", '"sales.eu".orders', "--url", url, "-o", "json"]) == 0
     described = json.loads(capsys.readouterr().out)
     assert [v["version"] for v in described["schema_versions"]] == [1, 2, 3]
+    # Created in the cluster's warehouse (by default beside the SQLite file), shown as such.
+    location = described["table"]["location"]
+    assert location.endswith(f"/warehouse/table_{described['table']['id']}")
+    assert "data in /" in out and f"/table_{described['table']['id']}" in out  # may wrap
 
     latest = main(["diff", "6", "--url", url, "-o", "json"])  # version 6 made the index
     assert latest == 0

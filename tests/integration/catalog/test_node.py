@@ -6,6 +6,7 @@ import asyncio
 import gc
 import logging
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -359,6 +360,36 @@ def test_settings_are_fixed_for_the_cluster(store_url: str) -> None:
                 await CatalogNode.start(
                     store_url, "b", NodeOptions(delay_ms=200, max_clock_skew_ms=50)
                 )
+
+    run(scenario())
+
+
+def test_new_tables_record_their_folder_in_the_clusters_warehouse(
+    store_url: str, tmp_path: Path
+) -> None:
+    """The warehouse is fixed with the cluster; each new table records its folder in it."""
+    warehouse = tmp_path / "warehouse"
+
+    async def scenario() -> None:
+        options = NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+        async with CatalogNode.open(
+            store_url, "a", replace(options, default_warehouse=str(warehouse))
+        ) as a:
+            await a.manager.execute(create_table("T"))
+            table = a.service.latest_catalog().table("PUBLIC", "T")
+            assert table.location == str(warehouse / f"table_{table.id}")
+            # A node naming none, or another default, takes the cluster's.
+            elsewhere = replace(options, default_warehouse=str(tmp_path / "other"))
+            async with CatalogNode.open(store_url, "b", elsewhere) as b:
+                assert b.settings.warehouse == str(warehouse)
+                await b.manager.execute(create_table("U"))
+                created = b.service.latest_catalog().table("PUBLIC", "U")
+                assert created.location == str(warehouse / f"table_{created.id}")
+            with pytest.raises(SettingsMismatchError) as refused:
+                await CatalogNode.start(
+                    store_url, "c", replace(options, warehouse=str(tmp_path / "x"))
+                )
+            assert str(warehouse) in str(refused.value)
 
     run(scenario())
 

@@ -64,7 +64,7 @@ def test_a_created_table_has_the_identifier_fields_as_its_primary_key(
         assert answer.metadata.last_column_id == table.next_column_id - 1
         assert answer.metadata.current_snapshot_id is None
         assert answer.spec().is_unpartitioned()
-        warehouse = Path(iceberg_server.settings.warehouse).resolve()
+        warehouse = Path(str(iceberg_server.settings.warehouse)).resolve()
         assert answer.location() == str(warehouse / f"table_{table.id}")
     assert created.metadata.table_uuid == loaded.metadata.table_uuid
     assert loaded.schema().find_field("AMOUNT").field_type == DecimalType(12, 2)

@@ -45,16 +45,16 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
 
 
 @pytest.fixture
-def catalog_server(store_url: str) -> Iterator[RunningServer]:
-    """A catalog server (delay 20 ms, skew 10 ms) on a fresh store of each backend."""
-    factory = ServerFactory()
-    try:
-        yield factory.start(store_url)
-    finally:
-        factory.stop_all()
+def warehouse(tmp_path: Path) -> Path:
+    """A fresh warehouse folder: the catalog server's."""
+    return tmp_path / "warehouse"
 
 
 @pytest.fixture
-def warehouse(tmp_path: Path) -> Path:
-    """A fresh warehouse folder."""
-    return tmp_path / "warehouse"
+def catalog_server(store_url: str, warehouse: Path) -> Iterator[RunningServer]:
+    """A catalog server (delay 20 ms, skew 10 ms) on a fresh store of each backend."""
+    factory = ServerFactory()
+    try:
+        yield factory.start(store_url, warehouse=str(warehouse))
+    finally:
+        factory.stop_all()

@@ -1,6 +1,7 @@
 """The README's Spark examples run as written, twice, each in a fresh shell.
 
-Only the catalog URL and the warehouse path are swapped, and Spark is bound to loopback
+Only the catalog URL is swapped (each table's data goes to the folder it records in the
+server's warehouse, the test's own), and Spark is bound to loopback
 (``SPARK_LOCAL_IP``, as a machine with several addresses would need). The shell has the
 system's PATH and activates the venv as the README says, so Spark's Python workers run the
 venv's Python without ``PYSPARK_PYTHON``.
@@ -44,7 +45,9 @@ def _env() -> dict[str, str]:
 
 
 @pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
-def test_readme_python_example(catalog_server: RunningServer, tmp_path: Path) -> None:
+def test_readme_python_example(
+    catalog_server: RunningServer, tmp_path: Path, warehouse: Path
+) -> None:
     (code,) = _blocks("python")
     code = as_written(code, catalog_server.url)
     for attempt in (1, 2):  # the example starts over on every run
@@ -55,6 +58,8 @@ def test_readme_python_example(catalog_server: RunningServer, tmp_path: Path) ->
         assert "struct<ID:bigint,KIND:string>" in lines
         assert "|  1|click|   web|" in lines
         assert "|  2| view|" in lines
+        assert any(line.startswith(f"{warehouse}/table_") for line in lines)  # its location
+        assert {"|click|  1|", "| view|  1|"} <= set(lines)  # the view, in Spark SQL
 
 
 @pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
@@ -64,8 +69,7 @@ def test_readme_pipeline_job_under_spark_submit(
     local, _ = _blocks("sh")
     (line,) = local.strip().splitlines()
     assert line.startswith("spark-submit ")
-    warehouse = str(tmp_path / "warehouse")
-    command = as_written(line, catalog_server.url).replace("./warehouse", warehouse)
+    command = as_written(line, catalog_server.url)
     command = command.replace("spark-submit ", f"spark-submit {LOOPBACK} ", 1)
     for attempt in (1, 2):  # a second run drops the first run's table and starts over
         done = run_in_fresh_shell(f". {VENV_ACTIVATE}\n{command}\n", _env(), ROOT, 300)

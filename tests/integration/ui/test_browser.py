@@ -129,6 +129,8 @@ def test_tables_table_page_pin_timeline_diff_and_live_updates(
     assert IndexStatus.REGISTERED.value in indexes["ORDERS_BY_QTY"]  # built later, by the DB
     assert IndexStatus.AVAILABLE.value in indexes["ORDERS_PK"]  # created with the table
     assert len(_texts(browser, "schema-version")) == 2
+    orders = client.table("PUBLIC", "ORDERS")
+    assert _texts(browser, "location") == [orders.location]  # in the warehouse beside the file
 
     # Pin the version before NOTE was added: the same page shows that moment.
     Select(browser.find_element(By.ID, "pin-mode")).select_by_value("version")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import select
@@ -415,6 +416,26 @@ def test_cluster_settings_are_fixed(store_url: str) -> None:
                     await second.init_settings(other)
                 assert raised.value.code == "SETTINGS_MISMATCH"
             assert await first.init_settings(settings) == settings
+
+    run(scenario())
+
+
+def test_the_warehouse_is_the_clusters(store_url: str) -> None:
+    """The first warehouse named is kept; a cluster created without one takes the next named."""
+    bare = ClusterSettings(delay_ms=500, max_clock_skew_ms=250)
+    named = dataclasses.replace(bare, warehouse="/data/warehouse")
+
+    async def scenario() -> None:
+        async with opened(store_url) as first, opened(store_url) as second:
+            assert await first.init_settings(bare) == bare
+            assert await second.init_settings(bare) == bare
+            assert await second.init_settings(named) == named
+            other = dataclasses.replace(bare, warehouse="/elsewhere")
+            assert await first.init_settings(other) == named
+            assert await first.init_settings(bare) == named
+            with pytest.raises(SettingsMismatchError):
+                await first.init_settings(dataclasses.replace(other, delay_ms=1))
+            assert await second.init_settings(bare) == named
 
     run(scenario())
 

@@ -27,6 +27,15 @@ def test_a_descriptor_cache_of_nothing_is_refused_by_name(
 
 def test_the_warehouse_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CATALOG_WAREHOUSE", raising=False)
-    assert ServerSettings().warehouse == "./warehouse"
+    assert ServerSettings().warehouse is None
     monkeypatch.setenv("CATALOG_WAREHOUSE", "/data/lake")
     assert ServerSettings().warehouse == "/data/lake"
+    assert ServerSettings().node_options().warehouse == "/data/lake"
+
+
+def test_a_new_cluster_keeps_its_data_beside_the_sqlite_file() -> None:
+    sqlite = ServerSettings(store="sqlite:////srv/catalog/catalog.db", warehouse=None)
+    assert sqlite.node_options().default_warehouse == "/srv/catalog/warehouse"
+    assert sqlite.node_options().warehouse is None
+    etcd = ServerSettings(store="etcd://127.0.0.1:2379", warehouse=None)
+    assert etcd.node_options().default_warehouse == "./warehouse"

@@ -1,0 +1,240 @@
+r"""The catalog's tables in Spark SQL, every one pinned to one timestamp: ``register_views``.
+
+::
+
+    ts = register_views(spark, "http://127.0.0.1:8000", schemas=["PUBLIC"])
+    spark.sql("SELECT u.NAME, count(*) FROM PUBLIC.EVENTS e JOIN PUBLIC.USERS u "
+              "ON e.USER_ID = u.ID GROUP BY u.NAME")
+
+Each table becomes a view ``schema.table`` in Spark's session catalog (a database per schema,
+names exact as in the catalog: quote them in SQL with backticks when they are not upper case).
+A view reads exactly the Parquet files visible at the pinned timestamp, with the table's
+columns at that timestamp: files written before a column was renamed, widened or added are
+read by the names they were written with and cast, and a column they lack is its default (or
+NULL). The views read with Spark's own Parquet reader, so Spark prunes columns and pushes
+filters into the files itself. A view registered again at another timestamp replaces it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from catalog.catalog import Catalog
+from catalog.column_types import ColumnType
+from catalog.data_files import DataCommit
+from catalog.descriptors import (
+    ColumnDescriptor,
+    SchemaDescriptor,
+    TableDescriptor,
+    TableVersion,
+)
+from catalog.descriptors.schemas import SYSTEM_SCHEMAS
+from catalog.identifiers import quote_name
+from catalog.warehouse import data_folder
+from spark.schema import AsOf, parse_as_of
+from spark.source import client_of
+from spark.types import default_scalar, spark_type
+
+
+def quoted(name: str) -> str:
+    """Return ``name`` as a Spark SQL identifier (backticks, doubled inside)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _literal(column: ColumnDescriptor) -> str:
+    """Return the column's constant default as a Spark SQL expression of its type (or NULL)."""
+    value: Any = column.default
+    target = spark_type(column).simpleString()
+    if value is None:
+        return f"CAST(NULL AS {target})"
+    if column.type is ColumnType.BYTES:
+        return f"X{_string(str(value))}"
+    if column.type is ColumnType.TIME:  # microseconds since midnight
+        return f"CAST({default_scalar(column)} AS {target})"
+    if isinstance(value, bool):
+        return f"CAST({'true' if value else 'false'} AS {target})"
+    if isinstance(value, int):
+        return f"CAST({value} AS {target})"
+    if isinstance(value, float):
+        text = (
+            repr(value)
+            if math.isfinite(value)
+            else {"nan": "NaN", "inf": "Infinity"}.get(repr(value), "-Infinity")
+        )
+        return f"CAST({_string(text)} AS {target})"
+    return f"CAST({_string(str(value))} AS {target})"
+
+
+def _glob_part(names: Iterable[str]) -> str:
+    ordered = sorted(names)
+    return ordered[0] if len(ordered) == 1 else "{" + ",".join(ordered) + "}"
+
+
+def _select(
+    columns: Sequence[ColumnDescriptor], written: TableVersion, folder: Path, files: list[str]
+) -> list[str]:
+    """Return one SELECT per folder of ``files`` (written with ``written``'s columns)."""
+    in_file = {c.id: c for c in written.columns}
+    items = []
+    for column in columns:
+        old = in_file.get(column.id)
+        if old is None:
+            items.append(f"{_literal(column)} AS {quoted(column.name)}")
+        else:
+            target = spark_type(column).simpleString()
+            items.append(f"CAST({quoted(old.name)} AS {target}) AS {quoted(column.name)}")
+    by_folder: dict[str, list[str]] = defaultdict(list)
+    for path in files:
+        relative = PurePosixPath(path)
+        by_folder[str(relative.parent)].append(relative.name)
+    selects = []
+    for parent, names in sorted(by_folder.items()):
+        # A glob names the files of one folder exactly: braces within one path part.
+        where = folder if parent == "." else folder / parent
+        pattern = f"file://{where}/{_glob_part(names)}"
+        selects.append(f"SELECT {', '.join(items)} FROM parquet.{quoted(pattern)}")
+    return selects
+
+
+def view_sql(
+    table: TableDescriptor,
+    history: Sequence[TableVersion],
+    commits: Sequence[DataCommit],
+    folder: Path,
+) -> str:
+    """Return the query of the view of ``table`` that reads exactly the files of ``commits``.
+
+    Args:
+        table: the table at the pinned moment (its current columns are the view's).
+        history: its schema versions up to then (the columns each file was written with).
+        commits: the data commits visible then.
+        folder: the table's data folder.
+    """
+    columns = table.columns
+    versions = {v.version: v for v in (*history, table.versions[-1])}
+    files: dict[int, list[str]] = defaultdict(list)
+    for commit in commits:
+        files[commit.schema_version].extend(f.path for f in commit.files)
+    selects = [
+        select
+        for schema_version, paths in sorted(files.items())
+        if paths
+        for select in _select(columns, versions[schema_version], folder, paths)
+    ]
+    if not selects:
+        items = ", ".join(
+            f"CAST(NULL AS {spark_type(c).simpleString()}) AS {quoted(c.name)}" for c in columns
+        )
+        return f"SELECT * FROM (SELECT {items}) WHERE false"
+    return "\nUNION ALL\n".join(selects)
+
+
+def register_views(
+    spark: Any,
+    catalog_url: str | None = None,
+    *,
+    schemas: Sequence[str] | None = None,
+    as_of: AsOf = None,
+    token: str | None = None,
+    warehouse: str | None = None,
+) -> int:
+    """Make the catalog's tables queryable in Spark SQL as of one timestamp; return it.
+
+    Args:
+        spark: the Spark session.
+        catalog_url: the catalog's base URL(s), comma-separated (default ``$CATALOG_URL``
+            or http://127.0.0.1:8000).
+        schemas: the schemas whose tables to register, by exact name (default: every
+            schema but the system ones).
+        as_of: the moment to pin: a hybrid timestamp, ``"version=N"``, an RFC 3339 time, or
+            None (now).
+        token: a bearer token, when the server checks them.
+        warehouse: the warehouse of tables that record no location.
+
+    Returns:
+        The hybrid timestamp every view is pinned to.
+
+    Raises:
+        CatalogApiError: the catalog refused a read (a bad timestamp).
+        ValueError: a schema not in the catalog, or a table Spark's session catalog cannot
+            name (letters, digits and _ only, regardless of case); nothing is registered.
+    """
+    options = {"catalog_url": catalog_url or "", "token": token or ""}
+    with client_of(options) as client:
+        pin = parse_as_of(as_of)
+        if pin.version is not None:
+            cat = client.catalog(version=pin.version)
+            ts = cat.activation_ts
+        else:
+            ts = client.now() if pin.ts is None else pin.ts
+            cat = client.catalog(at=ts)
+        for schema, tables in _targets(cat, schemas):
+            spark.sql(f"CREATE DATABASE IF NOT EXISTS {quoted(schema.name)}")
+            for table in tables:
+                history = (
+                    client.schema_versions(quote_name(schema.name), quote_name(table.name), at=ts)
+                    if table.schema_version > 1
+                    else []
+                )
+                commits = client.data_commits(table.id, at=ts).commits
+                query = view_sql(table, history, commits, data_folder(table, warehouse))
+                spark.sql(
+                    f"CREATE OR REPLACE VIEW {quoted(schema.name)}.{quoted(table.name)} AS {query}"
+                )
+    return ts
+
+
+_SPARK_NAME = re.compile(r"[A-Za-z0-9_]+")
+"""The names Spark's session catalog takes for databases and tables (without regard to case)."""
+
+
+def _targets(
+    cat: Catalog, schemas: Sequence[str] | None
+) -> list[tuple[SchemaDescriptor, list[TableDescriptor]]]:
+    """Return the schemas to register with their tables; refuse names Spark cannot hold.
+
+    Raises:
+        ValueError: a schema is not in the catalog, or a name Spark's session catalog cannot
+            hold (nothing is registered then).
+    """
+    if schemas is None:
+        chosen = [s for s in cat.schemas() if s.name not in SYSTEM_SCHEMAS]
+    else:
+        missing = [name for name in schemas if cat.find_schema(name) is None]
+        if missing:
+            present = ", ".join(s.name for s in cat.schemas())
+            raise ValueError(
+                f"no schema {', '.join(missing)} in the catalog at version {cat.version} (it "
+                f"has {present}; names are exact); nothing was registered"
+            )
+        chosen = [cat.schema(name) for name in schemas]
+    targets = [(s, cat.schema_tables(s.id)) for s in chosen]
+    seen: set[tuple[str, str]] = set()
+    refused = []
+    for schema, tables in targets:
+        for table in tables:
+            folded = (schema.name.lower(), table.name.lower())
+            spark_name = _SPARK_NAME.fullmatch(schema.name) and _SPARK_NAME.fullmatch(table.name)
+            if not spark_name or folded in seen:
+                refused.append(f"{quote_name(schema.name)}.{quote_name(table.name)}")
+            seen.add(folded)
+    if refused:
+        raise ValueError(
+            "Spark's session catalog names schemas and tables with letters, digits and _ only, "
+            f"regardless of case, so these tables cannot be views: {', '.join(refused)}; "
+            'read them with spark.read.format("catalog").load(...) or register the other '
+            "schemas; nothing was registered"
+        )
+    return targets
+
+
+__all__ = ["quoted", "register_views", "view_sql"]

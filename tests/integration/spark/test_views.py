@@ -1,0 +1,108 @@
+"""The catalog's tables in Spark SQL at one timestamp, on a real server and a real Spark session.
+
+Jobs here name only the catalog's URL and the tables: each table's data is in the folder it
+recorded when it was created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from api.client import CatalogClient
+from spark.views import quoted, register_views
+from tests.integration.api.servers import RunningServer
+
+pytestmark = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+
+
+@pytest.fixture
+def client(catalog_server: RunningServer) -> Iterator[CatalogClient]:
+    with CatalogClient(catalog_server.url) as own:
+        yield own
+
+
+def _append(spark: SparkSession, url: str, table: str, rows: list[Any], schema: str) -> None:
+    frame = spark.createDataFrame(rows, schema).coalesce(1)
+    frame.write.format("catalog").option("catalog_url", url).mode("append").save(table)
+
+
+def _rows(spark: SparkSession, query: str) -> list[tuple[Any, ...]]:
+    return [tuple(row) for row in spark.sql(query).collect()]
+
+
+def test_tables_join_in_spark_sql_at_one_timestamp(
+    spark: SparkSession, catalog_server: RunningServer, client: CatalogClient, warehouse: Path
+) -> None:
+    url = catalog_server.url
+    client.sql("CREATE TABLE USERS (ID BIGINT PRIMARY KEY, NAME VARCHAR(20))")
+    client.sql("CREATE TABLE EVENTS (ID BIGINT PRIMARY KEY, USER_ID BIGINT, KIND VARCHAR(10))")
+    client.sql("CREATE TABLE NOTHING_YET (ID INT PRIMARY KEY, AT TIMESTAMP)")
+    assert client.table("PUBLIC", "USERS").location == str(
+        warehouse / f"table_{client.table('PUBLIC', 'USERS').id}"
+    )
+    _append(spark, url, "PUBLIC.USERS", [(1, "ann"), (2, "bob")], "ID long, NAME string")
+    events = "ID long, USER_ID long, KIND string"
+    _append(spark, url, "PUBLIC.EVENTS", [(10, 1, "a"), (11, 2, "b"), (12, 1, "c")], events)
+    # Files written before a rename and an added column are read by their own names.
+    client.sql("ALTER TABLE EVENTS RENAME COLUMN KIND TO WHAT")
+    client.sql("ALTER TABLE EVENTS ADD COLUMN SCORE INT DEFAULT 5")
+    later = "ID long, USER_ID long, WHAT string, SCORE int"
+    _append(spark, url, "PUBLIC.EVENTS", [(13, 2, "d", 7)], later)
+
+    ts = register_views(spark, url, schemas=["PUBLIC"])
+
+    joined = _rows(
+        spark,
+        "SELECT u.NAME, count(*) FROM PUBLIC.EVENTS e JOIN PUBLIC.USERS u ON e.USER_ID = u.ID "
+        "GROUP BY u.NAME ORDER BY u.NAME",
+    )
+    assert joined == [("ann", 2), ("bob", 2)]
+    assert _rows(spark, "SELECT ID, WHAT, SCORE FROM PUBLIC.EVENTS ORDER BY ID") == [
+        (10, "a", 5),
+        (11, "b", 5),
+        (12, "c", 5),
+        (13, "d", 7),
+    ]
+    assert _rows(spark, "SELECT * FROM PUBLIC.NOTHING_YET") == []
+    assert spark.table("PUBLIC.NOTHING_YET").columns == ["ID", "AT"]
+    # The views and the data source agree at the same timestamp.
+    pinned = spark.read.format("catalog").option("catalog_url", url).option("as_of", str(ts))
+    assert sorted(tuple(r) for r in pinned.load("PUBLIC.EVENTS").collect()) == _rows(
+        spark, "SELECT * FROM PUBLIC.EVENTS ORDER BY ID"
+    )
+
+    # Pinned: a later write is not seen until the views are registered again.
+    _append(spark, url, "PUBLIC.USERS", [(3, "cy")], "ID long, NAME string")
+    assert _rows(spark, "SELECT count(*) FROM PUBLIC.USERS") == [(2,)]
+    assert register_views(spark, url, schemas=["PUBLIC"]) > ts
+    assert _rows(spark, "SELECT count(*) FROM PUBLIC.USERS") == [(3,)]
+    # Registered again at the first timestamp, the views show that moment again.
+    assert register_views(spark, url, as_of=ts) == ts
+    assert _rows(spark, "SELECT count(*) FROM PUBLIC.USERS") == [(2,)]
+
+
+def test_names_spark_cannot_hold_are_refused_before_anything_is_registered(
+    spark: SparkSession, catalog_server: RunningServer, client: CatalogClient
+) -> None:
+    url = catalog_server.url
+    client.sql('CREATE SCHEMA "Sales"')
+    client.sql('CREATE TABLE "Sales".orders (ID INT PRIMARY KEY, "v" VARCHAR(5))')
+    _append(spark, url, '"Sales".ORDERS', [(1, "x"), (2, "y")], "ID int, v string")
+
+    register_views(spark, url, schemas=["Sales"])
+
+    frame = spark.sql(f"SELECT ID, {quoted('v')} FROM Sales.ORDERS WHERE ID = 2")
+    assert [tuple(r) for r in frame.collect()] == [(2, "y")]
+    assert "EqualTo(ID,2)" in frame._jdf.queryExecution().toString()  # Spark's own pushdown
+
+    client.sql('CREATE TABLE "Sales"."my orders" (ID INT PRIMARY KEY)')
+    client.sql('CREATE TABLE "Sales"."Orders" (ID INT PRIMARY KEY)')
+    with pytest.raises(ValueError, match=r'"Sales"."my orders", "Sales"."Orders"; read them'):
+        register_views(spark, url, schemas=["Sales"])
+    with pytest.raises(ValueError, match="no schema SALES in the catalog"):
+        register_views(spark, url, schemas=["SALES"])
