@@ -51,7 +51,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -108,6 +108,13 @@ def _table_option(options: dict[str, str]) -> str:
 class CatalogDataSource(DataSource):
     """Format ``catalog``: tables of the catalog, read as of a timestamp and written atomically."""
 
+    session_defaults: ClassVar[dict[str, str]] = {}
+    """Options the session set (``catalog.url``, ``catalog.token``), read by ``register``."""
+
+    def _settings(self) -> dict[str, str]:
+        """Return the read's or write's options over the session's defaults."""
+        return {**self.session_defaults, **self.options}
+
     @classmethod
     def name(cls) -> str:
         """The format name: ``catalog``."""
@@ -117,7 +124,7 @@ class CatalogDataSource(DataSource):
         # Resolved once per read: schema() and reader() run on one instance in the planner.
         pinned: TableAt | None = getattr(self, "_table_at", None)
         if pinned is None:
-            options = dict(self.options)
+            options = self._settings()
             with client_of(options) as client:
                 pinned = resolve_table(client, _table_option(options), options.get("as_of"))
             self._table_at = pinned
@@ -129,7 +136,7 @@ class CatalogDataSource(DataSource):
 
     def reader(self, schema: StructType) -> CatalogReader:
         """A reader of the files visible at the pinned timestamp."""
-        options = dict(self.options)
+        options = self._settings()
         pinned = self._pinned()
         packing = Packing.of(options)
         folder = data_folder(pinned.table, options.get("warehouse"))
@@ -146,7 +153,7 @@ class CatalogDataSource(DataSource):
 
     def writer(self, schema: StructType, overwrite: bool) -> CatalogWriter:
         """A writer into the table as of now; refuses a DataFrame that does not fit."""
-        options = dict(self.options)
+        options = self._settings()
         with client_of(options) as client:
             target = resolve_table(client, _table_option(options))
         sources = plan_columns(target, schema)
@@ -407,14 +414,27 @@ FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 """Spark hands a Python data source the filters of a read only with this set (off by default)."""
 
 
+SESSION_OPTIONS = {"catalog.url": "catalog_url", "catalog.token": "token"}
+"""Session settings ``register`` hands the source as defaults, and the options they stand for."""
+
+
 def register(spark: Any) -> None:
     """Register format ``catalog`` with a Spark session and let it take a read's filters.
 
-    Also sets ``spark.sql.python.filterPushdown.enabled`` on the session: Spark refuses to read
-    a Python source that takes filters while it is off.
+    A session's ``catalog.url`` and ``catalog.token`` (``spark.conf.set(...)`` before this
+    call) become the defaults of every read and write; their options win over them. Also sets
+    ``spark.sql.python.filterPushdown.enabled`` on the session: Spark refuses to read a Python
+    source that takes filters while it is off.
     """
     spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
-    spark.dataSource.register(CatalogDataSource)
+    defaults = {
+        option: spark.conf.get(setting)
+        for setting, option in SESSION_OPTIONS.items()
+        if spark.conf.get(setting, None)
+    }
+    # The source goes to Spark's Python workers pickled by value, these defaults with it.
+    source = type(CatalogDataSource.__name__, (CatalogDataSource,), {"session_defaults": defaults})
+    spark.dataSource.register(source)
 
 
 __all__ = [

@@ -14,6 +14,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from api.client import CatalogClient
+from spark.source import register
 from spark.views import quoted, register_views
 from tests.integration.api.servers import RunningServer
 
@@ -106,3 +107,21 @@ def test_names_spark_cannot_hold_are_refused_before_anything_is_registered(
         register_views(spark, url, schemas=["Sales"])
     with pytest.raises(ValueError, match="no schema SALES in the catalog"):
         register_views(spark, url, schemas=["SALES"])
+
+
+def test_the_sessions_catalog_url_is_every_jobs_default(
+    spark: SparkSession, catalog_server: RunningServer, client: CatalogClient
+) -> None:
+    client.sql("CREATE TABLE T (ID INT PRIMARY KEY)")
+    spark.conf.set("catalog.url", catalog_server.url)
+    try:
+        register(spark)
+        rows = spark.createDataFrame([(1,), (2,)], "ID int")
+        rows.write.format("catalog").mode("append").save("PUBLIC.T")
+        assert sorted(r.ID for r in spark.read.format("catalog").load("PUBLIC.T").collect()) == [
+            1,
+            2,
+        ]
+    finally:
+        spark.conf.unset("catalog.url")
+        register(spark)
