@@ -11,6 +11,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -134,7 +135,7 @@ class ServerFactory:
 
     def __init__(self) -> None:
         self.servers: list[RunningServer] = []
-        self._warehouses: list[tempfile.TemporaryDirectory[str]] = []
+        self._warehouse: tempfile.TemporaryDirectory[str] | None = None
 
     def start(
         self,
@@ -150,9 +151,11 @@ class ServerFactory:
         """Start a server on ``store``; other ``ServerSettings`` fields go in ``overrides``."""
         overrides.setdefault("token_secret_file", TOKEN_SECRET_FILE)
         if "warehouse" not in overrides and not store.startswith("sqlite:"):
-            # An etcd cluster's default warehouse is ./warehouse: keep tests out of the checkout.
-            self._warehouses.append(tempfile.TemporaryDirectory(prefix="warehouse-"))
-            overrides["warehouse"] = self._warehouses[-1].name
+            # An etcd cluster's default warehouse is ./warehouse: keep tests out of the checkout
+            # (one folder for every server the test starts: a cluster has one warehouse).
+            if self._warehouse is None:
+                self._warehouse = tempfile.TemporaryDirectory(prefix="test-warehouse-")
+            overrides["warehouse"] = str(Path(self._warehouse.name) / "warehouse")
         settings = ServerSettings(
             store=store,
             node_name=node_name or f"n{len(self.servers) + 1}",
@@ -185,8 +188,8 @@ class ServerFactory:
                 server.stop()
             except RuntimeError as e:
                 errors.append(e)
-        for folder in self._warehouses:
-            folder.cleanup()
+        if self._warehouse is not None:
+            self._warehouse.cleanup()
         if errors:
             raise errors[0]
 
