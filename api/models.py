@@ -21,7 +21,7 @@ from catalog import (
 )
 from catalog.catalog import Catalog
 from catalog.commands import CatalogCommand
-from catalog.data_files import DataCommit, DataFile, DataMode
+from catalog.data_files import DataCommit, DataFile, DataMode, FilePath
 from catalog.origin import MAX_MESSAGE_CHARS, UpdateOrigin
 
 MAX_WAIT_FOR_NODES_S = 60.0
@@ -307,6 +307,12 @@ class DataCommitRequest(_Shape):
         le=2**63 - 1,
         description="Commit only if the table's latest data commit is still this one (0: none "
         "yet); otherwise 409 PRECONDITION_FAILED and nothing is committed.",
+    )
+    removed: list[FilePath] = Field(
+        default_factory=list,
+        max_length=100_000,
+        description="Paths of files visible as of expected_seq (which it needs) that the commit "
+        "removes: files written again without rows an upsert or a delete replaced or removed.",
     )
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Sequence
 
 from catalog.data_files import (
     DataCommit,
     DataFile,
     DataMode,
+    IcebergSnapshot,
     decode_data_commit,
     encode_data_commit,
     visible_files,
@@ -68,6 +70,8 @@ class DataCommits:
         mode: DataMode,
         request_id: str,
         expected_seq: int | None = None,
+        removed: Sequence[str] = (),
+        iceberg: IcebergSnapshot | None = None,
     ) -> DataCommit:
         """Make ``files`` visible at one new timestamp, atomically; return the commit.
 
@@ -84,11 +88,16 @@ class DataCommits:
                 this one (0: none yet), checked in the same transaction as the commit: a
                 writer that checked the table's data as of that commit knows nothing came
                 in between.
+            removed: paths of earlier files the commit removes; each must be visible as of
+                ``expected_seq``, which must then be given.
+            iceberg: the Iceberg snapshot the commit is, when it came through the Iceberg
+                REST catalog.
 
         Raises:
             NotFoundError: the table does not exist (any more) in the latest catalog.
-            ValidationError: the schema version is one the table never had, or the request id
-                already committed other content (REQUEST_ID_REUSED).
+            ValidationError: the schema version is one the table never had, a removed file
+                that is not visible, or the request id already committed other content
+                (REQUEST_ID_REUSED).
             ConcurrentUpdateError: PRECONDITION_FAILED, the table has data commits after
                 ``expected_seq`` (nothing was committed); CONCURRENT_UPDATE, other writers
                 kept winning for ``max_attempts`` rounds.
@@ -109,13 +118,21 @@ class DataCommits:
             )
         if not 1 <= schema_version <= latest.table_by_id(table_id).schema_version:
             raise ValidationError(f"table {table_id} has no schema version {schema_version}")
-        files_shape = [f.model_dump(mode="json") for f in files]
-        digest = content_digest([table_id, schema_version, mode, files_shape])
+        files_shape: list[object] = [f.model_dump(mode="json") for f in files]
+        shape: list[object] = [table_id, schema_version, mode, files_shape]
+        if removed or iceberg is not None:
+            iceberg_shape = None if iceberg is None else iceberg.model_dump(mode="json")
+            shape.append({"removed": list(removed), "iceberg": iceberg_shape})
+        digest = content_digest(shape)
         if expected_seq is None:
+            if removed:
+                raise ValidationError("a commit that removes files names the commit it expects")
             existing = await self._commits.read(table_id)
             seq = existing[-1].version + 1 if existing else 1
         else:
             seq = expected_seq + 1
+            if removed:
+                await self._check_removed(table_id, expected_seq, removed)
         for attempt in range(self._max_attempts):
             commit = DataCommit(
                 table_id=table_id,
@@ -125,6 +142,8 @@ class DataCommits:
                 mode=mode,
                 files=tuple(files),
                 request_id=request_id,
+                removed=tuple(removed) or None,
+                iceberg=iceberg,
             )
             result = await self._commits.commit(
                 table_id, seq, encode_data_commit(commit), commit.commit_ts, request_id, digest
@@ -178,6 +197,33 @@ class DataCommits:
         commits = [decode_data_commit(e.payload) for e in await self._commits.read(table_id)]
         commits = [c for c in commits if c.commit_ts <= ts]
         return commits if history else visible_files(commits)
+
+    async def recorded(self, table_id: int) -> list[DataCommit]:
+        """Return every data commit of the table the log holds now, in order.
+
+        Unlike ``commits_at`` it neither waits nor raises the safe time: a commit racing
+        this read may land afterwards with an earlier timestamp. For a reader that checks
+        what it read when it commits (an Iceberg client's requirements), not for reads
+        "as of" a time.
+
+        Raises:
+            StorageUnavailableError: the log could not be reached.
+        """
+        return [decode_data_commit(e.payload) for e in await self._commits.read(table_id)]
+
+    async def _check_removed(self, table_id: int, seq: int, removed: Sequence[str]) -> None:
+        """Refuse removing files that are not visible as of data commit ``seq``."""
+        commits = await self.recorded(table_id)
+        visible = {
+            f.path for c in visible_files([c for c in commits if c.seq <= seq]) for f in c.files
+        }
+        missing = sorted(set(removed) - visible)
+        if missing:
+            raise ValidationError(
+                f"table {table_id} has no visible data file {missing[0]} as of data commit "
+                f"{seq} ({len(missing)} removed file(s) missing); a commit removes only "
+                "files that are visible"
+            )
 
     async def _read_commit(self, table_id: int, seq: int) -> DataCommit:
         for entry in await self._commits.read(table_id):

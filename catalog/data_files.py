@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgpack
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from catalog.errors import ValidationError
 from catalog.model import Model
@@ -39,6 +39,20 @@ class ColumnStats(Model):
     upper: StatValue | None = None
 
 
+def _inside_the_table_folder(path: str) -> str:
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        raise ValueError("a data file path stays inside the table's folder (no . or ..)")
+    return path
+
+
+FilePath = Annotated[
+    str,
+    Field(min_length=1, max_length=1024, pattern=r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$"),
+    AfterValidator(_inside_the_table_folder),
+]
+"""A data file's path relative to the table's folder in the warehouse."""
+
+
 class DataFile(Model):
     """One data file of a commit.
 
@@ -52,20 +66,36 @@ class DataFile(Model):
             added after it was written.
     """
 
-    path: str = Field(
-        min_length=1, max_length=1024, pattern=r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$"
-    )
+    path: FilePath
     partition: int = Field(ge=0, le=65_535)
     rows: int = Field(ge=0, le=2**63 - 1)
     size: int = Field(ge=0, le=2**63 - 1)
     stats: tuple[ColumnStats, ...] | None = Field(default=None, max_length=10_000)
 
-    @field_validator("path")
-    @classmethod
-    def _inside_the_table_folder(cls, path: str) -> str:
-        if any(part in ("", ".", "..") for part in path.split("/")):
-            raise ValueError("a data file path stays inside the table's folder (no . or ..)")
-        return path
+
+SnapshotOperation = Literal["append", "overwrite", "delete", "replace"]
+
+
+class IcebergSnapshot(Model):
+    """The Iceberg snapshot a data commit made through the Iceberg REST catalog.
+
+    Attributes:
+        snapshot_id: the snapshot's id, as the writer chose it.
+        parent_id: the snapshot it was made on top of; absent for a table's first.
+        manifest_list: where its manifest list is, as the writer wrote it.
+        operation: what the snapshot did.
+        summary: the writer's summary of it (``operation`` left out).
+        timestamp_ms: when the writer made it, in milliseconds since the epoch.
+        sequence_number: its Iceberg sequence number.
+    """
+
+    snapshot_id: int = Field(ge=-(2**63), le=2**63 - 1)
+    parent_id: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)
+    manifest_list: str = Field(min_length=1, max_length=4096)
+    operation: SnapshotOperation
+    summary: dict[str, str] = Field(default_factory=dict, max_length=1000)
+    timestamp_ms: int = Field(ge=0, le=2**63 - 1)
+    sequence_number: int = Field(ge=1, le=2**63 - 1)
 
 
 class DataCommit(Model):
@@ -79,6 +109,10 @@ class DataCommit(Model):
         mode: ``append`` adds files; ``overwrite`` replaces every earlier commit's files.
         files: the files.
         request_id: the writer's idempotency key.
+        removed: the earlier commits' files (by path) this one removes, each visible
+            when it was made; absent when it removes none.
+        iceberg: the Iceberg snapshot the commit is, when it came through the Iceberg
+            REST catalog; absent for the Spark source's commits.
     """
 
     table_id: int
@@ -88,6 +122,8 @@ class DataCommit(Model):
     mode: DataMode
     files: tuple[DataFile, ...]
     request_id: str
+    removed: tuple[FilePath, ...] | None = Field(default=None, max_length=1_000_000)
+    iceberg: IcebergSnapshot | None = None
 
 
 def encode_data_commit(commit: DataCommit) -> bytes:
@@ -112,9 +148,20 @@ def decode_data_commit(data: bytes) -> DataCommit:
 
 
 def visible_files(commits: list[DataCommit]) -> list[DataCommit]:
-    """Return the commits whose files are visible: those since the last overwrite."""
+    """Return the commits whose files are visible: those since the last overwrite.
+
+    Each keeps only its files no later commit removed.
+    """
     start = 0
     for i, commit in enumerate(commits):
         if commit.mode == "overwrite":
             start = i
-    return commits[start:]
+    removed: set[str] = set()
+    kept: list[DataCommit] = []
+    for commit in reversed(commits[start:]):
+        if any(f.path in removed for f in commit.files):
+            files = tuple(f for f in commit.files if f.path not in removed)
+            commit = commit.model_copy(update={"files": files})
+        kept.append(commit)
+        removed.update(commit.removed or ())
+    return kept[::-1]

@@ -2,10 +2,11 @@
 
 Reading projects a file written under any schema version onto the columns of the version read:
 renamed columns keep their data (same id), added columns read as their default or null, dropped
-columns vanish, widened types are cast. Writing conforms a DataFrame's batches to the table's
-columns and checks what Spark cannot: NOT NULL, lengths, primary-key columns. A column the
-DataFrame lacks is written as its default: a constant, or a new value per row for a default
-function (``RAND_UUID``: a random UUID), else null.
+columns vanish, widened types are cast, and a UUID written as Iceberg writes it (16 bytes, the
+files of PyIceberg) reads as the canonical text the source writes. Writing conforms a
+DataFrame's batches to the table's columns and checks what Spark cannot: NOT NULL, lengths,
+primary-key columns. A column the DataFrame lacks is written as its default: a constant, or a
+new value per row for a default function (``RAND_UUID``: a random UUID), else null.
 """
 
 from __future__ import annotations
@@ -49,6 +50,22 @@ def _generated(column: ColumnDescriptor, rows: int) -> pa.Array:
     return _filled(column, rows)
 
 
+def _is_uuid_bytes(kind: pa.DataType) -> bool:
+    storage = kind.storage_type if isinstance(kind, pa.BaseExtensionType) else kind
+    return bool(pa.types.is_fixed_size_binary(storage) and storage.byte_width == 16)
+
+
+def _uuid_text(values: pa.ChunkedArray) -> pa.Array:
+    """Return 16-byte UUIDs as their canonical text, as the source keeps UUIDs."""
+    flat = values.combine_chunks()
+    if isinstance(flat, pa.ExtensionArray):
+        flat = flat.storage
+    return pa.array(
+        [None if b is None else str(uuid.UUID(bytes=b)) for b in flat.to_pylist()],
+        type=pa.string(),
+    )
+
+
 def project(data: pa.Table, columns: Sequence[ColumnDescriptor]) -> pa.Table:
     """Return ``data`` (a file's table, with field ids) as ``columns``, matched by id."""
     positions = column_ids(data.schema)
@@ -60,7 +77,10 @@ def project(data: pa.Table, columns: Sequence[ColumnDescriptor]) -> pa.Table:
             continue
         values = data.column(position)
         target = arrow_type(column)
-        arrays.append(values if values.type == target else values.cast(target))
+        if column.type is ColumnType.UUID and _is_uuid_bytes(values.type):
+            arrays.append(_uuid_text(values))
+        else:
+            arrays.append(values if values.type == target else values.cast(target))
     schema = pa.schema([pa.field(c.name, arrow_type(c), nullable=c.nullable) for c in columns])
     return pa.Table.from_arrays(arrays, schema=schema)
 

@@ -161,15 +161,24 @@ class KeyCheck:
             )
         self._written = WrittenKeys(keys, self.key)
 
+    def given_keys(self, keys: pa.Table) -> None:
+        """Take ``keys`` (distinct, named as the key columns) as the write's keys: a delete's."""
+        self._written = WrittenKeys(keys, self.key)
+
+    @property
+    def written(self) -> WrittenKeys:
+        """The write's keys, once ``written_files`` read them."""
+        if self._written is None:
+            raise RuntimeError("KeyCheck.written_files must run first")
+        return self._written
+
     def table_files(self, files: Iterable[DataFile]) -> None:
         """Refuse the write when the table's ``files`` hold one of its keys.
 
         Raises:
             PrimaryKeyViolationError: the table holds a written key.
         """
-        written = self._written
-        if written is None:
-            raise RuntimeError("KeyCheck.written_files must run before table_files")
+        written = self.written
         found: list[dict[str, Any]] = []
         for file in files:
             if file.path in self._checked:

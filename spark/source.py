@@ -18,6 +18,10 @@ refuses ``errorifexists`` (its default, so a write without ``.mode(...)``), ``er
 
     df.write.format("catalog").option("catalog_url", url).mode("append").save("PUBLIC.ORDERS")
 
+With ``mode("append")``, ``.option("write", "upsert")`` replaces the rows of the keys it writes
+(and adds the others), and ``.option("write", "delete")`` removes the rows of the keys it is
+given: the files holding them are written again without them (``spark.rewrites``).
+
 Each table's data lives in the folder it recorded when it was created (its ``location``, in
 the cluster's warehouse), which the driver and every executor must see; a job names only the
 catalog and the table. Options: ``catalog_url`` (comma-separated base URLs; default
@@ -28,6 +32,11 @@ checks them; default ``$CATALOG_TOKEN``);
 for reads, how files group into input partitions: ``max_partition_bytes`` (128 MiB),
 ``open_cost_bytes`` (4 MiB) and ``parallelism`` (the planning machine's CPU count), as Spark's
 own file sources.
+
+A table's data commits may also come from Iceberg writers (PyIceberg through the server's
+Iceberg REST catalog, ``docs/iceberg.md``): their files are Parquet under the table's folder,
+read by path and field id like the source's own, and a commit's removed files are left out of
+the files it lists.
 
 A read opens only the files that may hold wanted rows: Spark pushes the simple conditions of
 a WHERE, and each written file's column statistics (recorded in its data commit) rule files
@@ -51,7 +60,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, cast
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -74,10 +83,14 @@ from spark.keys import KeyCheck, PrimaryKeyViolationError
 from spark.planning import Packing
 from spark.pruning import Predicate, file_may_match
 from spark.pushdown import push
+from spark.rewrites import Rewrite, keys_from_bytes, keys_to_bytes
 from spark.schema import TableAt, resolve_table
 from spark.statistics import bounds_of_file
 from spark.types import accepts, arrow_type, struct_type
 from spark.warehouse import delete_files, read_file, write_partitions
+
+WriteKind = Literal["append", "upsert", "delete"]
+"""What ``.option("write", ...)`` asks of a ``mode("append")`` write."""
 
 COMMIT_ATTEMPTS = 20
 """Rounds of key check and commit an append makes while other commits keep coming first."""
@@ -154,9 +167,19 @@ class CatalogDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> CatalogWriter:
         """A writer into the table as of now; refuses a DataFrame that does not fit."""
         options = self._settings()
+        kind = options.get("write", "append")
+        if kind not in ("append", "upsert", "delete"):
+            raise ValueError(
+                f'.option("write", ...) takes append (the default), upsert or delete, not {kind!r}'
+            )
+        if kind != "append" and overwrite:
+            raise ValueError(
+                f'.option("write", "{kind}") changes rows by key, with mode("append"); '
+                'mode("overwrite") replaces every row of the table'
+            )
         with client_of(options) as client:
             target = resolve_table(client, _table_option(options))
-        sources = plan_columns(target, schema)
+        sources = plan_columns(target, schema, keys_only=kind == "delete")
         return CatalogWriter(
             catalog_url=options.get("catalog_url") or "",
             token=options.get("token") or "",
@@ -170,16 +193,19 @@ class CatalogDataSource(DataSource):
             partitions=target.partitions,
             folder=str(data_folder(target.table, options.get("warehouse"))),
             mode="overwrite" if overwrite else "append",
+            kind=cast(WriteKind, kind),
         )
 
 
-def plan_columns(target: TableAt, schema: StructType) -> dict[int, str]:
+def plan_columns(target: TableAt, schema: StructType, *, keys_only: bool = False) -> dict[int, str]:
     """Match a DataFrame's columns to the table's, by name; return column id → DataFrame column.
 
     Names match exactly, else case-insensitively. Every DataFrame column must be a table
     column of an acceptable type (the same or one that widens into it); every table column
     the DataFrame lacks must be nullable or have a default; a key column may be left out only
-    when its default is a function (``RAND_UUID`` gives each written row a new key).
+    when its default is a function (``RAND_UUID`` gives each written row a new key). With
+    ``keys_only`` (a delete), only the key columns are matched, every one of them must be
+    there, and the DataFrame's other columns are left alone.
 
     Raises:
         DataMismatchError: the DataFrame does not fit the table; the message lists every problem.
@@ -193,6 +219,8 @@ def plan_columns(target: TableAt, schema: StructType) -> dict[int, str]:
     problems: list[str] = []
     for spark_field in schema.fields:
         column = by_name.get(spark_field.name) or by_upper.get(spark_field.name.upper())
+        if keys_only and (column is None or column.id not in table.primary_key):
+            continue
         if column is None:
             problems.append(f"column {spark_field.name} is not in the table")
             continue
@@ -211,12 +239,14 @@ def plan_columns(target: TableAt, schema: StructType) -> dict[int, str]:
         if column.id in sources:
             continue
         if column.id in table.primary_key:
-            if column.default_function is None:
+            if keys_only:
+                problems.append(f"key column {column.name} is missing (a delete names keys)")
+            elif column.default_function is None:
                 problems.append(
                     f"key column {column.name} is missing (only a key column whose default is "
                     "a function, such as RAND_UUID, may be left out)"
                 )
-        elif not column.nullable and column.default is None:
+        elif not keys_only and not column.nullable and column.default is None:
             problems.append(f"column {column.name} is NOT NULL and has no default: it is missing")
     if problems:
         name = f"{table.name} (table {table.id}, schema version {table.schema_version})"
@@ -285,9 +315,10 @@ class CatalogReader(DataSourceReader):
 
 @dataclass(frozen=True)
 class FilesWritten(WriterCommitMessage):
-    """What one write task produced."""
+    """What one write task produced: its files, or for a delete its keys (Arrow IPC bytes)."""
 
     files: tuple[DataFile, ...] = ()
+    keys: bytes = b""
 
 
 @dataclass
@@ -306,21 +337,27 @@ class CatalogWriter(DataSourceArrowWriter):
     partitions: int
     folder: str
     mode: str
+    kind: WriteKind = "append"
     write_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesWritten:
-        """Write this task's rows as Parquet files, one per table partition (executor)."""
+        """Write this task's rows as Parquet files, one per table partition (executor).
+
+        A delete's task writes nothing: it hands the driver the keys it was given.
+        """
         from pyspark import TaskContext
 
         context = TaskContext.get()
         task = f"{self.write_id[:12]}-{context.partitionId() if context else 0}"
-        parts = [conform(batch, self.columns, self.sources, self.key) for batch in iterator]
+        columns = self._key_columns() if self.kind == "delete" else self.columns
+        parts = [conform(batch, columns, self.sources, self.key) for batch in iterator]
         if not parts:
             return FilesWritten()
         data = pa.concat_tables(parts)
-        positions = [i for i, c in enumerate(self.columns) if c.id in set(self.colocation)]
+        if self.kind == "delete":
+            return FilesWritten(keys=keys_to_bytes(data))
         files = write_partitions(
-            data, self.columns, Path(self.folder), positions, self.partitions, task
+            data, self.columns, Path(self.folder), self._colocated(), self.partitions, task
         )
         return FilesWritten(tuple(files))
 
@@ -328,9 +365,11 @@ class CatalogWriter(DataSourceArrowWriter):
         """Check the write's keys, then make every task's files visible at one timestamp.
 
         Runs on the driver. Keys that repeat within the write are refused; an append's keys
-        the table holds are refused too, checked as of the table's latest data commit, which
-        the commit expects still to be the latest: when another commit came in between, the
-        keys are checked again against it, up to ``COMMIT_ATTEMPTS`` rounds.
+        the table holds are refused too. An upsert or a delete writes again, without the
+        rows of its keys, the table's files that hold them, and commits their removal with
+        its files (``spark.rewrites``). Either is judged as of the table's latest data
+        commit, which the commit expects still to be the latest: when another commit came in
+        between, the write is judged again on top of it, up to ``COMMIT_ATTEMPTS`` rounds.
 
         Raises:
             PrimaryKeyViolationError: a key repeats; nothing was committed.
@@ -340,44 +379,75 @@ class CatalogWriter(DataSourceArrowWriter):
                 outcome is unknown and the files stay for ``remove_orphans``).
         """
         files = _files_of(messages)
-        sent = False  # a commit is out whose outcome is unknown until it answers
+        folder = Path(self.folder)
+        rewrite = Rewrite(
+            folder, self.columns, self._colocated(), self.partitions, f"{self.write_id[:12]}-r"
+        )
+        self._sent = False  # a commit is out whose outcome is unknown until it answers
         try:
             with client_of({"catalog_url": self.catalog_url, "token": self.token}) as client:
-                check = KeyCheck(Path(self.folder), self._key_columns(), self.table_name)
-                if files:
-                    check.written_files(files)
-                for attempt in range(COMMIT_ATTEMPTS):
-                    expected = None
-                    if files and self.mode == "append":
-                        visible = client.data_commits(self.table_id).commits
-                        check.table_files(f for commit in visible for f in commit.files)
-                        expected = visible[-1].seq if visible else 0
-                    sent = True
-                    try:
-                        client.commit_data(
-                            self.table_id,
-                            files,
-                            schema_version=self.schema_version,
-                            mode="overwrite" if self.mode == "overwrite" else "append",
-                            request_id=f"spark-write-{self.write_id}",
-                            expected_seq=expected,
-                        )
-                        return
-                    except ConflictError as e:
-                        if e.code != ErrorCode.PRECONDITION_FAILED:
-                            raise
-                    sent = False  # another commit came first: check again on top of it
-                    time.sleep(random.uniform(0, min(1.0, 0.01 * 2**attempt)))
-                raise ConcurrentUpdateError(
-                    f"other writers kept committing to {self.table_name} while this write "
-                    f"checked its keys ({COMMIT_ATTEMPTS} rounds); nothing was committed: "
-                    "run the write again"
-                )
+                self._commit(client, files, rewrite, messages)
         except Exception as e:
-            unknown = sent and not (isinstance(e, CatalogApiError) and _refused(e))
+            unknown = self._sent and not (isinstance(e, CatalogApiError) and _refused(e))
             if not unknown:
-                delete_files(Path(self.folder), files)  # nothing was committed
+                delete_files(folder, [*files, *rewrite.written()])  # nothing was committed
             raise
+
+    def _commit(
+        self,
+        client: CatalogClient,
+        files: list[DataFile],
+        rewrite: Rewrite,
+        messages: list[WriterCommitMessage | None],
+    ) -> None:
+        check = KeyCheck(Path(self.folder), self._key_columns(), self.table_name)
+        if self.kind == "delete":
+            given = [m.keys for m in messages if isinstance(m, FilesWritten)]
+            check.given_keys(keys_from_bytes(given, check.key))
+        elif files:
+            check.written_files(files)
+        if self.kind != "append" and not (files or self.kind == "delete"):
+            return  # an upsert of no rows changes nothing
+        for attempt in range(COMMIT_ATTEMPTS):
+            expected: int | None = None
+            removed: list[str] = []
+            rewritten: list[DataFile] = []
+            if self.kind != "append" or (files and self.mode == "append"):
+                visible = client.data_commits(self.table_id).commits
+                expected = visible[-1].seq if visible else 0
+                held = (f for commit in visible for f in commit.files)
+                if self.kind == "append":
+                    check.table_files(held)
+                else:
+                    removed, rewritten = rewrite.without(check.written, held)
+            if self.kind == "delete" and not removed:
+                return  # the table holds none of the keys
+            self._sent = True
+            try:
+                client.commit_data(
+                    self.table_id,
+                    [*files, *rewritten],
+                    schema_version=self.schema_version,
+                    mode="overwrite" if self.mode == "overwrite" else "append",
+                    request_id=f"spark-write-{self.write_id}",
+                    expected_seq=expected,
+                    removed=removed,
+                )
+                rewrite.unused(rewritten)
+                return
+            except ConflictError as e:
+                if e.code != ErrorCode.PRECONDITION_FAILED:
+                    raise
+            self._sent = False  # another commit came first: judge the write again on top
+            time.sleep(random.uniform(0, min(1.0, 0.01 * 2**attempt)))
+        raise ConcurrentUpdateError(
+            f"other writers kept committing to {self.table_name} while this write "
+            f"checked its keys ({COMMIT_ATTEMPTS} rounds); nothing was committed: "
+            "run the write again"
+        )
+
+    def _colocated(self) -> list[int]:
+        return [i for i, c in enumerate(self.columns) if c.id in set(self.colocation)]
 
     def _key_columns(self) -> list[ColumnDescriptor]:
         by_id = {c.id: c for c in self.columns}

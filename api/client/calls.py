@@ -472,11 +472,13 @@ def commit_data_call(
     mode: DataMode = "append",
     request_id: str,
     expected_seq: int | None = None,
+    removed: Sequence[str] = (),
 ) -> Call[DataCommit]:
     """Make written files of a table visible at one new timestamp (idempotent by id).
 
     With ``expected_seq``, only if the table's latest data commit is still that one (0: none
     yet); otherwise ``ConflictError`` PRECONDITION_FAILED and nothing is committed.
+    ``removed`` names files visible as of ``expected_seq`` that the commit removes.
     ``POST /v1/data/commits``.
     """
     body = DataCommitRequest(
@@ -486,10 +488,13 @@ def commit_data_call(
         files=list(files),
         request_id=request_id,
         expected_seq=expected_seq,
+        removed=list(removed),
     )
     dumped = body.model_dump(mode="json")
     if expected_seq is None:
         del dumped["expected_seq"]  # the body an older server takes
+    if not removed:
+        del dumped["removed"]
     return Call("POST", "/v1/data/commits", json_of(DataCommit), body=dumped)
 
 

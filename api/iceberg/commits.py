@@ -7,8 +7,9 @@ again against the very catalog version the commit's batch is judged on
 too, as Iceberg's optimistic commits require. The updates that
 change a table's schema (``add-schema`` with ``set-current-schema``) or its properties
 (``set-properties``, ``remove-properties``) become catalog commands, applied as one batch.
-Every other update touches snapshots, specs, orders or files: this catalog's tables take
-their data through the Spark source, so those are refused and nothing is written.
+A commit that adds a snapshot is a data commit (``appends``) and makes no other change.
+Every other update (specs, orders, location, a branch moved back) is refused and nothing is
+written.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from api.iceberg.models import (
     TableUpdate,
 )
 from api.iceberg.properties import properties_command
+from api.iceberg.snapshots import Snapshots
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.descriptors import TableDescriptor
@@ -41,10 +43,10 @@ T = TypeVar("T")
 LAST_ADDED = -1
 """``set-current-schema``'s id for "the schema this commit added"."""
 
-DATA_GOES_THROUGH_SPARK = (
-    "this catalog's tables take their data through the Spark source (the catalog data "
-    "source), not through Iceberg snapshots; its Iceberg REST catalog changes only schemas "
-    "and table properties"
+NOT_MADE = (
+    "this catalog's Iceberg REST catalog changes a table's schema and properties, and adds "
+    "snapshots to branch main; a table keeps one unpartitioned spec, one unsorted order "
+    "and its location"
 )
 
 
@@ -68,9 +70,14 @@ def _fails(requirement: TableRequirement, metadata: TableMetadata) -> str | None
         return None if uuid == metadata.table_uuid else f"table uuid is {metadata.table_uuid}"
     if kind == "assert-ref-snapshot-id":
         ref = _required(requirement.ref, requirement, "ref")
-        if requirement.snapshot_id is None:
+        at = metadata.refs.get(ref, {}).get("snapshot-id")
+        if at == requirement.snapshot_id:
             return None
-        return f"branch or tag {ref} does not exist (this catalog's tables have no snapshots)"
+        if at is None:
+            return f"branch or tag {ref} does not exist (the table has no snapshot on it)"
+        if requirement.snapshot_id is None:
+            return f"branch {ref} exists, at snapshot {at}"
+        return f"branch {ref} is at snapshot {at}, not {requirement.snapshot_id}"
     expected: dict[str, tuple[int | None, int, str]] = {
         "assert-current-schema-id": (
             requirement.current_schema_id,
@@ -124,9 +131,15 @@ def check_requirements(
 
 
 def unchanged_since_read(
-    requirements: Sequence[TableRequirement], table_id: int, warehouse: str, table: str
+    requirements: Sequence[TableRequirement],
+    table_id: int,
+    warehouse: str,
+    table: str,
+    snapshots: Snapshots,
 ) -> Precondition:
     """Return the check that holds a commit to its requirements when its batch is judged.
+
+    The table's snapshots are those read before (a batch of commands adds none).
 
     Raises (when called):
         ConcurrentUpdateError: PRECONDITION_FAILED, a requirement no longer holds.
@@ -137,7 +150,9 @@ def unchanged_since_read(
         found = current.table_by_id(table_id)
         try:
             check_requirements(
-                requirements, table_metadata(found, warehouse, current.activation_ts), table
+                requirements,
+                table_metadata(found, warehouse, current.activation_ts, snapshots),
+                table,
             )
         except IcebergError as e:
             raise ConcurrentUpdateError(e.message, code=ErrorCode.PRECONDITION_FAILED) from e
@@ -172,7 +187,7 @@ class _Changes:
         elif action in ("add-schema", "set-current-schema", "set-properties", "remove-properties"):
             raise bad_request(f"update {action} is missing its members")
         else:
-            raise bad_request(f"update {action} is refused: {DATA_GOES_THROUGH_SPARK}")
+            raise bad_request(f"update {action} is refused: {NOT_MADE}")
 
     def new_schema(self, metadata: TableMetadata) -> IcebergSchema | None:
         """Return the schema the commit makes current, or None when it keeps the current one.

@@ -1,7 +1,7 @@
 """A table's Iceberg metadata, projected from its descriptor; nothing of it is stored.
 
 Field ids are the catalog's column ids, schema ids its schema versions, the primary key the
-identifier fields. The table has no snapshots (its data goes through the Spark source), one
+identifier fields, snapshots its data commits (``snapshots``). The table has one
 unpartitioned spec and one unsorted order.
 """
 
@@ -13,6 +13,7 @@ import uuid
 from api.iceberg.errors import bad_request
 from api.iceberg.models import IcebergSchema, StructField, TableMetadata
 from api.iceberg.properties import table_properties
+from api.iceberg.snapshots import Snapshots
 from api.iceberg.types import NoCounterpartError, iceberg_type
 from catalog.descriptors import TableDescriptor, TableVersion
 from catalog.warehouse import table_folder, warehouse_path
@@ -35,9 +36,13 @@ def table_location(warehouse: str, table_id: int) -> str:
     return str(table_folder(warehouse_path(warehouse), table_id))
 
 
-def metadata_location(location: str, catalog_version: int) -> str:
-    """Return the metadata location a commit answers with (no file is written there)."""
-    return f"{location}/metadata/catalog-v{catalog_version}.metadata.json"
+def metadata_location(location: str, catalog_version: int, data_seq: int = 0) -> str:
+    """Return the metadata location a commit answers with (no file is written there).
+
+    It names the catalog version and, once the table has data commits, the latest one.
+    """
+    data = f"-data-{data_seq}" if data_seq else ""
+    return f"{location}/metadata/catalog-v{catalog_version}{data}.metadata.json"
 
 
 def _schema(table: TableDescriptor, version: TableVersion) -> IcebergSchema:
@@ -85,7 +90,12 @@ def _schemas(table: TableDescriptor) -> list[IcebergSchema]:
     return [*older, current]
 
 
-def table_metadata(table: TableDescriptor, warehouse: str, activation_ts: int) -> TableMetadata:
+def table_metadata(
+    table: TableDescriptor,
+    warehouse: str,
+    activation_ts: int,
+    snapshots: Snapshots | None = None,
+) -> TableMetadata:
     """Return ``table``'s Iceberg metadata.
 
     Args:
@@ -93,17 +103,24 @@ def table_metadata(table: TableDescriptor, warehouse: str, activation_ts: int) -
         warehouse: the warehouse folder of the server.
         activation_ts: the activation time of the catalog version read, used when the table
             carries no time of its own last change.
+        snapshots: the table's data commits as snapshots (none when not given).
 
     Raises:
         IcebergError: BadRequestException when a current column has no Iceberg type.
     """
     changed = table.update_ts or activation_ts
+    data = snapshots or Snapshots()
     return TableMetadata(
         table_uuid=table_uuid(table.id),
         location=table_location(warehouse, table.id),
-        last_updated_ms=physical_of(changed),
+        last_sequence_number=data.last_sequence_number,
+        last_updated_ms=max(physical_of(changed), data.last_commit_ms),
         last_column_id=table.next_column_id - 1,
         schemas=_schemas(table),
         current_schema_id=table.schema_version,
         properties=table_properties(table),
+        snapshots=data.snapshots,
+        snapshot_log=data.snapshot_log,
+        refs=data.refs,
+        current_snapshot_id=data.current_snapshot_id,
     )

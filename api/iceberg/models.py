@@ -162,6 +162,7 @@ class TableMetadata(IcebergModel):
     sort_orders: list[SortOrder] = Field(default_factory=lambda: [SortOrder()], alias="sort-orders")
     default_sort_order_id: int = Field(default=UNSORTED_ORDER_ID, alias="default-sort-order-id")
     refs: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    current_snapshot_id: int | None = Field(default=None, alias="current-snapshot-id")
 
 
 class LoadTableResult(IcebergModel):
@@ -186,14 +187,30 @@ class TableRequirement(IcebergModel):
     default_sort_order_id: int | None = Field(default=None, alias="default-sort-order-id")
 
 
+class AddedSnapshot(IcebergModel):
+    """The snapshot an ``add-snapshot`` update adds."""
+
+    snapshot_id: int = Field(alias="snapshot-id")
+    parent_snapshot_id: int | None = Field(default=None, alias="parent-snapshot-id")
+    sequence_number: int | None = Field(default=None, alias="sequence-number")
+    timestamp_ms: int = Field(alias="timestamp-ms", ge=0)
+    manifest_list: str = Field(alias="manifest-list", min_length=1, max_length=4096)
+    summary: Properties = Field(default_factory=dict)
+    schema_id: int | None = Field(default=None, alias="schema-id")
+
+
 class TableUpdate(IcebergModel):
-    """One update of a commit: ``action`` says which; only schema and property updates apply."""
+    """One update of a commit: ``action`` says which, the other members what it changes."""
 
     action: str
     schema_: IcebergSchema | None = Field(default=None, alias="schema")
     schema_id: int | None = Field(default=None, alias="schema-id")
     updates: Properties | None = None
     removals: list[str] | None = None
+    snapshot: AddedSnapshot | None = None
+    ref_name: str | None = Field(default=None, alias="ref-name")
+    type: str | None = None
+    snapshot_id: int | None = Field(default=None, alias="snapshot-id")
 
 
 class CommitTableRequest(IcebergModel):

@@ -1,8 +1,10 @@
 """The Iceberg REST catalog at ``/iceberg/v1``: namespaces are schemas, tables are tables.
 
-Reads answer from the node's latest catalog; every change is one batch of catalog commands
-through ``CatalogManager.execute``, so it makes one catalog version. Reads take the reader
-role, changes the writer role, as on ``/v1``.
+Reads answer from the node's latest catalog and the tables' data commits recorded (one
+snapshot per data commit). A schema or property change is one batch of catalog commands
+through ``CatalogManager.execute``, so it makes one catalog version; a commit that adds a
+snapshot makes one data commit (``appends``). Reads take the reader role, changes the writer
+role, as on ``/v1``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
 from api.auth import principal_of, require
+from api.iceberg.appends import added_snapshots, commit_snapshots
 from api.iceberg.commits import check_requirements, commit_commands, unchanged_since_read
 from api.iceberg.creation import create_table_command
 from api.iceberg.errors import bad_request, documented_errors
@@ -29,6 +32,7 @@ from api.iceberg.models import (
     NamespaceResponse,
     RenameTableRequest,
     TableIdentifier,
+    TableMetadata,
 )
 from api.iceberg.paths import (
     ENDPOINTS,
@@ -38,6 +42,7 @@ from api.iceberg.paths import (
     page,
     schema_name,
 )
+from api.iceberg.snapshots import ensure_manifests, snapshots_of
 from api.roles import Role
 from api.routes.ddl import admitted, client_of
 from api.routes.params import json_response, node_of
@@ -46,6 +51,7 @@ from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.commands.schemas import CreateSchemaCommand, DropSchemaCommand
 from catalog.commands.tables import DropTableCommand, RenameTableCommand
+from catalog.data_files import DataCommit
 from catalog.descriptors import TableDescriptor
 from catalog.manager import Precondition
 from catalog.origin import LOCAL_PRINCIPAL, UpdateOrigin
@@ -65,10 +71,21 @@ def _warehouse(request: Request) -> str:
     return folder if folder is not None else request.app.state.settings.default_warehouse
 
 
-def _load_result(request: Request, cat: Catalog, table: TableDescriptor) -> LoadTableResult:
-    return LoadTableResult(
-        metadata=table_metadata(table, _warehouse(request), cat.activation_ts),
-    )
+async def _metadata(
+    request: Request, cat: Catalog, table: TableDescriptor
+) -> tuple[TableMetadata, list[DataCommit]]:
+    """Return the table's metadata as of ``cat`` with the data commits recorded, and those.
+
+    The manifests of the Spark source's commits are written first, where missing. A commit
+    racing this read may be missing from it; a writer's requirements then fail at its
+    commit, as Iceberg's optimistic commits expect.
+    """
+    node = node_of(request)
+    plain = table_metadata(table, _warehouse(request), cat.activation_ts)
+    commits = await node.data.recorded(table.id)
+    await ensure_manifests(plain.location, plain.schemas[-1], table.columns, commits)
+    snapshots = snapshots_of(plain.location, commits)
+    return table_metadata(table, _warehouse(request), cat.activation_ts, snapshots), commits
 
 
 async def _execute(
@@ -168,7 +185,9 @@ async def create_table(
     schema = schema_name(namespace)
     result = await _execute(request, [create_table_command(schema, body)])
     cat = node_of(request).service.catalog(result.version)
-    return json_response(_load_result(request, cat, cat.table(schema, body.name)))
+    found = cat.table(schema, body.name)
+    metadata = table_metadata(found, _warehouse(request), cat.activation_ts)
+    return json_response(LoadTableResult(metadata=metadata))
 
 
 @router.get(
@@ -180,10 +199,11 @@ async def load_table(
     table: TablePath,
     snapshots: Annotated[str | None, Query(pattern="^(all|refs)$")] = None,
 ) -> Response:
-    """A table's metadata, projected from its descriptor (no snapshots)."""
+    """A table's metadata, projected from its descriptor and its recorded data commits."""
     cat = _latest(request)
     found = cat.table(schema_name(namespace), table)
-    return json_response(_load_result(request, cat, found))
+    metadata, _ = await _metadata(request, cat, found)
+    return json_response(LoadTableResult(metadata=metadata))
 
 
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204, dependencies=READ)
@@ -201,26 +221,40 @@ async def table_exists(request: Request, namespace: NamespacePath, table: TableP
 async def commit_table(
     request: Request, namespace: NamespacePath, table: TablePath, body: CommitTableRequest
 ) -> Response:
-    """Check a commit's requirements, then make its schema and property changes as one batch."""
+    """Check a commit's requirements, then make its changes: one data commit or one batch.
+
+    A commit that adds a snapshot becomes one data commit; one that changes the schema or
+    properties becomes one batch of catalog commands.
+    """
     schema, name = schema_name(namespace), table
     cat = _latest(request)
     found = cat.table(schema, name)
-    metadata = table_metadata(found, _warehouse(request), cat.activation_ts)
-    # Checked here for a quick answer; checked again, atomically, on the version the batch
-    # is judged on (``unchanged_since_read``).
-    check_requirements(body.requirements, metadata, f"{schema}.{name}")
-    commands = commit_commands(schema, found, metadata, body.updates)
-    if commands:
-        unchanged = unchanged_since_read(
-            body.requirements, found.id, _warehouse(request), f"{schema}.{name}"
+    metadata, commits = await _metadata(request, cat, found)
+    chain = added_snapshots(body.updates)
+    if chain is not None:
+        await commit_snapshots(
+            request, found, f"{schema}.{name}", metadata, commits, body.requirements, chain
         )
-        result = await _execute(request, commands, unchanged)
-        cat = node_of(request).service.catalog(result.version)
-        found = cat.table_by_id(found.id)
-        metadata = table_metadata(found, _warehouse(request), cat.activation_ts)
+        metadata, _ = await _metadata(request, cat, found)
+    else:
+        # Checked here for a quick answer; checked again, atomically, on the version the
+        # batch is judged on (``unchanged_since_read``).
+        check_requirements(body.requirements, metadata, f"{schema}.{name}")
+        commands = commit_commands(schema, found, metadata, body.updates)
+        if commands:
+            snapshots = snapshots_of(metadata.location, commits)
+            unchanged = unchanged_since_read(
+                body.requirements, found.id, _warehouse(request), f"{schema}.{name}", snapshots
+            )
+            result = await _execute(request, commands, unchanged)
+            cat = node_of(request).service.catalog(result.version)
+            found = cat.table_by_id(found.id)
+            metadata = table_metadata(found, _warehouse(request), cat.activation_ts, snapshots)
     return json_response(
         CommitTableResponse(
-            metadata_location=metadata_location(metadata.location, cat.version),
+            metadata_location=metadata_location(
+                metadata.location, cat.version, metadata.last_sequence_number
+            ),
             metadata=metadata,
         )
     )

@@ -37,6 +37,7 @@ async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
         mode=payload.mode,
         request_id=scoped_request_id(request, payload.request_id),
         expected_seq=payload.expected_seq,
+        removed=payload.removed,
     )
     # The log keeps the id within the caller's principal; the caller gets back its own id.
     return json_response(commit.model_copy(update={"request_id": payload.request_id}))

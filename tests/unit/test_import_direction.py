@@ -28,6 +28,7 @@ CONFINED = {
     "uvicorn": "api/",
     "sqlglot": "api/",
     "pyspark": "spark/",
+    "pyiceberg": "api/iceberg/",
 }
 
 

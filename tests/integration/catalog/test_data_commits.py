@@ -207,3 +207,40 @@ def test_a_commit_expecting_the_latest_commit_goes_through_only_while_it_is(
             assert [x.request_id for x in seen] == ["w1", "w2", won[0].request_id]
 
     run(scenario())
+
+
+def test_a_commit_removes_visible_files_only(store_url: str) -> None:
+    async def scenario() -> None:
+        async with two_nodes_with_a_table(store_url) as (a, b, table_id):
+
+            async def commit(
+                name: str, removed: list[str], expected: int | None, files: list[DataFile]
+            ) -> DataCommit:
+                return await a.data.commit(
+                    table_id,
+                    files,
+                    schema_version=1,
+                    mode="append",
+                    request_id=name,
+                    expected_seq=expected,
+                    removed=removed,
+                )
+
+            await commit("w1", [], None, [_file("a"), _file("b")])
+            rewrite = await commit("w2", ["p0/a.parquet"], 1, [_file("c")])
+            assert rewrite.removed == ("p0/a.parquet",)
+            # A retry, whatever is visible now, answers with the commit it made.
+            assert await commit("w2", ["p0/a.parquet"], 1, [_file("c")]) == rewrite
+            visible = await b.data.commits_at(table_id, b.clock.now())
+            assert [f.path for x in visible for f in x.files] == ["p0/b.parquet", "p0/c.parquet"]
+            for removed, expected in ((["p0/a.parquet"], 2), (["p0/zz.parquet"], 2)):
+                with pytest.raises(CatalogError) as gone:
+                    await commit("w3", removed, expected, [])
+                assert gone.value.code is ErrorCode.VALIDATION_ERROR
+                assert f"no visible data file {removed[0]}" in gone.value.message
+            with pytest.raises(CatalogError, match="names the commit it expects"):
+                await commit("w3", ["p0/b.parquet"], None, [])
+            history = await a.data.commits_at(table_id, a.clock.now(), history=True)
+            assert len(history) == 2 and history[0].files == (_file("a"), _file("b"))
+
+    run(scenario())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pyarrow as pa
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import BadRequestError, CommitFailedException
@@ -116,17 +115,3 @@ def test_table_properties_are_the_catalogs(iceberg: RestCatalog, client: Catalog
     with table.transaction() as transaction:
         transaction.remove_properties("min-stale-rows-count")
     assert iceberg.load_table("PUBLIC.EVENTS").properties["min-stale-rows-count"] == "500"
-
-
-def test_an_append_is_refused_and_the_catalog_does_not_move(
-    iceberg: RestCatalog, client: CatalogClient
-) -> None:
-    table = iceberg.create_table("PUBLIC.EVENTS", EVENTS)
-    version = _latest(client)
-    rows = pa.Table.from_pylist(
-        [{"ID": 1, "COUNT": 2, "RATIO": None, "PRICE": None}],
-        schema=table.schema().as_arrow(),
-    )
-    with pytest.raises(BadRequestError, match="take their data through the Spark source"):
-        table.append(rows)
-    assert _latest(client) == version

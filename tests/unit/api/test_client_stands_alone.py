@@ -20,6 +20,7 @@ SERVER_ONLY = [
     "sqlite3",
     "grpc",
     "pyetcd",
+    "pyiceberg",
     "catalog.manager",
     "catalog.service",
     "catalog.node",

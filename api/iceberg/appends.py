@@ -1,0 +1,243 @@
+"""A commit that adds a snapshot: the writer's data files become one data commit.
+
+An Iceberg writer (PyIceberg's ``append``, ``overwrite``, ``delete``) writes its data files,
+a manifest and a manifest list under the table's location, then commits ``add-snapshot`` (one
+or several snapshots, each made on the one before) and ``set-snapshot-ref`` (branch
+``main``). The server checks the commit's requirements against the table's current metadata,
+its current snapshot included; reads the last snapshot's manifests; and records one data
+commit through ``DataCommits.commit`` (the update log's compare-and-set, safe-time and
+request-id rules): the files the snapshot holds that the table did not, with their rows,
+sizes and column statistics, and the paths of the table's files it no longer holds. The
+commit expects the table's latest data commit to be the one the requirements were checked
+on, so a writer that lost a race fails with ``CommitFailedException`` and nothing is written.
+
+The request id is fixed by the table and the snapshot id: a commit sent again (its answer
+lost) is answered with the data commit it made, not made twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Sequence
+
+import pydantic
+from fastapi import Request
+from pyiceberg.manifest import DataFile as IcebergDataFile
+
+from api.auth import scoped_request_id
+from api.iceberg.bounds import BoundError, column_stats
+from api.iceberg.commits import check_requirements
+from api.iceberg.errors import bad_request, commit_failed
+from api.iceberg.manifests import check_present, live_files
+from api.iceberg.models import AddedSnapshot, TableMetadata, TableRequirement, TableUpdate
+from api.iceberg.snapshots import MAIN, sequence_numbers, snapshot_id_of
+from api.routes.params import node_of
+from catalog.data_files import (
+    DataCommit,
+    DataFile,
+    IcebergSnapshot,
+    SnapshotOperation,
+    visible_files,
+)
+from catalog.descriptors import TableDescriptor
+from catalog.errors import ConcurrentUpdateError, ErrorCode, ValidationError
+
+SNAPSHOT_UPDATES = ("add-snapshot", "set-snapshot-ref")
+OPERATIONS: tuple[SnapshotOperation, ...] = ("append", "overwrite", "delete", "replace")
+
+
+def added_snapshots(updates: Sequence[TableUpdate]) -> list[AddedSnapshot] | None:
+    """Return the snapshots a commit adds to branch main, in order; None when it adds none.
+
+    A commit may add several snapshots, each made on the one before (PyIceberg's overwrite
+    adds a delete and an append); branch main must end at the last.
+
+    Raises:
+        IcebergError: BadRequestException for a commit that touches snapshots otherwise:
+            with other updates, snapshots that do not follow one another, main not moved to
+            the last, another branch or a tag, or a branch moved without a new snapshot.
+    """
+    touching = [u for u in updates if u.action in SNAPSHOT_UPDATES]
+    if not touching:
+        return None
+    if len(touching) != len(updates):
+        raise bad_request(
+            "a commit that adds a snapshot makes no other change: commit schema and property "
+            "changes on their own"
+        )
+    added = [u.snapshot for u in updates if u.action == "add-snapshot"]
+    chain = [s for s in added if s is not None]
+    if not chain or len(chain) != len(added):
+        raise bad_request(
+            "a commit adds snapshots (add-snapshot) and makes the last the head of branch main "
+            "(set-snapshot-ref); the table's data history moves forward only"
+        )
+    for before, after in itertools.pairwise(chain):
+        if after.parent_snapshot_id != before.snapshot_id:
+            raise bad_request(
+                f"snapshot {after.snapshot_id} is not made on snapshot {before.snapshot_id}, "
+                "added before it in the same commit"
+            )
+    last = chain[-1].snapshot_id
+    refs = [u for u in updates if u.action == "set-snapshot-ref"]
+    if (
+        not refs
+        or any(r.ref_name != MAIN or r.type != "branch" for r in refs)
+        or refs[-1].snapshot_id != last
+    ):
+        raise bad_request(
+            f"set-snapshot-ref must make snapshot {last} the head of branch main; this "
+            "catalog's tables have one branch, main, and no tags"
+        )
+    return chain
+
+
+def _operation(snapshot: AddedSnapshot) -> SnapshotOperation:
+    operation = snapshot.summary.get("operation")
+    for known in OPERATIONS:
+        if operation == known:
+            return known
+    raise bad_request(
+        f"snapshot {snapshot.snapshot_id} has operation {operation}; accepted: "
+        + ", ".join(OPERATIONS)
+    )
+
+
+def _data_files(
+    table: TableDescriptor, schema_version: int, added: dict[str, IcebergDataFile]
+) -> list[DataFile]:
+    """Return the files a snapshot adds as data commit files, with their statistics.
+
+    Raises:
+        IcebergError: BadRequestException for a path the catalog cannot record, or a bound
+            that is not a value of its column's type.
+    """
+    kept = [v.columns for v in table.versions if v.version == schema_version]
+    files: list[DataFile] = []
+    for path, added_file in added.items():
+        try:
+            stats = None  # a schema version the node no longer keeps: its types are unknown
+            if kept:
+                stats = column_stats(
+                    kept[0],
+                    added_file.null_value_counts or {},
+                    added_file.nan_value_counts or {},
+                    added_file.lower_bounds or {},
+                    added_file.upper_bounds or {},
+                )
+            files.append(
+                DataFile(
+                    path=path,
+                    partition=0,
+                    rows=added_file.record_count,
+                    size=added_file.file_size_in_bytes,
+                    stats=stats,
+                )
+            )
+        except BoundError as e:
+            raise bad_request(f"data file {added_file.file_path} cannot be recorded: {e}") from e
+        except pydantic.ValidationError as e:
+            raise bad_request(
+                f"data file {added_file.file_path} cannot be recorded: a path in the table's "
+                "folder has letters, digits, _ . = and - between its slashes"
+            ) from e
+    return files
+
+
+async def commit_snapshots(
+    request: Request,
+    table: TableDescriptor,
+    name: str,
+    metadata: TableMetadata,
+    commits: list[DataCommit],
+    requirements: Sequence[TableRequirement],
+    chain: list[AddedSnapshot],
+) -> DataCommit:
+    """Record the snapshots a commit adds as one data commit; return it.
+
+    The data commit holds what the last snapshot holds and the table did not: the files it
+    adds, and as removed the table's files it no longer holds.
+
+    Args:
+        request: the commit's request (its node and caller).
+        table: the table, as of the node's latest catalog.
+        name: the table's name, for messages.
+        metadata: the table's current metadata, its snapshots included.
+        commits: every data commit of the table, in order (``metadata``'s snapshots).
+        requirements: the commit's requirements.
+        chain: the snapshots it adds, in order.
+
+    Raises:
+        IcebergError: CommitFailedException when a requirement fails or the snapshots are
+            not made on the table's current snapshot; BadRequestException when they cannot
+            be recorded (see ``manifests.live_files`` and ``_data_files``).
+        ConcurrentUpdateError: PRECONDITION_FAILED, another data commit came first.
+    """
+    last = chain[-1]
+    done = [c for c in commits if snapshot_id_of(c) == last.snapshot_id]
+    if done:  # sent again: the request id answers with the commit it made
+        base = [c for c in commits if c.seq < done[0].seq]
+    else:
+        check_requirements(requirements, metadata, name)
+        base = commits
+    head = snapshot_id_of(base[-1]) if base else None
+    if chain[0].parent_snapshot_id != head:
+        raise commit_failed(
+            f"snapshot {chain[0].snapshot_id} of table {name} is made on snapshot "
+            f"{chain[0].parent_snapshot_id}, but the table's current snapshot is {head}; "
+            "nothing was written: load the table again and retry"
+        )
+    numbers = sequence_numbers(base)
+    expected = (numbers[-1] if numbers else 0) + 1
+    for offset, snapshot in enumerate(chain):
+        if snapshot.sequence_number != expected + offset:
+            raise bad_request(
+                f"snapshot {snapshot.snapshot_id} has sequence number "
+                f"{snapshot.sequence_number}; the table's next is {expected + offset}"
+            )
+    schema_version = last.schema_id or table.schema_version
+    if not 1 <= schema_version <= table.schema_version:
+        raise bad_request(f"snapshot {last.snapshot_id} names schema {schema_version}")
+    operation = _operation(last)
+    live = await asyncio.to_thread(
+        live_files, metadata.location, last.manifest_list, last.snapshot_id
+    )
+    held = {f.path for c in visible_files(base) for f in c.files}
+    added = {path: f for path, f in live.items() if path not in held}
+    await asyncio.to_thread(check_present, metadata.location, list(added))
+    files = _data_files(table, schema_version, added)
+    summary = {k: v for k, v in last.summary.items() if k != "operation"}
+    try:
+        return await node_of(request).data.commit(
+            table.id,
+            files,
+            schema_version=schema_version,
+            mode="append",
+            request_id=scoped_request_id(request, f"iceberg-{table.id}-{last.snapshot_id}"),
+            expected_seq=base[-1].seq if base else 0,
+            removed=sorted(held - live.keys()),
+            iceberg=IcebergSnapshot(
+                snapshot_id=last.snapshot_id,
+                parent_id=chain[0].parent_snapshot_id,
+                manifest_list=last.manifest_list,
+                operation=operation,
+                summary=summary,
+                timestamp_ms=last.timestamp_ms,
+                sequence_number=expected + len(chain) - 1,
+            ),
+        )
+    except ConcurrentUpdateError as e:
+        if e.code is not ErrorCode.PRECONDITION_FAILED:
+            raise
+        raise commit_failed(
+            f"another commit to table {name} came first; nothing was written: load the table "
+            "again and retry"
+        ) from e
+    except ValidationError as e:
+        if e.code is not ErrorCode.REQUEST_ID_REUSED:
+            raise
+        raise bad_request(
+            f"snapshot {last.snapshot_id} is already committed to table {name} with other "
+            "files; a new commit needs a new snapshot id"
+        ) from e

@@ -1,0 +1,166 @@
+"""Column statistics of an Iceberg data file, as a data commit records them.
+
+An Iceberg manifest keeps, per field id, a data file's null count and its lower and upper
+bounds in Iceberg's single-value binary serialization (little-endian integers and floats,
+days for ``date``, microseconds for ``time`` and the timestamps, the unscaled big-endian
+two's-complement integer for ``decimal``, UTF-8 for ``string``, 16 big-endian bytes for
+``uuid``). ``column_stats`` turns them into ``catalog.data_files.ColumnStats`` in the form the
+Spark source compares them in (``spark.statistics``): field ids are the catalog's column ids.
+
+Doubt keeps no bound: a float column whose NaN count is not known to be zero, a ``binary``
+column, a string bound longer than the catalog keeps (a longer lower bound is cut, a longer
+upper bound dropped). A file that lacks the null count of one of its columns records no
+statistics at all, so it is never skipped for want of one.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+import struct
+import uuid
+from collections.abc import Mapping, Sequence
+
+from catalog.column_types import ColumnType
+from catalog.data_files import ColumnStats, StatValue
+from catalog.descriptors import ColumnDescriptor
+
+MAX_STRING_BOUND = 64
+"""The longest string bound kept, as the Spark source keeps them (``spark.statistics``)."""
+
+_FIXED: dict[ColumnType, tuple[str, int]] = {
+    ColumnType.INT8: ("<i", 4),
+    ColumnType.INT16: ("<i", 4),
+    ColumnType.INT32: ("<i", 4),
+    ColumnType.INT64: ("<q", 8),
+    ColumnType.FLOAT32: ("<f", 4),
+    ColumnType.FLOAT64: ("<d", 8),
+    ColumnType.DATE: ("<i", 4),
+    ColumnType.TIME: ("<q", 8),
+    ColumnType.TIMESTAMP: ("<q", 8),
+    ColumnType.TIMESTAMP_TZ: ("<q", 8),
+}
+"""The struct format and width of each type Iceberg serializes as a fixed-width number."""
+
+_EXACT = decimal.Context(prec=80)
+"""Room for any decimal Iceberg holds (38 digits), so moving its point never rounds."""
+
+
+class BoundError(ValueError):
+    """A bound that is not a value of its column's Iceberg type."""
+
+
+def decode_bound(column: ColumnDescriptor, data: bytes) -> StatValue | None:
+    """Return one Iceberg bound of ``column`` as a data commit stores it; None for no bound.
+
+    Raises:
+        BoundError: ``data`` does not hold a value of the column's type.
+    """
+    kind = column.type
+    if kind is ColumnType.BOOLEAN:
+        if len(data) != 1 or data[0] > 1:
+            raise BoundError(f"a boolean bound is one byte 0 or 1, got {len(data)} byte(s)")
+        return data[0] == 1
+    fixed = _FIXED.get(kind)
+    if fixed is not None:
+        layout, width = fixed
+        if len(data) != width:
+            raise BoundError(f"a {kind} bound has {width} bytes, got {len(data)}")
+        value: int | float = struct.unpack(layout, data)[0]
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return value
+    if kind is ColumnType.DECIMAL:
+        if not data:
+            raise BoundError("a DECIMAL bound has at least one byte")
+        unscaled = int.from_bytes(data, "big", signed=True)
+        return format(decimal.Decimal(unscaled).scaleb(-(column.scale or 0), _EXACT), "f")
+    if kind is ColumnType.UUID:
+        if len(data) != 16:
+            raise BoundError(f"a UUID bound has 16 bytes, got {len(data)}")
+        return str(uuid.UUID(bytes=data))
+    if kind is ColumnType.STRING:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise BoundError("a STRING bound is not UTF-8") from e
+    return None  # BYTES: only the null count is kept
+
+
+def encode_bound(column: ColumnDescriptor, value: StatValue) -> bytes | None:
+    """Return a stored bound of ``column`` in Iceberg's serialization; None when it has none.
+
+    The inverse of ``decode_bound``, for the manifests the server writes of the Spark
+    source's files. A value that is not one of the column's type has no bound.
+    """
+    kind = column.type
+    try:
+        if kind is ColumnType.BOOLEAN and isinstance(value, bool):
+            return b"\x01" if value else b"\x00"
+        fixed = _FIXED.get(kind)
+        if fixed is not None and isinstance(value, int | float) and not isinstance(value, bool):
+            return struct.pack(fixed[0], value)
+        if kind is ColumnType.DECIMAL and isinstance(value, str):
+            unscaled = decimal.Decimal(value).scaleb(column.scale or 0, _EXACT)
+            if unscaled != unscaled.to_integral_value():
+                return None
+            number = int(unscaled)
+            return number.to_bytes(max(1, (number.bit_length() + 8) // 8), "big", signed=True)
+        if kind is ColumnType.UUID and isinstance(value, str):
+            return uuid.UUID(value).bytes
+        if kind is ColumnType.STRING and isinstance(value, str):
+            return value.encode("utf-8")
+    except (struct.error, decimal.InvalidOperation, ValueError):
+        return None
+    return None
+
+
+def _kept_string(value: StatValue | None, *, upper: bool) -> StatValue | None:
+    if isinstance(value, str) and len(value) > MAX_STRING_BOUND:
+        return None if upper else value[:MAX_STRING_BOUND]
+    return value
+
+
+def column_stats(
+    columns: Sequence[ColumnDescriptor],
+    null_counts: Mapping[int, int],
+    nan_counts: Mapping[int, int],
+    lower: Mapping[int, bytes],
+    upper: Mapping[int, bytes],
+) -> tuple[ColumnStats, ...] | None:
+    """Return the statistics of a data file that holds ``columns``, from its Iceberg metrics.
+
+    Args:
+        columns: the columns the file was written with (the schema of its snapshot).
+        null_counts: per field id, how many values are null.
+        nan_counts: per field id, how many values are NaN.
+        lower: per field id, the serialized lower bound.
+        upper: per field id, the serialized upper bound.
+
+    Returns:
+        One entry per column; None when a column's null count is missing.
+
+    Raises:
+        BoundError: a bound that is not a value of its column's type.
+    """
+    stats: list[ColumnStats] = []
+    for column in columns:
+        nulls = null_counts.get(column.id)
+        if nulls is None:
+            return None
+        floating = column.type in (ColumnType.FLOAT32, ColumnType.FLOAT64)
+        if floating and nan_counts.get(column.id) != 0:
+            low = high = None  # NaN sorts above every number in Spark: no bound is safe
+        else:
+            low_bytes, high_bytes = lower.get(column.id), upper.get(column.id)
+            low = None if low_bytes is None else decode_bound(column, low_bytes)
+            high = None if high_bytes is None else decode_bound(column, high_bytes)
+        stats.append(
+            ColumnStats(
+                column_id=column.id,
+                nulls=nulls,
+                lower=_kept_string(low, upper=False),
+                upper=_kept_string(high, upper=True),
+            )
+        )
+    return tuple(stats)

@@ -1,0 +1,324 @@
+"""A table's Iceberg manifests: read from a writer's snapshot, written for the Spark source's.
+
+A snapshot added through the Iceberg REST catalog names its manifest list; the server reads
+it and its manifests (``live_files``) to learn which data files the snapshot holds. A data
+commit of the Spark source has no manifests: the server writes a manifest of its files (with
+their null counts and bounds) and a manifest list (``write_manifests``), under
+``<location>/metadata/``, so an Iceberg reader sees those files too. The Avro work is
+PyIceberg's own manifest reader and writer, so the files are exactly what Iceberg readers
+expect; the server reads and writes them on the local filesystem of the warehouse
+(``WarehouseIO``).
+
+Every location read must be inside the table's folder: a snapshot cannot make the server
+read, or the catalog record, a file elsewhere. A writer names the files read, so they are
+read as untrusted input: with PyIceberg's Python Avro decoder, which fails cleanly on a
+corrupt or hostile file (its compiled decoder does not check bounds and can crash the
+process), and any file that cannot be read is refused with a 400.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import PurePosixPath
+
+import pyiceberg.avro.file
+from pyiceberg.avro.codecs import AvroCompressionCodec
+from pyiceberg.avro.decoder import BinaryDecoder, StreamingBinaryDecoder
+from pyiceberg.io import FileIO, InputFile, InputStream, OutputFile, OutputStream
+from pyiceberg.manifest import DataFile as IcebergDataFile
+from pyiceberg.manifest import (
+    DataFileContent,
+    FileFormat,
+    ManifestContent,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+    read_manifest_list,
+    write_manifest,
+    write_manifest_list,
+)
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+from pyiceberg.schema import Schema
+from pyiceberg.typedef import Record
+
+from api.iceberg.bounds import encode_bound
+from api.iceberg.errors import bad_request
+from catalog.data_files import DataCommit, DataFile
+from catalog.descriptors import ColumnDescriptor
+
+FILE_SCHEME = "file:"
+AVRO_CODEC: AvroCompressionCodec = "deflate"
+
+
+def _checked_decoder(b: bytes) -> BinaryDecoder:
+    return StreamingBinaryDecoder(b)
+
+
+# PyIceberg's Avro files pick their decoder through this module-level name.
+pyiceberg.avro.file.new_decoder = _checked_decoder  # type: ignore[attr-defined]
+
+
+@contextmanager
+def _reading(what: str, location: str) -> Iterator[None]:
+    """Refuse, with a 400 naming it, a file that is missing or is not what it should be."""
+    try:
+        yield
+    except FileNotFoundError as e:
+        raise bad_request(f"{what} {location} does not exist") from e
+    except Exception as e:
+        # A corrupt file fails anywhere in the reader (its header's JSON, its codec, the
+        # decoder, the schema resolution), each with its own error: all mean "not readable".
+        raise bad_request(f"{what} {location} cannot be read as an Iceberg {what}") from e
+
+
+def local_path(location: str) -> str:
+    """Return the local path of a location: a plain path or a ``file:`` URI.
+
+    Raises:
+        IcebergError: BadRequestException for a location on another filesystem.
+    """
+    if location.startswith("file://"):
+        return location[len("file://") :]
+    if location.startswith(FILE_SCHEME):
+        return location[len(FILE_SCHEME) :]
+    if "://" in location:
+        raise bad_request(
+            f"location {location} is not on the warehouse's filesystem; this catalog reads "
+            "and records local files only"
+        )
+    return location
+
+
+def relative_path(folder: str, location: str, what: str) -> str:
+    """Return ``location`` relative to the table's ``folder``.
+
+    Raises:
+        IcebergError: BadRequestException naming ``what`` when it is outside the folder.
+    """
+    path = os.path.normpath(local_path(location))
+    inside = PurePosixPath(path).is_relative_to(folder) and path != folder
+    if not inside or not os.path.isabs(path):
+        raise bad_request(
+            f"{what} {location} is outside the table's folder {folder}; this catalog records "
+            "only files under the table's location"
+        )
+    return PurePosixPath(path).relative_to(folder).as_posix()
+
+
+class _LocalInput(InputFile):
+    """A file of the warehouse, read."""
+
+    def __len__(self) -> int:
+        return os.path.getsize(self.location)
+
+    def exists(self) -> bool:
+        """Return whether the file exists."""
+        return os.path.exists(self.location)
+
+    def open(self, seekable: bool = True) -> InputStream:
+        """Open the file for reading."""
+        return open(self.location, "rb")
+
+
+class _LocalOutput(OutputFile):
+    """A file of the warehouse, written (its folder made when missing)."""
+
+    def __len__(self) -> int:
+        return os.path.getsize(self.location)
+
+    def exists(self) -> bool:
+        """Return whether the file exists."""
+        return os.path.exists(self.location)
+
+    def to_input_file(self) -> InputFile:
+        """Return the file, to read."""
+        return _LocalInput(self.location)
+
+    def create(self, overwrite: bool = False) -> OutputStream:
+        """Create the file for writing; an existing one only with ``overwrite``."""
+        os.makedirs(os.path.dirname(self.location), exist_ok=True)
+        return open(self.location, "wb" if overwrite else "xb")
+
+
+class WarehouseIO(FileIO):
+    """PyIceberg's file access, on the local filesystem of the warehouse."""
+
+    def new_input(self, location: str) -> InputFile:
+        """Return a file to read."""
+        return _LocalInput(local_path(location))
+
+    def new_output(self, location: str) -> OutputFile:
+        """Return a file to write."""
+        return _LocalOutput(local_path(location))
+
+    def delete(self, location: str | InputFile | OutputFile) -> None:
+        """Delete a file."""
+        os.unlink(local_path(location if isinstance(location, str) else location.location))
+
+
+def _manifests(folder: str, manifest_list: str) -> list[ManifestFile]:
+    relative_path(folder, manifest_list, "manifest list")
+    with _reading("manifest list", manifest_list):
+        return list(read_manifest_list(WarehouseIO().new_input(manifest_list)))
+
+
+def live_files(folder: str, manifest_list: str, snapshot_id: int) -> dict[str, IcebergDataFile]:
+    """Return every data file snapshot ``snapshot_id`` holds, by path relative to ``folder``.
+
+    Raises:
+        IcebergError: BadRequestException for a manifest, list or data file outside the
+            table's folder, a missing one, delete files (row-level deletes), or a data file
+            not in Parquet.
+    """
+    io = WarehouseIO()
+    found: dict[str, IcebergDataFile] = {}
+    for manifest in _manifests(folder, manifest_list):
+        relative_path(folder, manifest.manifest_path, "manifest")
+        if manifest.content != ManifestContent.DATA:
+            raise bad_request(
+                f"snapshot {snapshot_id} has a delete manifest: this catalog takes no delete "
+                "files (row-level deletes); delete by rewriting the files (copy-on-write)"
+            )
+        with _reading("manifest", manifest.manifest_path):
+            entries = manifest.fetch_manifest_entry(io)
+        for entry in entries:
+            data_file = entry.data_file
+            if data_file.content != DataFileContent.DATA:
+                raise bad_request(
+                    f"snapshot {snapshot_id} has delete file {data_file.file_path}: this "
+                    "catalog takes no delete files (row-level deletes); delete by rewriting "
+                    "the files (copy-on-write)"
+                )
+            if data_file.file_format != FileFormat.PARQUET:
+                raise bad_request(
+                    f"data file {data_file.file_path} is {data_file.file_format.value}: this "
+                    "catalog's tables hold Parquet files"
+                )
+            found[relative_path(folder, data_file.file_path, "data file")] = data_file
+    return found
+
+
+def check_present(folder: str, paths: Sequence[str]) -> None:
+    """Refuse data files (by path relative to ``folder``) that are not there.
+
+    Raises:
+        IcebergError: BadRequestException naming the first that is missing.
+    """
+    for path in paths:
+        if not os.path.isfile(os.path.join(folder, path)):
+            raise bad_request(f"data file {folder}/{path} does not exist")
+
+
+def spark_snapshot_id(table_id: int, seq: int) -> int:
+    """Return the snapshot id of a Spark source commit: fixed by the table and the commit."""
+    digest = hashlib.sha256(f"catalog-data:{table_id}:{seq}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def spark_manifest_list(location: str, snapshot_id: int, seq: int) -> str:
+    """Return where the manifest list of a Spark source commit is written."""
+    return f"{location}/metadata/snap-{snapshot_id}-catalog-{seq}.avro"
+
+
+def _data_file(
+    location: str, written: DataFile, columns: Mapping[int, ColumnDescriptor]
+) -> IcebergDataFile:
+    stats = [s for s in written.stats or () if s.column_id in columns]
+    lower, upper = {}, {}
+    for s in stats:
+        column = columns[s.column_id]
+        low = None if s.lower is None else encode_bound(column, s.lower)
+        high = None if s.upper is None else encode_bound(column, s.upper)
+        if low is not None:
+            lower[s.column_id] = low
+        if high is not None:
+            upper[s.column_id] = high
+    return IcebergDataFile.from_args(
+        content=DataFileContent.DATA,
+        file_path=f"{location}/{written.path}",
+        file_format=FileFormat.PARQUET,
+        partition=Record(),
+        record_count=written.rows,
+        file_size_in_bytes=written.size,
+        column_sizes={},
+        value_counts={s.column_id: written.rows for s in stats},
+        null_value_counts={s.column_id: s.nulls for s in stats},
+        nan_value_counts={},
+        lower_bounds=lower,
+        upper_bounds=upper,
+    )
+
+
+def write_manifests(
+    location: str,
+    schema: Schema,
+    columns: Sequence[ColumnDescriptor],
+    commit: DataCommit,
+    parent: tuple[int, str] | None,
+    sequence_number: int,
+) -> str:
+    """Write the manifest and manifest list of a Spark source commit; return the list's path.
+
+    The list holds the parent snapshot's manifests that still hold files (none after an
+    overwrite) and one new manifest of the commit's files. Written once: when the list
+    exists, nothing is written. Both are written under a fresh name, the list then renamed to
+    its fixed one, so a concurrent writer (another node) never leaves a half-written list.
+
+    Args:
+        location: the table's location.
+        schema: the table's schema, as Iceberg has it.
+        columns: the table's columns (the bounds are written as their types).
+        commit: the commit.
+        parent: the snapshot id and manifest list of the commit before it, if any.
+        sequence_number: the snapshot's sequence number.
+
+    Raises:
+        IcebergError: BadRequestException when the parent's manifest list cannot be read.
+    """
+    snapshot_id = spark_snapshot_id(commit.table_id, commit.seq)
+    target = spark_manifest_list(location, snapshot_id, commit.seq)
+    if os.path.exists(local_path(target)):
+        return target
+    io = WarehouseIO()
+    carried: list[ManifestFile] = []
+    if parent is not None and commit.mode == "append":
+        carried = [
+            m
+            for m in _manifests(location, parent[1])
+            if m.has_added_files() or m.has_existing_files()
+        ]
+    by_id = {c.id: c for c in columns}
+    fresh = uuid.uuid4().hex
+    manifest_path = f"{location}/metadata/catalog-{commit.seq}-{fresh}-m0.avro"
+    with write_manifest(
+        format_version=2,
+        spec=UNPARTITIONED_PARTITION_SPEC,
+        schema=schema,
+        output_file=io.new_output(manifest_path),
+        snapshot_id=snapshot_id,
+        avro_compression=AVRO_CODEC,
+    ) as writer:
+        for written in commit.files:
+            writer.add(
+                ManifestEntry.from_args(
+                    status=ManifestEntryStatus.ADDED,
+                    snapshot_id=snapshot_id,
+                    data_file=_data_file(location, written, by_id),
+                )
+            )
+    written_list = f"{local_path(target)}.{fresh}.partial"
+    with write_manifest_list(
+        format_version=2,
+        output_file=io.new_output(written_list),
+        snapshot_id=snapshot_id,
+        parent_snapshot_id=None if parent is None else parent[0],
+        sequence_number=sequence_number,
+        avro_compression=AVRO_CODEC,
+    ) as list_writer:
+        list_writer.add_manifests([*carried, writer.to_manifest_file()])
+    os.replace(written_list, local_path(target))
+    return target

@@ -1,0 +1,156 @@
+"""A table's data commits as Iceberg snapshots: one snapshot per data commit, branch ``main``.
+
+A commit made through the Iceberg REST catalog is the snapshot its writer added (its id,
+parent, manifest list, summary and time). A commit of the Spark source is a snapshot whose
+id is fixed by the table and the commit (``manifests.spark_snapshot_id``), whose sequence
+number follows its parent's, and whose manifest list (with the files' null counts and
+bounds) the server writes on the first load that needs it (``ensure_manifests``).
+``snapshot-log`` gives the time each commit became visible (its commit timestamp), so a
+reader's time travel by timestamp sees what a read "as of" that time sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyiceberg.schema import Schema
+
+from api.iceberg.manifests import spark_manifest_list, spark_snapshot_id, write_manifests
+from api.iceberg.models import IcebergSchema
+from catalog.data_files import DataCommit
+from catalog.descriptors import ColumnDescriptor
+from schemasync.clock import physical_of
+
+MAIN = "main"
+"""The one branch of a table: its current data."""
+
+
+def snapshot_id_of(commit: DataCommit) -> int:
+    """Return the Iceberg snapshot id of a data commit."""
+    if commit.iceberg is not None:
+        return commit.iceberg.snapshot_id
+    return spark_snapshot_id(commit.table_id, commit.seq)
+
+
+def manifest_list_of(location: str, commit: DataCommit) -> str:
+    """Return where a data commit's manifest list is."""
+    if commit.iceberg is not None:
+        return commit.iceberg.manifest_list
+    return spark_manifest_list(location, snapshot_id_of(commit), commit.seq)
+
+
+def sequence_numbers(commits: Sequence[DataCommit]) -> list[int]:
+    """Return the Iceberg sequence number of each of a table's data commits (all, in order)."""
+    numbers: list[int] = []
+    for commit in commits:
+        after = numbers[-1] if numbers else 0
+        numbers.append(after + 1 if commit.iceberg is None else commit.iceberg.sequence_number)
+    return numbers
+
+
+def _snapshot(
+    location: str, commit: DataCommit, parent: DataCommit | None, sequence_number: int
+) -> dict[str, Any]:
+    iceberg = commit.iceberg
+    if iceberg is not None:
+        summary = {**iceberg.summary, "operation": iceberg.operation}
+        timestamp_ms = iceberg.timestamp_ms
+    else:
+        summary = {
+            "operation": commit.mode,
+            "added-data-files": str(len(commit.files)),
+            "added-records": str(sum(f.rows for f in commit.files)),
+            "added-files-size": str(sum(f.size for f in commit.files)),
+        }
+        timestamp_ms = physical_of(commit.commit_ts)
+    snapshot: dict[str, Any] = {
+        "snapshot-id": snapshot_id_of(commit),
+        "sequence-number": sequence_number,
+        "timestamp-ms": timestamp_ms,
+        "manifest-list": manifest_list_of(location, commit),
+        "summary": summary,
+        "schema-id": commit.schema_version,
+    }
+    if parent is not None:
+        snapshot["parent-snapshot-id"] = snapshot_id_of(parent)
+    return snapshot
+
+
+@dataclass(frozen=True)
+class Snapshots:
+    """The snapshot members of a table's metadata.
+
+    Attributes:
+        snapshots: one per data commit, oldest first.
+        current_snapshot_id: the latest commit's snapshot; None before the first.
+        refs: branch ``main`` at the current snapshot (none before the first).
+        snapshot_log: when each snapshot became current.
+        last_sequence_number: the latest snapshot's sequence number (0 before the first).
+        last_commit_ms: when the latest commit became visible (0 before the first).
+    """
+
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
+    current_snapshot_id: int | None = None
+    refs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    snapshot_log: list[dict[str, Any]] = field(default_factory=list)
+    last_sequence_number: int = 0
+    last_commit_ms: int = 0
+
+
+def snapshots_of(location: str, commits: Sequence[DataCommit]) -> Snapshots:
+    """Return the snapshots of a table whose data commits (every one, in order) are ``commits``."""
+    if not commits:
+        return Snapshots()
+    parents: list[DataCommit | None] = [None, *commits[:-1]]
+    numbers = sequence_numbers(commits)
+    latest = commits[-1]
+    current = snapshot_id_of(latest)
+    return Snapshots(
+        snapshots=[
+            _snapshot(location, c, p, n) for c, p, n in zip(commits, parents, numbers, strict=True)
+        ],
+        current_snapshot_id=current,
+        refs={MAIN: {"snapshot-id": current, "type": "branch"}},
+        snapshot_log=[
+            {"snapshot-id": snapshot_id_of(c), "timestamp-ms": physical_of(c.commit_ts)}
+            for c in commits
+        ],
+        last_sequence_number=numbers[-1],
+        last_commit_ms=physical_of(latest.commit_ts),
+    )
+
+
+def _write_missing(
+    location: str,
+    schema: Schema,
+    columns: Sequence[ColumnDescriptor],
+    commits: Sequence[DataCommit],
+) -> None:
+    parent: tuple[int, str] | None = None
+    for commit, number in zip(commits, sequence_numbers(commits), strict=True):
+        if commit.iceberg is None:
+            write_manifests(location, schema, columns, commit, parent, number)
+        parent = (snapshot_id_of(commit), manifest_list_of(location, commit))
+
+
+async def ensure_manifests(
+    location: str,
+    schema: IcebergSchema,
+    columns: Sequence[ColumnDescriptor],
+    commits: Sequence[DataCommit],
+) -> None:
+    """Write the manifests of the Spark source's commits that have none yet (on a worker).
+
+    Args:
+        location: the table's location.
+        schema: the table's current schema.
+        columns: the table's current columns.
+        commits: every data commit of the table, in order.
+    """
+    if all(c.iceberg is not None for c in commits):
+        return
+    served = Schema.model_validate(schema.model_dump(by_alias=True))
+    await asyncio.to_thread(_write_missing, location, served, columns, commits)
