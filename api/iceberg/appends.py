@@ -4,7 +4,8 @@ An Iceberg writer (PyIceberg's ``append``, ``overwrite``, ``delete``) writes its
 a manifest and a manifest list under the table's location, then commits ``add-snapshot`` (one
 or several snapshots, each made on the one before) and ``set-snapshot-ref`` (branch
 ``main``). The server checks the commit's requirements against the table's current metadata,
-its current snapshot included; reads the last snapshot's manifests; and records one data
+its current snapshot included; reads the manifests the last snapshot does not share with
+the table's current one (``manifests.snapshot_change``); and records one data
 commit through ``DataCommits.commit`` (the update log's compare-and-set, safe-time and
 request-id rules): the files the snapshot holds that the table did not, with their rows,
 sizes and column statistics, and the paths of the table's files it no longer holds. The
@@ -29,9 +30,9 @@ from api.auth import scoped_request_id
 from api.iceberg.bounds import BoundError, column_stats
 from api.iceberg.commits import check_requirements
 from api.iceberg.errors import bad_request, commit_failed
-from api.iceberg.manifests import check_present, live_files
+from api.iceberg.manifests import check_present, snapshot_change
 from api.iceberg.models import AddedSnapshot, TableMetadata, TableRequirement, TableUpdate
-from api.iceberg.snapshots import MAIN, sequence_numbers, snapshot_id_of
+from api.iceberg.snapshots import MAIN, manifest_list_of, sequence_numbers, snapshot_id_of
 from api.routes.params import node_of
 from catalog.data_files import (
     DataCommit,
@@ -171,7 +172,7 @@ async def commit_snapshots(
     Raises:
         IcebergError: CommitFailedException when a requirement fails or the snapshots are
             not made on the table's current snapshot; BadRequestException when they cannot
-            be recorded (see ``manifests.live_files`` and ``_data_files``).
+            be recorded (see ``manifests.snapshot_change`` and ``_data_files``).
         ConcurrentUpdateError: PRECONDITION_FAILED, another data commit came first.
     """
     last = chain[-1]
@@ -200,11 +201,16 @@ async def commit_snapshots(
     if not 1 <= schema_version <= table.schema_version:
         raise bad_request(f"snapshot {last.snapshot_id} names schema {schema_version}")
     operation = _operation(last)
-    live = await asyncio.to_thread(
-        live_files, metadata.location, last.manifest_list, last.snapshot_id
-    )
     held = {f.path for c in visible_files(base) for f in c.files}
-    added = {path: f for path, f in live.items() if path not in held}
+    parent_list = manifest_list_of(metadata.location, base[-1]) if base else None
+    added, dropped = await asyncio.to_thread(
+        snapshot_change,
+        metadata.location,
+        last.manifest_list,
+        parent_list,
+        held,
+        last.snapshot_id,
+    )
     await asyncio.to_thread(check_present, metadata.location, list(added))
     files = _data_files(table, schema_version, added)
     summary = {k: v for k, v in last.summary.items() if k != "operation"}
@@ -216,7 +222,7 @@ async def commit_snapshots(
             mode="append",
             request_id=scoped_request_id(request, f"iceberg-{table.id}-{last.snapshot_id}"),
             expected_seq=base[-1].seq if base else 0,
-            removed=sorted(held - live.keys()),
+            removed=sorted(dropped),
             iceberg=IcebergSnapshot(
                 snapshot_id=last.snapshot_id,
                 parent_id=chain[0].parent_snapshot_id,

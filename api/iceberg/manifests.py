@@ -1,7 +1,7 @@
 """A table's Iceberg manifests: read from a writer's snapshot, written for the Spark source's.
 
 A snapshot added through the Iceberg REST catalog names its manifest list; the server reads
-it and its manifests (``live_files``) to learn which data files the snapshot holds. A data
+it and its manifests (``snapshot_change``) to learn which data files the snapshot holds. A data
 commit of the Spark source has no manifests: the server writes a manifest of its files (with
 their null counts and bounds) and a manifest list (``write_manifests``), under
 ``<location>/metadata/``, so an Iceberg reader sees those files too. The Avro work is
@@ -166,17 +166,44 @@ def _manifests(folder: str, manifest_list: str) -> list[ManifestFile]:
         return list(read_manifest_list(WarehouseIO().new_input(manifest_list)))
 
 
-def live_files(folder: str, manifest_list: str, snapshot_id: int) -> dict[str, IcebergDataFile]:
-    """Return every data file snapshot ``snapshot_id`` holds, by path relative to ``folder``.
+def snapshot_change(
+    folder: str,
+    manifest_list: str,
+    parent_list: str | None,
+    held: set[str],
+    snapshot_id: int,
+) -> tuple[dict[str, IcebergDataFile], set[str]]:
+    """Return the files snapshot ``snapshot_id`` adds to its parent's, and those it drops.
+
+    ``held`` are the parent snapshot's files (the table's visible ones), ``parent_list`` its
+    manifest list. A manifest never changes, so one both lists name holds the same files in
+    both: only the manifests the snapshot does not share with its parent are read (for an
+    append, the one it wrote), which keeps a commit's cost independent of the table's history.
+    Without a parent list still on disk, every manifest of the snapshot is read.
 
     Raises:
         IcebergError: BadRequestException for a manifest, list or data file outside the
             table's folder, a missing one, delete files (row-level deletes), or a data file
             not in Parquet.
     """
+    listed = {m.manifest_path: m for m in _manifests(folder, manifest_list)}
+    if parent_list is None or not os.path.isfile(local_path(parent_list)):
+        live = _live(folder, list(listed.values()), snapshot_id)
+        return {p: f for p, f in live.items() if p not in held}, held - live.keys()
+    before = {m.manifest_path: m for m in _manifests(folder, parent_list)}
+    fresh = _live(folder, [m for p, m in listed.items() if p not in before], snapshot_id)
+    gone = _live(folder, [m for p, m in before.items() if p not in listed], snapshot_id)
+    added = {p: f for p, f in fresh.items() if p not in held}
+    return added, (held & gone.keys()) - fresh.keys()
+
+
+def _live(
+    folder: str, manifests: Sequence[ManifestFile], snapshot_id: int
+) -> dict[str, IcebergDataFile]:
+    """Return the data files ``manifests`` hold (not deleted), by path relative to ``folder``."""
     io = WarehouseIO()
     found: dict[str, IcebergDataFile] = {}
-    for manifest in _manifests(folder, manifest_list):
+    for manifest in manifests:
         relative_path(folder, manifest.manifest_path, "manifest")
         if manifest.content != ManifestContent.DATA:
             raise bad_request(

@@ -76,6 +76,20 @@ def test_two_appends_and_time_travel_to_the_first(iceberg: RestCatalog) -> None:
     assert loaded.metadata.last_sequence_number == 2
 
 
+def test_an_append_reads_only_the_manifest_it_wrote(iceberg: RestCatalog) -> None:
+    """A commit's cost does not grow with the table's history: earlier manifests stay unread."""
+    table = iceberg.create_table("PUBLIC.EVENTS", EVENTS)
+    table.append(rows(table, range(1, 3)))
+    first = table.current_snapshot()
+    assert first is not None
+    [manifest] = first.manifests(table.io)
+    kept = Path(manifest.manifest_path.removeprefix("file://")).read_bytes()
+    Path(manifest.manifest_path.removeprefix("file://")).write_bytes(b"not a manifest")
+    table.append(rows(table, range(3, 5)))  # would fail reading the spoiled manifest
+    Path(manifest.manifest_path.removeprefix("file://")).write_bytes(kept)
+    assert ids(iceberg.load_table("PUBLIC.EVENTS")) == [1, 2, 3, 4]
+
+
 def without_retries(table: Table) -> Table:
     """Return ``table`` as a client that does not retry a failed commit sees it."""
     properties = {**table.metadata.properties, "commit.retry.num-retries": "0"}
