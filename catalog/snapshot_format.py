@@ -21,7 +21,7 @@ rather than re-encoding.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from typing import Any, Protocol
 
 import msgpack
@@ -106,6 +106,27 @@ def snapshot_pieces(catalog: SnapshotSource) -> list[bytes]:
     A million tables make a snapshot of hundreds of megabytes: kept in pieces, it is never
     copied whole (``UpdateLog.save_snapshot`` takes the pieces).
     """
+    tables = [
+        [
+            schema_id,
+            ids,
+            [r[ZONE_ID] for r in records],
+            [r[NAME] for r in records],
+            _values(records),
+        ]
+        for schema_id, ids, records in _grouped(catalog.table_records())
+    ]
+    indexes = [
+        [
+            schema_id,
+            ids,
+            [r[TABLE_ID] for r in records],
+            [r[NAME] for r in records],
+            [r[ALIVE] for r in records],
+            _values(records),
+        ]
+        for schema_id, ids, records in _grouped(catalog.index_records())
+    ]
     body = [
         catalog.version,
         catalog.activation_ts,
@@ -113,49 +134,34 @@ def snapshot_pieces(catalog: SnapshotSource) -> list[bytes]:
         catalog.default_zone_id,
         to_wire(tuple(catalog.schemas())),
         to_wire(tuple(catalog.zones())),
-        [
-            [
-                schema_id,
-                ids,
-                [r[ZONE_ID] for r in records],
-                [r[NAME] for r in records],
-                _values(records),
-            ]
-            for schema_id, ids, records in _grouped(catalog.table_records())
-        ],
-        [
-            [
-                schema_id,
-                ids,
-                [r[TABLE_ID] for r in records],
-                [r[NAME] for r in records],
-                [r[ALIVE] for r in records],
-                _values(records),
-            ]
-            for schema_id, ids, records in _grouped(catalog.index_records())
-        ],
+        tables,
+        indexes,
     ]
     views = tuple(catalog.system_views())
     if views:
         body.append(to_wire(views))
+    # The per-object columns (a million items each at a million tables) hold no lists: they
+    # are packed a slice at a time without looking for one in them.
+    columns = {id(column) for group in (*tables, *indexes) for column in group[1:]}
     pieces = [_FRAMING]
-    _pack_into(body, pieces)
+    _pack_into(body, pieces, columns)
     return pieces
 
 
-def _pack_into(value: Any, pieces: list[bytes]) -> None:
+def _pack_into(value: Any, pieces: list[bytes], columns: Set[int]) -> None:
     """Append the msgpack bytes of ``value`` to ``pieces``, a long list a slice at a time.
 
     The bytes are the same as one ``packb`` of the whole value: an array is its header and
-    then its items one after the other, so slices packed alone join to the same array.
+    then its items one after the other, so slices packed alone join to the same array. Lists
+    whose ``id`` is in ``columns`` are known to hold no lists.
     """
     if type(value) is not list:
         pieces.append(msgpack.packb(value, use_bin_type=True))
         return
     pieces.append(_array_header(len(value)))
-    if any(type(item) is list for item in value):
+    if id(value) not in columns and any(type(item) is list for item in value):
         for item in value:
-            _pack_into(item, pieces)
+            _pack_into(item, pieces, columns)
         return
     for start in range(0, len(value), _SLICE):
         part = value[start : start + _SLICE]
