@@ -1,6 +1,7 @@
 """Run every benchmark and print one table; write ``bench/results.json``.
 
-Usage: ``python -m bench [--quick] [--only NAME ...]``.
+Usage: ``python -m bench [--quick] [--only NAME ...]``. With ``--only``, the figures measured
+replace theirs in ``bench/results.json`` and the others of the last run stay.
 """
 
 from __future__ import annotations
@@ -53,7 +54,17 @@ def main() -> int:
             f" {f.goal:>8} {mark}"
         )
     out = Path(__file__).parent / "results.json"
-    out.write_text(json.dumps([f.as_dict() for f in figures], indent=2) + "\n")
+    results = [f.as_dict() for f in figures]
+    if args.only and out.exists():
+        # A partial run replaces its own figures and keeps the others of the last run.
+        measured = {r["key"] for r in results}
+        try:
+            last = json.loads(out.read_text())
+        except ValueError:
+            last = []  # unreadable: nothing of it to keep
+        kept = [r for r in last if isinstance(r, dict) and r.get("key") not in measured]
+        results = kept + results
+    out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwritten: {out}")
     for picture in draw(figures):
         print(f"drawn: {picture}")
