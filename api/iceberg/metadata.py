@@ -16,7 +16,7 @@ from api.iceberg.properties import table_properties
 from api.iceberg.snapshots import Snapshots
 from api.iceberg.types import NoCounterpartError, iceberg_type
 from catalog.descriptors import TableDescriptor, TableVersion
-from catalog.warehouse import table_folder, warehouse_path
+from catalog.warehouse import data_folder
 from schemasync.clock import physical_of
 
 TABLE_UUID_NAMESPACE = uuid.UUID("6f1c1d2e-8a51-5b0e-9d3c-2a7f4e0b9c11")
@@ -29,11 +29,6 @@ def table_uuid(table_id: int) -> str:
     A table's id is never reused within a cluster, so it names the table.
     """
     return str(uuid.uuid5(TABLE_UUID_NAMESPACE, f"table:{table_id}"))
-
-
-def table_location(warehouse: str, table_id: int) -> str:
-    """Return the table's data folder (``catalog.warehouse``), absolute: one for all clients."""
-    return str(table_folder(warehouse_path(warehouse), table_id))
 
 
 def metadata_location(location: str, catalog_version: int, data_seq: int = 0) -> str:
@@ -100,7 +95,7 @@ def table_metadata(
 
     Args:
         table: the table's descriptor.
-        warehouse: the warehouse folder of the server.
+        warehouse: the cluster's warehouse, for a table that records no location.
         activation_ts: the activation time of the catalog version read, used when the table
             carries no time of its own last change.
         snapshots: the table's data commits as snapshots (none when not given).
@@ -112,7 +107,7 @@ def table_metadata(
     data = snapshots or Snapshots()
     return TableMetadata(
         table_uuid=table_uuid(table.id),
-        location=table_location(warehouse, table.id),
+        location=str(data_folder(table, warehouse)),
         last_sequence_number=data.last_sequence_number,
         last_updated_ms=max(physical_of(changed), data.last_commit_ms),
         last_column_id=table.next_column_id - 1,
