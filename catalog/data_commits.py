@@ -14,15 +14,15 @@ import asyncio
 import random
 from collections.abc import Sequence
 
+from catalog.data_cache import DataCommitCache
 from catalog.data_files import (
     DataCommit,
     DataFile,
     DataMode,
     IcebergSnapshot,
-    decode_data_commit,
-    encode_data_commit,
     visible_files,
 )
+from catalog.data_group import DataCommitGroup
 from catalog.data_log import DataCommitLog
 from catalog.errors import ConcurrentUpdateError, ErrorCode, NotFoundError, ValidationError
 from catalog.request_ids import check_request_id, content_digest, request_id_reused
@@ -56,10 +56,23 @@ class DataCommits:
     ) -> None:
         self._log = log
         self._commits = DataCommitLog(log)
+        self._cache = DataCommitCache(self._commits)
+        self._group = DataCommitGroup(
+            self._commits, clock, max_bytes=max(4096, log.store.max_request_bytes // 2)
+        )
         self._service = service
         self._clock = clock
         self._schema_sync = schema_sync
         self._max_attempts = max_attempts
+
+    @property
+    def group_stats(self) -> dict[str, int]:
+        """Return how this node sent its data commits so far.
+
+        ``transactions`` sent, commits that landed ``together`` with others, and commits sent
+        ``one_by_one`` after their group was refused.
+        """
+        return dict(self._group.stats)
 
     async def commit(
         self,
@@ -127,27 +140,27 @@ class DataCommits:
         if expected_seq is None:
             if removed:
                 raise ValidationError("a commit that removes files names the commit it expects")
-            existing = await self._commits.read(table_id)
-            seq = existing[-1].version + 1 if existing else 1
+            seq = await self._commits.latest(table_id) + 1
         else:
             seq = expected_seq + 1
             if removed:
                 await self._check_removed(table_id, expected_seq, removed)
         for attempt in range(self._max_attempts):
-            commit = DataCommit(
-                table_id=table_id,
-                seq=seq,
-                commit_ts=self._clock.now(),
-                schema_version=schema_version,
-                mode=mode,
-                files=tuple(files),
-                request_id=request_id,
-                removed=tuple(removed) or None,
-                iceberg=iceberg,
-            )
-            result = await self._commits.commit(
-                table_id, seq, encode_data_commit(commit), commit.commit_ts, request_id, digest
-            )
+
+            def build(commit_ts: int, seq: int = seq) -> DataCommit:
+                return DataCommit(
+                    table_id=table_id,
+                    seq=seq,
+                    commit_ts=commit_ts,
+                    schema_version=schema_version,
+                    mode=mode,
+                    files=tuple(files),
+                    request_id=request_id,
+                    removed=tuple(removed) or None,
+                    iceberg=iceberg,
+                )
+
+            result, commit = await self._group.commit(table_id, seq, build, request_id, digest)
             if result.committed:
                 return commit
             record = result.request
@@ -167,7 +180,8 @@ class DataCommits:
                 )
             else:
                 seq = result.version + 1
-            await asyncio.sleep(random.uniform(0, min(0.2, 0.002 * 2**attempt)))
+            if result.conflict is not AppendConflict.SAFE_TIME:
+                await asyncio.sleep(random.uniform(0, min(0.2, 0.002 * 2**attempt)))
         raise ConcurrentUpdateError(
             f"gave up committing data of table {table_id} after {self._max_attempts} attempts"
         )
@@ -194,8 +208,7 @@ class DataCommits:
             )
         await wait_until(self._clock, ts)
         await self._log.raise_safe_time(ts)
-        commits = [decode_data_commit(e.payload) for e in await self._commits.read(table_id)]
-        commits = [c for c in commits if c.commit_ts <= ts]
+        commits = await self._cache.up_to(table_id, ts)
         return commits if history else visible_files(commits)
 
     async def recorded(self, table_id: int) -> list[DataCommit]:
@@ -209,7 +222,7 @@ class DataCommits:
         Raises:
             StorageUnavailableError: the log could not be reached.
         """
-        return [decode_data_commit(e.payload) for e in await self._commits.read(table_id)]
+        return await self._cache.recorded(table_id)
 
     async def _check_removed(self, table_id: int, seq: int, removed: Sequence[str]) -> None:
         """Refuse removing files that are not visible as of data commit ``seq``."""
@@ -226,7 +239,7 @@ class DataCommits:
             )
 
     async def _read_commit(self, table_id: int, seq: int) -> DataCommit:
-        for entry in await self._commits.read(table_id):
-            if entry.version == seq:
-                return decode_data_commit(entry.payload)
+        commits = await self.recorded(table_id)
+        if 1 <= seq <= len(commits):
+            return commits[seq - 1]
         raise FormatError(f"data commit {seq} of table {table_id} is recorded but missing")

@@ -11,6 +11,9 @@ commit, and the log's garbage collection deletes them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from updatelog import envelope, requests
 from updatelog.backoff import send_repeatable
 from updatelog.envelope import Kind
@@ -19,6 +22,7 @@ from updatelog.kv import (
     Delete,
     Get,
     KvStore,
+    Op,
     Put,
     absent,
     equals,
@@ -29,6 +33,25 @@ from updatelog.log import AppendConflict, AppendResult, LogEntry, UpdateLog
 
 def _int(value: bytes | None, kind: Kind) -> int:
     return 0 if value is None else envelope.decode_int(value, kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Together:
+    """One data commit of ``DataCommitLog.commit_together``.
+
+    Args:
+        table_id, seq, payload, request_id, digest: as for ``DataCommitLog.commit``.
+    """
+
+    table_id: int
+    seq: int
+    payload: bytes
+    request_id: str
+    digest: bytes = b""
+
+
+def _one_key(key: str) -> tuple[str, str]:
+    return key, key + "\x00"
 
 
 def encode_int(kind: Kind, value: int) -> bytes:
@@ -104,15 +127,77 @@ class DataCommitLog:
             return AppendResult(False, current, safe, AppendConflict.VERSION)
         return AppendResult(False, current, safe, AppendConflict.SAFE_TIME)
 
-    async def read(self, table_id: int) -> list[LogEntry]:
-        """Return every data commit of a table in order (see UpdateLog)."""
-        start, end = self.keys.data_commit_range(table_id)
-        prefix = len(start) - VERSION_DIGITS
+    async def commit_together(
+        self, commits: Sequence[Together], commit_ts: int
+    ) -> tuple[AppendConflict | None, int]:
+        """Record data commits of different tables in one transaction, all at ``commit_ts``.
+
+        Each must be the next of its table and its request id unrecorded; the safe time must be
+        below ``commit_ts``, and is raised to it. Nothing is retried here: a lost answer raises
+        ``UnknownOutcomeError``, and the request ids then tell, one commit at a time, which
+        landed.
+
+        Returns:
+            Why they did not commit (None: they did), and the log's safe time then.
+            ``SAFE_TIME`` when only the safe time stood in the way: send them again above it.
+            ``REQUEST`` or ``VERSION`` when a request id or a table's numbering did: send
+            them one at a time to learn whose.
+        """
+        check_int("commit_ts", commit_ts, 1)
+        keys = self.keys
+        if len({c.table_id for c in commits}) != len(commits):
+            raise ValueError("commits sent together must be of different tables")
+        expires = requests.wall_ms() + self.request_ttl_ms
+        safe_time = envelope.encode_int(Kind.SAFE_TIME, commit_ts)
+        compares = [less_or_absent(keys.safe_time, safe_time)]
+        success: list[Op] = [Put(keys.safe_time, safe_time)]
+        reads = [Get(keys.safe_time)]
+        for c in commits:
+            seq_key, request_key = keys.data_seq(c.table_id), keys.data_request(c.request_id)
+            compares.append(
+                absent(seq_key)
+                if c.seq == 1
+                else equals(seq_key, encode_int(Kind.VERSION, c.seq - 1))
+            )
+            compares.append(absent(request_key))
+            success.append(
+                Put(keys.data_commit(c.table_id, c.seq), envelope.encode(Kind.UPDATE, c.payload))
+            )
+            success.append(Put(seq_key, encode_int(Kind.VERSION, c.seq)))
+            success.append(Put(request_key, requests.encode_committed(c.seq, expires, c.digest)))
+            reads += [Get(seq_key), Get(request_key)]
+        result = await self.store.txn(compares, success, reads)
+        if result.succeeded:
+            return None, commit_ts
+        safe = _int(result.reads[0].value, Kind.SAFE_TIME)
+        for c, seq_read, request_read in zip(
+            commits, result.reads[1::2], result.reads[2::2], strict=True
+        ):
+            if request_read.value is not None:
+                return AppendConflict.REQUEST, safe
+            if _int(seq_read.value, Kind.VERSION) != c.seq - 1:
+                return AppendConflict.VERSION, safe
+        return AppendConflict.SAFE_TIME, safe
+
+    async def read(self, table_id: int, after: int = 0) -> list[LogEntry]:
+        """Return the data commits of a table numbered above ``after``, in order.
+
+        Commits are never rewritten, so a reader that keeps what it read asks only for the
+        ones after the last it holds.
+        """
+        first, end = self.keys.data_commit_range(table_id)
+        start = self.keys.data_commit(table_id, after + 1)
+        prefix = len(first) - VERSION_DIGITS
         read = await self.store.range(start, end)
         return [
             LogEntry(int(kv.key[prefix:]), envelope.decode_as(kv.value, Kind.UPDATE).body)
             for kv in read.kvs
         ]
+
+    async def latest(self, table_id: int) -> int:
+        """Return the number of the table's latest data commit (0: none yet)."""
+        read = await self.store.range(*_one_key(self.keys.data_seq(table_id)))
+        return _int(read.kvs[0].value if read.kvs else None, Kind.VERSION)
 
     async def tables(self) -> list[int]:
         """Return the ids of every table that has data commits, in order."""

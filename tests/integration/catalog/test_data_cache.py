@@ -1,0 +1,97 @@
+"""A node's data commits per table, read from the log incrementally and forgotten by age."""
+
+from __future__ import annotations
+
+from catalog.data_cache import DataCommitCache
+from catalog.data_files import DataCommit, DataFile, encode_data_commit
+from catalog.data_log import DataCommitLog
+from tests.integration.updatelog.support import opened, run
+from updatelog.log import LogEntry
+
+
+class _CountingLog(DataCommitLog):
+    """The real data commit log, noting from which commit on each read asked."""
+
+    reads: list[tuple[int, int]]
+
+    async def read(self, table_id: int, after: int = 0) -> list[LogEntry]:
+        self.reads.append((table_id, after))
+        return await super().read(table_id, after)
+
+
+def _commit(table_id: int, seq: int, ts: int, files: int = 1) -> DataCommit:
+    return DataCommit(
+        table_id=table_id,
+        seq=seq,
+        commit_ts=ts,
+        schema_version=1,
+        mode="append",
+        files=tuple(
+            DataFile(path=f"f{seq}-{i}.parquet", partition=0, rows=1, size=10) for i in range(files)
+        ),
+        request_id=f"r{table_id}-{seq}",
+    )
+
+
+async def _write(log: DataCommitLog, commit: DataCommit) -> None:
+    payload = encode_data_commit(commit)
+    result = await log.commit(
+        commit.table_id, commit.seq, payload, commit.commit_ts, commit.request_id
+    )
+    assert result.committed
+
+
+def test_a_read_asks_the_log_only_for_commits_after_those_it_holds(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as updates:
+            log = _CountingLog(updates)
+            log.reads = []
+            cache = DataCommitCache(log)
+            for seq in (1, 2, 3):
+                await _write(log, _commit(5, seq, 100 + seq))
+            assert [c.seq for c in await cache.recorded(5)] == [1, 2, 3]
+            await _write(log, _commit(5, 4, 200))
+            assert [c.seq for c in await cache.recorded(5)] == [1, 2, 3, 4]
+            assert [c.seq for c in await cache.recorded(5)] == [1, 2, 3, 4]
+            assert log.reads == [(5, 0), (5, 3), (5, 4)]
+            assert await log.latest(5) == 4
+            assert await log.latest(6) == 0
+
+    run(scenario())
+
+
+def test_commits_up_to_a_timestamp_are_the_prefix_at_or_before_it(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as updates:
+            log = DataCommitLog(updates)
+            cache = DataCommitCache(log)
+            for seq, ts in ((1, 10), (2, 20), (3, 30)):
+                await _write(log, _commit(9, seq, ts))
+            assert [c.seq for c in await cache.up_to(9, 5)] == []
+            assert [c.seq for c in await cache.up_to(9, 20)] == [1, 2]
+            assert [c.seq for c in await cache.up_to(9, 29)] == [1, 2]
+            assert [c.seq for c in await cache.up_to(9, 10**6)] == [1, 2, 3]
+
+    run(scenario())
+
+
+def test_tables_read_least_recently_are_forgotten_past_the_file_budget(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as updates:
+            log = _CountingLog(updates)
+            log.reads = []
+            cache = DataCommitCache(log, max_files=3)
+            await _write(log, _commit(1, 1, 10, files=2))
+            await _write(log, _commit(2, 1, 11, files=2))
+            await cache.recorded(1)
+            await cache.recorded(2)  # 4 files > 3: table 1 goes, table 2 (just read) stays
+            await cache.recorded(2)
+            again = await cache.recorded(1)  # read whole again, and now table 2 goes
+            assert [len(c.files) for c in again] == [2]
+            assert log.reads == [(1, 0), (2, 0), (2, 1), (1, 0)]
+            # A table larger than the budget on its own is still held while it is read.
+            await _write(log, _commit(1, 2, 12, files=5))
+            assert [c.seq for c in await cache.recorded(1)] == [1, 2]
+            assert log.reads[-1] == (1, 1)
+
+    run(scenario())

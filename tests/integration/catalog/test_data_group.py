@@ -1,0 +1,107 @@
+"""Data commits of many tables at once: sent together, each writer still gets its own answer."""
+
+from __future__ import annotations
+
+import asyncio
+
+from catalog import CatalogError, ErrorCode
+from catalog.data_files import DataCommit, DataFile
+from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
+from tests.integration.catalog.support import create_table, run
+
+_OPTIONS = NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+
+
+def _file(name: str) -> list[DataFile]:
+    return [DataFile(path=f"{name}.parquet", partition=0, rows=1, size=10)]
+
+
+async def _tables(node: CatalogNode, count: int) -> list[int]:
+    for i in range(count):
+        await node.manager.execute(create_table(f"T{i}"))
+    catalog = node.service.latest_catalog()
+    return [catalog.table("PUBLIC", f"T{i}").id for i in range(count)]
+
+
+async def _append(
+    node: CatalogNode, table_id: int, name: str, expected_seq: int | None = None
+) -> DataCommit:
+    return await node.data.commit(
+        table_id,
+        _file(name),
+        schema_version=1,
+        mode="append",
+        request_id=name,
+        expected_seq=expected_seq,
+    )
+
+
+def test_concurrent_commits_of_many_tables_share_transactions(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n", _OPTIONS) as node:
+            tables = await _tables(node, 24)
+
+            async def writer(table_id: int) -> list[DataCommit]:
+                return [await _append(node, table_id, f"w{table_id}-{i}") for i in range(5)]
+
+            written = await asyncio.gather(*(writer(t) for t in tables))
+            stats = node.data.group_stats
+            assert stats["together"] > 0
+            assert stats["transactions"] < 24 * 5
+            now = node.clock.now()
+            for table_id, commits in zip(tables, written, strict=True):
+                assert [c.seq for c in commits] == [1, 2, 3, 4, 5]
+                stamps = [c.commit_ts for c in commits]
+                assert stamps == sorted(set(stamps)), "a table's commits have growing stamps"
+                visible = await node.data.commits_at(table_id, now)
+                assert visible == commits
+
+    run(scenario())
+
+
+def test_a_refused_commit_in_a_group_answers_its_writer_alone(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n", _OPTIONS) as node:
+            tables = await _tables(node, 6)
+            first = await _append(node, tables[0], "again")
+            await _append(node, tables[1], "moved")
+            results = await asyncio.gather(
+                _append(node, tables[0], "again"),  # a retry: answered with its commit
+                _append(node, tables[1], "stale", expected_seq=0),  # the table moved on
+                *(_append(node, t, f"new{t}") for t in tables[2:]),
+                return_exceptions=True,
+            )
+            assert results[0] == first
+            stale = results[1]
+            assert isinstance(stale, CatalogError)
+            assert stale.code is ErrorCode.PRECONDITION_FAILED
+            for table_id, result in zip(tables[2:], results[2:], strict=True):
+                assert isinstance(result, DataCommit)
+                assert (result.table_id, result.seq) == (table_id, 1)
+            assert [c.request_id for c in await node.data.recorded(tables[1])] == ["moved"]
+
+    run(scenario())
+
+
+def test_tables_committed_to_from_two_nodes_at_once_keep_their_order(store_url: str) -> None:
+    async def scenario() -> None:
+        async with (
+            CatalogNode.open(store_url, "a", _OPTIONS) as a,
+            CatalogNode.open(store_url, "b", _OPTIONS) as b,
+        ):
+            tables = await _tables(a, 8)
+            await b.service.catalog_ready(a.service.latest_version)
+
+            async def writer(node: CatalogNode, table_id: int) -> None:
+                for i in range(4):
+                    await _append(node, table_id, f"{node.node_name}{table_id}-{i}")
+
+            await asyncio.gather(*(writer(node, t) for node in (a, b) for t in tables))
+            for table_id in tables:
+                commits = await a.data.recorded(table_id)
+                assert [c.seq for c in commits] == list(range(1, 9))
+                stamps = [c.commit_ts for c in commits]
+                assert stamps == sorted(set(stamps))
+
+    run(scenario())
