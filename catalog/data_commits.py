@@ -57,6 +57,9 @@ class DataCommits:
         self._log = log
         self._commits = DataCommitLog(log)
         self._cache = DataCommitCache(self._commits)
+        # The latest commit number this node saw per table, where an append starts: a wrong
+        # guess (another node committed since) costs one refused attempt, not a read each time.
+        self._latest: dict[int, int] = {}
         self._group = DataCommitGroup(
             self._commits, clock, max_bytes=max(4096, log.store.max_request_bytes // 2)
         )
@@ -140,7 +143,10 @@ class DataCommits:
         if expected_seq is None:
             if removed:
                 raise ValidationError("a commit that removes files names the commit it expects")
-            seq = await self._commits.latest(table_id) + 1
+            known = self._latest.get(table_id)
+            if known is None:
+                known = await self._commits.latest(table_id)
+            seq = known + 1
         else:
             seq = expected_seq + 1
             if removed:
@@ -162,6 +168,7 @@ class DataCommits:
 
             result, commit = await self._group.commit(table_id, seq, build, request_id, digest)
             if result.committed:
+                self._latest[table_id] = commit.seq
                 return commit
             record = result.request
             if result.conflict is AppendConflict.REQUEST and record is not None:
@@ -180,6 +187,7 @@ class DataCommits:
                 )
             else:
                 seq = result.version + 1
+                self._latest[table_id] = result.version
             if result.conflict is not AppendConflict.SAFE_TIME:
                 await asyncio.sleep(random.uniform(0, min(0.2, 0.002 * 2**attempt)))
         raise ConcurrentUpdateError(
