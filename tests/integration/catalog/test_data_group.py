@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from catalog import CatalogError, ErrorCode
 from catalog.data_files import DataCommit, DataFile
+from catalog.data_log import DataCommitLog
 from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
+from deploy.etcd_server import EtcdServer
 from tests.integration.catalog.support import create_table, run
+from tests.integration.updatelog.etcd_support import etcd_log
+from tests.integration.updatelog.faultproxy import FaultProxy
 
 _OPTIONS = NodeOptions(delay_ms=0, max_clock_skew_ms=0)
 
@@ -105,3 +111,44 @@ def test_tables_committed_to_from_two_nodes_at_once_keep_their_order(store_url: 
                 assert stamps == sorted(set(stamps))
 
     run(scenario())
+
+
+@pytest.mark.etcd
+def test_a_group_whose_answer_was_lost_gives_each_writer_its_commit_once(
+    etcd_server: EtcdServer,
+) -> None:
+    """etcd commits a group but its answer never arrives: each writer learns it committed."""
+
+    async def scenario() -> None:
+        with FaultProxy(etcd_server.endpoint) as proxy:
+            log = etcd_log(proxy.endpoint, timeout_s=8.0)
+            direct = etcd_log(etcd_server.endpoint, log.keys.prefix)
+            async with CatalogNode.open(log, "n", _OPTIONS) as node:
+                tables = await _tables(node, 8)
+                for table_id in tables:  # the node now knows where each table's numbers are
+                    await _append(node, table_id, f"first{table_id}")
+                proxy.drop_responses = True
+                writes = [asyncio.create_task(_append(node, t, f"second{t}")) for t in tables]
+                commits = DataCommitLog(direct)
+                for _ in range(100):  # the group reaches etcd and commits
+                    if all([await commits.latest(t) == 2 for t in tables]):
+                        break
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(2.5)  # longer than one RPC's timeout: the answer is lost
+                assert not any(w.done() for w in writes)
+                proxy.heal()
+                written = await asyncio.gather(*writes)
+                assert [(c.table_id, c.seq) for c in written] == [(t, 2) for t in tables]
+                assert len({c.commit_ts for c in written}) == 1, "they landed as one group"
+                for table_id, commit in zip(tables, written, strict=True):
+                    recorded = await node.data.recorded(table_id)
+                    assert [c.request_id for c in recorded] == [
+                        f"first{table_id}",
+                        f"second{table_id}",
+                    ]
+                    assert recorded[1] == commit
+                assert node.data.group_stats["one_by_one"] == 8
+            await log.close()
+            await direct.close()
+
+    run(scenario(), timeout_s=90)
