@@ -24,7 +24,13 @@ from catalog.data_files import (
 )
 from catalog.data_group import DataCommitGroup
 from catalog.data_log import DataCommitLog
-from catalog.errors import ConcurrentUpdateError, ErrorCode, NotFoundError, ValidationError
+from catalog.errors import (
+    ConcurrentUpdateError,
+    ErrorCode,
+    NotFoundError,
+    ValidationError,
+    VersionCompactedError,
+)
 from catalog.request_ids import check_request_id, content_digest, request_id_reused
 from catalog.service import CatalogService
 from schemasync.clock import Clock, describe_ts, wait_until
@@ -206,6 +212,8 @@ class DataCommits:
 
         Raises:
             TimestampTooFarError: ``ts`` is beyond this node's clock plus the clock skew.
+            VersionCompactedError: ``ts`` is before the earliest retained catalog version's
+                activation (the catalog was compacted past it).
             StorageUnavailableError: the log could not be reached.
         """
         horizon = self._clock.now() + ms_to_hlc(self._schema_sync.max_clock_skew_ms)
@@ -215,6 +223,10 @@ class DataCommits:
                 f"({describe_ts(horizon)}); data commits at it may still come"
             )
         await wait_until(self._clock, ts)
+        earliest = self._service.earliest_version
+        if earliest > 1 and ts < self._service.catalog(earliest).activation_ts:
+            # Compacted: files only such a read reached may be deleted (``data_expiry``).
+            raise VersionCompactedError(earliest - 1, earliest)
         await self._log.raise_safe_time(ts)
         commits = await self._cache.up_to(table_id, ts)
         return commits if history else visible_files(commits)

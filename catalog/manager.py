@@ -22,6 +22,7 @@ from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.collector import collector_paused
 from catalog.commands import CommandBase
+from catalog.data_expiry import DEFAULT_FILE_GRACE_MS, DataExpiry
 from catalog.data_log import DataCommitLog
 from catalog.entries.base import EntryBase
 from catalog.errors import CatalogError, ConcurrentUpdateError, NodeStoppingError, ValidationError
@@ -35,7 +36,7 @@ from catalog.snapshots import snapshot_pieces
 from catalog.update import RequestOutcome, VersionedUpdate
 from catalog.wire import decode_refusal, encode_refusal
 from schemasync.clock import Clock
-from schemasync.service import SchemaSyncService
+from schemasync.service import SchemaSyncService, ms_to_hlc
 from updatelog.errors import UpdateTooLargeError
 from updatelog.log import AppendConflict, RequestRecord, UpdateLog
 
@@ -107,6 +108,8 @@ class CatalogManager:
         self._clock = clock
         self._delay_ms = delay_ms
         self._warehouse = warehouse
+        self.expiry = DataExpiry(DataCommitLog(log), warehouse)
+        """What compactions deleted of the data (``stats``)."""
         self._max_attempts = max_attempts
         self._backoff_base_s = backoff_base_s
         self._backoff_cap_s = backoff_cap_s
@@ -481,8 +484,16 @@ class CatalogManager:
         target = self._service.latest_version - keep_versions + 1
         return await self.compact_to(target)
 
-    async def compact_to(self, version: int) -> int | None:
-        """Snapshot at ``version``: every older version is deleted from the log and the cache."""
+    async def compact_to(
+        self, version: int, *, file_grace_ms: int = DEFAULT_FILE_GRACE_MS
+    ) -> int | None:
+        """Snapshot at ``version``: every older version is deleted from the log and the cache.
+
+        Reads "as of" a moment before ``version``'s activation are refused from then on, so the
+        data only they reached is deleted too (``catalog.data_expiry``): the data commits and
+        folder of tables no retained version holds, and the files that tables' commits
+        removed at or before that moment and at least ``file_grace_ms`` ago.
+        """
         if version <= self._service.earliest_version:
             return None
         # Encoding a large catalog takes a while: a worker thread does it (the catalog is
@@ -491,23 +502,11 @@ class CatalogManager:
         if not await self._log.save_snapshot(version, payload):
             return None
         self._service.truncate_before(version)
-        await self._drop_unreachable_data(version)
-        return version
-
-    async def _drop_unreachable_data(self, snapshot_version: int) -> None:
-        """Drop the data commits of tables that no retained version holds any more.
-
-        Table ids only grow, so an id at or above the latest catalog's id generator may be a
-        table created elsewhere since: it is left alone.
-        """
         service = self._service
-        latest = service.latest_version
-        retained = [service.catalog(v) for v in range(snapshot_version, latest + 1)]
-        newest_id = retained[-1].object_id_gen
-        commits = DataCommitLog(self._log)
-        for table_id in await commits.tables():
-            if table_id < newest_id and not any(c.has_table(table_id) for c in retained):
-                await commits.drop(table_id)
+        retained = [service.catalog(v) for v in range(version, service.latest_version + 1)]
+        grace = self._clock.now() - ms_to_hlc(file_grace_ms)
+        await self.expiry.expire(retained, min(retained[0].activation_ts, grace))
+        return version
 
     async def close(self) -> None:
         """Refuse new commands and wait for queued ones to finish. Idempotent."""

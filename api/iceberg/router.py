@@ -84,7 +84,7 @@ async def _metadata(
     plain = table_metadata(table, _warehouse(request), cat.activation_ts)
     commits = await node.data.recorded(table.id)
     await ensure_manifests(plain.location, plain.schemas[-1], table.columns, commits)
-    snapshots = snapshots_of(plain.location, commits)
+    snapshots = snapshots_of(plain.location, commits, horizon_ts=_horizon(request))
     return table_metadata(table, _warehouse(request), cat.activation_ts, snapshots), commits
 
 
@@ -98,6 +98,12 @@ async def _execute(
         )
         manager = node_of(request).manager
         return await manager.execute(commands, origin=origin, precondition=precondition)
+
+
+def _horizon(request: Request) -> int:
+    """Return the earliest moment the node still reads (its earliest version's activation)."""
+    service = node_of(request).service
+    return service.catalog(service.earliest_version).activation_ts
 
 
 def _latest(request: Request) -> Catalog:
@@ -242,7 +248,7 @@ async def commit_table(
         check_requirements(body.requirements, metadata, f"{schema}.{name}")
         commands = commit_commands(schema, found, metadata, body.updates)
         if commands:
-            snapshots = snapshots_of(metadata.location, commits)
+            snapshots = snapshots_of(metadata.location, commits, horizon_ts=_horizon(request))
             unchanged = unchanged_since_read(
                 body.requirements, found.id, _warehouse(request), f"{schema}.{name}", snapshots
             )

@@ -12,6 +12,7 @@ reader's time travel by timestamp sees what a read "as of" that time sees.
 from __future__ import annotations
 
 import asyncio
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,23 +101,28 @@ class Snapshots:
     last_commit_ms: int = 0
 
 
-def snapshots_of(location: str, commits: Sequence[DataCommit]) -> Snapshots:
-    """Return the snapshots of a table whose data commits (every one, in order) are ``commits``."""
+def snapshots_of(location: str, commits: Sequence[DataCommit], *, horizon_ts: int = 0) -> Snapshots:
+    """Return the snapshots of a table whose data commits (every one, in order) are ``commits``.
+
+    Snapshots older than the one current at ``horizon_ts`` (the earliest moment the catalog
+    still reads; their files may be gone) are left out, as Iceberg's snapshot expiry leaves
+    them out: the first one kept still names its parent.
+    """
     if not commits:
         return Snapshots()
     parents: list[DataCommit | None] = [None, *commits[:-1]]
     numbers = sequence_numbers(commits)
+    start = max(0, bisect.bisect_right([c.commit_ts for c in commits], horizon_ts) - 1)
+    kept = range(start, len(commits))
     latest = commits[-1]
     current = snapshot_id_of(latest)
     return Snapshots(
-        snapshots=[
-            _snapshot(location, c, p, n) for c, p, n in zip(commits, parents, numbers, strict=True)
-        ],
+        snapshots=[_snapshot(location, commits[i], parents[i], numbers[i]) for i in kept],
         current_snapshot_id=current,
         refs={MAIN: {"snapshot-id": current, "type": "branch"}},
         snapshot_log=[
             {"snapshot-id": snapshot_id_of(c), "timestamp-ms": physical_of(c.commit_ts)}
-            for c in commits
+            for c in commits[start:]
         ],
         last_sequence_number=numbers[-1],
         last_commit_ms=physical_of(latest.commit_ts),

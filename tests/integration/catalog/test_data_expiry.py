@@ -1,0 +1,112 @@
+"""Data no read can reach any more is deleted when the catalog is compacted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from catalog import CatalogError, ErrorCode
+from catalog import commands as c
+from catalog.data_expiry import dead_files
+from catalog.data_files import DataCommit, DataFile, DataMode
+from catalog.node import CatalogNode
+from catalog.node_options import NodeOptions
+from tests.integration.catalog.support import create_table, run
+
+
+def _commit(seq: int, ts: int, paths: list[str], **kw: object) -> DataCommit:
+    return DataCommit.model_validate(
+        {
+            "table_id": 1,
+            "seq": seq,
+            "commit_ts": ts,
+            "schema_version": 1,
+            "mode": "append",
+            "files": [{"path": p, "partition": 0, "rows": 1, "size": 1} for p in paths],
+            "request_id": f"r{seq}",
+            **kw,
+        }
+    )
+
+
+def test_dead_files_are_those_removed_or_overwritten_by_the_horizon() -> None:
+    commits = [
+        _commit(1, 10, ["a", "b"]),
+        _commit(2, 20, ["c"], removed=["a"]),
+        _commit(3, 30, ["d"], mode="overwrite"),
+        _commit(4, 40, ["e"], removed=["d"]),
+        _commit(5, 50, ["b"]),  # a path added again later is not dead
+    ]
+    assert dead_files(commits, 5) == []
+    assert dead_files(commits, 20) == ["a"]
+    assert dead_files(commits, 30) == ["a", "c"]  # b comes back at 50
+    assert dead_files(commits, 40) == ["a", "c", "d"]
+    assert dead_files(commits[:4], 40) == ["a", "b", "c", "d"]
+
+
+def _touch(folder: Path, name: str) -> DataFile:
+    (folder / name).parent.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(b"parquet")
+    return DataFile(path=name, partition=0, rows=1, size=7)
+
+
+async def _write(
+    node: CatalogNode,
+    table_id: int,
+    files: list[DataFile],
+    mode: DataMode = "append",
+    removed: tuple[str, ...] = (),
+) -> DataCommit:
+    expected = None
+    if removed:
+        expected = (await node.data.recorded(table_id))[-1].seq
+    return await node.data.commit(
+        table_id,
+        files,
+        schema_version=1,
+        mode=mode,
+        request_id=f"w{files[0].path}",
+        expected_seq=expected,
+        removed=removed,
+    )
+
+
+@pytest.mark.parametrize("grace_ms", [0, 3_600_000])
+def test_compaction_deletes_the_files_only_compacted_reads_reached(
+    store_url: str, tmp_path: Path, grace_ms: int
+) -> None:
+    warehouse = tmp_path / "warehouse"
+    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(warehouse))
+
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", options) as node:
+            await node.manager.execute([create_table("T"), create_table("GONE")])
+            catalog = node.service.latest_catalog()
+            table, gone = catalog.table("PUBLIC", "T"), catalog.table("PUBLIC", "GONE")
+            assert table.location is not None and gone.location is not None
+            folder, gone_folder = Path(table.location), Path(gone.location)
+            await _write(node, gone.id, [_touch(gone_folder, "g.parquet")])
+            await _write(node, table.id, [_touch(folder, "a.parquet")])
+            await _write(node, table.id, [_touch(folder, "b.parquet")], removed=("a.parquet",))
+            before = node.clock.now()
+            await _write(node, table.id, [_touch(folder, "c.parquet")], mode="overwrite")
+            await node.manager.execute(c.DropTable(schema="PUBLIC", name="GONE"))
+            horizon = await node.manager.execute(create_table("LATER"))
+            await _write(node, table.id, [_touch(folder, "d.parquet")], removed=("c.parquet",))
+
+            assert await node.manager.compact_to(horizon.version, file_grace_ms=grace_ms)
+            left = sorted(p.name for p in folder.glob("*.parquet"))
+            if grace_ms:  # removed less than an hour ago: every file stays
+                assert left == ["a.parquet", "b.parquet", "c.parquet", "d.parquet"]
+            else:  # a and b were gone by the horizon; c was removed after it
+                assert left == ["c.parquet", "d.parquet"]
+                assert node.manager.expiry.stats["files_deleted"] == 2
+            assert not gone_folder.exists(), "a dropped table's folder goes with its commits"
+            visible = await node.data.commits_at(table.id, node.clock.now())
+            assert [f.path for commit in visible for f in commit.files] == ["d.parquet"]
+            with pytest.raises(CatalogError) as refused:
+                await node.data.commits_at(table.id, before)
+            assert refused.value.code is ErrorCode.VERSION_COMPACTED
+
+    run(scenario())
