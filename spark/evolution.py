@@ -2,11 +2,14 @@
 
 Reading projects a file written under any schema version onto the columns of the version read:
 renamed columns keep their data (same id), added columns read as their default or null, dropped
-columns vanish, widened types are cast, and a UUID written as Iceberg writes it (16 bytes, the
-files of PyIceberg) reads as the canonical text the source writes. Writing conforms a
-DataFrame's batches to the table's columns and checks what Spark cannot: NOT NULL, lengths,
-primary-key columns. A column the DataFrame lacks is written as its default: a constant, or a
-new value per row for a default function (``RAND_UUID``: a random UUID), else null.
+columns vanish, widened types are cast, and TIME and UUID read as Spark is handed them
+(microseconds since midnight, canonical text) from either encoding a file may hold: Iceberg's
+(``time64``, 16-byte ``uuid``: the source's files now and PyIceberg's) or the one the source
+wrote before (``int64``, text). Writing conforms a DataFrame's batches to the table's columns
+and checks what Spark cannot: NOT NULL, lengths, primary-key columns, times within the day,
+UUID text (written in canonical form). A column the DataFrame lacks is written as its default:
+a constant, or a new value per row for a default function (``RAND_UUID``: a random UUID), else
+null. ``for_file`` turns conformed rows into what a Parquet file holds (``spark.types``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,12 @@ import pyarrow.compute as pc
 
 from catalog.column_types import RAND_UUID, ColumnType
 from catalog.descriptors import ColumnDescriptor
-from spark.types import FIELD_ID, arrow_field, arrow_type, default_scalar
+from spark.types import FIELD_ID, arrow_field, arrow_type, default_scalar, file_field
+
+MICROS_PER_DAY = 86_400_000_000
+"""A TIME holds microseconds since midnight: from 0 to one less than this."""
+
+_CANONICAL_UUID = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 
 
 class DataMismatchError(ValueError):
@@ -55,15 +63,45 @@ def _is_uuid_bytes(kind: pa.DataType) -> bool:
     return bool(pa.types.is_fixed_size_binary(storage) and storage.byte_width == 16)
 
 
-def _uuid_text(values: pa.ChunkedArray) -> pa.Array:
-    """Return 16-byte UUIDs as their canonical text, as the source keeps UUIDs."""
-    flat = values.combine_chunks()
+def _uuid_text(values: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """Return 16-byte UUIDs as their canonical text, as Spark is handed UUIDs."""
+    flat = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     if isinstance(flat, pa.ExtensionArray):
         flat = flat.storage
-    return pa.array(
-        [None if b is None else str(uuid.UUID(bytes=b)) for b in flat.to_pylist()],
-        type=pa.string(),
+    rows = len(flat)
+    if flat.null_count == rows:
+        return pa.nulls(rows, pa.string())
+    # Without a Python object per value: the bytes as one hex text, cut into 32 digits a row.
+    digits = pa.py_buffer(flat.buffers()[1].slice(flat.offset * 16, rows * 16).hex())
+    ends = pc.cumulative_sum(pa.repeat(pa.scalar(32, pa.int32()), rows))
+    offsets = pa.concat_arrays([pa.array([0], pa.int32()), ends]).buffers()[1]
+    text = pc.ascii_lower(pa.Array.from_buffers(pa.string(), rows, [None, offsets, digits]))
+    groups = ((0, 8), (8, 12), (12, 16), (16, 20), (20, 32))
+    parts = [pc.utf8_slice_codeunits(text, start, stop) for start, stop in groups]
+    canonical = pc.binary_join_element_wise(*parts, "-")
+    if not flat.null_count:
+        return canonical
+    return pc.if_else(flat.is_valid(), canonical, pa.scalar(None, pa.string()))
+
+
+def _uuid_bytes(values: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """Return canonical UUID text (as ``conform`` leaves it) as Iceberg's 16-byte ``uuid``."""
+    flat = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    storage = pa.array(
+        [None if t is None else bytes.fromhex(t.replace("-", "")) for t in flat.to_pylist()],
+        type=pa.binary(16),
     )
+    return pa.ExtensionArray.from_storage(pa.uuid(), storage)
+
+
+def _as_read(column: ColumnDescriptor, values: pa.ChunkedArray) -> pa.ChunkedArray | pa.Array:
+    """Return a file's values of ``column`` as Spark is handed them, from either encoding."""
+    if column.type is ColumnType.UUID and _is_uuid_bytes(values.type):
+        return _uuid_text(values)
+    if column.type is ColumnType.TIME and pa.types.is_time(values.type):
+        return values.cast(pa.time64("us")).cast(pa.int64())
+    target = arrow_type(column)
+    return values if values.type == target else values.cast(target)
 
 
 def project(data: pa.Table, columns: Sequence[ColumnDescriptor]) -> pa.Table:
@@ -75,12 +113,7 @@ def project(data: pa.Table, columns: Sequence[ColumnDescriptor]) -> pa.Table:
         if position is None:
             arrays.append(_filled(column, data.num_rows))
             continue
-        values = data.column(position)
-        target = arrow_type(column)
-        if column.type is ColumnType.UUID and _is_uuid_bytes(values.type):
-            arrays.append(_uuid_text(values))
-        else:
-            arrays.append(values if values.type == target else values.cast(target))
+        arrays.append(_as_read(column, data.column(position)))
     schema = pa.schema([pa.field(c.name, arrow_type(c), nullable=c.nullable) for c in columns])
     return pa.Table.from_arrays(arrays, schema=schema)
 
@@ -100,8 +133,8 @@ def conform(
         key: the primary-key column ids (never null).
 
     Raises:
-        DataMismatchError: a null in a NOT NULL or key column, or a value longer than its
-            column allows.
+        DataMismatchError: a null in a NOT NULL or key column, a value longer than its column
+            allows, a TIME outside the day, or a UUID column's text that is not a UUID.
     """
     arrays: list[pa.Array] = []
     for column in columns:
@@ -118,8 +151,62 @@ def conform(
                 f"column {column.name} is NOT NULL, but {values.null_count} row(s) have no value"
             )
         _check_length(column, values)
+        if column.type is ColumnType.TIME:
+            _check_time(column, values)
+        elif column.type is ColumnType.UUID:
+            values = _canonical_uuids(column, values)
         arrays.append(values)
     return pa.Table.from_arrays(arrays, schema=pa.schema([arrow_field(c) for c in columns]))
+
+
+def for_file(data: pa.Table, columns: Sequence[ColumnDescriptor]) -> pa.Table:
+    """Return conformed rows (``conform``, or ``project``ed) as a Parquet file holds them.
+
+    TIME becomes Iceberg's ``time64[us]`` and UUID its 16-byte ``uuid``; the other types are
+    written as they are. ``data`` has exactly ``columns``, in order.
+    """
+    arrays: list[pa.ChunkedArray | pa.Array] = []
+    for column, values in zip(columns, data.columns, strict=True):
+        if column.type is ColumnType.TIME:
+            arrays.append(values.cast(pa.time64("us")))
+        elif column.type is ColumnType.UUID:
+            arrays.append(_uuid_bytes(_canonical_uuids(column, values)))
+        else:
+            arrays.append(values)
+    return pa.Table.from_arrays(arrays, schema=pa.schema([file_field(c) for c in columns]))
+
+
+def _check_time(column: ColumnDescriptor, values: pa.Array) -> None:
+    outside = pc.or_(pc.less(values, 0), pc.greater_equal(values, MICROS_PER_DAY))
+    found = values.filter(outside)
+    if len(found):
+        raise DataMismatchError(
+            f"column {column.name} is a TIME: microseconds since midnight, from 0 to "
+            f"{MICROS_PER_DAY - 1}; {len(found)} value(s) are outside the day, such as "
+            f"{found[0].as_py()}"
+        )
+
+
+def _canonical_uuids(column: ColumnDescriptor, values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Return UUID text in canonical form (lower case, hyphens), refusing text that is not one.
+
+    Raises:
+        DataMismatchError: a value is not a UUID.
+    """
+    flat = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    if pc.all(pc.match_substring_regex(flat, _CANONICAL_UUID)).as_py() is not False:
+        return flat  # already canonical (or all null)
+    canonical: list[str | None] = []
+    for text in flat.to_pylist():
+        try:
+            canonical.append(None if text is None else str(uuid.UUID(text)))
+        except ValueError as e:
+            shown = text if len(text) <= 40 else text[:40] + "..."
+            raise DataMismatchError(
+                f"column {column.name} is a UUID, and '{shown}' is not one (a UUID is 32 "
+                "hexadecimal digits, as in 0f8fad5b-d9cb-469f-a165-70867728950e)"
+            ) from e
+    return pa.array(canonical, type=pa.string())
 
 
 def _check_length(column: ColumnDescriptor, values: pa.Array) -> None:

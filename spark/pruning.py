@@ -125,9 +125,10 @@ def file_may_match(
     return all(may_match(p, bounds(p.column)) for p in predicates)
 
 
-def _condition(predicate: Predicate, field: pc.Expression) -> pc.Expression:
+def _condition(
+    predicate: Predicate, field: pc.Expression, column_type: pa.DataType
+) -> pc.Expression:
     op = predicate.op
-    column_type = arrow_type(predicate.column)
     if op == "is_null":
         return field.is_null()
     if op == "not_null":
@@ -148,14 +149,19 @@ def _condition(predicate: Predicate, field: pc.Expression) -> pc.Expression:
 
 
 def row_filter(
-    predicates: Sequence[Predicate], name: Callable[[ColumnDescriptor], str | None]
+    predicates: Sequence[Predicate],
+    name: Callable[[ColumnDescriptor], str | None],
+    kind: Callable[[ColumnDescriptor], pa.DataType] = arrow_type,
 ) -> pc.Expression | None:
     """Return the Arrow expression keeping the rows every predicate holds for, or None.
 
     Args:
         predicates: the conditions (all must hold).
         name: the field name of a column in the data filtered; None leaves out the column's
-            predicates (the data lacks the column).
+            predicates (the data lacks the column, or holds it in a form they do not apply to).
+        kind: the Arrow type of a column in the data filtered (by default its type in
+            batches); the predicate's values become scalars of it, so it must hold them
+            exactly (a TIME's microseconds as ``int64`` or ``time64[us]``).
     """
     combined: pc.Expression | None = None
     for predicate in predicates:
@@ -163,7 +169,7 @@ def row_filter(
         if field_name is None:
             continue
         field = pc.field(field_name)
-        condition = _condition(predicate, field)
+        condition = _condition(predicate, field, kind(predicate.column))
         if predicate.negated:
             # NOT of a null-test is never null; NOT of a comparison is null where the value is.
             null_test = predicate.op in ("is_null", "not_null")

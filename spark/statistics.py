@@ -7,8 +7,10 @@ one compares its old values as the wider type; a column the file lacks (added af
 was written) holds its default in every row, or null, exactly as the read projects it.
 
 Values are compared in one form per type (``comparable``): integers for the integer types,
-TIME, DATE (days) and the timestamps (microseconds since the epoch), ``Decimal`` for DECIMAL,
-``str`` for STRING and UUID, ``float`` and ``bool``. BYTES keeps only its null count.
+TIME (microseconds since midnight), DATE (days) and the timestamps (microseconds since the
+epoch), ``Decimal`` for DECIMAL, ``str`` for STRING and UUID (canonical text, whose order is
+that of the 16 bytes Iceberg compares), ``float`` and ``bool``. BYTES keeps only its null
+count. A file's TIME and UUID are recorded in that form from either encoding it holds them in.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,10 +37,15 @@ MAX_STRING_BOUND = 64
 highest value is not kept (a cut one would not be an upper bound)."""
 
 _AS_INTEGER = {
+    ColumnType.TIME: pa.int64(),
     ColumnType.DATE: pa.int32(),
     ColumnType.TIMESTAMP: pa.int64(),
     ColumnType.TIMESTAMP_TZ: pa.int64(),
 }
+
+
+def _uuid_or_none(value: bytes | None) -> str | None:
+    return None if value is None else str(uuid.UUID(bytes=value))
 
 
 def _bounds_of(column_type: ColumnType, values: pa.ChunkedArray) -> tuple[Any, Any]:
@@ -48,6 +56,12 @@ def _bounds_of(column_type: ColumnType, values: pa.ChunkedArray) -> tuple[Any, A
         and pc.any(pc.is_nan(values)).as_py()
     ):
         return None, None  # NaN sorts above every number in Spark: no bound is safe
+    if column_type is ColumnType.UUID and not pa.types.is_string(values.type):
+        flat = values.combine_chunks()
+        storage = flat.storage if isinstance(flat, pa.ExtensionArray) else flat
+        found = pc.min_max(storage)  # bytes in unsigned order, as Iceberg orders UUIDs
+        low, high = found["min"].as_py(), found["max"].as_py()
+        return _uuid_or_none(low), _uuid_or_none(high)
     as_integer = _AS_INTEGER.get(column_type)
     if as_integer is not None:
         values = values.cast(as_integer)
@@ -69,7 +83,11 @@ def _stored(column_type: ColumnType, value: Any, *, upper: bool) -> StatValue | 
 
 
 def file_stats(data: pa.Table, columns: Sequence[ColumnDescriptor]) -> tuple[ColumnStats, ...]:
-    """Return the statistics of every column of ``data`` (a file's rows, with field ids)."""
+    """Return the statistics of every column of ``data`` (a file's rows, with field ids).
+
+    ``data`` holds TIME and UUID in either encoding (``spark.evolution.for_file``'s or the
+    text and microseconds of batches).
+    """
     positions = column_ids(data.schema)
     stats: list[ColumnStats] = []
     for column in columns:

@@ -1,25 +1,34 @@
 """How catalog column types map to Spark and to Arrow/Parquet.
 
-==============  ==========================  ===========================================
-catalog         Spark                       Arrow (in batches and in Parquet files)
-==============  ==========================  ===========================================
-BOOLEAN         BooleanType                 bool
-INT8..INT64     Byte/Short/Integer/LongType int8..int64
-FLOAT32/64      FloatType / DoubleType      float32 / float64
-DECIMAL(p,s)    DecimalType(p, s)           decimal128(p, s)
-STRING(n)       StringType                  string (the length is checked on write)
-BYTES(n)        BinaryType                  binary (the length is checked on write)
-DATE            DateType                    date32
-TIME(p)         LongType: microseconds      int64 (Spark 4's TIME type is not yet in
-                since midnight              Python data sources; this keeps it exact to µs)
-TIMESTAMP(p)    TimestampNTZType            timestamp[us]
-TIMESTAMP_TZ(p) TimestampType               timestamp[us, tz=UTC]
-UUID            StringType (canonical)      string
-==============  ==========================  ===========================================
+==============  ==========================  =====================  ============================
+catalog         Spark                       Arrow (in batches)     Parquet files (Iceberg's)
+==============  ==========================  =====================  ============================
+BOOLEAN         BooleanType                 bool                   the same as in batches
+INT8..INT64     Byte/Short/Integer/LongType int8..int64            the same
+FLOAT32/64      FloatType / DoubleType      float32 / float64      the same
+DECIMAL(p,s)    DecimalType(p, s)           decimal128(p, s)       the same
+STRING(n)       StringType                  string (the length     the same
+                                            is checked on write)
+BYTES(n)        BinaryType                  binary (likewise)      the same
+DATE            DateType                    date32                 the same
+TIME(p)         LongType: microseconds      int64                  time64[us]: INT64,
+                since midnight (Spark 4's                          TIME(MICROS, not adjusted
+                TIME type is not in Python                         to UTC)
+                data sources; this keeps
+                it exact to µs)
+TIMESTAMP(p)    TimestampNTZType            timestamp[us]          the same
+TIMESTAMP_TZ(p) TimestampType               timestamp[us, tz=UTC]  the same
+UUID            StringType (canonical:      string                 uuid: FIXED_LEN_BYTE_ARRAY(16)
+                lower case, hyphens)                               with the UUID logical type
+==============  ==========================  =====================  ============================
 
-Every Spark field carries ``{"column_id": <id>, "catalog_type": "<TYPE(params)>"}`` in its
-metadata, and every Arrow field written to Parquet carries ``PARQUET:field_id = <column id>``:
-files are read back by column id, never by name.
+Files hold TIME and UUID as the Iceberg spec maps them to Parquet, so Iceberg readers
+(PyIceberg) read the Spark source's files. Files the source wrote before it did so hold
+TIME as int64 and UUID as its text: reads take both (``spark.evolution.project``), and a
+write checks what the file form cannot hold (a time outside the day, a text that is not a
+UUID). Every Spark field carries ``{"column_id": <id>, "catalog_type": "<TYPE(params)>"}`` in
+its metadata, and every Arrow field written to Parquet carries ``PARQUET:field_id = <column
+id>``: files are read back by column id, never by name.
 """
 
 from __future__ import annotations
@@ -92,7 +101,7 @@ def spark_type(column: ColumnDescriptor) -> T.DataType:
 
 
 def arrow_type(column: ColumnDescriptor) -> pa.DataType:
-    """Return the Arrow type of a column, in batches handed to Spark and in files."""
+    """Return the Arrow type of a column in batches, those Spark hands over and is handed."""
     if column.type is ColumnType.DECIMAL:
         assert column.precision is not None and column.scale is not None
         return pa.decimal128(column.precision, column.scale)
@@ -121,8 +130,25 @@ def arrow_field(column: ColumnDescriptor) -> pa.Field:
 
 
 def arrow_schema(columns: tuple[ColumnDescriptor, ...]) -> pa.Schema:
-    """Return the Arrow schema of ``columns`` (with Parquet field ids)."""
+    """Return the Arrow schema of ``columns`` in batches (with Parquet field ids)."""
     return pa.schema([arrow_field(c) for c in columns])
+
+
+_FILE_TYPES: dict[ColumnType, pa.DataType] = {
+    ColumnType.TIME: pa.time64("us"),
+    ColumnType.UUID: pa.uuid(),
+}
+"""The types whose Arrow type in files (Iceberg's) is not the one in batches."""
+
+
+def file_type(column: ColumnDescriptor) -> pa.DataType:
+    """Return the Arrow type a column is written to Parquet files with."""
+    return _FILE_TYPES.get(column.type) or arrow_type(column)
+
+
+def file_field(column: ColumnDescriptor) -> pa.Field:
+    """Return the Arrow field a column is written to Parquet files with, with its field id."""
+    return arrow_field(column).with_type(file_type(column))
 
 
 def default_scalar(column: ColumnDescriptor) -> Any:

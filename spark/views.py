@@ -13,6 +13,14 @@ columns at that timestamp: files written before a column was renamed, widened or
 read by the names they were written with and cast, and a column they lack is its default (or
 NULL). The views read with Spark's own Parquet reader, so Spark prunes columns and pushes
 filters into the files itself. A view registered again at another timestamp replaces it.
+
+That reader cannot read TIME and UUID as files hold them (Iceberg's ``time`` and ``uuid``, the
+Spark source's and PyIceberg's encoding): with Spark's defaults a TIME(MICROS) column fails
+with ``UNSUPPORTED_TIME_TYPE``, and a UUID column with ``PARQUET_TYPE_ILLEGAL`` whatever the
+settings. It fails on such a column even when the query leaves it out, and a file may hold a
+column that was dropped since. So a table that has a TIME or UUID column, or whose visible
+files were written with one, is refused before anything is registered: read it with
+``spark.read.format("catalog")``, which reads every encoding.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from catalog.descriptors import (
     TableVersion,
 )
 from catalog.descriptors.schemas import SYSTEM_SCHEMAS
+from catalog.errors import ValidationError
 from catalog.identifiers import quote_name
 from catalog.warehouse import data_folder
 from spark.schema import AsOf, parse_as_of
@@ -167,8 +176,13 @@ def register_views(
         CatalogApiError: the catalog refused a read (a bad timestamp).
         ValueError: a schema not in the catalog, or a table Spark's session catalog cannot
             name (letters, digits and _ only, regardless of case); nothing is registered.
+        ValidationError: a table with a TIME or UUID column (see above), named with the
+            column; nothing is registered.
     """
     options = {"catalog_url": catalog_url or "", "token": token or ""}
+    databases: list[str] = []
+    views: list[tuple[str, str, str]] = []
+    unreadable: list[str] = []
     with client_of(options) as client:
         pin = parse_as_of(as_of)
         if pin.version is not None:
@@ -178,7 +192,7 @@ def register_views(
             ts = client.now() if pin.ts is None else pin.ts
             cat = client.catalog(at=ts)
         for schema, tables in _targets(cat, schemas):
-            spark.sql(f"CREATE DATABASE IF NOT EXISTS {quoted(schema.name)}")
+            databases.append(schema.name)
             for table in tables:
                 history = (
                     client.schema_versions(quote_name(schema.name), quote_name(table.name), at=ts)
@@ -186,11 +200,41 @@ def register_views(
                     else []
                 )
                 commits = client.data_commits(table.id, at=ts).commits
-                query = view_sql(table, history, commits, data_folder(table, warehouse))
-                spark.sql(
-                    f"CREATE OR REPLACE VIEW {quoted(schema.name)}.{quoted(table.name)} AS {query}"
+                name = f"{quote_name(schema.name)}.{quote_name(table.name)}"
+                unreadable.extend(
+                    f"{name} (column {column.name}, {column.type})"
+                    for column in _time_or_uuid(table, history, commits)
                 )
+                query = view_sql(table, history, commits, data_folder(table, warehouse))
+                views.append((schema.name, table.name, query))
+    if unreadable:
+        raise ValidationError(
+            "Spark's own Parquet reader cannot read the TIME and UUID columns of these tables "
+            f"as their files hold them (Iceberg's time and uuid): {', '.join(unreadable)}; "
+            'read them with spark.read.format("catalog").load(...), or register the other '
+            "schemas; nothing was registered"
+        )
+    for database in databases:
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {quoted(database)}")
+    for schema_name, table_name, query in views:
+        spark.sql(f"CREATE OR REPLACE VIEW {quoted(schema_name)}.{quoted(table_name)} AS {query}")
     return ts
+
+
+_NOT_NATIVE = (ColumnType.TIME, ColumnType.UUID)
+"""The types whose encoding in files Spark's own Parquet reader cannot read."""
+
+
+def _time_or_uuid(
+    table: TableDescriptor, history: Sequence[TableVersion], commits: Sequence[DataCommit]
+) -> list[ColumnDescriptor]:
+    """Return the TIME and UUID columns of ``table`` or of the versions its files hold."""
+    written = {commit.schema_version for commit in commits if commit.files}
+    columns = {c.id: c for c in table.columns}
+    for version in history:
+        if version.version in written:
+            columns = {c.id: c for c in version.columns} | columns
+    return [c for c in columns.values() if c.type in _NOT_NATIVE]
 
 
 _SPARK_NAME = re.compile(r"[A-Za-z0-9_]+")

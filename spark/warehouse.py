@@ -20,13 +20,14 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from api.client import CatalogClient
+from catalog.column_types import ColumnType
 from catalog.data_files import DataFile
 from catalog.descriptors import ColumnDescriptor
 from catalog.warehouse import table_folder
-from spark.evolution import column_ids, project
+from spark.evolution import column_ids, for_file, project
 from spark.pruning import Predicate, row_filter
 from spark.statistics import file_stats
-from spark.types import arrow_type
+from spark.types import arrow_type, file_type
 
 
 def partition_of_rows(data: pa.Table, key_positions: Sequence[int], partitions: int) -> pa.Array:
@@ -53,7 +54,9 @@ def write_partitions(
 ) -> list[DataFile]:
     """Write ``data`` (as ``columns``) as one Parquet file per non-empty partition.
 
-    Files are written under a temporary name and renamed, so a file that exists is complete.
+    ``data`` is as ``conform`` or ``project`` gives it; files hold it as ``for_file`` makes it
+    (TIME and UUID as Iceberg has them). Files are written under a temporary name and renamed,
+    so a file that exists is complete.
 
     Returns:
         The files, each with its column statistics.
@@ -68,7 +71,8 @@ def write_partitions(
         target = folder / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(".parquet.partial")
-        pq.write_table(rows, partial, compression="zstd")
+        stored = for_file(rows, columns)
+        pq.write_table(stored, partial, compression="zstd")
         partial.rename(target)
         files.append(
             DataFile(
@@ -76,7 +80,7 @@ def write_partitions(
                 partition=partition,
                 rows=rows.num_rows,
                 size=target.stat().st_size,
-                stats=file_stats(rows, columns),
+                stats=file_stats(stored, columns),
             )
         )
     return files
@@ -88,9 +92,10 @@ def read_file(
     """Return the rows of one file, as ``columns``, that every one of ``predicates`` keeps.
 
     Row groups whose Parquet statistics rule them out are not read (for the predicates on
-    columns the file holds with the type they have now); the rows read are then filtered
-    after projection, so columns renamed, widened or added since the file was written are
-    judged as the read sees them.
+    columns the file holds with the type they have now, in either encoding of TIME, and in
+    the text encoding of UUID); the rows read are then filtered after projection, so columns
+    renamed, widened or added since the file was written, and TIME and UUID in either
+    encoding, are judged as the read sees them.
     """
     if not predicates:
         return project(pq.read_table(path), columns)
@@ -100,11 +105,18 @@ def read_file(
 
     def name_in_file(column: ColumnDescriptor) -> str | None:
         position = positions.get(column.id)
-        if position is None or schema.field(position).type != arrow_type(column):
+        if position is None:
             return None
-        return str(schema.field(position).name)
+        kind = schema.field(position).type
+        # A TIME as time64 compares exactly with its microseconds; a UUID's 16 bytes are not
+        # compared with the text a predicate holds (the rows are, once projected).
+        time64 = column.type is ColumnType.TIME and kind == file_type(column)
+        return str(schema.field(position).name) if kind == arrow_type(column) or time64 else None
 
-    in_file = row_filter(predicates, name_in_file)
+    def type_in_file(column: ColumnDescriptor) -> pa.DataType:
+        return schema.field(positions[column.id]).type
+
+    in_file = row_filter(predicates, name_in_file, type_in_file)
     data = project(dataset.to_table(filter=in_file), columns)
     wanted = row_filter(predicates, lambda column: column.name)
     return data if wanted is None else data.filter(wanted)

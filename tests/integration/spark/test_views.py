@@ -14,6 +14,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from api.client import CatalogClient
+from catalog import ValidationError
 from spark.source import register
 from spark.views import quoted, register_views
 from tests.integration.api.servers import RunningServer
@@ -107,6 +108,36 @@ def test_names_spark_cannot_hold_are_refused_before_anything_is_registered(
         register_views(spark, url, schemas=["Sales"])
     with pytest.raises(ValueError, match="no schema SALES in the catalog"):
         register_views(spark, url, schemas=["SALES"])
+
+
+def test_tables_with_time_or_uuid_in_their_files_are_refused_before_anything_is_registered(
+    spark: SparkSession, catalog_server: RunningServer, client: CatalogClient
+) -> None:
+    # Spark's own Parquet reader cannot read Iceberg's time and uuid, as the files hold them.
+    url = catalog_server.url
+    client.sql("CREATE SCHEMA CLOCKS")
+    client.sql("CREATE TABLE CLOCKS.PLAIN (ID INT PRIMARY KEY)")
+    client.sql("CREATE TABLE CLOCKS.TIMES (ID INT PRIMARY KEY, T TIME(6))")
+    client.sql("CREATE TABLE CLOCKS.KEYS (ID INT PRIMARY KEY, U UUID)")
+    _append(
+        spark, url, "CLOCKS.KEYS", [(1, "0f8fad5b-d9cb-469f-a165-70867728950e")], "ID int, U string"
+    )
+    client.sql("ALTER TABLE CLOCKS.KEYS DROP COLUMN U")  # its file still holds it
+    refused = r"CLOCKS.TIMES \(column T, TIME\), CLOCKS.KEYS \(column U, UUID\); read them"
+    with pytest.raises(ValidationError, match=refused) as caught:
+        register_views(spark, url, schemas=["CLOCKS"])
+    assert caught.value.code == "VALIDATION_ERROR"
+    assert 'spark.read.format("catalog")' in str(caught.value)
+    assert not spark.catalog.databaseExists("CLOCKS")  # nothing was registered
+
+    client.sql("DROP TABLE CLOCKS.TIMES")
+    overwrite = spark.createDataFrame([(2,)], "ID int").coalesce(1)
+    overwrite.write.format("catalog").option("catalog_url", url).mode("overwrite").save(
+        "CLOCKS.KEYS"
+    )
+    register_views(spark, url, schemas=["CLOCKS"])
+    assert _rows(spark, "SELECT * FROM CLOCKS.KEYS") == [(2,)]
+    assert _rows(spark, "SELECT * FROM CLOCKS.PLAIN") == []
 
 
 def test_the_sessions_catalog_url_is_every_jobs_default(
