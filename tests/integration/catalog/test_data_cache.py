@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from catalog.data_cache import DataCommitCache
 from catalog.data_files import DataCommit, DataFile, encode_data_commit
 from catalog.data_log import DataCommitLog
@@ -93,5 +95,22 @@ def test_tables_read_least_recently_are_forgotten_past_the_file_budget(store_url
             await _write(log, _commit(1, 2, 12, files=5))
             assert [c.seq for c in await cache.recorded(1)] == [1, 2]
             assert log.reads[-1] == (1, 1)
+
+    run(scenario())
+
+
+def test_reads_of_one_table_at_once_each_get_every_commit_once(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as updates:
+            log = _CountingLog(updates)
+            log.reads = []
+            cache = DataCommitCache(log)
+            for seq in (1, 2, 3):
+                await _write(log, _commit(4, seq, 10 * seq, files=2))
+            reads = await asyncio.gather(*(cache.recorded(4) for _ in range(3)))
+            assert [[c.seq for c in r] for r in reads] == [[1, 2, 3]] * 3
+            await _write(log, _commit(4, 4, 40, files=2))
+            assert [c.seq for c in await cache.recorded(4)] == [1, 2, 3, 4]
+            assert log.reads[-1] == (4, 3)
 
     run(scenario())
