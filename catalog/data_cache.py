@@ -7,8 +7,9 @@ since, not the table's whole history. Their timestamps grow with their numbers (
 raises the log's safe time to its own, and the next must exceed it), so the commits visible
 at T are a prefix, found by bisection.
 
-The tables read least recently are forgotten once the cached commits name more than
-``max_files`` files together; the table being read is always kept.
+The tables read least recently are forgotten once the cached commits weigh more than
+``max_weight`` together (a commit weighs one, plus one per file it adds or removes); the table
+being read is always kept, and a table without commits is never kept.
 """
 
 from __future__ import annotations
@@ -20,22 +21,23 @@ from dataclasses import dataclass, field
 from catalog.data_files import DataCommit, decode_data_commit
 from catalog.data_log import DataCommitLog
 
-DEFAULT_MAX_FILES = 200_000
-"""How many files the cached commits of all tables may name together (about 1 KB each)."""
+DEFAULT_MAX_WEIGHT = 200_000
+"""How much the cached commits of all tables may weigh together: commits plus the files they
+add or remove (about 1 KB each)."""
 
 
 @dataclass(slots=True)
 class _Series:
     commits: list[DataCommit] = field(default_factory=list)
     stamps: list[int] = field(default_factory=list)  # commit_ts of each, for bisection
-    files: int = 0
+    weight: int = 0
 
     @property
     def latest(self) -> int:
         return self.commits[-1].seq if self.commits else 0
 
     def extend(self, commits: list[DataCommit]) -> int:
-        """Append the commits after the latest held; return how many files they name.
+        """Append the commits after the latest held; return what they weigh.
 
         A concurrent read of the same table may have appended some of them already.
         """
@@ -44,8 +46,8 @@ class _Series:
             if commit.seq == self.latest + 1:
                 self.commits.append(commit)
                 self.stamps.append(commit.commit_ts)
-                added += len(commit.files)
-        self.files += added
+                added += 1 + len(commit.files) + len(commit.removed or ())
+        self.weight += added
         return added
 
 
@@ -54,17 +56,17 @@ class DataCommitCache:
 
     Args:
         log: the data commit log to read.
-        max_files: how many files the cached commits may name together before the tables
-            read least recently are forgotten.
+        max_weight: how much the cached commits may weigh together (see the module doc)
+            before the tables read least recently are forgotten.
     """
 
-    def __init__(self, log: DataCommitLog, *, max_files: int = DEFAULT_MAX_FILES) -> None:
-        if max_files < 0:
-            raise ValueError("max_files must be 0 or more")
+    def __init__(self, log: DataCommitLog, *, max_weight: int = DEFAULT_MAX_WEIGHT) -> None:
+        if max_weight < 0:
+            raise ValueError("max_weight must be 0 or more")
         self._log = log
-        self._max_files = max_files
+        self._max_weight = max_weight
         self._tables: OrderedDict[int, _Series] = OrderedDict()
-        self._files = 0
+        self._weight = 0
 
     async def recorded(self, table_id: int) -> list[DataCommit]:
         """Return every data commit of the table the log holds now, in order.
@@ -81,28 +83,30 @@ class DataCommitCache:
 
     async def _refreshed(self, table_id: int) -> _Series:
         series = self._tables.get(table_id)
-        if series is None:
-            series = self._tables[table_id] = _Series()
-        else:
+        if series is not None:
             self._tables.move_to_end(table_id)
+        else:
+            series = _Series()
         entries = await self._log.read(table_id, series.latest)
         added = series.extend([decode_data_commit(e.payload) for e in entries])
-        if self._tables.get(table_id) is series:  # not forgotten meanwhile
-            self._files += added
-            self._evict(keep=table_id)
+        if not series.commits:
+            return series  # nothing to keep: any id can be asked for
+        held = self._tables.get(table_id)
+        if held is series:
+            self._weight += added
+        elif held is None:  # a first read, or forgotten meanwhile: held (again) whole
+            self._tables[table_id] = series
+            self._weight += series.weight
+        else:  # a concurrent first read's is held
+            return series
+        self._evict(keep=table_id)
         return series
 
     def _evict(self, *, keep: int) -> None:
-        while self._files > self._max_files and len(self._tables) > 1:
+        while self._weight > self._max_weight and len(self._tables) > 1:
             table_id, series = next(iter(self._tables.items()))
             if table_id == keep:
                 self._tables.move_to_end(table_id)
                 continue
             del self._tables[table_id]
-            self._files -= series.files
-
-    def forget(self, table_id: int) -> None:
-        """Drop what is held of a table (its commits were deleted from the log)."""
-        series = self._tables.pop(table_id, None)
-        if series is not None:
-            self._files -= series.files
+            self._weight -= series.weight

@@ -8,10 +8,13 @@ commits that came in while one was on its way go together in the next, stamped w
 timestamp, one commit per table (a second commit of the same table waits for the next
 transaction, so a table's commits keep distinct, growing timestamps).
 
-A transaction that fails only on the safe time (another node's commit got there first) is
-stamped again and sent again. One that a table's numbering or a request id refuses is sent
-again one commit at a time, so each writer hears its own answer (conflict, earlier commit of
-the same request, or storage failure), exactly as a commit made alone would.
+A transaction that fails is answered commit by commit: one whose table has moved on (another
+node committed to it) goes back to its writer as that conflict, one whose request id is already
+recorded is sent alone (it learns whether that was its own earlier attempt), and the others
+are stamped again above the safe time and sent together again. A transaction whose answer was
+lost is sent again one commit at a time, all at once, so each writer hears its own answer
+(earlier commit of the same request, conflict, or storage failure), exactly as a commit made
+alone would. A writer that stopped waiting before its commit was sent is left out.
 """
 
 from __future__ import annotations
@@ -87,17 +90,25 @@ class DataCommitGroup:
             group: list[_Pending] = []
             later: list[_Pending] = []
             tables: set[int] = set()
+            request_ids: set[str] = set()
             for pending in self._queue:
-                if pending.table_id in tables or len(group) >= MAX_TOGETHER:
+                if pending.future.done():  # its writer stopped waiting: not sent at all
+                    continue
+                if (
+                    pending.table_id in tables
+                    or pending.request_id in request_ids
+                    or len(group) >= MAX_TOGETHER
+                ):
                     later.append(pending)
                 else:
                     group.append(pending)
                     tables.add(pending.table_id)
+                    request_ids.add(pending.request_id)
             self._queue = later
             try:
                 if len(group) == 1:
                     await self._alone(group[0])
-                else:
+                elif group:
                     await self._together(group)
             except Exception as e:  # not the log's answer: a fault here, told to each writer
                 for pending in group:
@@ -121,7 +132,13 @@ class DataCommitGroup:
         else:
             _answer(pending, (result, commit))
 
+    async def _each_alone(self, group: list[_Pending]) -> None:
+        """Send each commit in its own transaction, at once (they are of different tables)."""
+        self.stats["one_by_one"] += len(group)
+        await asyncio.gather(*(self._alone(pending) for pending in group))
+
     async def _together(self, group: list[_Pending]) -> None:
+        alone: list[_Pending] = []
         for _ in range(_RESTAMPS):
             ts = self._clock.now()
             commits = [pending.build(ts) for pending in group]
@@ -130,28 +147,40 @@ class DataCommitGroup:
             if kept < len(group):  # the rest go first in the next transaction
                 self._queue[:0] = group[kept:]
                 group, commits, payloads = group[:kept], commits[:kept], payloads[:kept]
-                if kept == 1:
-                    break
+            if len(group) == 1:
+                break
             together = [
                 Together(p.table_id, p.seq, payload, p.request_id, p.digest)
                 for p, payload in zip(group, payloads, strict=True)
             ]
             self.stats["transactions"] += 1
             try:
-                conflict, safe_time = await self._log.commit_together(together, ts)
+                refusal = await self._log.commit_together(together, ts)
             except Exception:  # each commit learns its own outcome below
                 break
-            if conflict is None:
+            if refusal is None:
                 self.stats["together"] += len(group)
                 for pending, commit in zip(group, commits, strict=True):
                     _answer(pending, (AppendResult(True, pending.seq, ts), commit))
-                return
-            if conflict is not AppendConflict.SAFE_TIME:
+                group = []
                 break
-            self._clock.update(safe_time)
-        self.stats["one_by_one"] += len(group)
-        for pending in group:
-            await self._alone(pending)
+            self._clock.update(refusal.safe_time)
+            retry: list[_Pending] = []
+            for pending, commit, latest, recorded in zip(
+                group, commits, refusal.latest, refusal.recorded, strict=True
+            ):
+                if recorded:  # sent alone, it learns whether that was its own earlier try
+                    alone.append(pending)
+                elif latest != pending.seq - 1:  # its writer decides: the next number, or stop
+                    conflict = AppendConflict.VERSION
+                    result = AppendResult(False, latest, refusal.safe_time, conflict)
+                    _answer(pending, (result, commit))
+                else:
+                    retry.append(pending)
+            group = retry
+            if len(group) < 2:
+                break
+        await self._each_alone(alone + group)
 
 
 def _answer(pending: _Pending, answer: tuple[AppendResult, DataCommit] | Exception) -> None:

@@ -50,6 +50,21 @@ class Together:
     digest: bytes = b""
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why ``DataCommitLog.commit_together`` committed nothing.
+
+    Attributes:
+        safe_time: the log's safe time.
+        latest: each table's latest commit number, in the order sent.
+        recorded: whether each commit's request id is already recorded.
+    """
+
+    safe_time: int
+    latest: tuple[int, ...]
+    recorded: tuple[bool, ...]
+
+
 def _one_key(key: str) -> tuple[str, str]:
     return key, key + "\x00"
 
@@ -127,9 +142,7 @@ class DataCommitLog:
             return AppendResult(False, current, safe, AppendConflict.VERSION)
         return AppendResult(False, current, safe, AppendConflict.SAFE_TIME)
 
-    async def commit_together(
-        self, commits: Sequence[Together], commit_ts: int
-    ) -> tuple[AppendConflict | None, int]:
+    async def commit_together(self, commits: Sequence[Together], commit_ts: int) -> Refusal | None:
         """Record data commits of different tables in one transaction, all at ``commit_ts``.
 
         Each must be the next of its table and its request id unrecorded; the safe time must be
@@ -138,15 +151,17 @@ class DataCommitLog:
         landed.
 
         Returns:
-            Why they did not commit (None: they did), and the log's safe time then.
-            ``SAFE_TIME`` when only the safe time stood in the way: send them again above it.
-            ``REQUEST`` or ``VERSION`` when a request id or a table's numbering did: send
-            them one at a time to learn whose.
+            None when they committed, else what stood in the way (``Refusal``).
+
+        Raises:
+            ValueError: two commits of one table, or with one request id.
         """
         check_int("commit_ts", commit_ts, 1)
         keys = self.keys
-        if len({c.table_id for c in commits}) != len(commits):
-            raise ValueError("commits sent together must be of different tables")
+        if len({c.table_id for c in commits}) != len(commits) or len(
+            {c.request_id for c in commits}
+        ) != len(commits):
+            raise ValueError("commits sent together must be of different tables and requests")
         expires = requests.wall_ms() + self.request_ttl_ms
         safe_time = envelope.encode_int(Kind.SAFE_TIME, commit_ts)
         compares = [less_or_absent(keys.safe_time, safe_time)]
@@ -168,16 +183,12 @@ class DataCommitLog:
             reads += [Get(seq_key), Get(request_key)]
         result = await self.store.txn(compares, success, reads)
         if result.succeeded:
-            return None, commit_ts
-        safe = _int(result.reads[0].value, Kind.SAFE_TIME)
-        for c, seq_read, request_read in zip(
-            commits, result.reads[1::2], result.reads[2::2], strict=True
-        ):
-            if request_read.value is not None:
-                return AppendConflict.REQUEST, safe
-            if _int(seq_read.value, Kind.VERSION) != c.seq - 1:
-                return AppendConflict.VERSION, safe
-        return AppendConflict.SAFE_TIME, safe
+            return None
+        return Refusal(
+            _int(result.reads[0].value, Kind.SAFE_TIME),
+            tuple(_int(read.value, Kind.VERSION) for read in result.reads[1::2]),
+            tuple(read.value is not None for read in result.reads[2::2]),
+        )
 
     async def read(self, table_id: int, after: int = 0) -> list[LogEntry]:
         """Return the data commits of a table numbered above ``after``, in order.

@@ -77,16 +77,16 @@ def test_commits_up_to_a_timestamp_are_the_prefix_at_or_before_it(store_url: str
     run(scenario())
 
 
-def test_tables_read_least_recently_are_forgotten_past_the_file_budget(store_url: str) -> None:
+def test_tables_read_least_recently_are_forgotten_past_the_budget(store_url: str) -> None:
     async def scenario() -> None:
         async with opened(store_url) as updates:
             log = _CountingLog(updates)
             log.reads = []
-            cache = DataCommitCache(log, max_files=3)
+            cache = DataCommitCache(log, max_weight=5)
             await _write(log, _commit(1, 1, 10, files=2))
             await _write(log, _commit(2, 1, 11, files=2))
             await cache.recorded(1)
-            await cache.recorded(2)  # 4 files > 3: table 1 goes, table 2 (just read) stays
+            await cache.recorded(2)  # 2 x (1 + 2 files) > 5: table 1 goes, table 2 stays
             await cache.recorded(2)
             again = await cache.recorded(1)  # read whole again, and now table 2 goes
             assert [len(c.files) for c in again] == [2]
@@ -95,6 +95,12 @@ def test_tables_read_least_recently_are_forgotten_past_the_file_budget(store_url
             await _write(log, _commit(1, 2, 12, files=5))
             assert [c.seq for c in await cache.recorded(1)] == [1, 2]
             assert log.reads[-1] == (1, 1)
+            # Tables without commits weigh nothing and are not kept: any id can be asked for.
+            for table_id in range(100, 200):
+                assert await cache.recorded(table_id) == []
+            assert [c.seq for c in await cache.recorded(1)] == [1, 2]
+            assert log.reads[-1] == (1, 2), "table 1 was kept"
+            assert await cache.recorded(150) == [] and log.reads[-1] == (150, 0)
 
     run(scenario())
 

@@ -152,3 +152,33 @@ def test_a_group_whose_answer_was_lost_gives_each_writer_its_commit_once(
             await direct.close()
 
     run(scenario(), timeout_s=90)
+
+
+def test_one_request_id_for_two_tables_at_once_commits_one_of_them(store_url: str) -> None:
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n", _OPTIONS) as node:
+            tables = await _tables(node, 3)
+
+            async def write(table_id: int, request_id: str) -> DataCommit:
+                return await node.data.commit(
+                    table_id,
+                    _file(f"{request_id}-{table_id}"),
+                    schema_version=1,
+                    mode="append",
+                    request_id=request_id,
+                )
+
+            results = await asyncio.gather(
+                write(tables[0], "same"),
+                write(tables[1], "same"),
+                write(tables[2], "other"),
+                return_exceptions=True,
+            )
+            landed = [r for r in results if isinstance(r, DataCommit)]
+            refused = [r for r in results if isinstance(r, CatalogError)]
+            assert len(landed) == 2 and len(refused) == 1, results
+            assert "already used for a different request" in refused[0].message
+            recorded = [len(await node.data.recorded(t)) for t in tables[:2]]
+            assert sorted(recorded) == [0, 1]
+
+    run(scenario())
