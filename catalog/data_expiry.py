@@ -1,40 +1,50 @@
-"""Data no read can reach any more, deleted when the catalog is compacted.
+"""Data no read can reach any more, deleted a while after the catalog is compacted.
 
-A compaction at catalog version V deletes every version before V: from then on no read "as of"
-a moment before V's activation is answered (``VERSION_COMPACTED``), neither by the catalog nor
-by the data commits. So, at a compaction:
+A compaction at catalog version V deletes every version before V: a node refuses reads "as of"
+a moment before V's activation (its horizon) once it has noticed the snapshot, within its
+``follow_interval_s``. From then on no read lists:
 
-- a table no retained version holds loses its data commits and, where the cluster has a
-  warehouse, its folder (``<warehouse>/table_<id>``): its files with it;
-- a retained table loses the files its commits added and then removed or overwrote, at or
-  before the horizon, that no later commit names. The horizon is V's activation, but never
-  later than ``file_grace_ms`` ago: a job that listed its files within that time (a long Spark
-  job reading as of an older moment) still finds them, as Iceberg's snapshot expiry keeps
-  files for a while.
+- the files of a table no retained version holds (its folder, ``<warehouse>/table_<id>``);
+- the files a table's commits at or before the horizon added and then removed or overwrote,
+  and that no later commit adds again.
 
-The commit records stay: they are small, and keep every snapshot's number and identity; reads
-before the horizon are refused instead. A file that cannot be deleted (another process owns
-the warehouse, or it is on another machine) is left, with a warning in the log: deleting is
-housekeeping, never a reason to fail the compaction.
+But a job that listed its files before (a long Spark job, reading as of an older moment) may
+still be reading them. So each compaction records itself in the log (``catalog.data.expiry``:
+when, its horizon, the tables it found unreachable), and the files are deleted by a later
+compaction, once a recorded one is at least ``grace_ms`` old: a job that listed files before
+that one had that long to read them. Compactions recorded less than a tenth of the grace apart
+are merged into the later one, which only delays deletions, so the record stays small.
+
+The data commits of unreachable tables are deleted at once (reads no longer list them); those of
+retained tables stay, so every snapshot keeps its id and sequence number. Deleting files is
+housekeeping: a file that cannot be deleted (another process owns the warehouse, or it is on
+another machine) is left with a warning in the log, and an error never fails the compaction.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import shutil
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from catalog.catalog import Catalog
 from catalog.data_files import DataCommit, decode_data_commit, visible_files
 from catalog.data_log import DataCommitLog
 from catalog.warehouse import table_folder
+from updatelog import envelope
+from updatelog.envelope import Kind
+from updatelog.kv import Put, absent, equals
+from updatelog.log import UpdateLog
 
-DEFAULT_FILE_GRACE_MS = 3_600_000
-"""How long a file stays after the commit that removed it, at the least (one hour)."""
+DEFAULT_GRACE_MS = 3_600_000
+"""How long a compaction's unreachable files stay, at the least (one hour)."""
 
-log = logging.getLogger(__name__)
+_logger = logging.getLogger(__name__)
 
 
 def dead_files(commits: Sequence[DataCommit], horizon_ts: int) -> list[str]:
@@ -65,9 +75,9 @@ def remove_files(folder: Path, paths: Sequence[str]) -> int:
         try:
             (folder / path).unlink()
         except FileNotFoundError:
-            continue
+            continue  # deleted by an earlier compaction
         except OSError as e:
-            log.warning("data expiry: could not delete %s: %s", folder / path, e.strerror)
+            _logger.warning("data expiry: could not delete %s: %s", folder / path, e.strerror)
             continue
         removed += 1
     return removed
@@ -81,54 +91,122 @@ def remove_table_folder(warehouse: Path, table_id: int) -> bool:
     try:
         shutil.rmtree(folder)
     except OSError as e:
-        log.warning("data expiry: could not delete all of %s: %s", folder, e)
+        _logger.warning("data expiry: could not delete all of %s: %s", folder, e)
     return True
 
 
-class DataExpiry:
-    """Deletes the data a compaction made unreachable (see the module doc).
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """One compaction as the expiry record keeps it.
 
-    Args:
-        log: the data commit log.
-        warehouse: the cluster's warehouse folder; None when it has none (then only the
-            files of tables that recorded their folder are deleted).
+    Attributes:
+        at_ms: when it was recorded (wall clock, milliseconds since the epoch).
+        horizon_ts: the earliest moment read after it.
+        dropped: the tables it found no retained version holds.
     """
 
-    def __init__(self, log: DataCommitLog, warehouse: str | None) -> None:
+    at_ms: int
+    horizon_ts: int
+    dropped: tuple[int, ...] = ()
+
+
+def encode_compactions(compactions: Sequence[Compaction]) -> bytes:
+    """Return the stored form of ``catalog.data.expiry``."""
+    body = [[c.at_ms, c.horizon_ts, list(c.dropped)] for c in compactions]
+    return envelope.encode(Kind.UPDATE, json.dumps(body).encode())
+
+
+def decode_compactions(data: bytes) -> list[Compaction]:
+    """Return the compactions of a stored ``catalog.data.expiry``."""
+    body = json.loads(envelope.decode_as(data, Kind.UPDATE).body)
+    return [Compaction(int(at), int(horizon), tuple(dropped)) for at, horizon, dropped in body]
+
+
+class DataExpiry:
+    """Deletes the data compactions made unreachable (see the module doc).
+
+    Args:
+        log: the update log.
+        warehouse: the cluster's warehouse folder; None when it has none (then the folders
+            of dropped tables stay).
+    """
+
+    def __init__(self, log: UpdateLog, warehouse: str | None) -> None:
         self._log = log
+        self._commits = DataCommitLog(log)
         self._warehouse = None if warehouse is None else Path(warehouse)
         self.stats = {"tables_dropped": 0, "folders_deleted": 0, "files_deleted": 0}
 
-    async def expire(self, retained: Sequence[Catalog], horizon_ts: int) -> None:
-        """Delete what no read at or after ``horizon_ts`` reaches.
+    async def expire(
+        self, retained: Sequence[Catalog], *, grace_ms: int = DEFAULT_GRACE_MS
+    ) -> None:
+        """Record this compaction, and delete what those at least ``grace_ms`` old made unreachable.
 
         Args:
-            retained: the catalog versions still kept, oldest first.
-            horizon_ts: the earliest moment still read (see the module doc for the grace).
+            retained: the catalog versions kept after the compaction, oldest first (the first
+                one's activation is the horizon).
+            grace_ms: how old a recorded compaction must be before its files go.
 
         Raises:
             StorageUnavailableError: the log could not be reached.
+            FormatError: a stored data commit or record does not decode.
         """
         latest = retained[-1]
-        for table_id in await self._log.tables():
+        dropped: list[int] = []
+        for table_id in await self._commits.tables():
             # Ids only grow: one at or above the latest catalog's generator may be a table
             # created elsewhere since, which this node has not applied yet.
-            if table_id >= latest.object_id_gen:
-                continue
-            if not any(c.has_table(table_id) for c in retained):
-                await self._log.drop(table_id)
-                self.stats["tables_dropped"] += 1
-                if self._warehouse is not None and await asyncio.to_thread(
-                    remove_table_folder, self._warehouse, table_id
-                ):
+            if table_id < latest.object_id_gen and not any(c.has_table(table_id) for c in retained):
+                dropped.append(table_id)
+        now_ms = time.time_ns() // 1_000_000
+        this = Compaction(now_ms, retained[0].activation_ts, tuple(dropped))
+        due = await self._record(this, now_ms - grace_ms, max(1, grace_ms // 10))
+        if due is None:
+            return  # another node is recording a compaction: it deletes this round
+        for table_id in dropped:
+            await self._commits.drop(table_id)
+            self.stats["tables_dropped"] += 1
+        if not due:
+            return
+        if self._warehouse is not None:
+            for table_id in sorted({t for c in due for t in c.dropped}):
+                if await asyncio.to_thread(remove_table_folder, self._warehouse, table_id):
                     self.stats["folders_deleted"] += 1
-            elif latest.has_table(table_id):
+        horizon = max(c.horizon_ts for c in due)
+        await self._log.raise_safe_time(horizon)  # no commit at or before it can come now
+        for table_id in await self._commits.tables():
+            if latest.has_table(table_id):
                 location = latest.table_by_id(table_id).location
                 if location is not None:
-                    await self._expire_files(table_id, Path(location), horizon_ts)
+                    await self._expire_files(table_id, Path(location), horizon)
+
+    async def _record(
+        self, this: Compaction, due_before_ms: int, merge_within_ms: int
+    ) -> list[Compaction] | None:
+        """Add ``this`` to the record and take out the compactions due; None on a race."""
+        key = self._log.keys.data_expiry
+        read = await self._log.store.range(key, key + "\x00")
+        stored = read.kvs[0].value if read.kvs else None
+        compactions = [] if stored is None else decode_compactions(stored)
+        due = [c for c in compactions if c.at_ms <= due_before_ms]
+        kept = [c for c in compactions if c.at_ms > due_before_ms]
+        if this.at_ms <= due_before_ms:
+            due.append(this)
+        elif kept and this.at_ms - kept[-1].at_ms < merge_within_ms:
+            merged = (*kept[-1].dropped, *this.dropped)
+            kept[-1] = Compaction(this.at_ms, this.horizon_ts, merged)
+        else:
+            kept.append(this)
+        expected = absent(key) if stored is None else equals(key, stored)
+        result = await self._log.store.txn([expected], [Put(key, encode_compactions(kept))])
+        return due if result.succeeded else None
 
     async def _expire_files(self, table_id: int, folder: Path, horizon_ts: int) -> None:
-        commits = [decode_data_commit(e.payload) for e in await self._log.read(table_id)]
-        dead = dead_files(commits, horizon_ts)
-        if dead:
-            self.stats["files_deleted"] += await asyncio.to_thread(remove_files, folder, dead)
+        entries = await self._commits.read(table_id)
+
+        def dead() -> list[str]:
+            return dead_files([decode_data_commit(e.payload) for e in entries], horizon_ts)
+
+        paths = await asyncio.to_thread(dead)
+        if paths:
+            self.stats["files_deleted"] += await asyncio.to_thread(remove_files, folder, paths)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -22,8 +23,7 @@ from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.collector import collector_paused
 from catalog.commands import CommandBase
-from catalog.data_expiry import DEFAULT_FILE_GRACE_MS, DataExpiry
-from catalog.data_log import DataCommitLog
+from catalog.data_expiry import DEFAULT_GRACE_MS, DataExpiry
 from catalog.entries.base import EntryBase
 from catalog.errors import CatalogError, ConcurrentUpdateError, NodeStoppingError, ValidationError
 from catalog.marshalling import encode_update
@@ -36,7 +36,7 @@ from catalog.snapshots import snapshot_pieces
 from catalog.update import RequestOutcome, VersionedUpdate
 from catalog.wire import decode_refusal, encode_refusal
 from schemasync.clock import Clock
-from schemasync.service import SchemaSyncService, ms_to_hlc
+from schemasync.service import SchemaSyncService
 from updatelog.errors import UpdateTooLargeError
 from updatelog.log import AppendConflict, RequestRecord, UpdateLog
 
@@ -47,6 +47,8 @@ MAX_GROUP_REQUEST_IDS = 32
 
 Precondition = Callable[[Catalog], None]
 """Checks the catalog a batch is judged against; raises a ``CatalogError`` to refuse it."""
+
+_logger = logging.getLogger(__name__)
 
 
 @dataclass(eq=False)
@@ -108,7 +110,7 @@ class CatalogManager:
         self._clock = clock
         self._delay_ms = delay_ms
         self._warehouse = warehouse
-        self.expiry = DataExpiry(DataCommitLog(log), warehouse)
+        self.expiry = DataExpiry(log, warehouse)
         """What compactions deleted of the data (``stats``)."""
         self._max_attempts = max_attempts
         self._backoff_base_s = backoff_base_s
@@ -485,14 +487,15 @@ class CatalogManager:
         return await self.compact_to(target)
 
     async def compact_to(
-        self, version: int, *, file_grace_ms: int = DEFAULT_FILE_GRACE_MS
+        self, version: int, *, file_grace_ms: int = DEFAULT_GRACE_MS
     ) -> int | None:
         """Snapshot at ``version``: every older version is deleted from the log and the cache.
 
         Reads "as of" a moment before ``version``'s activation are refused from then on, so the
-        data only they reached is deleted too (``catalog.data_expiry``): the data commits and
-        folder of tables no retained version holds, and the files that tables' commits
-        removed at or before that moment and at least ``file_grace_ms`` ago.
+        data only they reached is deleted too (``catalog.data_expiry``): the data commits of
+        tables no retained version holds at once, and the files that only compactions at least
+        ``file_grace_ms`` old made unreachable. Deleting data never fails the compaction: an
+        error there is logged.
         """
         if version <= self._service.earliest_version:
             return None
@@ -504,8 +507,10 @@ class CatalogManager:
         self._service.truncate_before(version)
         service = self._service
         retained = [service.catalog(v) for v in range(version, service.latest_version + 1)]
-        grace = self._clock.now() - ms_to_hlc(file_grace_ms)
-        await self.expiry.expire(retained, min(retained[0].activation_ts, grace))
+        try:
+            await self.expiry.expire(retained, grace_ms=file_grace_ms)
+        except Exception as e:  # housekeeping: the next compaction tries again
+            _logger.warning("compaction at version %s: data expiry failed: %s", version, e)
         return version
 
     async def close(self) -> None:

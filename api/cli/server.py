@@ -71,8 +71,9 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
         "(--store, with the cluster's --delay-ms and --max-clock-skew-ms) as a short-lived "
         "catalog node; running servers notice the snapshot on their own. Reads as of a "
         "moment before the snapshot are refused from then on, so the data files only they "
-        "reached are deleted: those the tables' commits removed or overwrote before it (and "
-        "over an hour ago), and the folders of tables no kept version holds.",
+        "reached (those the tables' commits removed or overwrote before it, and the folders "
+        "of tables no kept version holds) are deleted by the first compaction at least an "
+        "hour later.",
     )
     _store_flags(compact)
     compact.add_argument("--keep", type=positive, required=True, help="versions to keep")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -97,16 +98,46 @@ def test_compaction_deletes_the_files_only_compacted_reads_reached(
 
             assert await node.manager.compact_to(horizon.version, file_grace_ms=grace_ms)
             left = sorted(p.name for p in folder.glob("*.parquet"))
-            if grace_ms:  # removed less than an hour ago: every file stays
+            if grace_ms:  # the compaction is recorded; its files go a grace later
                 assert left == ["a.parquet", "b.parquet", "c.parquet", "d.parquet"]
+                assert gone_folder.exists()
             else:  # a and b were gone by the horizon; c was removed after it
                 assert left == ["c.parquet", "d.parquet"]
                 assert node.manager.expiry.stats["files_deleted"] == 2
-            assert not gone_folder.exists(), "a dropped table's folder goes with its commits"
+                assert not gone_folder.exists(), "a dropped table's folder goes"
+            assert node.manager.expiry.stats["tables_dropped"] == 1
             visible = await node.data.commits_at(table.id, node.clock.now())
             assert [f.path for commit in visible for f in commit.files] == ["d.parquet"]
             with pytest.raises(CatalogError) as refused:
                 await node.data.commits_at(table.id, before)
             assert refused.value.code is ErrorCode.VERSION_COMPACTED
+
+    run(scenario())
+
+
+def test_files_go_once_the_compaction_that_made_them_unreachable_is_a_grace_old(
+    store_url: str, tmp_path: Path
+) -> None:
+    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(tmp_path / "wh"))
+    grace_ms = 400
+
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", options) as node:
+            await node.manager.execute(create_table("T"))
+            table = node.service.latest_catalog().table("PUBLIC", "T")
+            assert table.location is not None
+            folder = Path(table.location)
+            await _write(node, table.id, [_touch(folder, "a.parquet")])
+            await _write(node, table.id, [_touch(folder, "b.parquet")], removed=("a.parquet",))
+            first = await node.manager.execute(create_table("MARK1"))
+            await _write(node, table.id, [_touch(folder, "c.parquet")], removed=("b.parquet",))
+            assert await node.manager.compact_to(first.version, file_grace_ms=grace_ms)
+            assert len(list(folder.glob("*.parquet"))) == 3  # recorded, nothing deleted yet
+            await asyncio.sleep(grace_ms / 1000 + 0.1)
+            second = await node.manager.execute(create_table("MARK2"))
+            assert await node.manager.compact_to(second.version, file_grace_ms=grace_ms)
+            # The first compaction is a grace old: what it made unreachable (a) goes; what
+            # only the second did (b) stays until that one is a grace old too.
+            assert sorted(p.name for p in folder.glob("*.parquet")) == ["b.parquet", "c.parquet"]
 
     run(scenario())
