@@ -262,6 +262,7 @@ def cmd_compact(args: argparse.Namespace) -> View:
                 "snapshot_version": snapshot,
                 "earliest": await node.log.earliest_version(),
                 "latest": await node.log.latest_version(),
+                "data_expiry": dict(node.manager.expiry.stats),
             }
 
     data = asyncio.run(compact())

@@ -198,7 +198,13 @@ def test_compact_opens_the_store(
             client.execute(create_table(name))
         flags = ["--store", store_url, "--delay-ms", "20", "--max-clock-skew-ms", "10"]
         result = run_json(capsys, "compact", "--keep", "2", *flags)
-        assert result == {"snapshot_version": 3, "earliest": 3, "latest": 4}
+        expiry = {"tables_dropped": 0, "folders_deleted": 0, "files_deleted": 0}
+        assert result == {
+            "snapshot_version": 3,
+            "earliest": 3,
+            "latest": 4,
+            "data_expiry": expiry,
+        }
         assert run_json(capsys, "compact", "--keep", "2", *flags)["snapshot_version"] is None
         deadline = time.monotonic() + 15
         while client.versions().earliest != 3:
