@@ -67,7 +67,7 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
         "compact",
         help="keep only the latest N versions (opens the store directly)",
         description="Snapshot the update log so that only the latest N versions are kept. "
-        "There is no REST endpoint for this yet: the command opens the store itself "
+        "Compaction has no REST endpoint: the command opens the store itself "
         "(--store, with the cluster's --delay-ms and --max-clock-skew-ms) as a short-lived "
         "catalog node; running servers notice the snapshot on their own. Reads as of a "
         "moment before the snapshot are refused from then on, so the data files only they "
