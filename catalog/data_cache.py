@@ -29,7 +29,6 @@ add or remove (about 1 KB each)."""
 @dataclass(slots=True)
 class _Series:
     commits: list[DataCommit] = field(default_factory=list)
-    stamps: list[int] = field(default_factory=list)  # commit_ts of each, for bisection
     weight: int = 0
 
     @property
@@ -45,10 +44,13 @@ class _Series:
         for commit in commits:
             if commit.seq == self.latest + 1:
                 self.commits.append(commit)
-                self.stamps.append(commit.commit_ts)
                 added += 1 + len(commit.files) + len(commit.removed or ())
         self.weight += added
         return added
+
+
+def _stamp(commit: DataCommit) -> int:
+    return commit.commit_ts
 
 
 class DataCommitCache:
@@ -79,7 +81,8 @@ class DataCommitCache:
     async def up_to(self, table_id: int, ts: int) -> list[DataCommit]:
         """Return the table's commits the log holds now with ``commit_ts <= ts``, in order."""
         series = await self._refreshed(table_id)
-        return series.commits[: bisect.bisect_right(series.stamps, ts)]
+        commits = series.commits
+        return commits[: bisect.bisect_right(commits, ts, key=_stamp)]
 
     async def _refreshed(self, table_id: int) -> _Series:
         series = self._tables.get(table_id)

@@ -29,7 +29,6 @@ from catalog.errors import (
     ErrorCode,
     NotFoundError,
     ValidationError,
-    VersionCompactedError,
 )
 from catalog.request_ids import check_request_id, content_digest, request_id_reused
 from catalog.service import CatalogService
@@ -223,10 +222,9 @@ class DataCommits:
                 f"({describe_ts(horizon)}); data commits at it may still come"
             )
         await wait_until(self._clock, ts)
-        earliest = self._service.earliest_version
-        if earliest > 1 and ts < self._service.catalog(earliest).activation_ts:
-            # Compacted: files only such a read reached may be deleted (``data_expiry``).
-            raise VersionCompactedError(earliest - 1, earliest)
+        # Refused before the earliest kept version (files only such a read reached may be
+        # deleted, ``data_expiry``), by the rule catalog reads "as of" follow.
+        self._service.active_catalog_version(ts)
         await self._log.raise_safe_time(ts)
         commits = await self._cache.up_to(table_id, ts)
         return commits if history else visible_files(commits)

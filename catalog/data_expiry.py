@@ -38,7 +38,7 @@ from catalog.data_log import DataCommitLog
 from catalog.warehouse import table_folder
 from updatelog import envelope
 from updatelog.envelope import Kind
-from updatelog.kv import Put, absent, equals
+from updatelog.kv import Get, Put, absent, equals
 from updatelog.log import UpdateLog
 
 DEFAULT_GRACE_MS = 3_600_000
@@ -185,8 +185,7 @@ class DataExpiry:
     ) -> list[Compaction] | None:
         """Add ``this`` to the record and take out the compactions due; None on a race."""
         key = self._log.keys.data_expiry
-        read = await self._log.store.range(key, key + "\x00")
-        stored = read.kvs[0].value if read.kvs else None
+        stored = (await self._log.store.txn([], [Get(key)])).reads[0].value
         compactions = [] if stored is None else decode_compactions(stored)
         due = [c for c in compactions if c.at_ms <= due_before_ms]
         kept = [c for c in compactions if c.at_ms > due_before_ms]

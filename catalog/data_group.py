@@ -88,7 +88,7 @@ class DataCommitGroup:
     async def _flush(self) -> None:
         while self._queue:
             group: list[_Pending] = []
-            later: list[_Pending] = []
+            waiting: list[_Pending] = []
             tables: set[int] = set()
             request_ids: set[str] = set()
             for pending in self._queue:
@@ -99,12 +99,12 @@ class DataCommitGroup:
                     or pending.request_id in request_ids
                     or len(group) >= MAX_TOGETHER
                 ):
-                    later.append(pending)
+                    waiting.append(pending)
                 else:
                     group.append(pending)
                     tables.add(pending.table_id)
                     request_ids.add(pending.request_id)
-            self._queue = later
+            self._queue = waiting
             try:
                 if len(group) == 1:
                     await self._alone(group[0])

@@ -19,6 +19,7 @@ from updatelog.backoff import send_repeatable
 from updatelog.envelope import Kind
 from updatelog.keys import VERSION_DIGITS, KeyLayout, check_int, prefix_range_end
 from updatelog.kv import (
+    Compare,
     Delete,
     Get,
     KvStore,
@@ -65,10 +66,6 @@ class Refusal:
     recorded: tuple[bool, ...]
 
 
-def _one_key(key: str) -> tuple[str, str]:
-    return key, key + "\x00"
-
-
 def encode_int(kind: Kind, value: int) -> bytes:
     """Return ``value`` as a stored integer of ``kind``."""
     return envelope.encode_int(kind, value)
@@ -104,25 +101,16 @@ class DataCommitLog:
         keys = self.keys
         seq_key, request_key = keys.data_seq(table_id), keys.data_request(request_id)
         reads = [Get(seq_key), Get(keys.safe_time), Get(request_key)]
+        safe_time = envelope.encode_int(Kind.SAFE_TIME, commit_ts)
+        one = Together(table_id, seq, payload, request_id, digest)
         replace: bytes | None = None  # an expired record of the id, overwritten at most once
         while True:
-            expires = requests.wall_ms() + self.request_ttl_ms
+            compares, puts = self._ops(one, requests.wall_ms() + self.request_ttl_ms, replace)
             result = await send_repeatable(
                 self.store,
                 "commit_data",
-                [
-                    absent(seq_key)
-                    if seq == 1
-                    else equals(seq_key, encode_int(Kind.VERSION, seq - 1)),
-                    less_or_absent(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, commit_ts)),
-                    equals(request_key, replace),
-                ],
-                [
-                    Put(keys.data_commit(table_id, seq), envelope.encode(Kind.UPDATE, payload)),
-                    Put(seq_key, encode_int(Kind.VERSION, seq)),
-                    Put(keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, commit_ts)),
-                    Put(request_key, requests.encode_committed(seq, expires, digest)),
-                ],
+                [less_or_absent(keys.safe_time, safe_time), *compares],
+                [Put(keys.safe_time, safe_time), *puts],
                 reads,
             )
             if result.succeeded:
@@ -168,19 +156,10 @@ class DataCommitLog:
         success: list[Op] = [Put(keys.safe_time, safe_time)]
         reads = [Get(keys.safe_time)]
         for c in commits:
-            seq_key, request_key = keys.data_seq(c.table_id), keys.data_request(c.request_id)
-            compares.append(
-                absent(seq_key)
-                if c.seq == 1
-                else equals(seq_key, encode_int(Kind.VERSION, c.seq - 1))
-            )
-            compares.append(absent(request_key))
-            success.append(
-                Put(keys.data_commit(c.table_id, c.seq), envelope.encode(Kind.UPDATE, c.payload))
-            )
-            success.append(Put(seq_key, encode_int(Kind.VERSION, c.seq)))
-            success.append(Put(request_key, requests.encode_committed(c.seq, expires, c.digest)))
-            reads += [Get(seq_key), Get(request_key)]
+            more_compares, puts = self._ops(c, expires, None)
+            compares += more_compares
+            success += puts
+            reads += [Get(keys.data_seq(c.table_id)), Get(keys.data_request(c.request_id))]
         result = await self.store.txn(compares, success, reads)
         if result.succeeded:
             return None
@@ -189,6 +168,28 @@ class DataCommitLog:
             tuple(_int(read.value, Kind.VERSION) for read in result.reads[1::2]),
             tuple(read.value is not None for read in result.reads[2::2]),
         )
+
+    def _ops(
+        self, commit: Together, expires: int, replace: bytes | None
+    ) -> tuple[list[Compare], list[Op]]:
+        """Return what recording ``commit`` compares and puts, the safe time left out.
+
+        ``replace``: the expired record of the request id it overwrites (None: the id must be
+        unrecorded).
+        """
+        keys = self.keys
+        seq, seq_key = commit.seq, keys.data_seq(commit.table_id)
+        request_key = keys.data_request(commit.request_id)
+        previous = (
+            absent(seq_key) if seq == 1 else equals(seq_key, encode_int(Kind.VERSION, seq - 1))
+        )
+        return [previous, equals(request_key, replace)], [
+            Put(
+                keys.data_commit(commit.table_id, seq), envelope.encode(Kind.UPDATE, commit.payload)
+            ),
+            Put(seq_key, encode_int(Kind.VERSION, seq)),
+            Put(request_key, requests.encode_committed(seq, expires, commit.digest)),
+        ]
 
     async def read(self, table_id: int, after: int = 0) -> list[LogEntry]:
         """Return the data commits of a table numbered above ``after``, in order.
@@ -207,8 +208,8 @@ class DataCommitLog:
 
     async def latest(self, table_id: int) -> int:
         """Return the number of the table's latest data commit (0: none yet)."""
-        read = await self.store.range(*_one_key(self.keys.data_seq(table_id)))
-        return _int(read.kvs[0].value if read.kvs else None, Kind.VERSION)
+        read = await self.store.txn([], [Get(self.keys.data_seq(table_id))])
+        return _int(read.reads[0].value, Kind.VERSION)
 
     async def tables(self) -> list[int]:
         """Return the ids of every table that has data commits, in order."""

@@ -101,6 +101,10 @@ class Snapshots:
     last_commit_ms: int = 0
 
 
+def _stamp(commit: DataCommit) -> int:
+    return commit.commit_ts
+
+
 def snapshots_of(location: str, commits: Sequence[DataCommit], *, horizon_ts: int = 0) -> Snapshots:
     """Return the snapshots of a table whose data commits (every one, in order) are ``commits``.
 
@@ -112,7 +116,7 @@ def snapshots_of(location: str, commits: Sequence[DataCommit], *, horizon_ts: in
         return Snapshots()
     parents: list[DataCommit | None] = [None, *commits[:-1]]
     numbers = sequence_numbers(commits)
-    start = max(0, bisect.bisect_right([c.commit_ts for c in commits], horizon_ts) - 1)
+    start = max(0, bisect.bisect_right(commits, horizon_ts, key=_stamp) - 1)
     kept = range(start, len(commits))
     latest = commits[-1]
     current = snapshot_id_of(latest)

@@ -8,13 +8,15 @@ from catalog.data_cache import DataCommitCache
 from catalog.data_files import DataCommit, DataFile, encode_data_commit
 from catalog.data_log import DataCommitLog
 from tests.integration.updatelog.support import opened, run
-from updatelog.log import LogEntry
+from updatelog.log import LogEntry, UpdateLog
 
 
 class _CountingLog(DataCommitLog):
     """The real data commit log, noting from which commit on each read asked."""
 
-    reads: list[tuple[int, int]]
+    def __init__(self, log: UpdateLog) -> None:
+        super().__init__(log)
+        self.reads: list[tuple[int, int]] = []
 
     async def read(self, table_id: int, after: int = 0) -> list[LogEntry]:
         self.reads.append((table_id, after))
@@ -47,7 +49,6 @@ def test_a_read_asks_the_log_only_for_commits_after_those_it_holds(store_url: st
     async def scenario() -> None:
         async with opened(store_url) as updates:
             log = _CountingLog(updates)
-            log.reads = []
             cache = DataCommitCache(log)
             for seq in (1, 2, 3):
                 await _write(log, _commit(5, seq, 100 + seq))
@@ -81,7 +82,6 @@ def test_tables_read_least_recently_are_forgotten_past_the_budget(store_url: str
     async def scenario() -> None:
         async with opened(store_url) as updates:
             log = _CountingLog(updates)
-            log.reads = []
             cache = DataCommitCache(log, max_weight=5)
             await _write(log, _commit(1, 1, 10, files=2))
             await _write(log, _commit(2, 1, 11, files=2))
@@ -109,7 +109,6 @@ def test_reads_of_one_table_at_once_each_get_every_commit_once(store_url: str) -
     async def scenario() -> None:
         async with opened(store_url) as updates:
             log = _CountingLog(updates)
-            log.reads = []
             cache = DataCommitCache(log)
             for seq in (1, 2, 3):
                 await _write(log, _commit(4, seq, 10 * seq, files=2))
