@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from pydantic_core import to_jsonable_python
 
@@ -42,40 +42,40 @@ class FieldChange:
 
 
 @dataclass(frozen=True, slots=True)
-class ColumnChange:
-    """One column of a table that differs.
+class Difference(Generic[_D]):
+    """What an object or a column that differs carries.
 
-    Added: the column is ``after``; dropped: ``before``; altered: ``fields`` holds the column's
-    properties that changed (a rename is a change of ``name``).
+    Attributes:
+        before: the dropped object or column (None otherwise).
+        after: the added one (None otherwise).
+        fields: for an altered one, its properties that changed (a rename is a change of
+            ``name``).
     """
 
     id: int
     name: str
     change: ChangeKind
-    before: ColumnDescriptor | None = None
-    after: ColumnDescriptor | None = None
+    before: _D | None = None
+    after: _D | None = None
     fields: tuple[FieldChange, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
+class ColumnChange(Difference[ColumnDescriptor]):
+    """One column of a table that differs."""
+
+
+@dataclass(frozen=True, slots=True)
+class Change(Difference[Descriptor]):
     """One object that differs.
 
     Attributes:
-        before: the dropped object (None otherwise).
-        after: the added object (None otherwise).
-        fields: for an altered object, the properties that changed; a table's columns are
-            in ``columns`` instead, and its ``schema_version`` moves when they change.
-        columns: for an altered table, the columns added, dropped or altered.
+        object_type: ``schema``, ``zone``, ``table``, ``index`` or ``system_view``.
+        columns: for an altered table, the columns added, dropped or altered; its ``fields``
+            leave them out, and its ``schema_version`` moves when they change.
     """
 
-    object_type: str
-    id: int
-    name: str
-    change: ChangeKind
-    before: Descriptor | None = None
-    after: Descriptor | None = None
-    fields: tuple[FieldChange, ...] = ()
+    object_type: str = field(kw_only=True)
     columns: tuple[ColumnChange, ...] = ()
 
 
@@ -104,9 +104,13 @@ def diff(before: Catalog, after: Catalog) -> list[Change]:
         for object_id, a, b in _differing(listing(before), listing(after)):
             if a is None:
                 assert b is not None
-                changes.append(Change(object_type, object_id, b.name, ChangeKind.ADDED, after=b))
+                changes.append(
+                    Change(object_id, b.name, ChangeKind.ADDED, after=b, object_type=object_type)
+                )
             elif b is None:
-                changes.append(Change(object_type, object_id, a.name, ChangeKind.DROPPED, before=a))
+                changes.append(
+                    Change(object_id, a.name, ChangeKind.DROPPED, before=a, object_type=object_type)
+                )
             else:
                 change = _altered(object_type, a, b)
                 if change.fields or change.columns:  # not only its causality token
@@ -136,7 +140,9 @@ def _altered(object_type: str, a: Descriptor, b: Descriptor) -> Change:
         if a.schema_version != b.schema_version:
             fields += (FieldChange("schema_version", a.schema_version, b.schema_version),)
         columns = tuple(_columns(a.columns, b.columns))
-    return Change(object_type, b.id, b.name, ChangeKind.ALTERED, fields=fields, columns=columns)
+    return Change(
+        b.id, b.name, ChangeKind.ALTERED, fields=fields, columns=columns, object_type=object_type
+    )
 
 
 def _fields(a: Model, b: Model) -> tuple[FieldChange, ...]:

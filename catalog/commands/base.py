@@ -9,7 +9,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Generic, TypeVar
 
 from pydantic import AfterValidator
 
@@ -113,6 +113,48 @@ class CommandBase(Model):
             CatalogError: with a stable code, when the command does not fit the catalog.
         """
         raise NotImplementedError(type(self).__name__)  # every concrete command overrides it
+
+
+class ExistingObjectCommand(CommandBase, Generic[R]):
+    """A command that changes or drops one object: ``find`` looks it up, ``entries_for`` acts.
+
+    With IF EXISTS, ``find`` gives None for a missing object and the command is a no-op (as
+    in Ignite).
+    """
+
+    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+        found = self.find(ctx)
+        return [] if found is None else self.entries_for(ctx, found)
+
+    def find(self, ctx: UpdateContext) -> R | None:
+        """Return the object, or None when it is missing and the command allows that.
+
+        Raises:
+            CatalogError: the object, or what holds it, is missing and the command needs it.
+        """
+        raise NotImplementedError(type(self).__name__)  # every concrete command overrides it
+
+    def entries_for(self, ctx: UpdateContext, found: R) -> list[EntryBase]:
+        """Validate against ``ctx.catalog`` and return the entries changing ``found``.
+
+        Raises:
+            CatalogError: with a stable code, when the command does not fit the catalog.
+        """
+        raise NotImplementedError(type(self).__name__)  # every concrete command overrides it
+
+
+class TableCommand(ExistingObjectCommand[TableDescriptor]):
+    """A command about the table ``schema_.table``; with ``if_table_exists`` it may be missing."""
+
+    if TYPE_CHECKING:
+        # Each command declares these fields itself, where its wire form (its fields in
+        # declaration order) has them; fields of a base class would come first.
+        schema_: str
+        table: str
+        if_table_exists: bool
+
+    def find(self, ctx: UpdateContext) -> TableDescriptor | None:  # noqa: D102
+        return existing_table(ctx.catalog, self.schema_, self.table, self.if_table_exists)
 
 
 def check_not_system(name: str) -> None:

@@ -15,13 +15,7 @@ from catalog.column_types import (
     normalize_default,
     resolve_params,
 )
-from catalog.commands.base import (
-    CommandBase,
-    Name,
-    UpdateContext,
-    existing_table,
-    unique,
-)
+from catalog.commands.base import Name, TableCommand, UpdateContext, unique
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.descriptors.tables import shared_column
@@ -103,7 +97,7 @@ def _column(table: TableDescriptor, name: str) -> ColumnDescriptor:
     return column
 
 
-class AddColumnsCommand(CommandBase):
+class AddColumnsCommand(TableCommand):
     """``ALTER TABLE ... ADD COLUMN``: append columns; a NOT NULL one needs a constant default.
 
     With ``if_not_exists``, columns that already exist are skipped; with ``if_table_exists``,
@@ -127,10 +121,7 @@ class AddColumnsCommand(CommandBase):
                 raise ValidationError(f"NOT NULL column {c.name} needs a default value")
         return self
 
-    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = existing_table(ctx.catalog, self.schema_, self.table, self.if_table_exists)
-        if table is None:
-            return []
+    def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
         added = [c for c in self.columns if not self.if_not_exists or table.column(c.name) is None]
         if not added:
             return []
@@ -146,7 +137,7 @@ class AddColumnsCommand(CommandBase):
         return [NewColumnsEntry(table_id=table.id, columns=columns)]
 
 
-class DropColumnsCommand(CommandBase):
+class DropColumnsCommand(TableCommand):
     """``ALTER TABLE ... DROP COLUMN``: not a key column, not in an alive index, not all.
 
     With ``if_exists``, columns that do not exist are skipped; with ``if_table_exists``, a
@@ -165,10 +156,7 @@ class DropColumnsCommand(CommandBase):
         unique(self.columns, "column name")
         return self
 
-    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = existing_table(ctx.catalog, self.schema_, self.table, self.if_table_exists)
-        if table is None:
-            return []
+    def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
         names = [n for n in self.columns if not self.if_exists or table.column(n) is not None]
         if not names:
             return []
@@ -191,7 +179,7 @@ class DropColumnsCommand(CommandBase):
         return [DropColumnsEntry(table_id=table.id, column_ids=tuple(c.id for c in dropped))]
 
 
-class AlterColumnCommand(CommandBase):
+class AlterColumnCommand(TableCommand):
     """``ALTER TABLE ... ALTER COLUMN``: widen the type, DROP NOT NULL, or set the default.
 
     Fields left out are unchanged. ``default`` given as null drops the default (a constant
@@ -221,10 +209,7 @@ class AlterColumnCommand(CommandBase):
             data.pop("default", None)
         return data
 
-    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = existing_table(ctx.catalog, self.schema_, self.table, self.if_table_exists)
-        if table is None:
-            return []
+    def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
         old = _column(table, self.column)
         new_type = self.type or old.type
         same_type = new_type is old.type
@@ -286,7 +271,7 @@ class AlterColumnCommand(CommandBase):
         return [AlterColumnEntry(table_id=table.id, column=new)]
 
 
-class RenameColumnCommand(CommandBase):
+class RenameColumnCommand(TableCommand):
     """``ALTER TABLE ... RENAME COLUMN ... TO``: a new name, the same column id.
 
     Data written under the old name keeps reading under the new one (files carry column ids).
@@ -300,10 +285,7 @@ class RenameColumnCommand(CommandBase):
     new_name: Name
     if_table_exists: bool = False
 
-    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = existing_table(ctx.catalog, self.schema_, self.table, self.if_table_exists)
-        if table is None:
-            return []
+    def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
         old = _column(table, self.column)
         if self.new_name == old.name:
             return []

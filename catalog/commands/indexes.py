@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 
 from catalog.commands.base import (
     CommandBase,
+    ExistingObjectCommand,
     Name,
     UpdateContext,
     ensure_relation_name_free,
@@ -129,7 +130,7 @@ class CreateIndexCommand(CommandBase):
         return [NewIndexEntry(index=index), ObjectIdGenUpdateEntry(delta=1)]
 
 
-class DropIndexCommand(CommandBase):
+class DropIndexCommand(ExistingObjectCommand[IndexDescriptor]):
     """``DROP INDEX``: an AVAILABLE index moves to STOPPING; one never made available is removed.
 
     The primary-key index cannot be dropped (drop the table instead).
@@ -140,10 +141,10 @@ class DropIndexCommand(CommandBase):
     name: Name
     if_exists: bool = False
 
-    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        index = existing_index(ctx.catalog, self.schema_, self.name, self.if_exists)
-        if index is None:
-            return []
+    def find(self, ctx: UpdateContext) -> IndexDescriptor | None:  # noqa: D102
+        return existing_index(ctx.catalog, self.schema_, self.name, self.if_exists)
+
+    def entries_for(self, ctx: UpdateContext, index: IndexDescriptor) -> list[EntryBase]:  # noqa: D102
         if ctx.catalog.table_by_id(index.table_id).pk_index_id == index.id:
             raise ValidationError(f"cannot drop primary-key index {index.name}")
         if index.status is IndexStatus.AVAILABLE:
@@ -151,7 +152,7 @@ class DropIndexCommand(CommandBase):
         return [RemoveIndexEntry(index_id=index.id)]
 
 
-class RenameIndexCommand(CommandBase):
+class RenameIndexCommand(ExistingObjectCommand[IndexDescriptor]):
     """``ALTER INDEX ... RENAME TO``. With ``if_exists``, a missing index is no error."""
 
     op: Literal["rename_index"] = "rename_index"
@@ -160,10 +161,10 @@ class RenameIndexCommand(CommandBase):
     new_name: Name
     if_exists: bool = False
 
-    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        index = existing_index(ctx.catalog, self.schema_, self.name, self.if_exists)
-        if index is None:
-            return []
+    def find(self, ctx: UpdateContext) -> IndexDescriptor | None:  # noqa: D102
+        return existing_index(ctx.catalog, self.schema_, self.name, self.if_exists)
+
+    def entries_for(self, ctx: UpdateContext, index: IndexDescriptor) -> list[EntryBase]:  # noqa: D102
         schema = ctx.catalog.schema(self.schema_)
         ensure_relation_name_free(ctx.catalog, schema, self.new_name)
         return [RenameIndexEntry(index_id=index.id, new_name=self.new_name)]

@@ -9,7 +9,9 @@ from pydantic import Field, model_validator
 from catalog.column_types import functional_default_refused
 from catalog.commands.base import (
     CommandBase,
+    ExistingObjectCommand,
     Name,
+    TableCommand,
     UpdateContext,
     ensure_relation_name_free,
     existing_table,
@@ -190,7 +192,7 @@ class CreateTableCommand(CommandBase):
         return zone, []
 
 
-class DropTableCommand(CommandBase):
+class DropTableCommand(ExistingObjectCommand[TableDescriptor]):
     """``DROP TABLE``: removes the table and every one of its indexes."""
 
     op: Literal["drop_table"] = "drop_table"
@@ -198,10 +200,10 @@ class DropTableCommand(CommandBase):
     name: Name
     if_exists: bool = False
 
-    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = existing_table(ctx.catalog, self.schema_, self.name, self.if_exists)
-        if table is None:
-            return []
+    def find(self, ctx: UpdateContext) -> TableDescriptor | None:  # noqa: D102
+        return existing_table(ctx.catalog, self.schema_, self.name, self.if_exists)
+
+    def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
         return drop_table_entries(ctx, table)
 
 
@@ -214,7 +216,7 @@ def drop_table_entries(ctx: UpdateContext, table: TableDescriptor) -> list[Entry
     return entries
 
 
-class RenameTableCommand(CommandBase):
+class RenameTableCommand(ExistingObjectCommand[TableDescriptor]):
     """``ALTER TABLE ... RENAME TO``: renames the table and its primary-key index.
 
     The key index is renamed ``<NEW>_PK`` whatever it was named, as in Ignite. With
@@ -232,11 +234,11 @@ class RenameTableCommand(CommandBase):
         pk_index_name(self.new_name)
         return self
 
-    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
+    def find(self, ctx: UpdateContext) -> TableDescriptor | None:  # noqa: D102
+        return existing_table(ctx.catalog, self.schema_, self.name, self.if_exists)
+
+    def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
         cat = ctx.catalog
-        table = existing_table(cat, self.schema_, self.name, self.if_exists)
-        if table is None:
-            return []
         schema = cat.schema(self.schema_)
         ensure_relation_name_free(cat, schema, self.new_name)
         pk_name = pk_index_name(self.new_name)
@@ -247,7 +249,7 @@ class RenameTableCommand(CommandBase):
         ]
 
 
-class AlterTablePropertiesCommand(CommandBase):
+class AlterTablePropertiesCommand(TableCommand):
     """``ALTER TABLE ... SET (MIN STALE ROWS n, STALE ROWS FRACTION f)``: Ignite's properties.
 
     Properties left out are unchanged; the schema version stays. With ``if_table_exists``, a
@@ -261,10 +263,7 @@ class AlterTablePropertiesCommand(CommandBase):
     min_stale_rows_count: MinStaleRowsCount | None = None
     if_table_exists: bool = False
 
-    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        table = existing_table(ctx.catalog, self.schema_, self.table, self.if_table_exists)
-        if table is None:
-            return []
+    def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
         fraction, count = self.stale_rows_fraction, self.min_stale_rows_count
         if fraction == table.stale_rows_fraction:
             fraction = None

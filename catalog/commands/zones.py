@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
-from catalog.commands.base import CommandBase, Name, UpdateContext, unique
+from catalog.commands.base import CommandBase, ExistingObjectCommand, Name, UpdateContext, unique
 from catalog.descriptors import ZoneDescriptor
 from catalog.descriptors.zones import (
     DEFAULT_FILTER,
@@ -44,13 +44,6 @@ def _ensure_zone_name_free(ctx: UpdateContext, name: str) -> None:
         raise AlreadyExistsError(f"zone {name} already exists", code=ErrorCode.ZONE_EXISTS)
 
 
-def _find_zone(ctx: UpdateContext, name: str, if_exists: bool) -> ZoneDescriptor | None:
-    zone = ctx.catalog.find_zone(name)
-    if zone is None and not if_exists:
-        raise NotFoundError(f"zone {name} not found", code=ErrorCode.ZONE_NOT_FOUND)
-    return zone
-
-
 def created_default_zone(ctx: UpdateContext) -> tuple[ZoneDescriptor, list[EntryBase]]:
     """Return the ``Default`` zone a table without a zone creates, and the entries creating it.
 
@@ -80,6 +73,22 @@ Timer = Annotated[int, Field(ge=0)] | Literal["OFF"]
 
 def _seconds(timer: int | str) -> int | None:
     return None if timer == "OFF" else int(timer)
+
+
+class _ZoneCommand(ExistingObjectCommand[ZoneDescriptor]):
+    """A command about the zone ``name``; with ``if_exists`` it may be missing."""
+
+    if TYPE_CHECKING:
+        # Each command declares these fields itself, where its wire form (its fields in
+        # declaration order) has them; fields of a base class would come first.
+        name: str
+        if_exists: bool
+
+    def find(self, ctx: UpdateContext) -> ZoneDescriptor | None:
+        zone = ctx.catalog.find_zone(self.name)
+        if zone is None and not self.if_exists:
+            raise NotFoundError(f"zone {self.name} not found", code=ErrorCode.ZONE_NOT_FOUND)
+        return zone
 
 
 class CreateZoneCommand(CommandBase):
@@ -127,7 +136,7 @@ class CreateZoneCommand(CommandBase):
         return [NewZoneEntry(zone=zone), ObjectIdGenUpdateEntry(delta=1)]
 
 
-class AlterZoneCommand(CommandBase):
+class AlterZoneCommand(_ZoneCommand):
     """``ALTER ZONE ... SET``: replicas, quorum, storage profiles, node filter, timers.
 
     Partitions cannot change. When replicas change and no quorum is given, the current quorum
@@ -161,9 +170,9 @@ class AlterZoneCommand(CommandBase):
                 "the number of partitions of a zone cannot change",
                 code=ErrorCode.UNSUPPORTED_CHANGE,
             )
-        zone = _find_zone(ctx, self.name, self.if_exists)
-        if zone is None:
-            return []
+        return super().entries(ctx)
+
+    def entries_for(self, ctx: UpdateContext, zone: ZoneDescriptor) -> list[EntryBase]:  # noqa: D102
         replicas = zone.replicas if self.replicas is None else self.replicas
         if self.quorum is not None:
             _check_quorum(replicas, self.quorum)
@@ -188,7 +197,7 @@ class AlterZoneCommand(CommandBase):
         return [] if new == zone else [AlterZoneEntry(zone=new)]
 
 
-class RenameZoneCommand(CommandBase):
+class RenameZoneCommand(_ZoneCommand):
     """``ALTER ZONE ... RENAME TO``."""
 
     op: Literal["rename_zone"] = "rename_zone"
@@ -196,25 +205,19 @@ class RenameZoneCommand(CommandBase):
     new_name: Name
     if_exists: bool = False
 
-    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        zone = _find_zone(ctx, self.name, self.if_exists)
-        if zone is None:
-            return []
+    def entries_for(self, ctx: UpdateContext, zone: ZoneDescriptor) -> list[EntryBase]:  # noqa: D102
         _ensure_zone_name_free(ctx, self.new_name)
         return [AlterZoneEntry(zone=zone.model_copy(update={"name": self.new_name}))]
 
 
-class DropZoneCommand(CommandBase):
+class DropZoneCommand(_ZoneCommand):
     """``DROP ZONE``: only a zone that holds no tables and is not the default."""
 
     op: Literal["drop_zone"] = "drop_zone"
     name: Name
     if_exists: bool = False
 
-    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        zone = _find_zone(ctx, self.name, self.if_exists)
-        if zone is None:
-            return []
+    def entries_for(self, ctx: UpdateContext, zone: ZoneDescriptor) -> list[EntryBase]:  # noqa: D102
         if ctx.catalog.default_zone_id == zone.id:
             raise ValidationError(
                 f"zone {zone.name} is the default zone; set another default first",
@@ -230,7 +233,7 @@ class DropZoneCommand(CommandBase):
         return [DropZoneEntry(zone_id=zone.id)]
 
 
-class SetDefaultZoneCommand(CommandBase):
+class SetDefaultZoneCommand(_ZoneCommand):
     """``ALTER ZONE ... SET DEFAULT``: tables created without a zone go there.
 
     With ``if_exists``, a missing zone is no error (and the default stays).
@@ -240,8 +243,7 @@ class SetDefaultZoneCommand(CommandBase):
     name: Name
     if_exists: bool = False
 
-    def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
-        zone = _find_zone(ctx, self.name, self.if_exists)
-        if zone is None or ctx.catalog.default_zone_id == zone.id:
+    def entries_for(self, ctx: UpdateContext, zone: ZoneDescriptor) -> list[EntryBase]:  # noqa: D102
+        if ctx.catalog.default_zone_id == zone.id:
             return []
         return [SetDefaultZoneEntry(zone_id=zone.id)]

@@ -1,13 +1,23 @@
-"""The contract every update entry follows: a pure ``apply`` and the event it fires."""
+"""The contract every update entry follows: a pure ``apply`` and the event it fires.
+
+Most entries put one descriptor, remove one object by id, or change one object found by id.
+``PutEntry``, ``RemoveEntry`` and ``ChangeEntry`` do that once for every kind of object; a
+concrete entry declares its wire tag, its fields, its event, the ``kind`` of object it is
+about and, for a change, what it changes.
+"""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
 
 from catalog.catalog import Catalog
 from catalog.descriptors import Descriptor
 from catalog.events import CatalogEvent
 from catalog.model import Model
+
+_D = TypeVar("_D", bound=Descriptor)
 
 
 class EntryBase(Model):
@@ -26,3 +36,91 @@ class EntryBase(Model):
     def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:
         """Return the descriptor the event is about: the new one, or the removed one for drops."""
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Kind(Generic[_D]):
+    """A kind of catalog object as entries put it whole."""
+
+    field: str
+    """The entry attribute that holds a whole descriptor (``table``)."""
+    put: Callable[[Catalog, _D], Catalog]
+    """Return the catalog with the descriptor added or replaced (by id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KindById(Kind[_D]):
+    """A kind of catalog object that entries also find and remove by id."""
+
+    id_field: str
+    """The entry attribute that holds an object's id (``table_id``)."""
+    by_id: Callable[[Catalog, int], _D]
+    """Return the object of that id, or raise its NOT_FOUND error."""
+    remove: Callable[[Catalog, int], Catalog]
+    """Return the catalog without the object of that id."""
+
+
+SCHEMAS = KindById(
+    "schema_", Catalog.with_schema, "schema_id", Catalog.schema_by_id, Catalog.without_schema
+)
+TABLES = KindById(
+    "table", Catalog.with_table, "table_id", Catalog.table_by_id, Catalog.without_table
+)
+INDEXES = KindById(
+    "index", Catalog.with_index, "index_id", Catalog.index_by_id, Catalog.without_index
+)
+ZONES = KindById("zone", Catalog.with_zone, "zone_id", Catalog.zone_by_id, Catalog.without_zone)
+SYSTEM_VIEWS = Kind("system_view", Catalog.with_system_view)
+
+
+class PutEntry(EntryBase):
+    """Put the descriptor it holds, in place of any object of its kind and id."""
+
+    kind: ClassVar[Kind[Any]]
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        kind = self.kind
+        return kind.put(catalog, getattr(self, kind.field))
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
+        descriptor: Descriptor = getattr(self, self.kind.field)
+        return descriptor
+
+
+class _ByIdEntry(EntryBase):
+    kind: ClassVar[KindById[Any]]
+
+    def found_in(self, catalog: Catalog) -> Descriptor:
+        """Return the object of the id this entry holds, as it is in ``catalog``."""
+        kind = self.kind
+        found: Descriptor = kind.by_id(catalog, getattr(self, kind.id_field))
+        return found
+
+
+class RemoveEntry(_ByIdEntry):
+    """Remove the object of the id it holds; its event is about the object removed."""
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        kind = self.kind
+        return kind.remove(catalog, getattr(self, kind.id_field))
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
+        return self.found_in(before)
+
+
+class ChangeEntry(_ByIdEntry):
+    """Change the object of the id it holds; its event is about the object as changed.
+
+    The change is a copy made by ``changed`` and put in the object's place; an entry whose
+    change lies elsewhere in the catalog overrides ``apply`` instead.
+    """
+
+    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
+        return self.kind.put(catalog, self.changed(self.found_in(catalog)))
+
+    def changed(self, descriptor: Any) -> Descriptor:
+        """Return ``descriptor`` (the object as it is) with this entry's change made."""
+        raise NotImplementedError(type(self).__name__)  # every concrete change overrides it
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
+        return self.found_in(after)

@@ -4,39 +4,30 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from catalog.catalog import Catalog
-from catalog.descriptors import Descriptor, IndexDescriptor, IndexStatus
-from catalog.entries.base import EntryBase
+from catalog.descriptors import IndexDescriptor, IndexStatus
+from catalog.entries.base import INDEXES, ChangeEntry, PutEntry, RemoveEntry
 from catalog.events import CatalogEvent
 
 
-class NewIndexEntry(EntryBase):
+class NewIndexEntry(PutEntry):
     """Add an index."""
 
     type: Literal["new_index"] = "new_index"
     index: IndexDescriptor
     event: ClassVar[CatalogEvent | None] = CatalogEvent.INDEX_CREATE
-
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        return catalog.with_index(self.index)
-
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
-        return self.index
+    kind = INDEXES
 
 
-class _IndexAlterEntry(EntryBase):
+class _IndexAlterEntry(ChangeEntry):
     index_id: int
-
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:
-        return after.index_by_id(self.index_id)
+    kind = INDEXES
 
 
 class _IndexStatusEntry(_IndexAlterEntry):
     to_status: ClassVar[IndexStatus]
 
-    def apply(self, catalog: Catalog) -> Catalog:
-        index = catalog.index_by_id(self.index_id)
-        return catalog.with_index(index.model_copy(update={"status": self.to_status}))
+    def changed(self, index: IndexDescriptor) -> IndexDescriptor:
+        return index.model_copy(update={"status": self.to_status})
 
 
 class StartBuildingIndexEntry(_IndexStatusEntry):
@@ -63,18 +54,13 @@ class DropIndexEntry(_IndexStatusEntry):
     event: ClassVar[CatalogEvent | None] = CatalogEvent.INDEX_STOPPING
 
 
-class RemoveIndexEntry(EntryBase):
+class RemoveIndexEntry(RemoveEntry):
     """Remove an index from the catalog."""
 
     type: Literal["remove_index"] = "remove_index"
     index_id: int
     event: ClassVar[CatalogEvent | None] = CatalogEvent.INDEX_REMOVED
-
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        return catalog.without_index(self.index_id)
-
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
-        return before.index_by_id(self.index_id)
+    kind = INDEXES
 
 
 class RenameIndexEntry(_IndexAlterEntry):
@@ -84,6 +70,5 @@ class RenameIndexEntry(_IndexAlterEntry):
     new_name: str
     event: ClassVar[CatalogEvent | None] = CatalogEvent.INDEX_RENAME
 
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        index = catalog.index_by_id(self.index_id)
-        return catalog.with_index(index.model_copy(update={"name": self.new_name}))
+    def changed(self, index: IndexDescriptor) -> IndexDescriptor:  # noqa: D102
+        return index.model_copy(update={"name": self.new_name})

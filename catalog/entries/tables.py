@@ -4,46 +4,33 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from catalog.catalog import Catalog
-from catalog.descriptors import ColumnDescriptor, Descriptor, TableDescriptor
-from catalog.entries.base import EntryBase
+from catalog.descriptors import ColumnDescriptor, TableDescriptor
+from catalog.entries.base import TABLES, ChangeEntry, PutEntry, RemoveEntry
 from catalog.events import CatalogEvent
 
 
-class NewTableEntry(EntryBase):
+class NewTableEntry(PutEntry):
     """Add a table (its primary-key index comes as a separate ``NewIndexEntry``)."""
 
     type: Literal["new_table"] = "new_table"
     table: TableDescriptor
     event: ClassVar[CatalogEvent | None] = CatalogEvent.TABLE_CREATE
-
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        return catalog.with_table(self.table)
-
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
-        return self.table
+    kind = TABLES
 
 
-class DropTableEntry(EntryBase):
+class DropTableEntry(RemoveEntry):
     """Remove a table whose indexes were already removed."""
 
     type: Literal["drop_table"] = "drop_table"
     table_id: int
     event: ClassVar[CatalogEvent | None] = CatalogEvent.TABLE_DROP
-
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        return catalog.without_table(self.table_id)
-
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
-        return before.table_by_id(self.table_id)
+    kind = TABLES
 
 
-class _TableAlterEntry(EntryBase):
+class _TableAlterEntry(ChangeEntry):
     table_id: int
     event: ClassVar[CatalogEvent | None] = CatalogEvent.TABLE_ALTER
-
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:
-        return after.table_by_id(self.table_id)
+    kind = TABLES
 
 
 class NewColumnsEntry(_TableAlterEntry):
@@ -52,10 +39,9 @@ class NewColumnsEntry(_TableAlterEntry):
     type: Literal["new_columns"] = "new_columns"
     columns: tuple[ColumnDescriptor, ...]
 
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        table = catalog.table_by_id(self.table_id)
+    def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
         next_id = max(table.next_column_id, *(c.id + 1 for c in self.columns))
-        return catalog.with_table(table.with_columns((*table.columns, *self.columns), next_id))
+        return table.with_columns((*table.columns, *self.columns), next_id)
 
 
 class AlterColumnEntry(_TableAlterEntry):
@@ -64,10 +50,9 @@ class AlterColumnEntry(_TableAlterEntry):
     type: Literal["alter_column"] = "alter_column"
     column: ColumnDescriptor
 
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        table = catalog.table_by_id(self.table_id)
+    def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
         columns = tuple(self.column if c.id == self.column.id else c for c in table.columns)
-        return catalog.with_table(table.with_columns(columns, table.next_column_id))
+        return table.with_columns(columns, table.next_column_id)
 
 
 class DropColumnsEntry(_TableAlterEntry):
@@ -76,11 +61,10 @@ class DropColumnsEntry(_TableAlterEntry):
     type: Literal["drop_columns"] = "drop_columns"
     column_ids: tuple[int, ...]
 
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        table = catalog.table_by_id(self.table_id)
+    def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
         gone = set(self.column_ids)
         columns = tuple(c for c in table.columns if c.id not in gone)
-        return catalog.with_table(table.with_columns(columns, table.next_column_id))
+        return table.with_columns(columns, table.next_column_id)
 
 
 class RenameTableEntry(_TableAlterEntry):
@@ -89,9 +73,8 @@ class RenameTableEntry(_TableAlterEntry):
     type: Literal["rename_table"] = "rename_table"
     new_name: str
 
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        table = catalog.table_by_id(self.table_id)
-        return catalog.with_table(table.model_copy(update={"name": self.new_name}))
+    def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
+        return table.model_copy(update={"name": self.new_name})
 
 
 class AlterTablePropertiesEntry(_TableAlterEntry):
@@ -101,11 +84,10 @@ class AlterTablePropertiesEntry(_TableAlterEntry):
     stale_rows_fraction: float | None = None
     min_stale_rows_count: int | None = None
 
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        table = catalog.table_by_id(self.table_id)
+    def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
         changes: dict[str, float | int] = {}
         if self.stale_rows_fraction is not None:
             changes["stale_rows_fraction"] = self.stale_rows_fraction
         if self.min_stale_rows_count is not None:
             changes["min_stale_rows_count"] = self.min_stale_rows_count
-        return catalog.with_table(table.model_copy(update=changes))
+        return table.model_copy(update=changes)

@@ -5,21 +5,16 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from catalog.catalog import Catalog
-from catalog.descriptors import Descriptor, ZoneDescriptor
-from catalog.entries.base import EntryBase
+from catalog.descriptors import ZoneDescriptor
+from catalog.entries.base import ZONES, ChangeEntry, PutEntry, RemoveEntry
 from catalog.events import CatalogEvent
 
 
-class _PutZoneEntry(EntryBase):
+class _PutZoneEntry(PutEntry):
     """A zone's whole descriptor, put in place of any zone of its id."""
 
     zone: ZoneDescriptor
-
-    def apply(self, catalog: Catalog) -> Catalog:
-        return catalog.with_zone(self.zone)
-
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:
-        return self.zone
+    kind = ZONES
 
 
 class NewZoneEntry(_PutZoneEntry):
@@ -36,29 +31,22 @@ class AlterZoneEntry(_PutZoneEntry):
     event: ClassVar[CatalogEvent | None] = CatalogEvent.ZONE_ALTER
 
 
-class DropZoneEntry(EntryBase):
+class DropZoneEntry(RemoveEntry):
     """Remove a zone that holds no tables and is not the default."""
 
     type: Literal["drop_zone"] = "drop_zone"
     zone_id: int
     event: ClassVar[CatalogEvent | None] = CatalogEvent.ZONE_DROP
-
-    def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
-        return catalog.without_zone(self.zone_id)
-
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
-        return before.zone_by_id(self.zone_id)
+    kind = ZONES
 
 
-class SetDefaultZoneEntry(EntryBase):
+class SetDefaultZoneEntry(ChangeEntry):
     """Make a zone the default for tables created without one."""
 
     type: Literal["set_default_zone"] = "set_default_zone"
     zone_id: int
     event: ClassVar[CatalogEvent | None] = CatalogEvent.SET_DEFAULT_ZONE
+    kind = ZONES
 
     def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
         return catalog.with_default_zone(self.zone_id)
-
-    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
-        return after.zone_by_id(self.zone_id)
