@@ -16,7 +16,12 @@ that one had that long to read them. Compactions recorded less than a tenth of t
 are merged into the later one, which only delays deletions, so the record stays small.
 
 The data commits of unreachable tables are deleted at once (reads no longer list them); those of
-retained tables stay, so every snapshot keeps its id and sequence number. Deleting files is
+retained tables stay, so every snapshot keeps its id and sequence number.
+
+Files dead at a horizon stay dead at every later one, so a round records in ``catalog.data.swept``
+the horizon it deleted up to, and the next round reads the commits only of the tables that have
+committed since: a table whose latest commit is older costs one read of that commit, and a table
+read again has only the files that died since deleted. Deleting files is
 housekeeping: a file that cannot be deleted (another process owns the warehouse, or it is on
 another machine) is left with a warning in the log, and an error never fails the compaction.
 """
@@ -38,7 +43,7 @@ from catalog.data_log import DataCommitLog
 from catalog.warehouse import table_folder
 from updatelog import envelope
 from updatelog.envelope import Kind
-from updatelog.kv import Get, Put, absent, equals
+from updatelog.kv import Get, Put, absent, equals, less_or_absent
 from updatelog.log import UpdateLog
 
 DEFAULT_GRACE_MS = 3_600_000
@@ -174,11 +179,22 @@ class DataExpiry:
                     self.stats["folders_deleted"] += 1
         horizon = max(c.horizon_ts for c in due)
         await self._log.raise_safe_time(horizon)  # no commit at or before it can come now
+        swept = await self._swept()
+        if horizon <= swept:
+            return
         for table_id in await self._commits.tables():
             if latest.has_table(table_id):
                 location = latest.table_by_id(table_id).location
                 if location is not None:
-                    await self._expire_files(table_id, Path(location), horizon)
+                    await self._expire_files(table_id, Path(location), horizon, swept)
+        value = envelope.encode_int(Kind.SAFE_TIME, horizon)
+        key = self._log.keys.data_swept
+        await self._log.store.txn([less_or_absent(key, value)], [Put(key, value)])
+
+    async def _swept(self) -> int:
+        """Return the horizon up to which dead files were deleted (0: none yet)."""
+        stored = (await self._log.store.txn([], [Get(self._log.keys.data_swept)])).reads[0].value
+        return 0 if stored is None else envelope.decode_int(stored, Kind.SAFE_TIME)
 
     async def _record(
         self, this: Compaction, due_before_ms: int, merge_within_ms: int
@@ -200,11 +216,20 @@ class DataExpiry:
         result = await self._log.store.txn([expected], [Put(key, encode_compactions(kept))])
         return due if result.succeeded else None
 
-    async def _expire_files(self, table_id: int, folder: Path, horizon_ts: int) -> None:
+    async def _expire_files(
+        self, table_id: int, folder: Path, horizon_ts: int, swept_ts: int
+    ) -> None:
+        """Delete the files of ``table_id`` dead at ``horizon_ts`` that were not at ``swept_ts``."""
+        if swept_ts:
+            last = await self._commits.read(table_id, await self._commits.latest(table_id) - 1)
+            if not last or decode_data_commit(last[-1].payload).commit_ts <= swept_ts:
+                return  # no commit since that sweep: the same files are dead, and went then
         entries = await self._commits.read(table_id)
 
         def dead() -> list[str]:
-            return dead_files([decode_data_commit(e.payload) for e in entries], horizon_ts)
+            commits = [decode_data_commit(e.payload) for e in entries]
+            gone = set(dead_files(commits, swept_ts)) if swept_ts else set()
+            return [path for path in dead_files(commits, horizon_ts) if path not in gone]
 
         paths = await asyncio.to_thread(dead)
         if paths:

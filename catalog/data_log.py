@@ -31,6 +31,9 @@ from updatelog.kv import (
 )
 from updatelog.log import AppendConflict, AppendResult, LogEntry, UpdateLog
 
+_TABLES_PAGE = 256
+"""How many keys ``DataCommitLog.tables`` reads at a time."""
+
 
 def _int(value: bytes | None, kind: Kind) -> int:
     return 0 if value is None else envelope.decode_int(value, kind)
@@ -212,14 +215,25 @@ class DataCommitLog:
         return _int(read.reads[0].value, Kind.VERSION)
 
     async def tables(self) -> list[int]:
-        """Return the ids of every table that has data commits, in order."""
-        start = self.keys.data_prefix
+        """Return the ids of every table that has data commits, in order.
+
+        The keys are read a page at a time, and each page ends by skipping the rest of the
+        keys of the table it ends in: a table costs at most one page, however many commits
+        it has, and the request records (under the same prefix) are skipped in one step.
+        """
+        prefix = self.keys.data_prefix
+        start, end = prefix, prefix_range_end(prefix)
         found: set[int] = set()
-        for key in await self.store.keys(start, prefix_range_end(start)):
-            table, _, rest = key[len(start) :].partition(".")
-            if rest == "seq" and table.isdigit():
-                found.add(int(table))
-        return sorted(found)
+        while True:
+            page = await self.store.keys(start, end, limit=_TABLES_PAGE)
+            for key in page:
+                table, _, rest = key[len(prefix) :].partition(".")
+                if table.isdigit() and (rest == "seq" or rest.startswith("commit.")):
+                    found.add(int(table))
+            if len(page) < _TABLES_PAGE:
+                return sorted(found)
+            last = page[-1][len(prefix) :].partition(".")[0]
+            start = prefix_range_end(f"{prefix}{last}.")
 
     async def drop(self, table_id: int) -> None:
         """Delete every data commit of ``table_id`` (a table no retained version holds)."""

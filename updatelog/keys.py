@@ -16,6 +16,7 @@ an SQLite file read the same way::
     <prefix>/catalog.data.<T>.commit.<K>  data commit <K> of table <T>
     <prefix>/catalog.data.request.<id>  data commit number that committed request <id>
     <prefix>/catalog.data.expiry        compactions whose unreachable data is still kept
+    <prefix>/catalog.data.swept         the horizon up to which unreachable data files went
     <prefix>/catalog.auth.keys          the API's token-signing keys
 
 Version numbers in update keys are zero-padded to ``VERSION_DIGITS`` digits so that byte order
@@ -119,6 +120,7 @@ class KeyLayout:
         self.data_prefix = self._base + "data."
         self.data_request_prefix = self._base + "data.request."
         self.data_expiry = self._base + "data.expiry"
+        self.data_swept = self._base + "data.swept"
         self.auth_keys = self._base + "auth.keys"
 
     def __repr__(self) -> str:

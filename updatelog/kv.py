@@ -199,8 +199,8 @@ class KvStore(Protocol):
         """
         ...
 
-    async def keys(self, start: str, end: str) -> list[str]:
-        """Return the keys of ``[start, end)`` in order, without their values."""
+    async def keys(self, start: str, end: str, *, limit: int = 0) -> list[str]:
+        """Return the keys of ``[start, end)`` in order, at most ``limit`` (0: all), no values."""
         ...
 
     def watch(self, start: str, end: str, from_revision: int) -> AsyncIterator[WatchItem]:

@@ -259,9 +259,11 @@ class EtcdKvStore:
         response = await self._call("range read", self._unary("KV", "Range", request))
         return _read_of_range(response)
 
-    async def keys(self, start: str, end: str) -> list[str]:
-        """Return the keys of ``[start, end)`` in order, without their values."""
-        request = etcdrpc.RangeRequest(key=start.encode(), range_end=end.encode(), keys_only=True)
+    async def keys(self, start: str, end: str, *, limit: int = 0) -> list[str]:
+        """Return the keys of ``[start, end)`` in order, at most ``limit`` (0: all), no values."""
+        request = etcdrpc.RangeRequest(
+            key=start.encode(), range_end=end.encode(), keys_only=True, limit=limit
+        )
         response = await self._call("key listing", self._unary("KV", "Range", request))
         return [bytes(kv.key).decode("utf-8", "replace") for kv in response.kvs]
 

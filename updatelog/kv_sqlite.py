@@ -192,13 +192,13 @@ class SqliteKvStore:
         """Read the live keys of ``[start, end)`` in order, at most ``limit`` (0: all)."""
         return await self._run(lambda db: _range(db, start, end, limit, _wall_ms()))
 
-    async def keys(self, start: str, end: str) -> list[str]:
-        """Return the live keys of ``[start, end)`` in order, without their values."""
+    async def keys(self, start: str, end: str, *, limit: int = 0) -> list[str]:
+        """Return the live keys of ``[start, end)`` in order, at most ``limit`` (0: all)."""
 
         def body(db: sqlite3.Connection) -> list[str]:
             rows = db.execute(
-                f"SELECT key FROM kv WHERE key >= ? AND key < ? AND {_LIVE} ORDER BY key",
-                (start, end, _wall_ms()),
+                f"SELECT key FROM kv WHERE key >= ? AND key < ? AND {_LIVE} ORDER BY key LIMIT ?",
+                (start, end, _wall_ms(), limit if limit > 0 else -1),
             )
             return [key for (key,) in rows]
 

@@ -11,6 +11,7 @@ from catalog import CatalogError, ErrorCode
 from catalog import commands as c
 from catalog.data_expiry import dead_files
 from catalog.data_files import DataCommit, DataFile, DataMode
+from catalog.data_log import DataCommitLog
 from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
 from tests.integration.catalog.support import create_table, run
@@ -139,5 +140,65 @@ def test_files_go_once_the_compaction_that_made_them_unreachable_is_a_grace_old(
             # The first compaction is a grace old: what it made unreachable (a) goes; what
             # only the second did (b) stays until that one is a grace old too.
             assert sorted(p.name for p in folder.glob("*.parquet")) == ["b.parquet", "c.parquet"]
+
+    run(scenario())
+
+
+def test_a_sweep_reads_again_only_the_tables_that_committed_since_the_last(
+    store_url: str, tmp_path: Path
+) -> None:
+    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(tmp_path / "wh"))
+
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", options) as node:
+            await node.manager.execute([create_table("QUIET"), create_table("BUSY")])
+            catalog = node.service.latest_catalog()
+            quiet, busy = catalog.table("PUBLIC", "QUIET"), catalog.table("PUBLIC", "BUSY")
+            assert quiet.location is not None and busy.location is not None
+            quiet_folder, busy_folder = Path(quiet.location), Path(busy.location)
+            await _write(node, quiet.id, [_touch(quiet_folder, "q1.parquet")])
+            await _write(node, quiet.id, [_touch(quiet_folder, "q2.parquet")], mode="overwrite")
+            await _write(node, busy.id, [_touch(busy_folder, "b1.parquet")])
+            await _write(node, busy.id, [_touch(busy_folder, "b2.parquet")], mode="overwrite")
+            first = await node.manager.execute(create_table("MARK1"))
+            assert await node.manager.compact_to(first.version, file_grace_ms=0)
+            assert sorted(p.name for p in quiet_folder.glob("*")) == ["q2.parquet"]
+            assert sorted(p.name for p in busy_folder.glob("*")) == ["b2.parquet"]
+
+            # Files the first sweep deleted, put back by hand: no sweep looks for them again.
+            _touch(quiet_folder, "q1.parquet")
+            _touch(busy_folder, "b1.parquet")
+            await _write(node, busy.id, [_touch(busy_folder, "b3.parquet")], mode="overwrite")
+            second = await node.manager.execute(create_table("MARK2"))
+            assert await node.manager.compact_to(second.version, file_grace_ms=0)
+            # QUIET has not committed since: it is not read again. BUSY is, and only b2, dead
+            # since the first sweep, goes.
+            assert sorted(p.name for p in quiet_folder.glob("*")) == ["q1.parquet", "q2.parquet"]
+            assert sorted(p.name for p in busy_folder.glob("*")) == ["b1.parquet", "b3.parquet"]
+            assert node.manager.expiry.stats["files_deleted"] == 3
+
+    run(scenario())
+
+
+def test_the_tables_with_data_are_found_a_page_at_a_time(store_url: str, tmp_path: Path) -> None:
+    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(tmp_path / "wh"))
+
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", options) as node:
+            names = [f"T{i}" for i in range(12)]
+            await node.manager.execute([create_table(n) for n in names])
+            catalog = node.service.latest_catalog()
+            ids = [catalog.table("PUBLIC", n).id for n in names]
+            # One table with more commits than a page of keys, the others with one each, and
+            # each commit with a request record under the same prefix.
+            for i in range(300):
+                await node.data.commit(
+                    ids[0], [], schema_version=1, mode="append", request_id=f"long-{i}"
+                )
+            for table_id in ids[1::2]:
+                await node.data.commit(
+                    table_id, [], schema_version=1, mode="append", request_id=f"one-{table_id}"
+                )
+            assert await DataCommitLog(node.log).tables() == sorted([ids[0], *ids[1::2]])
 
     run(scenario())

@@ -36,6 +36,7 @@ from updatelog import (
     AppendConflict,
     AppendResult,
     ClusterSettings,
+    KvUpdateLog,
     LogCompactedError,
     LogEntry,
     RequestRecord,
@@ -47,6 +48,8 @@ from updatelog import (
     UpdateLog,
     WatchEvent,
 )
+from updatelog.keys import prefix_range_end
+from updatelog.kv import Put
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -448,6 +451,20 @@ def test_close_is_idempotent(store_url: str) -> None:
             await log.close()
             with pytest.raises(StorageUnavailableError, match="closed"):
                 await log.latest_version()
+
+    run(scenario())
+
+
+def test_keys_are_listed_in_order_at_most_a_limit(store_url: str) -> None:
+    async def scenario() -> None:
+        async with opened(store_url) as log:
+            assert isinstance(log, KvUpdateLog)
+            names = [f"{log.keys.data_prefix}k{i}" for i in range(5)]
+            await log.store.txn([], [Put(n, b"v") for n in reversed(names)])
+            end = prefix_range_end(log.keys.data_prefix)
+            assert await log.store.keys(names[0], end) == names
+            assert await log.store.keys(names[0], end, limit=2) == names[:2]
+            assert await log.store.keys(names[3], end, limit=9) == names[3:]
 
     run(scenario())
 
