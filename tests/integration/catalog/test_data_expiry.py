@@ -53,6 +53,18 @@ def _touch(folder: Path, name: str) -> DataFile:
     return DataFile(path=name, partition=0, rows=1, size=7)
 
 
+async def _tables(node: CatalogNode, *names: str) -> list[tuple[int, Path]]:
+    """Create tables ``names`` in one batch; return each one's id and folder."""
+    await node.manager.execute([create_table(name) for name in names])
+    catalog = node.service.latest_catalog()
+    found = []
+    for name in names:
+        table = catalog.table("PUBLIC", name)
+        assert table.location is not None
+        found.append((table.id, Path(table.location)))
+    return found
+
+
 async def _write(
     node: CatalogNode,
     table_id: int,
@@ -83,19 +95,15 @@ def test_compaction_deletes_the_files_only_compacted_reads_reached(
 
     async def scenario() -> None:
         async with CatalogNode.open(store_url, "n1", options) as node:
-            await node.manager.execute([create_table("T"), create_table("GONE")])
-            catalog = node.service.latest_catalog()
-            table, gone = catalog.table("PUBLIC", "T"), catalog.table("PUBLIC", "GONE")
-            assert table.location is not None and gone.location is not None
-            folder, gone_folder = Path(table.location), Path(gone.location)
-            await _write(node, gone.id, [_touch(gone_folder, "g.parquet")])
-            await _write(node, table.id, [_touch(folder, "a.parquet")])
-            await _write(node, table.id, [_touch(folder, "b.parquet")], removed=("a.parquet",))
+            (table_id, folder), (gone_id, gone_folder) = await _tables(node, "T", "GONE")
+            await _write(node, gone_id, [_touch(gone_folder, "g.parquet")])
+            await _write(node, table_id, [_touch(folder, "a.parquet")])
+            await _write(node, table_id, [_touch(folder, "b.parquet")], removed=("a.parquet",))
             before = node.clock.now()
-            await _write(node, table.id, [_touch(folder, "c.parquet")], mode="overwrite")
+            await _write(node, table_id, [_touch(folder, "c.parquet")], mode="overwrite")
             await node.manager.execute(c.DropTable(schema="PUBLIC", name="GONE"))
             horizon = await node.manager.execute(create_table("LATER"))
-            await _write(node, table.id, [_touch(folder, "d.parquet")], removed=("c.parquet",))
+            await _write(node, table_id, [_touch(folder, "d.parquet")], removed=("c.parquet",))
 
             assert await node.manager.compact_to(horizon.version, file_grace_ms=grace_ms)
             left = sorted(p.name for p in folder.glob("*.parquet"))
@@ -107,10 +115,10 @@ def test_compaction_deletes_the_files_only_compacted_reads_reached(
                 assert node.manager.expiry.stats["files_deleted"] == 2
                 assert not gone_folder.exists(), "a dropped table's folder goes"
             assert node.manager.expiry.stats["tables_dropped"] == 1
-            visible = await node.data.commits_at(table.id, node.clock.now())
+            visible = await node.data.commits_at(table_id, node.clock.now())
             assert [f.path for commit in visible for f in commit.files] == ["d.parquet"]
             with pytest.raises(CatalogError) as refused:
-                await node.data.commits_at(table.id, before)
+                await node.data.commits_at(table_id, before)
             assert refused.value.code is ErrorCode.VERSION_COMPACTED
 
     run(scenario())
@@ -124,14 +132,11 @@ def test_files_go_once_the_compaction_that_made_them_unreachable_is_a_grace_old(
 
     async def scenario() -> None:
         async with CatalogNode.open(store_url, "n1", options) as node:
-            await node.manager.execute(create_table("T"))
-            table = node.service.latest_catalog().table("PUBLIC", "T")
-            assert table.location is not None
-            folder = Path(table.location)
-            await _write(node, table.id, [_touch(folder, "a.parquet")])
-            await _write(node, table.id, [_touch(folder, "b.parquet")], removed=("a.parquet",))
+            ((table_id, folder),) = await _tables(node, "T")
+            await _write(node, table_id, [_touch(folder, "a.parquet")])
+            await _write(node, table_id, [_touch(folder, "b.parquet")], removed=("a.parquet",))
             first = await node.manager.execute(create_table("MARK1"))
-            await _write(node, table.id, [_touch(folder, "c.parquet")], removed=("b.parquet",))
+            await _write(node, table_id, [_touch(folder, "c.parquet")], removed=("b.parquet",))
             assert await node.manager.compact_to(first.version, file_grace_ms=grace_ms)
             assert len(list(folder.glob("*.parquet"))) == 3  # recorded, nothing deleted yet
             await asyncio.sleep(grace_ms / 1000 + 0.1)
@@ -151,15 +156,11 @@ def test_a_sweep_reads_again_only_the_tables_that_committed_since_the_last(
 
     async def scenario() -> None:
         async with CatalogNode.open(store_url, "n1", options) as node:
-            await node.manager.execute([create_table("QUIET"), create_table("BUSY")])
-            catalog = node.service.latest_catalog()
-            quiet, busy = catalog.table("PUBLIC", "QUIET"), catalog.table("PUBLIC", "BUSY")
-            assert quiet.location is not None and busy.location is not None
-            quiet_folder, busy_folder = Path(quiet.location), Path(busy.location)
-            await _write(node, quiet.id, [_touch(quiet_folder, "q1.parquet")])
-            await _write(node, quiet.id, [_touch(quiet_folder, "q2.parquet")], mode="overwrite")
-            await _write(node, busy.id, [_touch(busy_folder, "b1.parquet")])
-            await _write(node, busy.id, [_touch(busy_folder, "b2.parquet")], mode="overwrite")
+            (quiet, quiet_folder), (busy, busy_folder) = await _tables(node, "QUIET", "BUSY")
+            await _write(node, quiet, [_touch(quiet_folder, "q1.parquet")])
+            await _write(node, quiet, [_touch(quiet_folder, "q2.parquet")], mode="overwrite")
+            await _write(node, busy, [_touch(busy_folder, "b1.parquet")])
+            await _write(node, busy, [_touch(busy_folder, "b2.parquet")], mode="overwrite")
             first = await node.manager.execute(create_table("MARK1"))
             assert await node.manager.compact_to(first.version, file_grace_ms=0)
             assert sorted(p.name for p in quiet_folder.glob("*")) == ["q2.parquet"]
@@ -168,7 +169,7 @@ def test_a_sweep_reads_again_only_the_tables_that_committed_since_the_last(
             # Files the first sweep deleted, put back by hand: no sweep looks for them again.
             _touch(quiet_folder, "q1.parquet")
             _touch(busy_folder, "b1.parquet")
-            await _write(node, busy.id, [_touch(busy_folder, "b3.parquet")], mode="overwrite")
+            await _write(node, busy, [_touch(busy_folder, "b3.parquet")], mode="overwrite")
             second = await node.manager.execute(create_table("MARK2"))
             assert await node.manager.compact_to(second.version, file_grace_ms=0)
             # QUIET has not committed since: it is not read again. BUSY is, and only b2, dead
@@ -185,10 +186,7 @@ def test_the_tables_with_data_are_found_a_page_at_a_time(store_url: str, tmp_pat
 
     async def scenario() -> None:
         async with CatalogNode.open(store_url, "n1", options) as node:
-            names = [f"T{i}" for i in range(12)]
-            await node.manager.execute([create_table(n) for n in names])
-            catalog = node.service.latest_catalog()
-            ids = [catalog.table("PUBLIC", n).id for n in names]
+            ids = [table_id for table_id, _ in await _tables(node, *(f"T{i}" for i in range(12)))]
             # One table with more commits than a page of keys, the others with one each, and
             # each commit with a request record under the same prefix.
             for i in range(300):
