@@ -39,7 +39,7 @@ class EntryBase(Model):
 
 
 @dataclass(frozen=True, slots=True)
-class Kind(Generic[_D]):
+class ObjectKind(Generic[_D]):
     """A kind of catalog object as entries put it whole."""
 
     field: str
@@ -49,7 +49,7 @@ class Kind(Generic[_D]):
 
 
 @dataclass(frozen=True, slots=True)
-class KindById(Kind[_D]):
+class ObjectKindById(ObjectKind[_D]):
     """A kind of catalog object that entries also find and remove by id."""
 
     id_field: str
@@ -60,23 +60,25 @@ class KindById(Kind[_D]):
     """Return the catalog without the object of that id."""
 
 
-SCHEMAS = KindById(
+SCHEMAS = ObjectKindById(
     "schema_", Catalog.with_schema, "schema_id", Catalog.schema_by_id, Catalog.without_schema
 )
-TABLES = KindById(
+TABLES = ObjectKindById(
     "table", Catalog.with_table, "table_id", Catalog.table_by_id, Catalog.without_table
 )
-INDEXES = KindById(
+INDEXES = ObjectKindById(
     "index", Catalog.with_index, "index_id", Catalog.index_by_id, Catalog.without_index
 )
-ZONES = KindById("zone", Catalog.with_zone, "zone_id", Catalog.zone_by_id, Catalog.without_zone)
-SYSTEM_VIEWS = Kind("system_view", Catalog.with_system_view)
+ZONES = ObjectKindById(
+    "zone", Catalog.with_zone, "zone_id", Catalog.zone_by_id, Catalog.without_zone
+)
+SYSTEM_VIEWS = ObjectKind("system_view", Catalog.with_system_view)
 
 
 class PutEntry(EntryBase):
     """Put the descriptor it holds, in place of any object of its kind and id."""
 
-    kind: ClassVar[Kind[Any]]
+    kind: ClassVar[ObjectKind[Any]]
 
     def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
         kind = self.kind
@@ -88,7 +90,7 @@ class PutEntry(EntryBase):
 
 
 class _ByIdEntry(EntryBase):
-    kind: ClassVar[KindById[Any]]
+    kind: ClassVar[ObjectKindById[Any]]
 
     def found_in(self, catalog: Catalog) -> Descriptor:
         """Return the object of the id this entry holds, as it is in ``catalog``."""
