@@ -18,10 +18,12 @@ are merged into the later one, which only delays deletions, so the record stays 
 The data commits of unreachable tables are deleted at once (reads no longer list them); those of
 retained tables stay, so every snapshot keeps its id and sequence number.
 
-Files dead at a horizon stay dead at every later one, so a round records in ``catalog.data.swept``
-the horizon it deleted up to, and the next round reads the commits only of the tables that have
-committed since: a table whose latest commit is older costs one read of that commit, and a table
-read again has only the files that died since deleted. Deleting files is
+Files dead at a horizon stay dead at every later one, so a round that deleted every file dead at
+its horizon records that horizon in ``catalog.data.swept``, and the next round reads the commits
+only of the tables that have committed since (it reads the latest commit of a hundred tables in
+two transactions), deleting only the files that died since. A round that could not finish (a
+file it could not delete, a table folder this node does not have, a table this node has not
+applied yet) records nothing, so the next one does its work again. Deleting files is
 housekeeping: a file that cannot be deleted (another process owns the warehouse, or it is on
 another machine) is left with a warning in the log, and an error never fails the compaction.
 """
@@ -73,9 +75,14 @@ def dead_files(commits: Sequence[DataCommit], horizon_ts: int) -> list[str]:
     return list(dead)
 
 
-def remove_files(folder: Path, paths: Sequence[str]) -> int:
-    """Delete ``paths`` (relative to ``folder``) where they exist; return how many went."""
-    removed = 0
+def remove_files(folder: Path, paths: Sequence[str]) -> tuple[int, bool]:
+    """Delete ``paths`` (relative to ``folder``) where they exist.
+
+    Returns:
+        How many went, and whether every one is gone now (False when one could not be
+        deleted: it is left with a warning in the log).
+    """
+    removed, complete = 0, True
     for path in paths:
         try:
             (folder / path).unlink()
@@ -83,9 +90,10 @@ def remove_files(folder: Path, paths: Sequence[str]) -> int:
             continue  # deleted by an earlier compaction
         except OSError as e:
             _logger.warning("data expiry: could not delete %s: %s", folder / path, e.strerror)
+            complete = False
             continue
         removed += 1
-    return removed
+    return removed, complete
 
 
 def remove_table_folder(warehouse: Path, table_id: int) -> bool:
@@ -182,14 +190,29 @@ class DataExpiry:
         swept = await self._swept()
         if horizon <= swept:
             return
+        complete = True
+        folders: dict[int, Path] = {}
         for table_id in await self._commits.tables():
             if latest.has_table(table_id):
                 location = latest.table_by_id(table_id).location
                 if location is not None:
-                    await self._expire_files(table_id, Path(location), horizon, swept)
-        value = envelope.encode_int(Kind.SAFE_TIME, horizon)
-        key = self._log.keys.data_swept
-        await self._log.store.txn([less_or_absent(key, value)], [Put(key, value)])
+                    folders[table_id] = Path(location)
+            elif table_id >= latest.object_id_gen:
+                complete = False  # created since this node's latest catalog: not swept here
+        if swept:
+            # A table with no commit since the last sweep has the same dead files, gone then.
+            last = await self._commits.latest_commits(list(folders))
+            folders = {
+                table_id: folder
+                for table_id, folder in folders.items()
+                if table_id in last and decode_data_commit(last[table_id].payload).commit_ts > swept
+            }
+        for table_id, folder in folders.items():
+            complete &= await self._expire_files(table_id, folder, horizon, swept)
+        if complete:
+            value = envelope.encode_int(Kind.SAFE_TIME, horizon)
+            key = self._log.keys.data_swept
+            await self._log.store.txn([less_or_absent(key, value)], [Put(key, value)])
 
     async def _swept(self) -> int:
         """Return the horizon up to which dead files were deleted (0: none yet)."""
@@ -218,12 +241,13 @@ class DataExpiry:
 
     async def _expire_files(
         self, table_id: int, folder: Path, horizon_ts: int, swept_ts: int
-    ) -> None:
-        """Delete the files of ``table_id`` dead at ``horizon_ts`` that were not at ``swept_ts``."""
-        if swept_ts:
-            last = await self._commits.read(table_id, await self._commits.latest(table_id) - 1)
-            if not last or decode_data_commit(last[-1].payload).commit_ts <= swept_ts:
-                return  # no commit since that sweep: the same files are dead, and went then
+    ) -> bool:
+        """Delete the files of ``table_id`` dead at ``horizon_ts`` that were not at ``swept_ts``.
+
+        Returns:
+            Whether every one is gone (False when one could not be deleted, or the table's
+            folder is not on this node).
+        """
         entries = await self._commits.read(table_id)
 
         def dead() -> list[str]:
@@ -232,5 +256,10 @@ class DataExpiry:
             return [path for path in dead_files(commits, horizon_ts) if path not in gone]
 
         paths = await asyncio.to_thread(dead)
-        if paths:
-            self.stats["files_deleted"] += await asyncio.to_thread(remove_files, folder, paths)
+        if not paths:
+            return True
+        if not await asyncio.to_thread(folder.is_dir):
+            return False  # the warehouse is not on this node: a node that has it deletes them
+        removed, complete = await asyncio.to_thread(remove_files, folder, paths)
+        self.stats["files_deleted"] += removed
+        return complete

@@ -34,6 +34,10 @@ from updatelog.log import AppendConflict, AppendResult, LogEntry, UpdateLog
 _TABLES_PAGE = 256
 """How many keys ``DataCommitLog.tables`` reads at a time."""
 
+_READS_PER_TXN = 128
+"""How many keys ``DataCommitLog.latest_commits`` reads in one transaction (etcd's default
+``--max-txn-ops``)."""
+
 
 def _int(value: bytes | None, kind: Kind) -> int:
     return 0 if value is None else envelope.decode_int(value, kind)
@@ -213,6 +217,31 @@ class DataCommitLog:
         """Return the number of the table's latest data commit (0: none yet)."""
         read = await self.store.txn([], [Get(self.keys.data_seq(table_id))])
         return _int(read.reads[0].value, Kind.VERSION)
+
+    async def latest_commits(self, table_ids: Sequence[int]) -> dict[int, LogEntry]:
+        """Return the latest data commit of each of ``table_ids`` that has one.
+
+        Two transactions per 128 tables (their latest numbers, then those commits), so a
+        pass over many tables takes a few round trips per hundred of them.
+        """
+        found: dict[int, LogEntry] = {}
+        for first in range(0, len(table_ids), _READS_PER_TXN):
+            chunk = table_ids[first : first + _READS_PER_TXN]
+            seqs = await self.store.txn([], [Get(self.keys.data_seq(t)) for t in chunk])
+            numbered = [
+                (table_id, seq)
+                for table_id, read in zip(chunk, seqs.reads, strict=True)
+                if (seq := _int(read.value, Kind.VERSION)) > 0
+            ]
+            if not numbered:
+                continue
+            gets = [Get(self.keys.data_commit(table_id, seq)) for table_id, seq in numbered]
+            commits = await self.store.txn([], gets)
+            for (table_id, seq), read in zip(numbered, commits.reads, strict=True):
+                if read.value is not None:
+                    body = envelope.decode_as(read.value, Kind.UPDATE).body
+                    found[table_id] = LogEntry(seq, body)
+        return found
 
     async def tables(self) -> list[int]:
         """Return the ids of every table that has data commits, in order.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from catalog import CatalogError, ErrorCode
 from catalog import commands as c
 from catalog.data_expiry import dead_files
-from catalog.data_files import DataCommit, DataFile, DataMode
+from catalog.data_files import DataCommit, DataFile, DataMode, decode_data_commit
 from catalog.data_log import DataCommitLog
 from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
@@ -181,14 +182,41 @@ def test_a_sweep_reads_again_only_the_tables_that_committed_since_the_last(
     run(scenario())
 
 
-def test_the_tables_with_data_are_found_a_page_at_a_time(store_url: str, tmp_path: Path) -> None:
+def test_a_sweep_that_could_not_delete_a_file_is_done_again(store_url: str, tmp_path: Path) -> None:
     options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(tmp_path / "wh"))
 
     async def scenario() -> None:
         async with CatalogNode.open(store_url, "n1", options) as node:
-            ids = [table_id for table_id, _ in await _tables(node, *(f"T{i}" for i in range(12)))]
-            # One table with more commits than a page of keys, the others with one each, and
-            # each commit with a request record under the same prefix.
+            ((table, folder),) = await _tables(node, "T")
+            await _write(node, table, [_touch(folder, "a.parquet")])
+            await _write(node, table, [_touch(folder, "b.parquet")], mode="overwrite")
+            (folder / "a.parquet").unlink()
+            _touch(folder, "a.parquet/inside")  # a folder in its place: unlink fails
+            first = await node.manager.execute(create_table("MARK1"))
+            assert await node.manager.compact_to(first.version, file_grace_ms=0)
+            assert (folder / "a.parquet").is_dir()
+
+            shutil.rmtree(folder / "a.parquet")
+            _touch(folder, "a.parquet")
+            second = await node.manager.execute(create_table("MARK2"))
+            assert await node.manager.compact_to(second.version, file_grace_ms=0)
+            # T has not committed since, but the first sweep did not finish: it goes again.
+            assert sorted(p.name for p in folder.glob("*")) == ["b.parquet"]
+
+    run(scenario())
+
+
+def test_the_tables_with_data_and_their_latest_commits_are_read_in_pages(
+    store_url: str, tmp_path: Path
+) -> None:
+    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(tmp_path / "wh"))
+
+    async def scenario() -> None:
+        async with CatalogNode.open(store_url, "n1", options) as node:
+            ids = [table_id for table_id, _ in await _tables(node, *(f"T{i}" for i in range(140)))]
+            # One table with more commits than a page of keys, every other one with one (more
+            # than a transaction's worth of reads), each with a request record under the same
+            # prefix.
             for i in range(300):
                 await node.data.commit(
                     ids[0], [], schema_version=1, mode="append", request_id=f"long-{i}"
@@ -197,6 +225,13 @@ def test_the_tables_with_data_are_found_a_page_at_a_time(store_url: str, tmp_pat
                 await node.data.commit(
                     table_id, [], schema_version=1, mode="append", request_id=f"one-{table_id}"
                 )
-            assert await DataCommitLog(node.log).tables() == sorted([ids[0], *ids[1::2]])
+            commits = DataCommitLog(node.log)
+            assert await commits.tables() == sorted([ids[0], *ids[1::2]])
+            latest = await commits.latest_commits(ids)
+            assert {t: e.version for t, e in latest.items()} == {
+                ids[0]: 300,
+                **{t: 1 for t in ids[1::2]},
+            }
+            assert decode_data_commit(latest[ids[0]].payload).request_id == "long-299"
 
     run(scenario())
