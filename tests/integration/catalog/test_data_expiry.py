@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -54,6 +55,12 @@ def _touch(folder: Path, name: str) -> DataFile:
     return DataFile(path=name, partition=0, rows=1, size=7)
 
 
+def _node(store_url: str, tmp_path: Path) -> contextlib.AbstractAsyncContextManager[CatalogNode]:
+    """Open a node (no delay, no skew) whose warehouse is ``tmp_path / "wh"``."""
+    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(tmp_path / "wh"))
+    return CatalogNode.open(store_url, "n1", options)
+
+
 async def _tables(node: CatalogNode, *names: str) -> list[tuple[int, Path]]:
     """Create tables ``names`` in one batch; return each one's id and folder."""
     await node.manager.execute([create_table(name) for name in names])
@@ -91,11 +98,8 @@ async def _write(
 def test_compaction_deletes_the_files_only_compacted_reads_reached(
     store_url: str, tmp_path: Path, grace_ms: int
 ) -> None:
-    warehouse = tmp_path / "warehouse"
-    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(warehouse))
-
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", options) as node:
+        async with _node(store_url, tmp_path) as node:
             (table_id, folder), (gone_id, gone_folder) = await _tables(node, "T", "GONE")
             await _write(node, gone_id, [_touch(gone_folder, "g.parquet")])
             await _write(node, table_id, [_touch(folder, "a.parquet")])
@@ -128,11 +132,10 @@ def test_compaction_deletes_the_files_only_compacted_reads_reached(
 def test_files_go_once_the_compaction_that_made_them_unreachable_is_a_grace_old(
     store_url: str, tmp_path: Path
 ) -> None:
-    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(tmp_path / "wh"))
     grace_ms = 400
 
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", options) as node:
+        async with _node(store_url, tmp_path) as node:
             ((table_id, folder),) = await _tables(node, "T")
             await _write(node, table_id, [_touch(folder, "a.parquet")])
             await _write(node, table_id, [_touch(folder, "b.parquet")], removed=("a.parquet",))
@@ -153,10 +156,9 @@ def test_files_go_once_the_compaction_that_made_them_unreachable_is_a_grace_old(
 def test_a_sweep_reads_again_only_the_tables_that_committed_since_the_last(
     store_url: str, tmp_path: Path
 ) -> None:
-    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(tmp_path / "wh"))
 
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", options) as node:
+        async with _node(store_url, tmp_path) as node:
             (quiet, quiet_folder), (busy, busy_folder) = await _tables(node, "QUIET", "BUSY")
             await _write(node, quiet, [_touch(quiet_folder, "q1.parquet")])
             await _write(node, quiet, [_touch(quiet_folder, "q2.parquet")], mode="overwrite")
@@ -183,10 +185,9 @@ def test_a_sweep_reads_again_only_the_tables_that_committed_since_the_last(
 
 
 def test_a_sweep_that_could_not_delete_a_file_is_done_again(store_url: str, tmp_path: Path) -> None:
-    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(tmp_path / "wh"))
 
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", options) as node:
+        async with _node(store_url, tmp_path) as node:
             ((table, folder),) = await _tables(node, "T")
             await _write(node, table, [_touch(folder, "a.parquet")])
             await _write(node, table, [_touch(folder, "b.parquet")], mode="overwrite")
@@ -209,10 +210,9 @@ def test_a_sweep_that_could_not_delete_a_file_is_done_again(store_url: str, tmp_
 def test_the_tables_with_data_and_their_latest_commits_are_read_in_pages(
     store_url: str, tmp_path: Path
 ) -> None:
-    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(tmp_path / "wh"))
 
     async def scenario() -> None:
-        async with CatalogNode.open(store_url, "n1", options) as node:
+        async with _node(store_url, tmp_path) as node:
             ids = [table_id for table_id, _ in await _tables(node, *(f"T{i}" for i in range(140)))]
             # One table with more commits than a page of keys, every other one with one (more
             # than a transaction's worth of reads), each with a request record under the same
