@@ -15,6 +15,8 @@ from pathlib import Path
 from catalog import Catalog, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
 from catalog.commands import CommandBase
+from catalog.data_expiry import Compaction, encode_compactions
+from catalog.data_files import DataCommit, encode_data_commit
 from catalog.descriptors import TableDescriptor, ZoneDescriptor
 from catalog.entries import EntryBase
 from catalog.errors import AlreadyExistsError, BatchPosition, ErrorCode, ValidationError
@@ -237,6 +239,51 @@ OLDER_FORMAT_FILES = {
 that replaces it (for catalogs and updates, the same value)."""
 
 
+def golden_data_commit() -> DataCommit:
+    """A data commit using every field: statistics of each kind of bound, removals, a snapshot."""
+    stats = [
+        {"column_id": 1, "nulls": 0, "lower": 1, "upper": 9_000_000_000},
+        {"column_id": 2, "nulls": 3, "lower": "a", "upper": "zz"},
+        {"column_id": 3, "nulls": 0, "lower": -1.5, "upper": 2.25},
+        {"column_id": 4, "nulls": 0, "lower": False, "upper": True},
+        {"column_id": 5, "nulls": 7},
+    ]
+    files = [
+        {"path": "data/p=0/a.parquet", "partition": 0, "rows": 10, "size": 2048, "stats": stats},
+        {"path": "b.parquet", "partition": 3, "rows": 1, "size": 512},
+    ]
+    snapshot = {
+        "snapshot_id": 8_000_000_000_000_000_001,
+        "parent_id": -42,
+        "manifest_list": "metadata/snap-1.avro",
+        "operation": "overwrite",
+        "summary": {"added-records": "11"},
+        "timestamp_ms": 1_700_000_000_000,
+        "sequence_number": 4,
+    }
+    return DataCommit.model_validate(
+        {
+            "table_id": 12,
+            "seq": 4,
+            "commit_ts": (1_700_000_000_000 << 16) | 3,
+            "schema_version": 2,
+            "mode": "append",
+            "files": files,
+            "request_id": "iceberg-12-8000000000000000001",
+            "removed": ["old.parquet"],
+            "iceberg": snapshot,
+        }
+    )
+
+
+def golden_compactions() -> list[Compaction]:
+    """The compactions an expiry record keeps: one with dropped tables, one without."""
+    return [
+        Compaction(1_700_000_000_000, (1_699_999_000_000 << 16) | 1, (7, 9)),
+        Compaction(1_700_000_600_000, 1_700_000_000_000 << 16),
+    ]
+
+
 def golden_files() -> dict[str, bytes]:
     """Return the name and current encoding of every golden file today's writers produce."""
     v1, v2, update = golden_catalogs()
@@ -262,6 +309,8 @@ def golden_files() -> dict[str, bytes]:
         "descriptor_system_view_v1.bin": encode_descriptor(golden_viewed()[0].system_views()[0]),
         "refusal_v1.bin": encode_refusal(golden_refusal()),
         "refusal_v2.bin": encode_refusal(golden_located_refusal()),
+        "datacommit_v1.bin": encode_data_commit(golden_data_commit()),
+        "dataexpiry_v1.bin": encode_compactions(golden_compactions()),
     }
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from catalog.data_expiry import decode_compactions
+from catalog.data_files import decode_data_commit
 from catalog.errors import CatalogError, ValidationError
 from catalog.marshalling import decode_commands, decode_entries, decode_update
 from catalog.snapshots import decode_snapshot, encode_snapshot
@@ -17,6 +19,8 @@ from tests.golden.catalog_values import (
     golden_catalogs,
     golden_commands,
     golden_commands_v2,
+    golden_compactions,
+    golden_data_commit,
     golden_files,
     golden_keyed_entries,
     golden_keyed_table,
@@ -35,6 +39,8 @@ DECODERS: dict[str, Callable[[bytes], Any]] = {
     "commands": decode_commands,
     "descriptor": decode_descriptor,
     "refusal": lambda data: _refusal_fields(decode_refusal(data)),
+    "datacommit": decode_data_commit,
+    "dataexpiry": decode_compactions,
 }
 
 
@@ -79,6 +85,8 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "descriptor_system_view_v1.bin": golden_viewed()[0].system_views()[0],
         "refusal_v1.bin": _refusal_fields(golden_refusal()),
         "refusal_v2.bin": _refusal_fields(golden_located_refusal()),
+        "datacommit_v1.bin": golden_data_commit(),
+        "dataexpiry_v1.bin": golden_compactions(),
     }
     assert decoded == expected[name]
 
