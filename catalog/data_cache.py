@@ -14,11 +14,10 @@ being read is always kept, and a table without commits is never kept.
 
 from __future__ import annotations
 
-import bisect
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from catalog.data_files import DataCommit, decode_data_commit
+from catalog.data_files import DataCommit, committed_by, decode_data_commit
 from catalog.data_log import DataCommitLog
 
 DEFAULT_MAX_WEIGHT = 200_000
@@ -47,10 +46,6 @@ class _Series:
                 added += 1 + len(commit.files) + len(commit.removed or ())
         self.weight += added
         return added
-
-
-def _stamp(commit: DataCommit) -> int:
-    return commit.commit_ts
 
 
 class DataCommitCache:
@@ -82,7 +77,7 @@ class DataCommitCache:
         """Return the table's commits the log holds now with ``commit_ts <= ts``, in order."""
         series = await self._refreshed(table_id)
         commits = series.commits
-        return commits[: bisect.bisect_right(commits, ts, key=_stamp)]
+        return commits[: committed_by(commits, ts)]
 
     async def _refreshed(self, table_id: int) -> _Series:
         series = self._tables.get(table_id)

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 import msgpack
@@ -145,6 +147,19 @@ def decode_data_commit(data: bytes) -> DataCommit:
         return DataCommit.model_validate(body)
     except (ValueError, TypeError, msgpack.UnpackException, ValidationError) as e:
         raise FormatError(f"not a data commit ({e})") from e
+
+
+def committed_by(commits: Sequence[DataCommit], ts: int) -> int:
+    """Return how many of a table's commits (in order) have ``commit_ts <= ts``.
+
+    Commit timestamps grow with the numbers (each commit raises the safe time), so those
+    commits are a prefix, found by bisection.
+    """
+    return bisect.bisect_right(commits, ts, key=_commit_ts)
+
+
+def _commit_ts(commit: DataCommit) -> int:
+    return commit.commit_ts
 
 
 def visible_files(commits: list[DataCommit]) -> list[DataCommit]:

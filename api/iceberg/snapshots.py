@@ -12,7 +12,6 @@ reader's time travel by timestamp sees what a read "as of" that time sees.
 from __future__ import annotations
 
 import asyncio
-import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +20,7 @@ from pyiceberg.schema import Schema
 
 from api.iceberg.manifests import spark_manifest_list, spark_snapshot_id, write_manifests
 from api.iceberg.models import IcebergSchema
-from catalog.data_files import DataCommit
+from catalog.data_files import DataCommit, committed_by
 from catalog.descriptors import ColumnDescriptor
 from schemasync.clock import physical_of
 
@@ -101,10 +100,6 @@ class Snapshots:
     last_commit_ms: int = 0
 
 
-def _stamp(commit: DataCommit) -> int:
-    return commit.commit_ts
-
-
 def snapshots_of(location: str, commits: Sequence[DataCommit], *, horizon_ts: int = 0) -> Snapshots:
     """Return the snapshots of a table whose data commits (every one, in order) are ``commits``.
 
@@ -116,7 +111,7 @@ def snapshots_of(location: str, commits: Sequence[DataCommit], *, horizon_ts: in
         return Snapshots()
     parents: list[DataCommit | None] = [None, *commits[:-1]]
     numbers = sequence_numbers(commits)
-    start = max(0, bisect.bisect_right(commits, horizon_ts, key=_stamp) - 1)
+    start = max(0, committed_by(commits, horizon_ts) - 1)
     kept = range(start, len(commits))
     latest = commits[-1]
     current = snapshot_id_of(latest)

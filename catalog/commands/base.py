@@ -7,6 +7,7 @@ validators: names, duplicates, ranges), and its meaning against the catalog in `
 from __future__ import annotations
 
 import unicodedata
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Generic, TypeVar
@@ -126,21 +127,21 @@ class ExistingObjectCommand(CommandBase, Generic[R]):
         found = self.find(ctx)
         return [] if found is None else self.entries_for(ctx, found)
 
+    @abstractmethod
     def find(self, ctx: UpdateContext) -> R | None:
         """Return the object, or None when it is missing and the command allows that.
 
         Raises:
             CatalogError: the object, or what holds it, is missing and the command needs it.
         """
-        raise NotImplementedError(type(self).__name__)  # every concrete command overrides it
 
+    @abstractmethod
     def entries_for(self, ctx: UpdateContext, found: R) -> list[EntryBase]:
         """Validate against ``ctx.catalog`` and return the entries changing ``found``.
 
         Raises:
             CatalogError: with a stable code, when the command does not fit the catalog.
         """
-        raise NotImplementedError(type(self).__name__)  # every concrete command overrides it
 
 
 class TableCommand(ExistingObjectCommand[TableDescriptor]):

@@ -8,6 +8,7 @@ about and, for a change, what it changes.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
@@ -113,16 +114,15 @@ class RemoveEntry(_ByIdEntry):
 class ChangeEntry(_ByIdEntry):
     """Change the object of the id it holds; its event is about the object as changed.
 
-    The change is a copy made by ``changed`` and put in the object's place; an entry whose
-    change lies elsewhere in the catalog overrides ``apply`` instead.
+    The change is a copy made by ``changed`` and put in the object's place.
     """
 
     def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
         return self.kind.put(catalog, self.changed(self.found_in(catalog)))
 
+    @abstractmethod
     def changed(self, descriptor: Any) -> Descriptor:
         """Return ``descriptor`` (the object as it is) with this entry's change made."""
-        raise NotImplementedError(type(self).__name__)  # every concrete change overrides it
 
     def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
         return self.found_in(after)

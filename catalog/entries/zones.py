@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from catalog.catalog import Catalog
-from catalog.descriptors import ZoneDescriptor
-from catalog.entries.base import ZONES, ChangeEntry, PutEntry, RemoveEntry
+from catalog.descriptors import Descriptor, ZoneDescriptor
+from catalog.entries.base import ZONES, EntryBase, PutEntry, RemoveEntry
 from catalog.events import CatalogEvent
 
 
@@ -40,13 +40,15 @@ class DropZoneEntry(RemoveEntry):
     kind = ZONES
 
 
-class SetDefaultZoneEntry(ChangeEntry):
-    """Make a zone the default for tables created without one."""
+class SetDefaultZoneEntry(EntryBase):
+    """Make a zone the default for tables created without one (the zone itself is unchanged)."""
 
     type: Literal["set_default_zone"] = "set_default_zone"
     zone_id: int
     event: ClassVar[CatalogEvent | None] = CatalogEvent.SET_DEFAULT_ZONE
-    kind = ZONES
 
     def apply(self, catalog: Catalog) -> Catalog:  # noqa: D102
         return catalog.with_default_zone(self.zone_id)
+
+    def subject(self, before: Catalog, after: Catalog) -> Descriptor | None:  # noqa: D102
+        return after.zone_by_id(self.zone_id)
