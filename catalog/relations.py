@@ -23,6 +23,7 @@ from catalog.store import (
     checked_descriptor,
     index_ids,
     live_records,
+    table_descriptor_named,
     visible,
 )
 
@@ -87,14 +88,13 @@ class RelationReads:
     def _find_table(self, schema_id: int, name: str) -> TableDescriptor | None:
         # The hot path of every lookup by name: a sealed version (no overlay) asks the store
         # directly, without building the overlay's key.
-        found = (
-            self._table_named(schema_id, name)
-            if self._table_by_name or self._tables
-            else self._store.table_named(self._stamp, schema_id, name)
-        )
-        if found is None:
-            return None
-        return checked_descriptor(found[1], TableDescriptor, found[0])
+        if self._table_by_name or self._tables:
+            found = self._table_named(schema_id, name)
+            return (
+                None if found is None else checked_descriptor(found[1], TableDescriptor, found[0])
+            )
+        record = self._store.table_record_named(self._stamp, schema_id, name)
+        return None if record is None else table_descriptor_named(record, self._store.tables)
 
     def _index_id(self, schema_id: int, name: str) -> int | None:
         found = self._index_by_name.get((schema_id, name), _MISSING)

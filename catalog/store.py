@@ -43,6 +43,11 @@ History = tuple[Any, ...]
 """One record, or a tuple of every record of the object, oldest first (most objects never
 change); a record starts with its int stamp, a history with a record."""
 
+Named = tuple[Any, ...]
+"""What a name maps to in ``RelationStore.table_names``: the history of the one table that ever
+had the name (the very object ``tables`` holds, so a lookup by name reads no id), or, once
+several tables had it, ``(None, *their ids)``."""
+
 STAMP = 0
 VALUE = 1
 SCHEMA_ID = 2
@@ -232,6 +237,57 @@ def checked_descriptor(record: Record, kind: type[D], object_id: int) -> D:
     return check_descriptor(found, kind, object_id, record[NAME])
 
 
+def table_descriptor_named(record: Record, tables: Mapping[int, History]) -> TableDescriptor:
+    """Return the descriptor a live table record found by its name holds.
+
+    As ``checked_descriptor``, but the id is the one the bytes give, and ``tables`` must hold
+    the record under it.
+
+    Raises:
+        FormatError: the stored bytes do not hold the table the record names.
+    """
+    value = found = record[VALUE]
+    if type(value) is bytes:
+        found = CACHE._young.get(value)
+        if found is None:
+            found = CACHE.promoted(value)
+        if type(found) is TableDescriptor:
+            return found
+        if found is None:
+            found = CACHE.decode(value)
+    object_id = getattr(found, "id", None)
+    if type(object_id) is not int or not _holds(tables.get(object_id), record):
+        raise FormatError(
+            f"cannot decode catalog value: the stored table {record[NAME]} holds the "
+            f"descriptor of object {object_id}, which is not that table"
+        )
+    checked = check_descriptor(found, TableDescriptor, object_id, record[NAME])
+    if type(value) is bytes:
+        CACHE.put(value, checked)
+    return checked
+
+
+def _value_id(record: Record) -> int:
+    """Return the id of the object a live record's descriptor (or its bytes) names.
+
+    Raises:
+        FormatError: the stored bytes hold no object.
+    """
+    value = record[VALUE]
+    if type(value) is bytes:
+        known = CACHE.known(value)
+        value = known if known is not None else CACHE.decode(value)
+    object_id = getattr(value, "id", None)
+    if type(object_id) is not int:
+        raise FormatError(f"cannot decode catalog value: the stored {record[NAME]} has no id")
+    return object_id
+
+
+def _holds(history: History | None, record: Record) -> bool:
+    """Return whether ``record`` is one of ``history``'s records (the very object)."""
+    return history is not None and any(r is record for r in _records(history))
+
+
 def bytes_of(record: Record) -> bytes:
     """Return the marshalled descriptor a (live) record holds."""
     value = record[VALUE]
@@ -247,9 +303,9 @@ class RelationStore:
         head: the newest seal's stamp; only a catalog at ``head`` may seal on top of it.
         tables: table id to its history.
         indexes: index id to its history.
-        table_names: schema id, then name, to every table id that ever had that name there
-            (an int, or a tuple when the name was reused); a reader checks the candidates'
-            records as of its stamp, so the map needs no stamps of its own.
+        table_names: schema id, then name, to what the tables that ever had that name there
+            are (a ``Named``); a reader checks their records as of its stamp, so the map needs
+            no stamps of its own.
         index_names: the same for indexes (alive ones own their name).
         schema_members: schema id to every table id ever in it (may repeat).
         zone_members: zone id to every table id ever in it (may repeat).
@@ -275,7 +331,7 @@ class RelationStore:
         self.head = 0
         self.tables: dict[int, History] = {}
         self.indexes: dict[int, History] = {}
-        self.table_names: dict[int, dict[str, int | tuple[int, ...]]] = {}
+        self.table_names: dict[int, dict[str, Named]] = {}
         self.index_names: dict[int, dict[str, int | tuple[int, ...]]] = {}
         self.schema_members: dict[int, array[int]] = {}
         self.zone_members: dict[int, array[int]] = {}
@@ -293,9 +349,9 @@ class RelationStore:
         schema_id, ids = group.schema_id, group.ids
         # Groups come with columns of equal length (checked by whoever built them); ``zip``
         # with ``repeat`` cannot be strict, and every zip here stays a C loop.
-        records = zip(repeat(0), group.values, repeat(schema_id), group.zone_ids, group.names)
-        self.tables.update(zip(ids, records, strict=False))
-        self.table_names.setdefault(schema_id, {}).update(zip(group.names, ids, strict=True))
+        records = list(zip(repeat(0), group.values, repeat(schema_id), group.zone_ids, group.names))
+        self.tables.update(zip(ids, records, strict=True))
+        self.table_names.setdefault(schema_id, {}).update(zip(group.names, records, strict=True))
         self.schema_members.setdefault(schema_id, array("q")).extend(ids)
         zone_ids = group.zone_ids
         zones = set(zone_ids)
@@ -325,24 +381,41 @@ class RelationStore:
 
     # -- reading as of a stamp ------------------------------------------------------------
 
-    def table_named(self, stamp: int, schema_id: int, name: str) -> tuple[int, Record] | None:
-        """Return the id and record of the table named ``name`` in ``schema_id`` at ``stamp``."""
+    def table_record_named(self, stamp: int, schema_id: int, name: str) -> Record | None:
+        """Return the live record of the table named ``name`` in ``schema_id`` at ``stamp``.
+
+        The hot path of every lookup by name: when one table ever had the name (the common
+        case), the name map holds its history, so no id is read on the way.
+        """
         by_name = self.table_names.get(schema_id)
         found = None if by_name is None else by_name.get(name)
         if found is None:
             return None
-        if type(found) is int:
-            # One table ever had the name (the common case), sealed once: ``visible`` inline.
-            history = self.tables.get(found)
-            if history is not None and type(history[STAMP]) is int:
-                if history[STAMP] <= stamp and history[VALUE] is not None and history[NAME] == name:
-                    return (found, history) if history[SCHEMA_ID] == schema_id else None
-                return None
-        for object_id in (found,) if isinstance(found, int) else found:
-            record = visible(self.tables.get(object_id), stamp)
-            if record is not None and record[NAME] == name and record[SCHEMA_ID] == schema_id:
-                return object_id, record
+        first = found[STAMP]
+        if type(first) is int:  # that table's one record: ``visible`` inline
+            record = found if first <= stamp and found[VALUE] is not None else None
+        elif first is not None:
+            record = visible(found, stamp)
+        else:
+            for object_id in found[1:]:
+                record = visible(self.tables.get(object_id), stamp)
+                if record is not None and record[NAME] == name and record[SCHEMA_ID] == schema_id:
+                    return record
+            return None
+        if record is not None and record[NAME] == name and record[SCHEMA_ID] == schema_id:
+            return record
         return None
+
+    def table_named(self, stamp: int, schema_id: int, name: str) -> tuple[int, Record] | None:
+        """Return the id and record of the table named ``name`` in ``schema_id`` at ``stamp``.
+
+        Raises:
+            FormatError: the stored bytes do not hold the table the record names.
+        """
+        record = self.table_record_named(stamp, schema_id, name)
+        if record is None:
+            return None
+        return table_descriptor_named(record, self.tables).id, record
 
     def index_id(self, stamp: int, schema_id: int, name: str) -> int | None:
         """Return the id of the alive index named ``name`` in ``schema_id`` as of ``stamp``."""
@@ -363,6 +436,28 @@ class RelationStore:
 
     # -- sealing --------------------------------------------------------------------------
 
+    def _named(
+        self,
+        staged: dict[tuple[int, str], Named],
+        key: tuple[int, str],
+        object_id: int,
+        old: History | None,
+        history: History,
+    ) -> Named:
+        """Return what the name ``key`` (schema id, name) maps to after this seal.
+
+        ``history`` is table ``object_id``'s history after it, ``old`` before it.
+        """
+        found = staged.get(key)
+        if found is None:
+            found = self.table_names.get(key[0], {}).get(key[1])
+        if found is None or found is old:
+            return history
+        if found[STAMP] is None:
+            return found if object_id in found[1:] else (*found, object_id)
+        live = next(r for r in _records(found) if r[VALUE] is not None)
+        return (None, _value_id(live), object_id)
+
     def seal(
         self,
         tables: Iterable[tuple[int, Record]],
@@ -382,11 +477,6 @@ class RelationStore:
         stamp = self.head + 1
         table_writes = _staged(self.tables, tables, stamp)
         index_writes = _staged(self.indexes, indexes, stamp)
-        names: dict[tuple[int, str], int | tuple[int, ...]] = {}
-        for object_id, record, _ in table_writes:
-            if record[VALUE] is not None:
-                key = (record[SCHEMA_ID], record[NAME])
-                names[key] = _candidates(self.table_names, names, key, object_id)
         index_names: dict[tuple[int, str], int | tuple[int, ...]] = {}
         members: dict[int, int | tuple[int, ...]] = {}
         for object_id, record, _ in index_writes:
@@ -414,7 +504,15 @@ class RelationStore:
         # A history holds records, so it can be untracked only after them: a second pass.
         table_histories = [_appended(old, record) for _, record, old in table_writes]
         index_histories = [_appended(old, record) for _, record, old in index_writes]
-        if collecting and any(old is not None for _, _, old in (*table_writes, *index_writes)):
+        # Every name a changed table ever had maps to its new history (or, shared, to ids).
+        names: dict[tuple[int, str], Named] = {}
+        for (object_id, _, old), history in zip(table_writes, table_histories, strict=True):
+            for key in _names_in(history):
+                names[key] = self._named(names, key, object_id, old, history)
+        if collecting and (
+            any(old is not None for _, _, old in (*table_writes, *index_writes))
+            or any(found[STAMP] is None for found in names.values())
+        ):
             gc.collect(0)
         for (object_id, record, old), history in zip(table_writes, table_histories, strict=True):
             self.tables[object_id] = history
@@ -423,10 +521,10 @@ class RelationStore:
                 self.zone_members.setdefault(record[ZONE_ID], array("q")).append(object_id)
         for (object_id, _, _), history in zip(index_writes, index_histories, strict=True):
             self.indexes[object_id] = history
-        for (schema_id, name), found in names.items():
-            self.table_names.setdefault(schema_id, {})[name] = found
-        for (schema_id, name), found in index_names.items():
-            self.index_names.setdefault(schema_id, {})[name] = found
+        for (schema_id, name), named in names.items():
+            self.table_names.setdefault(schema_id, {})[name] = named
+        for (schema_id, name), ids in index_names.items():
+            self.index_names.setdefault(schema_id, {})[name] = ids
         self.table_index_members.update(members)
         self.counts.write(stamp, counts)
         self.head = stamp
@@ -507,6 +605,16 @@ def _index_members(ids: set[int]) -> int | tuple[int, ...]:
 def index_ids(members: int | tuple[int, ...]) -> tuple[int, ...]:
     """Return a ``table_index_members`` value as a tuple."""
     return (members,) if isinstance(members, int) else members
+
+
+def _records(history: History) -> tuple[Record, ...]:
+    """Return the records of ``history``, oldest first."""
+    return (history,) if type(history[STAMP]) is int else history
+
+
+def _names_in(history: History) -> set[tuple[int, str]]:
+    """Return every (schema id, name) a live record of ``history`` holds."""
+    return {(r[SCHEMA_ID], r[NAME]) for r in _records(history) if r[VALUE] is not None}
 
 
 def _appended(old: History | None, new: Record) -> History:
