@@ -2,7 +2,9 @@
 
 Tables and indexes are read first from the version's overlay (changes since its seal), then
 from the lineage's shared ``RelationStore`` as of the seal. Lookups by id or name touch one
-record and decode only the descriptor they return.
+record and decode only the descriptor they return, except where a sealed table is found by
+name only to learn its id (an overlay that may have changed it, ``relation_id``): the id is in
+its descriptor's bytes, so that descriptor is decoded (and cached) instead.
 """
 
 from __future__ import annotations

@@ -256,10 +256,12 @@ def table_descriptor_named(record: Record, tables: Mapping[int, History]) -> Tab
         if found is None:
             found = CACHE.decode(value)
     object_id = getattr(found, "id", None)
-    if type(object_id) is not int or not _holds(tables.get(object_id), record):
+    if type(object_id) is not int:
+        raise FormatError(f"stored catalog value of table {record[NAME]} holds no object id")
+    if not _holds(tables.get(object_id), record):
         raise FormatError(
-            f"cannot decode catalog value: the stored table {record[NAME]} holds the "
-            f"descriptor of object {object_id}, which is not that table"
+            f"stored catalog value of table {record[NAME]} holds the descriptor of object "
+            f"{object_id}, which is another table or none"
         )
     checked = check_descriptor(found, TableDescriptor, object_id, record[NAME])
     if type(value) is bytes:
@@ -279,7 +281,7 @@ def _value_id(record: Record) -> int:
         value = known if known is not None else CACHE.decode(value)
     object_id = getattr(value, "id", None)
     if type(object_id) is not int:
-        raise FormatError(f"cannot decode catalog value: the stored {record[NAME]} has no id")
+        raise FormatError(f"stored catalog value of {record[NAME]} holds no object id")
     return object_id
 
 

@@ -20,7 +20,7 @@ from catalog.descriptors.tables import shared_column
 from catalog.snapshots import catalog_digest, decode_snapshot, encode_snapshot, snapshot_pieces
 from catalog.store import CACHE
 from tests.random_ddl import random_batch
-from tests.unit.catalog.helpers import col, create_table, key, run
+from tests.unit.catalog.helpers import apply, col, create_table, key, run
 from updatelog.errors import FormatError
 
 
@@ -70,7 +70,7 @@ def test_lazily_decoded_descriptors_equal_the_originals() -> None:
     assert loaded.zone_tables(2) == direct.zone_tables(2)
 
 
-def test_a_lookup_decodes_only_the_descriptor_it_returns() -> None:
+def test_a_lookup_decodes_only_the_descriptor_it_returns_or_whose_id_it_needs() -> None:
     loaded = decode_snapshot(encode_snapshot(_tables(200)))
     CACHE.clear()
     before = CACHE.decoded
@@ -159,16 +159,19 @@ def test_every_version_finds_by_name_the_table_its_walk_holds(rng: random.Random
     pool = ["A", "B", "C", "D"]
     published = [Catalog.initial().sealed()]
     for _ in range(30):
-        head = published[-1]
-        taken = [t.name for t in head.tables()]
-        free = [n for n in pool if n not in taken]
-        options: list[c.CommandBase] = [create_table(n) for n in free]
-        for name in taken:
-            options.append(c.DropTable(schema="PUBLIC", name=name))
-            options += [c.RenameTable(schema="PUBLIC", name=name, new_name=n) for n in free]
-        published.append(run(head, rng.choice(options)).catalog.sealed())
+        head, batch = published[-1], list[c.CommandBase]()
+        for _ in range(rng.randint(1, 3)):  # swaps, drop and re-create within one batch
+            taken = {t.name for t in (apply(head, *batch) if batch else head).tables()}
+            free = [n for n in pool if n not in taken]
+            options: list[c.CommandBase] = [create_table(n) for n in free]
+            for name in sorted(taken):
+                options.append(c.DropTable(schema="PUBLIC", name=name))
+                options += [c.RenameTable(schema="PUBLIC", name=name, new_name=n) for n in free]
+            batch.append(rng.choice(options))
+        published.append(run(head, *batch).catalog.sealed())
     for cat in published:
         walked = {t.name: t.id for t in cat.tables()}
+        CACHE.clear()  # found by name from the bytes, not from what the walk cached
         for name in pool:
             found = cat.find_table("PUBLIC", name)
             assert (None if found is None else found.id) == walked.get(name), (cat.version, name)
@@ -246,6 +249,19 @@ def test_bytes_that_do_not_hold_the_named_table_are_refused_when_read() -> None:
     with pytest.raises(FormatError, match="holds"):
         loaded.table("PUBLIC", "T0")
     assert loaded.table("PUBLIC", "T2").name == "T2"
+
+
+def test_bytes_of_a_namesake_in_another_schema_are_refused_when_read_by_name() -> None:
+    """The bytes name the right table name and kind, only their id is another table's."""
+    cat = run(Catalog.initial(), c.CreateSchema(name="S2")).catalog
+    cat = run(cat, create_table("T"), create_table("T", schema="S2")).catalog.sealed()
+    header, kind, body = msgpack.unpackb(encode_snapshot(cat))
+    first, second = body[6][0][4], body[6][1][4]
+    first[0], second[0] = second[0], first[0]
+    loaded = decode_snapshot(msgpack.packb([header, kind, body], use_bin_type=True))
+    CACHE.clear()
+    with pytest.raises(FormatError, match="another table"):
+        loaded.table("PUBLIC", "T")
 
 
 def test_sealing_leaves_the_store_to_the_collector_untouched(
