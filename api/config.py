@@ -6,8 +6,8 @@ import os
 import socket
 from dataclasses import dataclass, field
 
+from catalog.descriptor_cache import DEFAULT_CACHE_SIZE
 from catalog.node_options import NodeOptions
-from catalog.store import DEFAULT_CACHE_SIZE
 from catalog.warehouse import DEFAULT_WAREHOUSE, WAREHOUSE_ENV
 from schemasync.clock import HybridClock
 from updatelog.url import SqliteUrl, parse_store_url

@@ -29,19 +29,10 @@ from catalog.descriptors import (
 from catalog.descriptors.schemas import PUBLIC_SCHEMA, SYSTEM_SCHEMA
 from catalog.errors import ErrorCode
 from catalog.namespaces import EMPTY, Namespaces, put_named
+from catalog.records import ALIVE, NAME, SCHEMA_ID, TABLE_ID, VALUE, ZONE_ID
 from catalog.relations import RelationReads, found_or_raise
 from catalog.snapshot_format import catalog_digest
-from catalog.store import (
-    ALIVE,
-    NAME,
-    SCHEMA_ID,
-    TABLE_ID,
-    VALUE,
-    ZONE_ID,
-    IndexGroup,
-    RelationStore,
-    TableGroup,
-)
+from catalog.store import IndexGroup, RelationStore, TableGroup
 
 _UNSEALED = -1
 """The stamp slot of an overlay record: not written to any store yet."""

@@ -8,61 +8,44 @@ to its record, or to the list of its records when it changed, each record stampe
 seal that wrote it. A catalog reads the store "as of" its own stamp, so older versions never
 see a later seal, and sealing version N adds N's changes in place, in O(changes).
 
-Records keep the descriptor as its marshalled bytes; the first lookup decodes it into the
-bounded ``DescriptorCache`` shared by every version, keyed by the bytes themselves (equal
-bytes decode to equal descriptors, so no version can ever read another's object).
-
-Record layouts (tuples, for their size):
-
-- table: ``(stamp, value, schema_id, zone_id, name)``
-- index: ``(stamp, value, schema_id, table_id, name, alive)``
-
-``value`` is the marshalled descriptor, the descriptor itself (unsealed changes, or objects
-given to ``Catalog.from_parts``), or None where the object was removed.
+Records (``catalog.records``) keep the descriptor as its marshalled bytes; the first lookup
+decodes it into the ``DescriptorCache`` shared by every version.
 """
 
 from __future__ import annotations
 
 import gc
-import threading
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import attrgetter
-from typing import Any, TypeVar
+from typing import Any
 
 from catalog.collector import full_collection_ahead
 from catalog.counts import CountKey, StampedCounts
-from catalog.descriptors import Descriptor, IndexDescriptor, TableDescriptor
-from catalog.wire import decode_descriptor, encode_descriptor
-from updatelog.errors import FormatError
-
-Record = tuple[Any, ...]
-History = tuple[Any, ...]
-"""One record, or a tuple of every record of the object, oldest first (most objects never
-change); a record starts with its int stamp, a history with a record."""
-
-Named = tuple[Any, ...]
-"""What a name maps to in ``RelationStore.table_names``: the history of the one table that ever
-had the name (the very object ``tables`` holds, so a lookup by name reads no id), or, once
-several tables had it, ``(None, *their ids)``."""
-
-STAMP = 0
-VALUE = 1
-SCHEMA_ID = 2
-ZONE_ID = 3
-TABLE_ID = 3
-NAME = 4
-ALIVE = 5
+from catalog.descriptor_cache import CACHE, table_descriptor_named, value_id
+from catalog.descriptors import IndexDescriptor, TableDescriptor
+from catalog.records import (
+    ALIVE,
+    NAME,
+    SCHEMA_ID,
+    STAMP,
+    TABLE_ID,
+    VALUE,
+    ZONE_ID,
+    History,
+    Named,
+    Record,
+    records_of,
+    visible,
+)
+from catalog.wire import encode_descriptor
 
 UNTRACK_FROM = 50_000
 """Records stored from which sealing keeps the store's dicts out of the collector's sight (see
 ``RelationStore.seal``); below it a collection that walks them costs less than keeping them out
 would on every seal."""
-
-DEFAULT_CACHE_SIZE = 4096
-"""Decoded descriptors kept; a decoded 6-column table costs about 5 KB, 1000x its bytes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,183 +102,6 @@ def _grouped(
         )
         for schema_id, positions in sorted(grouped.items())
     ]
-
-
-D = TypeVar("D", TableDescriptor, IndexDescriptor)
-
-
-class DescriptorCache:
-    """Decoded descriptors keyed by their marshalled bytes.
-
-    Two generations. A hit in the young one is one dict read: no lock, no reordering, so a
-    lookup of a cached table costs what a dict lookup costs. A hit in the old one moves the
-    entry to the young one; when the young one holds ``capacity`` entries it becomes the old
-    one and the previous old one is dropped. So the ``capacity`` descriptors read most
-    recently are always kept (a working set that size is never decoded again), and up to as
-    many again read before the last turn: at most twice ``capacity`` in all.
-
-    Args:
-        capacity: how many recently read descriptors to keep at least.
-    """
-
-    def __init__(self, capacity: int = DEFAULT_CACHE_SIZE) -> None:
-        self.capacity = capacity
-        self._young: dict[bytes, Descriptor] = {}
-        self._old: dict[bytes, Descriptor] = {}
-        self._lock = threading.Lock()
-        self.decoded = 0
-        """How many times bytes were decoded (misses): what the tests count."""
-
-    def __len__(self) -> int:
-        return len(self._young.keys() | self._old.keys())
-
-    def known(self, data: bytes) -> Descriptor | None:
-        """Return the descriptor cached for ``data``, or None; no decoding."""
-        found = self._young.get(data)
-        return found if found is not None else self.promoted(data)
-
-    def promoted(self, data: bytes) -> Descriptor | None:
-        """Return what the old generation holds for ``data``, moving it to the young one.
-
-        None when it holds nothing: what ``known`` does once the young generation missed.
-        """
-        found = self._old.get(data)
-        if found is not None:
-            self.put(data, found)
-        return found
-
-    def decode(self, data: bytes) -> Descriptor:
-        """Decode ``data`` (a miss), without caching it.
-
-        Raises:
-            FormatError: ``data`` is not a marshalled descriptor.
-        """
-        self.decoded += 1
-        return decode_descriptor(data)
-
-    def reserve(self, capacity: int) -> None:
-        """Keep at least ``capacity`` recent descriptors from now on (a larger one stays)."""
-        with self._lock:
-            self.capacity = max(self.capacity, capacity)
-
-    def put(self, data: bytes, descriptor: Descriptor) -> None:
-        """Remember that ``data`` decodes to ``descriptor`` (in the young generation)."""
-        with self._lock:
-            young = self._young
-            young[data] = descriptor
-            if len(young) >= self.capacity:
-                self._old, self._young = young, {}
-
-    def clear(self) -> None:
-        """Forget every decoded descriptor."""
-        with self._lock:
-            self._young, self._old = {}, {}
-
-
-CACHE = DescriptorCache()
-"""The cache every catalog of the process shares."""
-
-
-def visible(history: History | None, stamp: int) -> Record | None:
-    """Return the record of ``history`` a catalog sealed at ``stamp`` sees, None if absent."""
-    if history is None:
-        return None
-    if type(history[STAMP]) is int:
-        found: Record | None = history if history[STAMP] <= stamp else None
-    else:
-        found = None
-        for record in reversed(history):
-            if record[STAMP] <= stamp:
-                found = record
-                break
-    return found if found is not None and found[VALUE] is not None else None
-
-
-def checked_descriptor(record: Record, kind: type[D], object_id: int) -> D:
-    """Return the ``kind`` descriptor a live record holds, decoding its bytes through the cache.
-
-    Only descriptors that passed ``check_descriptor`` against their record are cached (the
-    seal caches what it wrote, a miss checks before it caches), and the bytes that key an entry
-    hold the descriptor's id and name: so a hit is returned without looking at them again,
-    which on a catalog too large for the processor's caches is a fifth of a lookup by name.
-
-    Raises:
-        FormatError: the stored bytes do not hold the object the record names.
-    """
-    value = record[VALUE]
-    if type(value) is not bytes:
-        return check_descriptor(value, kind, object_id, record[NAME])
-    found = CACHE._young.get(value)  # ``known`` inline: a young hit is one dict read
-    if found is None:
-        found = CACHE.promoted(value)
-    if type(found) is kind:
-        return found
-    if found is None:
-        found = check_descriptor(CACHE.decode(value), kind, object_id, record[NAME])
-        CACHE.put(value, found)
-        return found
-    return check_descriptor(found, kind, object_id, record[NAME])
-
-
-def table_descriptor_named(record: Record, tables: Mapping[int, History]) -> TableDescriptor:
-    """Return the descriptor a live table record found by its name holds.
-
-    As ``checked_descriptor``, but the id is the one the bytes give, and ``tables`` must hold
-    the record under it.
-
-    Raises:
-        FormatError: the stored bytes do not hold the table the record names.
-    """
-    value = found = record[VALUE]
-    if type(value) is bytes:
-        found = CACHE._young.get(value)
-        if found is None:
-            found = CACHE.promoted(value)
-        if type(found) is TableDescriptor:
-            return found
-        if found is None:
-            found = CACHE.decode(value)
-    object_id = getattr(found, "id", None)
-    if type(object_id) is not int:
-        raise FormatError(f"stored catalog value of table {record[NAME]} holds no object id")
-    if not _holds(tables.get(object_id), record):
-        raise FormatError(
-            f"stored catalog value of table {record[NAME]} holds the descriptor of object "
-            f"{object_id}, which is another table or none"
-        )
-    checked = check_descriptor(found, TableDescriptor, object_id, record[NAME])
-    if type(value) is bytes:
-        CACHE.put(value, checked)
-    return checked
-
-
-def _value_id(record: Record) -> int:
-    """Return the id of the object a live record's descriptor (or its bytes) names.
-
-    Raises:
-        FormatError: the stored bytes hold no object.
-    """
-    value = record[VALUE]
-    if type(value) is bytes:
-        known = CACHE.known(value)
-        value = known if known is not None else CACHE.decode(value)
-    object_id = getattr(value, "id", None)
-    if type(object_id) is not int:
-        raise FormatError(f"stored catalog value of {record[NAME]} holds no object id")
-    return object_id
-
-
-def _holds(history: History | None, record: Record) -> bool:
-    """Return whether ``record`` is one of ``history``'s records (the very object)."""
-    return history is not None and any(r is record for r in _records(history))
-
-
-def bytes_of(record: Record) -> bytes:
-    """Return the marshalled descriptor a (live) record holds."""
-    value = record[VALUE]
-    if type(value) is bytes:
-        return value
-    return encode_descriptor(value)
 
 
 class RelationStore:
@@ -457,8 +263,8 @@ class RelationStore:
             return history
         if found[STAMP] is None:
             return found if object_id in found[1:] else (*found, object_id)
-        live = next(r for r in _records(found) if r[VALUE] is not None)
-        return (None, _value_id(live), object_id)
+        live = next(r for r in records_of(found) if r[VALUE] is not None)
+        return (None, value_id(live), object_id)
 
     def seal(
         self,
@@ -609,14 +415,9 @@ def index_ids(members: int | tuple[int, ...]) -> tuple[int, ...]:
     return (members,) if isinstance(members, int) else members
 
 
-def _records(history: History) -> tuple[Record, ...]:
-    """Return the records of ``history``, oldest first."""
-    return (history,) if type(history[STAMP]) is int else history
-
-
 def _names_in(history: History) -> set[tuple[int, str]]:
     """Return every (schema id, name) a live record of ``history`` holds."""
-    return {(r[SCHEMA_ID], r[NAME]) for r in _records(history) if r[VALUE] is not None}
+    return {(r[SCHEMA_ID], r[NAME]) for r in records_of(history) if r[VALUE] is not None}
 
 
 def _appended(old: History | None, new: Record) -> History:
@@ -625,17 +426,3 @@ def _appended(old: History | None, new: Record) -> History:
     if type(old[STAMP]) is int:
         return (old, new)
     return (*old, new)
-
-
-def check_descriptor(descriptor: Any, kind: type[D], object_id: int, name: str) -> D:
-    """Return ``descriptor`` if it is the ``kind`` with that id and name, else raise.
-
-    Raises:
-        FormatError: the stored bytes do not hold the object the record names.
-    """
-    if not isinstance(descriptor, kind) or descriptor.id != object_id or descriptor.name != name:
-        raise FormatError(
-            f"cannot decode catalog value: stored {kind.__name__} {object_id} ({name}) "
-            f"holds {type(descriptor).__name__} {getattr(descriptor, 'id', None)}"
-        )
-    return descriptor

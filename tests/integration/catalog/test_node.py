@@ -13,10 +13,10 @@ import pytest
 from catalog import CatalogError, CatalogEvent, ErrorCode, VersionCompactedError
 from catalog import commands as c
 from catalog.catalog import Catalog
+from catalog.descriptor_cache import CACHE
 from catalog.event_feed import CatalogEventParameters
 from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
-from catalog.store import CACHE
 from catalog.sync import SyncCatalogNode
 from schemasync.clock import ManualClock, describe_ts, physical_of
 from schemasync.errors import TimestampTooFarError
