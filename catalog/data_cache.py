@@ -1,11 +1,12 @@
 """``DataCommitCache``: the decoded data commits of the tables a node reads, kept up to date.
 
-A table's data commits are numbered from 1 without gaps and never rewritten (only deleted
-together, once no retained catalog version holds the table), so a node that read commits
-1..K of a table reads only the ones after K next time: a read or a commit costs what came in
-since, not the table's whole history. Their timestamps grow with their numbers (each commit
-raises the log's safe time to its own, and the next must exceed it), so the commits visible
-at T are a prefix, found by bisection.
+A table's data commits are numbered from 1 without gaps, and a commit is rewritten only to
+merge the ones before it into it (at expiry, long after any read could tell them apart), so a
+node that read commits 1..K of a table reads only the ones after K next time: a read or a
+commit costs what came in since, not the table's whole history. What it reads may start with
+a merged commit; that one then replaces what the node held. Their timestamps grow
+with their numbers (each commit raises the log's safe time to its own, and the next must
+exceed it), so the commits visible at T are a prefix, found by bisection.
 
 The tables read least recently are forgotten once the cached commits weigh more than
 ``max_weight`` together (a commit weighs one, plus one per file it adds or removes); the table
@@ -35,17 +36,21 @@ class _Series:
         return self.commits[-1].seq if self.commits else 0
 
     def extend(self, commits: list[DataCommit]) -> int:
-        """Append the commits after the latest held; return what they weigh.
+        """Append the commits after the latest held; return how much the weight grew.
 
-        A concurrent read of the same table may have appended some of them already.
+        A concurrent read of the same table may have appended some of them already. A merged
+        commit stands for every commit before it: one past the latest held replaces them.
         """
-        added = 0
+        before = self.weight
         for commit in commits:
-            if commit.seq == self.latest + 1:
-                self.commits.append(commit)
-                added += 1 + len(commit.files) + len(commit.removed or ())
-        self.weight += added
-        return added
+            latest = self.latest
+            if commit.seq > latest and commit.merged:
+                self.commits, self.weight = [], 0
+            elif commit.seq != latest + 1:
+                continue
+            self.commits.append(commit)
+            self.weight += 1 + len(commit.files) + len(commit.removed or ())
+        return self.weight - before
 
 
 class DataCommitCache:

@@ -139,7 +139,16 @@ class DataCommits:
             )
         if not 1 <= schema_version <= latest.table_by_id(table_id).schema_version:
             raise ValidationError(f"table {table_id} has no schema version {schema_version}")
-        files_shape: list[object] = [f.model_dump(mode="json") for f in files]
+        for f in files:
+            if f.schema_version is not None:
+                raise ValidationError(
+                    f"data file {f.path} names a schema version of its own; the files of a "
+                    "commit are written with the commit's schema_version: leave it out"
+                )
+        # What a request id's digest covers: a file's own schema_version is always absent here.
+        files_shape: list[object] = [
+            f.model_dump(mode="json", exclude={"schema_version"}) for f in files
+        ]
         shape: list[object] = [table_id, schema_version, mode, files_shape]
         if removed or iceberg is not None:
             iceberg_shape = None if iceberg is None else iceberg.model_dump(mode="json")
@@ -258,6 +267,10 @@ class DataCommits:
 
     async def _read_commit(self, table_id: int, seq: int) -> DataCommit:
         commits = await self.recorded(table_id)
-        if 1 <= seq <= len(commits):
-            return commits[seq - 1]
-        raise FormatError(f"data commit {seq} of table {table_id} is recorded but missing")
+        position = seq - commits[0].seq if commits else -1
+        if 0 <= position < len(commits) and commits[position].seq == seq:
+            return commits[position]
+        raise FormatError(
+            f"data commit {seq} of table {table_id} is recorded for this request id but is no "
+            "longer in the log (merged with the commits before it at expiry); it did commit"
+        )

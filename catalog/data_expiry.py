@@ -15,8 +15,13 @@ compaction, once a recorded one is at least ``grace_ms`` old: a job that listed 
 that one had that long to read them. Compactions recorded less than a tenth of the grace apart
 are merged into the later one, which only delays deletions, so the record stays small.
 
-The data commits of unreachable tables are deleted at once (reads no longer list them); those of
-retained tables stay, so every snapshot keeps its id and sequence number.
+The data commits of unreachable tables are deleted at once (reads no longer list them). Those of
+a retained table are merged when its dead files are gone: the commits at or before the horizon
+become one (``data_files.merged``: the files visible after them, with the last one's number,
+time, snapshot id and sequence number), so a table that takes a commit every few seconds
+keeps about as many records as it took in the grace and the request window, not one per commit
+forever. Commits whose request ids still answer are not merged, so a retried request finds the
+commit it made.
 
 Files dead at a horizon stay dead at every later one, so a round that deleted every file dead at
 its horizon records that horizon in ``catalog.data.swept``, and the next round reads the commits
@@ -40,13 +45,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catalog.catalog import Catalog
-from catalog.data_files import DataCommit, decode_data_commit, visible_files
+from catalog.data_files import (
+    DataCommit,
+    committed_by,
+    decode_data_commit,
+    encode_data_commit,
+    merged,
+    visible_files,
+)
 from catalog.data_log import DataCommitLog
 from catalog.warehouse import table_folder
+from schemasync.clock import hlc
 from updatelog import envelope
 from updatelog.envelope import Kind
 from updatelog.kv import Get, Put, absent, equals, less_or_absent
-from updatelog.log import UpdateLog
+from updatelog.log import LogEntry, UpdateLog
 
 DEFAULT_GRACE_MS = 3_600_000
 """How long a compaction's unreachable files stay, at the least (one hour)."""
@@ -148,7 +161,12 @@ class DataExpiry:
         self._log = log
         self._commits = DataCommitLog(log)
         self._warehouse = None if warehouse is None else Path(warehouse)
-        self.stats = {"tables_dropped": 0, "folders_deleted": 0, "files_deleted": 0}
+        self.stats = {
+            "tables_dropped": 0,
+            "folders_deleted": 0,
+            "files_deleted": 0,
+            "commits_merged": 0,
+        }
 
     async def expire(
         self, retained: Sequence[Catalog], *, grace_ms: int = DEFAULT_GRACE_MS
@@ -244,22 +262,50 @@ class DataExpiry:
     ) -> bool:
         """Delete the files of ``table_id`` dead at ``horizon_ts`` that were not at ``swept_ts``.
 
+        Once they are gone, its commits no read tells apart any more are merged (``_merge``).
+
         Returns:
             Whether every one is gone (False when one could not be deleted, or the table's
             folder is not on this node).
         """
         entries = await self._commits.read(table_id)
+        commits = await asyncio.to_thread(lambda: [decode_data_commit(e.payload) for e in entries])
 
         def dead() -> list[str]:
-            commits = [decode_data_commit(e.payload) for e in entries]
             gone = set(dead_files(commits, swept_ts)) if swept_ts else set()
             return [path for path in dead_files(commits, horizon_ts) if path not in gone]
 
         paths = await asyncio.to_thread(dead)
-        if not paths:
-            return True
-        if not await asyncio.to_thread(folder.is_dir):
-            return False  # the warehouse is not on this node: a node that has it deletes them
-        removed, complete = await asyncio.to_thread(remove_files, folder, paths)
-        self.stats["files_deleted"] += removed
+        complete = True
+        if paths:
+            if not await asyncio.to_thread(folder.is_dir):
+                return False  # the warehouse is not on this node: a node that has it deletes them
+            removed, complete = await asyncio.to_thread(remove_files, folder, paths)
+            self.stats["files_deleted"] += removed
+        if complete:  # the files merging forgets are gone: no later round needs to find them
+            await self._merge(table_id, commits, entries, horizon_ts)
         return complete
+
+    async def _merge(
+        self,
+        table_id: int,
+        commits: Sequence[DataCommit],
+        entries: Sequence[LogEntry],
+        horizon_ts: int,
+    ) -> None:
+        """Put one commit in place of the table's commits at or before ``horizon_ts``.
+
+        No read at or after the horizon tells them apart from the one (``merged``), and none
+        before it is served any more. Only commits whose request records have expired are
+        merged, so a retried request still finds the very commit it made.
+        """
+        settled_ms = time.time_ns() // 1_000_000 - self._log.request_ttl_ms
+        count = committed_by(commits, min(horizon_ts, hlc(max(settled_ms, 0), 0)))
+        if count < 2:
+            return  # nothing to gain: one commit stands for itself
+        base = merged(commits[:count])
+        last = entries[count - 1]
+        if await self._commits.merge(
+            table_id, last.version, last.payload, encode_data_commit(base)
+        ):
+            self.stats["commits_merged"] += count

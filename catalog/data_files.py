@@ -66,6 +66,8 @@ class DataFile(Model):
         stats: per column the file holds, what it holds; absent for files written before
             statistics were kept (never skipped by a read). A column the file lacks is one
             added after it was written.
+        schema_version: the table schema version the file was written with, where it is not
+            its commit's: set only in a commit that merged earlier ones (see ``merged``).
     """
 
     path: FilePath
@@ -73,6 +75,7 @@ class DataFile(Model):
     rows: int = Field(ge=0, le=2**63 - 1)
     size: int = Field(ge=0, le=2**63 - 1)
     stats: tuple[ColumnStats, ...] | None = Field(default=None, max_length=10_000)
+    schema_version: int | None = Field(default=None, ge=1, le=2**31 - 1)
 
 
 SnapshotOperation = Literal["append", "overwrite", "delete", "replace"]
@@ -115,6 +118,9 @@ class DataCommit(Model):
             when it was made; absent when it removes none.
         iceberg: the Iceberg snapshot the commit is, when it came through the Iceberg
             REST catalog; absent for the Spark source's commits.
+        sequence_number: set only on a commit that stands for every commit of the table up
+            to its own number (``merged``), which the log holds in their place: its Iceberg
+            sequence number, which can no longer be counted from the commits before it.
     """
 
     table_id: int
@@ -126,6 +132,16 @@ class DataCommit(Model):
     request_id: str
     removed: tuple[FilePath, ...] | None = Field(default=None, max_length=1_000_000)
     iceberg: IcebergSnapshot | None = None
+    sequence_number: int | None = Field(default=None, ge=1, le=2**63 - 1)
+
+    @property
+    def merged(self) -> bool:
+        """Whether the commit stands for every commit of the table up to its number."""
+        return self.sequence_number is not None
+
+    def schema_version_of(self, file: DataFile) -> int:
+        """Return the table schema version ``file`` (one of this commit's) was written with."""
+        return self.schema_version if file.schema_version is None else file.schema_version
 
 
 def encode_data_commit(commit: DataCommit) -> bytes:
@@ -180,3 +196,49 @@ def visible_files(commits: list[DataCommit]) -> list[DataCommit]:
         kept.append(commit)
         removed.update(commit.removed or ())
     return kept[::-1]
+
+
+def sequence_numbers(commits: Sequence[DataCommit]) -> list[int]:
+    """Return the Iceberg sequence number of each of a table's data commits (all, in order).
+
+    A commit of the Spark source follows the one before it; an Iceberg commit and a merged
+    commit carry their own.
+    """
+    numbers: list[int] = []
+    for commit in commits:
+        if commit.sequence_number is not None:
+            numbers.append(commit.sequence_number)
+        elif commit.iceberg is not None:
+            numbers.append(commit.iceberg.sequence_number)
+        else:
+            numbers.append(numbers[-1] + 1 if numbers else 1)
+    return numbers
+
+
+def merged(commits: Sequence[DataCommit]) -> DataCommit:
+    """Return one commit that stands for ``commits`` (a table's first ones, in order).
+
+    Every read at or after the last of them sees through it what it sees through them: the
+    files visible after the last one, each with the schema version it was written with, as
+    an overwrite (so nothing before it counts), with the last one's number, time, snapshot
+    and request id, and its sequence number kept (it can no longer be counted).
+    """
+    last = commits[-1]
+    files: list[DataFile] = []
+    for commit in visible_files(list(commits)):
+        for file in commit.files:
+            version = commit.schema_version_of(file)
+            kept = None if version == last.schema_version else version
+            files.append(
+                file
+                if file.schema_version == kept
+                else file.model_copy(update={"schema_version": kept})
+            )
+    return last.model_copy(
+        update={
+            "mode": "overwrite",
+            "files": tuple(files),
+            "removed": None,
+            "sequence_number": sequence_numbers(commits)[-1],
+        }
+    )

@@ -201,8 +201,10 @@ class DataCommitLog:
     async def read(self, table_id: int, after: int = 0) -> list[LogEntry]:
         """Return the data commits of a table numbered above ``after``, in order.
 
-        Commits are never rewritten, so a reader that keeps what it read asks only for the
-        ones after the last it holds.
+        A commit is rewritten only to merge the ones before it into it (``merge``), and a read
+        at or after it sees the same through either, so a reader that keeps what it read asks
+        only for the ones after the last it holds; the first it gets may be a merged one,
+        numbered past ``after + 1``.
         """
         first, end = self.keys.data_commit_range(table_id)
         start = self.keys.data_commit(table_id, after + 1)
@@ -263,6 +265,26 @@ class DataCommitLog:
                 return sorted(found)
             last = page[-1][len(prefix) :].partition(".")[0]
             start = prefix_range_end(f"{prefix}{last}.")
+
+    async def merge(self, table_id: int, seq: int, stored: bytes, merged: bytes) -> bool:
+        """Put ``merged`` in place of data commits 1..``seq`` of a table, in one transaction.
+
+        Args:
+            table_id: the table.
+            seq: the last commit merged.
+            stored: that commit as read (``read``): nothing is written unless it still is.
+            merged: the commit that stands for them all (``data_files.merged``).
+
+        Returns:
+            Whether it was written (False: another merge came first).
+        """
+        first, _ = self.keys.data_commit_range(table_id)
+        key = self.keys.data_commit(table_id, seq)
+        result = await self.store.txn(
+            [equals(key, envelope.encode(Kind.UPDATE, stored))],
+            [Delete(first, key), Put(key, envelope.encode(Kind.UPDATE, merged))],
+        )
+        return result.succeeded
 
     async def drop(self, table_id: int) -> None:
         """Delete every data commit of ``table_id`` (a table no retained version holds)."""

@@ -132,7 +132,8 @@ def view_sql(
     versions = {v.version: v for v in (*history, table.versions[-1])}
     files: dict[int, list[str]] = defaultdict(list)
     for commit in commits:
-        files[commit.schema_version].extend(f.path for f in commit.files)
+        for f in commit.files:
+            files[commit.schema_version_of(f)].append(f.path)
     selects = [
         select
         for schema_version, paths in sorted(files.items())
@@ -229,7 +230,7 @@ def _time_or_uuid(
     table: TableDescriptor, history: Sequence[TableVersion], commits: Sequence[DataCommit]
 ) -> list[ColumnDescriptor]:
     """Return the TIME and UUID columns of ``table`` or of the versions its files hold."""
-    written = {commit.schema_version for commit in commits if commit.files}
+    written = {commit.schema_version_of(f) for commit in commits for f in commit.files}
     columns = {c.id: c for c in table.columns}
     for version in history:
         if version.version in written:

@@ -32,13 +32,14 @@ from api.iceberg.commits import check_requirements
 from api.iceberg.errors import bad_request, commit_failed
 from api.iceberg.manifests import check_present, snapshot_change
 from api.iceberg.models import AddedSnapshot, TableMetadata, TableRequirement, TableUpdate
-from api.iceberg.snapshots import MAIN, manifest_list_of, sequence_numbers, snapshot_id_of
+from api.iceberg.snapshots import MAIN, manifest_list_of, snapshot_id_of
 from api.routes.params import node_of
 from catalog.data_files import (
     DataCommit,
     DataFile,
     IcebergSnapshot,
     SnapshotOperation,
+    sequence_numbers,
     visible_files,
 )
 from catalog.descriptors import TableDescriptor

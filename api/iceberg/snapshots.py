@@ -20,7 +20,7 @@ from pyiceberg.schema import Schema
 
 from api.iceberg.manifests import spark_manifest_list, spark_snapshot_id, write_manifests
 from api.iceberg.models import IcebergSchema
-from catalog.data_files import DataCommit, committed_by
+from catalog.data_files import DataCommit, committed_by, sequence_numbers
 from catalog.descriptors import ColumnDescriptor
 from schemasync.clock import physical_of
 
@@ -40,15 +40,6 @@ def manifest_list_of(location: str, commit: DataCommit) -> str:
     if commit.iceberg is not None:
         return commit.iceberg.manifest_list
     return spark_manifest_list(location, snapshot_id_of(commit), commit.seq)
-
-
-def sequence_numbers(commits: Sequence[DataCommit]) -> list[int]:
-    """Return the Iceberg sequence number of each of a table's data commits (all, in order)."""
-    numbers: list[int] = []
-    for commit in commits:
-        after = numbers[-1] if numbers else 0
-        numbers.append(after + 1 if commit.iceberg is None else commit.iceberg.sequence_number)
-    return numbers
 
 
 def _snapshot(

@@ -276,6 +276,22 @@ def golden_data_commit() -> DataCommit:
     )
 
 
+def golden_merged_data_commit() -> DataCommit:
+    """A data commit that merged the ones before it: a file of an older schema version, and
+    the sequence number it keeps."""
+    commit = golden_data_commit()
+    older, newer = commit.files
+    body = commit.model_dump(exclude={"removed", "iceberg"})
+    body.update(
+        seq=9,
+        mode="overwrite",
+        files=[older.model_copy(update={"schema_version": 1}), newer],
+        request_id="spark-write-9",
+        sequence_number=11,
+    )
+    return DataCommit.model_validate(body)
+
+
 def golden_compactions() -> list[Compaction]:
     """The compactions an expiry record keeps: one with dropped tables, one without."""
     return [
@@ -310,6 +326,7 @@ def golden_files() -> dict[str, bytes]:
         "refusal_v1.bin": encode_refusal(golden_refusal()),
         "refusal_v2.bin": encode_refusal(golden_located_refusal()),
         "datacommit_v1.bin": encode_data_commit(golden_data_commit()),
+        "datacommit_merged_v1.bin": encode_data_commit(golden_merged_data_commit()),
         "dataexpiry_v1.bin": encode_compactions(golden_compactions()),
     }
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import asyncio
 
 from catalog.data_cache import DataCommitCache
-from catalog.data_files import DataCommit, DataFile, encode_data_commit
+from catalog.data_files import (
+    DataCommit,
+    DataFile,
+    decode_data_commit,
+    encode_data_commit,
+    merged,
+)
 from catalog.data_log import DataCommitLog
 from tests.integration.updatelog.support import opened, run
 from updatelog.log import LogEntry, UpdateLog
@@ -117,5 +123,32 @@ def test_reads_of_one_table_at_once_each_get_every_commit_once(store_url: str) -
             await _write(log, _commit(4, 4, 40, files=2))
             assert [c.seq for c in await cache.recorded(4)] == [1, 2, 3, 4]
             assert log.reads[-1] == (4, 3)
+
+    run(scenario())
+
+
+def test_a_merged_commit_replaces_what_a_cache_held_before_it(store_url: str) -> None:
+    """Caches that held one, two or all of the commits merged: the first two now hold the
+    merged one alone (as a cache that never read the table), the third keeps its own, which
+    read the same; a concurrent merge of the same commits writes nothing."""
+
+    async def scenario() -> None:
+        async with opened(store_url) as updates:
+            log = DataCommitLog(updates)
+            caches = [DataCommitCache(log) for _ in range(3)]
+            for seq in (1, 2, 3):
+                await _write(log, _commit(5, seq, 100 + seq))
+                await caches[seq - 1].recorded(5)
+            read = await log.read(5)
+            base = merged([decode_data_commit(entry.payload) for entry in read])
+            assert await log.merge(5, 3, read[-1].payload, encode_data_commit(base))
+            assert not await log.merge(5, 3, read[-1].payload, encode_data_commit(base))
+            await _write(log, _commit(5, 4, 200))
+            for cache in (*caches[:2], DataCommitCache(log)):
+                assert await cache.recorded(5) == [base, _commit(5, 4, 200)]
+            assert [c.seq for c in await caches[2].recorded(5)] == [1, 2, 3, 4]
+            assert [f.path for c in await caches[2].up_to(5, 200) for f in c.files] == [
+                f.path for f in base.files
+            ] + ["f4-0.parquet"]
 
     run(scenario())

@@ -108,6 +108,12 @@ def test_a_commit_to_a_dropped_or_unknown_table_is_refused(store_url: str) -> No
                     table_id, [_file("a")], schema_version=9, mode="append", request_id="w0"
                 )
             assert bad_version.value.code is ErrorCode.VALIDATION_ERROR
+            own = _file("a").model_copy(update={"schema_version": 1})
+            with pytest.raises(CatalogError, match="leave it out") as own_version:
+                await node.data.commit(
+                    table_id, [own], schema_version=1, mode="append", request_id="w0"
+                )
+            assert own_version.value.code is ErrorCode.VALIDATION_ERROR
             await node.manager.execute(c.DropTable(name="T"))
             with pytest.raises(CatalogError) as gone:
                 await node.data.commit(

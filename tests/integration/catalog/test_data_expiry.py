@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog import CatalogError, ErrorCode
+from catalog import CatalogError, ColumnType, ErrorCode
 from catalog import commands as c
 from catalog.data_expiry import dead_files
 from catalog.data_files import DataCommit, DataFile, DataMode, decode_data_commit
@@ -55,10 +55,12 @@ def _touch(folder: Path, name: str) -> DataFile:
     return DataFile(path=name, partition=0, rows=1, size=7)
 
 
-def _node(store_url: str, tmp_path: Path) -> contextlib.AbstractAsyncContextManager[CatalogNode]:
+def _node(
+    store_url: str, tmp_path: Path, name: str = "n1"
+) -> contextlib.AbstractAsyncContextManager[CatalogNode]:
     """Open a node (no delay, no skew) whose warehouse is ``tmp_path / "wh"``."""
     options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, warehouse=str(tmp_path / "wh"))
-    return CatalogNode.open(store_url, "n1", options)
+    return CatalogNode.open(store_url, name, options)
 
 
 async def _tables(node: CatalogNode, *names: str) -> list[tuple[int, Path]]:
@@ -118,6 +120,8 @@ def test_compaction_deletes_the_files_only_compacted_reads_reached(
             else:  # a and b were gone by the horizon; c was removed after it
                 assert left == ["c.parquet", "d.parquet"]
                 assert node.manager.expiry.stats["files_deleted"] == 2
+                # Their request ids still answer (24 hours): the commits are not merged.
+                assert node.manager.expiry.stats["commits_merged"] == 0
                 assert not gone_folder.exists(), "a dropped table's folder goes"
             assert node.manager.expiry.stats["tables_dropped"] == 1
             visible = await node.data.commits_at(table_id, node.clock.now())
@@ -233,5 +237,57 @@ def test_the_tables_with_data_and_their_latest_commits_are_read_in_pages(
                 **{t: 1 for t in ids[1::2]},
             }
             assert decode_data_commit(latest[ids[0]].payload).request_id == "long-299"
+
+    run(scenario())
+
+
+def _read(commits: list[DataCommit]) -> list[tuple[str, int]]:
+    """Each visible file of ``commits`` with the schema version it was written with."""
+    return [(f.path, c.schema_version_of(f)) for c in commits for f in c.files]
+
+
+def test_a_sweep_merges_the_commits_no_read_tells_apart(store_url: str, tmp_path: Path) -> None:
+    """Once a table's dead files are gone and the request ids of its commits expired, its
+    commits at or before the horizon become one; every node reads what it read before: the
+    writer, a node that had read only the first commits, and one that never read the table."""
+    url = f"{store_url}?request_ttl=0.05"
+
+    async def scenario() -> None:
+        async with _node(url, tmp_path) as node, _node(url, tmp_path, "early") as early:
+            ((table_id, folder),) = await _tables(node, "T")
+            for name in ("a", "b", "c"):
+                await _write(node, table_id, [_touch(folder, f"{name}.parquet")])
+            assert len(await early.data.recorded(table_id)) == 3
+            await _write(node, table_id, [_touch(folder, "d.parquet")], removed=("a.parquet",))
+            x = c.Column(name="X", type=ColumnType.INT32)
+            await node.manager.execute(c.AddColumns(schema="PUBLIC", table="T", columns=[x]))
+            e = _touch(folder, "e.parquet")
+            await node.data.commit(table_id, [e], schema_version=2, mode="append", request_id="e")
+            horizon = await node.manager.execute(create_table("LATER"))
+            await _write(node, table_id, [_touch(folder, "f.parquet")])  # after the horizon
+            now = node.clock.now()
+            before = _read(await node.data.commits_at(table_id, now))
+            await asyncio.sleep(0.1)  # the request ids expire
+            assert await node.manager.compact_to(horizon.version, file_grace_ms=0)
+
+            assert node.manager.expiry.stats["commits_merged"] == 5
+            entries = await DataCommitLog(node.log).read(table_id)
+            assert [entry.version for entry in entries] == [5, 6]
+            base = decode_data_commit(entries[0].payload)
+            assert base.merged and _read([base]) == [
+                ("b.parquet", 1),
+                ("c.parquet", 1),
+                ("d.parquet", 1),
+                ("e.parquet", 2),
+            ]
+            left = sorted(p.name for p in folder.glob("*.parquet"))
+            assert left == ["b.parquet", "c.parquet", "d.parquet", "e.parquet", "f.parquet"]
+            for reader in (node, early):
+                assert _read(await reader.data.commits_at(table_id, now)) == before
+            assert [commit.seq for commit in await early.data.recorded(table_id)] == [5, 6]
+            async with _node(url, tmp_path, "fresh") as fresh:
+                assert _read(await fresh.data.commits_at(table_id, now)) == before
+            g = await _write(node, table_id, [_touch(folder, "g.parquet")])
+            assert g.seq == 7
 
     run(scenario())

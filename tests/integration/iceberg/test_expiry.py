@@ -4,24 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.expressions import EqualTo
 
+from api.client import CatalogClient
 from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
-from tests.integration.api.servers import RunningServer
+from tests.integration.api.servers import RunningServer, ServerFactory
 from tests.integration.catalog.support import create_table
+from tests.integration.iceberg.conftest import rest_catalog
 from tests.integration.iceberg.schemas import EVENTS
 from tests.integration.iceberg.test_appends import ids, rows
+from tests.integration.iceberg.test_spark_commits import spark_commit
 
 pytestmark = pytest.mark.timeout(60)
 
 
-async def _compact(server: RunningServer) -> int:
-    """Compact the catalog at a new version, deleting files removed before it (no grace)."""
+async def _compact(server: RunningServer) -> dict[str, int]:
+    """Compact the catalog at a new version, deleting files removed before it (no grace);
+    return what the expiry did."""
     settings = server.settings
     options = NodeOptions(
         delay_ms=settings.delay_ms,
@@ -31,7 +37,19 @@ async def _compact(server: RunningServer) -> int:
     async with CatalogNode.open(settings.store, "compactor", options) as node:
         version = (await node.manager.execute(create_table("MARK"))).version
         assert await node.manager.compact_to(version, file_grace_ms=0)
-        return node.manager.expiry.stats["files_deleted"]
+        return dict(node.manager.expiry.stats)
+
+
+def _once_noticed(iceberg: RestCatalog, *, snapshots: int) -> Any:
+    """Load the PyIceberg table EVENTS until it lists ``snapshots`` snapshots: the server
+    notices a compaction's snapshot within a second (bounded at 10 s; the test's asserts then
+    say what is wrong)."""
+    deadline = time.monotonic() + 10
+    while True:
+        loaded = iceberg.load_table("PUBLIC.EVENTS")
+        if len(loaded.snapshots()) == snapshots or time.monotonic() > deadline:
+            return loaded
+        time.sleep(0.2)
 
 
 def test_snapshots_before_a_compaction_are_expired_with_their_files(
@@ -46,18 +64,56 @@ def test_snapshots_before_a_compaction_are_expired_with_their_files(
     first_files = sorted(p.name for p in data.glob("*.parquet"))
     assert len(first_files) == 2
 
-    deleted = asyncio.run(_compact(iceberg_server))
-    assert deleted == 1  # the file the delete rewrote
+    stats = asyncio.run(_compact(iceberg_server))
+    assert stats["files_deleted"] == 1  # the file the delete rewrote
+    assert stats["commits_merged"] == 0  # their request ids still answer
     table.append(rows(table, range(10, 12)))
 
-    deadline = time.monotonic() + 10  # the server notices the snapshot within a second
-    while True:
-        loaded = iceberg.load_table("PUBLIC.EVENTS")
-        snapshots = [s.snapshot_id for s in loaded.snapshots()]
-        if len(snapshots) == 2 or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
+    loaded = _once_noticed(iceberg, snapshots=2)
+    snapshots = [s.snapshot_id for s in loaded.snapshots()]
     assert snapshots[0] == kept.snapshot_id, "the first kept is the one current at compaction"
     assert ids(loaded) == [2, 3, 4, 10, 11]
     assert ids(loaded, kept.snapshot_id) == [2, 3, 4]
     assert loaded.metadata.last_sequence_number == 3
+
+
+@pytest.fixture
+def short_requests_server(tmp_path: Path) -> Iterator[RunningServer]:
+    """A server whose request ids answer for 50 ms (so the next compaction merges commits)."""
+    factory = ServerFactory()
+    try:
+        store = f"sqlite:///{tmp_path}/catalog.db?request_ttl=0.05"
+        yield factory.start(store, warehouse=str(tmp_path / "warehouse"))
+    finally:
+        factory.stop_all()
+
+
+def test_merged_commits_read_the_same_and_take_further_commits(
+    short_requests_server: RunningServer,
+) -> None:
+    """Spark source and PyIceberg commits merged into one: PyIceberg reads the same rows (the
+    server writes the merged commit's manifests), sees it as the table's first snapshot, and
+    both writers commit on top of it with the sequence numbers going on."""
+    server = short_requests_server
+    iceberg = rest_catalog(server)
+    with CatalogClient(server.url) as client:
+        iceberg.create_table("PUBLIC.EVENTS", EVENTS)
+        spark_commit(client, server, range(1, 3))
+        table = iceberg.load_table("PUBLIC.EVENTS")
+        table.append(rows(table, range(3, 5)))
+        last = spark_commit(client, server, range(5, 7))
+        time.sleep(0.1)  # the request ids expire
+        assert asyncio.run(_compact(server))["commits_merged"] == 3
+
+        loaded = _once_noticed(iceberg, snapshots=1)
+        assert ids(loaded) == [1, 2, 3, 4, 5, 6]
+        snapshot = loaded.current_snapshot()
+        assert snapshot is not None and loaded.snapshots() == [snapshot]
+        assert snapshot.sequence_number == loaded.metadata.last_sequence_number == 3
+        assert [c.seq for c in client.data_commits(last.table_id, history=True).commits] == [3]
+        loaded.append(rows(loaded, range(7, 9)))
+        spark_commit(client, server, range(9, 10))
+        again = iceberg.load_table("PUBLIC.EVENTS")
+        assert ids(again) == list(range(1, 10))
+        assert again.metadata.last_sequence_number == 5
+        assert ids(again, snapshot.snapshot_id) == [1, 2, 3, 4, 5, 6]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import msgpack
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from catalog import data_files as stored
 from catalog.data_files import DataCommit, DataFile, DataMode, IcebergSnapshot
@@ -76,3 +80,60 @@ def test_visible_files_leave_out_what_later_commits_removed() -> None:
     ]
     overwritten = [*commits, _commit(4, ["e"], mode="overwrite")]
     assert [c.seq for c in stored.visible_files(overwritten)] == [4]
+
+
+def _random_history(rng: random.Random, count: int) -> list[DataCommit]:
+    """Appends, overwrites and removals of a table (Spark and Iceberg commits), whose schema
+    moves on now and then; a path may come back after it went."""
+    commits: list[DataCommit] = []
+    version, number = 1, 0
+    for seq in range(1, count + 1):
+        visible = [f.path for c in stored.visible_files(commits) for f in c.files]
+        removed = rng.sample(visible, k=rng.randint(0, min(2, len(visible))))
+        version += rng.random() < 0.3
+        number += 1
+        iceberg = None
+        if rng.random() < 0.4:
+            number += rng.randint(0, 2)  # an Iceberg writer's numbers may skip
+            iceberg = IcebergSnapshot(
+                snapshot_id=1000 + seq,
+                manifest_list=f"/w/table_7/metadata/snap-{seq}.avro",
+                operation="append",
+                timestamp_ms=seq,
+                sequence_number=number,
+            )
+        commit = _commit(
+            seq,
+            [f"f{rng.randrange(3 * count)}" for _ in range(rng.randint(0, 2))],
+            removed=[r.removeprefix("p0/").removesuffix(".parquet") for r in removed] or None,
+            mode="overwrite" if rng.random() < 0.15 else "append",
+        )
+        commits.append(commit.model_copy(update={"schema_version": version, "iceberg": iceberg}))
+    return commits
+
+
+def _reads(commits: list[DataCommit], ts: int) -> list[tuple[str, int]]:
+    """What a read at ``ts`` gets: each visible file with its schema version, in order."""
+    upto = commits[: stored.committed_by(commits, ts)]
+    return [(f.path, c.schema_version_of(f)) for c in stored.visible_files(upto) for f in c.files]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.randoms(use_true_random=False), st.integers(2, 25), st.data())
+def test_merged_commits_read_the_same_at_and_after_the_last_of_them(
+    rng: random.Random, count: int, data: st.DataObject
+) -> None:
+    """Merging a table's first commits (twice over, as rounds of expiry do) changes no read
+    at or after the last one merged, nor any later commit's sequence number."""
+    commits = _random_history(rng, count)
+    first = data.draw(st.integers(1, count), label="first merge")
+    second = data.draw(st.integers(first, count), label="second merge")
+    once = [stored.merged(commits[:first]), *commits[first:]]
+    twice = [stored.merged(once[: second - first + 1]), *once[second - first + 1 :]]
+    for after in (once, twice):
+        last = count - len(after) + 1  # the number of the merged commit
+        assert after[0].seq == last and after[0].merged
+        assert stored.decode_data_commit(stored.encode_data_commit(after[0])) == after[0]
+        for ts in range(last, count + 2):
+            assert _reads(after, ts) == _reads(commits, ts), ts
+        assert stored.sequence_numbers(after) == stored.sequence_numbers(commits)[last - 1 :]

@@ -25,6 +25,7 @@ from tests.golden.catalog_values import (
     golden_keyed_entries,
     golden_keyed_table,
     golden_located_refusal,
+    golden_merged_data_commit,
     golden_refusal,
     golden_stamped,
     golden_system_view_commands,
@@ -86,6 +87,7 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "refusal_v1.bin": _refusal_fields(golden_refusal()),
         "refusal_v2.bin": _refusal_fields(golden_located_refusal()),
         "datacommit_v1.bin": golden_data_commit(),
+        "datacommit_merged_v1.bin": golden_merged_data_commit(),
         "dataexpiry_v1.bin": golden_compactions(),
     }
     assert decoded == expected[name]
