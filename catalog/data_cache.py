@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 from catalog.data_files import DataCommit, committed_by, decode_data_commit
 from catalog.data_log import DataCommitLog
+from catalog.errors import CatalogError, ErrorCode
+from schemasync.clock import describe_ts
 
 DEFAULT_MAX_WEIGHT = 200_000
 """How much the cached commits of all tables may weigh together: commits plus the files they
@@ -79,9 +81,22 @@ class DataCommitCache:
         return list((await self._refreshed(table_id)).commits)
 
     async def up_to(self, table_id: int, ts: int) -> list[DataCommit]:
-        """Return the table's commits the log holds now with ``commit_ts <= ts``, in order."""
+        """Return the table's commits the log holds now with ``commit_ts <= ts``, in order.
+
+        Raises:
+            CatalogError: VERSION_COMPACTED, the commits before ``ts`` were merged into a
+                later one (a node reads that far back only until it notices the compaction).
+            StorageUnavailableError: the log could not be reached.
+        """
         series = await self._refreshed(table_id)
         commits = series.commits
+        if commits and commits[0].merged and ts < commits[0].commit_ts:
+            raise CatalogError(
+                f"the data commits of table {table_id} up to {describe_ts(commits[0].commit_ts)} "
+                f"were merged when the catalog was compacted; a read as of {describe_ts(ts)} "
+                "can no longer be answered",
+                code=ErrorCode.VERSION_COMPACTED,
+            )
         return commits[: committed_by(commits, ts)]
 
     async def _refreshed(self, table_id: int) -> _Series:

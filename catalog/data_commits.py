@@ -213,7 +213,8 @@ class DataCommits:
     ) -> list[DataCommit]:
         """Return the table's commits visible at ``ts``: from the last overwrite to ``ts``.
 
-        With ``history``, every commit up to ``ts``, overwritten ones too.
+        With ``history``, every commit up to ``ts``, overwritten ones too (those merged at
+        expiry stand as the one they were merged into).
 
         First raises the log's safe time to ``ts`` (waiting for this node's clock to reach
         it), so no commit at or before ``ts`` can appear afterwards.
@@ -254,6 +255,14 @@ class DataCommits:
     async def _check_removed(self, table_id: int, seq: int, removed: Sequence[str]) -> None:
         """Refuse removing files that are not visible as of data commit ``seq``."""
         commits = await self.recorded(table_id)
+        first = commits[0] if commits else None
+        if first is not None and first.merged and seq < first.seq:  # read before a merge
+            message = f"table {table_id} changed since the write read its data commit {seq}"
+            raise ConcurrentUpdateError(
+                f"{message}; nothing was committed: check the data again and commit expecting "
+                "the latest",
+                code=ErrorCode.PRECONDITION_FAILED,
+            )
         visible = {
             f.path for c in visible_files([c for c in commits if c.seq <= seq]) for f in c.files
         }

@@ -20,8 +20,9 @@ a retained table are merged when its dead files are gone: the commits at or befo
 become one (``data_files.merged``: the files visible after them, with the last one's number,
 time, snapshot id and sequence number), so a table that takes a commit every few seconds
 keeps about as many records as it took in the grace and the request window, not one per commit
-forever. Commits whose request ids still answer are not merged, so a retried request finds the
-commit it made.
+forever. Commits whose request ids may still answer on some node are not merged, so a retried
+request finds the commit it made; nor are those whose merged record the store would refuse as
+too large (they stay, and the round goes on).
 
 Files dead at a horizon stay dead at every later one, so a round that deleted every file dead at
 its horizon records that horizon in ``catalog.data.swept``, and the next round reads the commits
@@ -47,7 +48,6 @@ from pathlib import Path
 from catalog.catalog import Catalog
 from catalog.data_files import (
     DataCommit,
-    committed_by,
     decode_data_commit,
     encode_data_commit,
     merged,
@@ -55,14 +55,17 @@ from catalog.data_files import (
 )
 from catalog.data_log import DataCommitLog
 from catalog.warehouse import table_folder
-from schemasync.clock import hlc
 from updatelog import envelope
 from updatelog.envelope import Kind
+from updatelog.errors import StoreQuotaExceededError, UpdateTooLargeError
 from updatelog.kv import Get, Put, absent, equals, less_or_absent
 from updatelog.log import LogEntry, UpdateLog
 
 DEFAULT_GRACE_MS = 3_600_000
 """How long a compaction's unreachable files stay, at the least (one hour)."""
+
+_REQUEST_MARGIN = 4096
+"""Room left in a store request beside a merged commit (its key, the compare, the framing)."""
 
 _logger = logging.getLogger(__name__)
 
@@ -155,12 +158,16 @@ class DataExpiry:
         log: the update log.
         warehouse: the cluster's warehouse folder; None when it has none (then the folders
             of dropped tables stay).
+        max_clock_skew_ms: the cluster's bound on clock skew (a request id is taken for
+            expired only when it is on every node's clock).
     """
 
-    def __init__(self, log: UpdateLog, warehouse: str | None) -> None:
+    def __init__(self, log: UpdateLog, warehouse: str | None, *, max_clock_skew_ms: int) -> None:
         self._log = log
         self._commits = DataCommitLog(log)
         self._warehouse = None if warehouse is None else Path(warehouse)
+        self.max_clock_skew_ms = max_clock_skew_ms
+        """How far any node's clock may be behind this one's (the cluster's bound)."""
         self.stats = {
             "tables_dropped": 0,
             "folders_deleted": 0,
@@ -296,16 +303,27 @@ class DataExpiry:
         """Put one commit in place of the table's commits at or before ``horizon_ts``.
 
         No read at or after the horizon tells them apart from the one (``merged``), and none
-        before it is served any more. Only commits whose request records have expired are
-        merged, so a retried request still finds the very commit it made.
+        before it is served any more. Only commits whose request ids no longer answer on any
+        node's clock are merged, so a retried request still finds the very commit it made. A
+        merged commit the store would refuse as too large is not written: the commits stay.
         """
-        settled_ms = time.time_ns() // 1_000_000 - self._log.request_ttl_ms
-        count = committed_by(commits, min(horizon_ts, hlc(max(settled_ms, 0), 0)))
+        settled_ms = time.time_ns() // 1_000_000 - self.max_clock_skew_ms
+        count = 0
+        for commit in commits:
+            answers = self._commits.answers_until(commit.commit_ts)
+            if commit.commit_ts > horizon_ts or answers >= settled_ms:
+                break
+            count += 1
         if count < 2:
             return  # nothing to gain: one commit stands for itself
-        base = merged(commits[:count])
+        payload = encode_data_commit(merged(commits[:count]))
+        if len(payload) > self._log.store.max_request_bytes - _REQUEST_MARGIN:
+            return
         last = entries[count - 1]
-        if await self._commits.merge(
-            table_id, last.version, last.payload, encode_data_commit(base)
-        ):
-            self.stats["commits_merged"] += count
+        try:
+            done = await self._commits.merge(table_id, last.version, last.payload, payload)
+        except (UpdateTooLargeError, StoreQuotaExceededError) as e:
+            _logger.warning("data expiry: table %s keeps its commits unmerged: %s", table_id, e)
+            return
+        if done:
+            self.stats["commits_merged"] += count - (1 if commits[0].merged else 0)

@@ -41,6 +41,15 @@ class ColumnStats(Model):
     upper: StatValue | None = None
 
 
+def _absent(value: object) -> bool:
+    """Whether an optional field is left out of a commit's JSON.
+
+    Only a merged commit has them, so clients that do not know them read every other commit
+    as before.
+    """
+    return value is None
+
+
 def _inside_the_table_folder(path: str) -> str:
     if any(part in ("", ".", "..") for part in path.split("/")):
         raise ValueError("a data file path stays inside the table's folder (no . or ..)")
@@ -75,7 +84,7 @@ class DataFile(Model):
     rows: int = Field(ge=0, le=2**63 - 1)
     size: int = Field(ge=0, le=2**63 - 1)
     stats: tuple[ColumnStats, ...] | None = Field(default=None, max_length=10_000)
-    schema_version: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    schema_version: int | None = Field(default=None, ge=1, le=2**31 - 1, exclude_if=_absent)
 
 
 SnapshotOperation = Literal["append", "overwrite", "delete", "replace"]
@@ -132,7 +141,7 @@ class DataCommit(Model):
     request_id: str
     removed: tuple[FilePath, ...] | None = Field(default=None, max_length=1_000_000)
     iceberg: IcebergSnapshot | None = None
-    sequence_number: int | None = Field(default=None, ge=1, le=2**63 - 1)
+    sequence_number: int | None = Field(default=None, ge=1, le=2**63 - 1, exclude_if=_absent)
 
     @property
     def merged(self) -> bool:

@@ -110,7 +110,7 @@ class CatalogManager:
         self._clock = clock
         self._delay_ms = delay_ms
         self._warehouse = warehouse
-        self.expiry = DataExpiry(log, warehouse)
+        self.expiry = DataExpiry(log, warehouse, max_clock_skew_ms=schema_sync.max_clock_skew_ms)
         """What compactions deleted of the data (``stats``)."""
         self._max_attempts = max_attempts
         self._backoff_base_s = backoff_base_s

@@ -503,7 +503,8 @@ def data_commits_call(
 ) -> Call[DataCommitsBody]:
     """Return the table's data commits visible at ``at`` (default: the server's now).
 
-    With ``history``, every commit up to ``at``, also those an overwrite hid
+    With ``history``, every commit up to ``at``, also those an overwrite hid (those merged
+    at expiry stand as the one they were merged into)
     (``GET /v1/data/commits?table_id=&at=&history=``).
     """
     params = {"table_id": str(table_id), "history": str(history).lower()}

@@ -178,6 +178,11 @@ async def commit_snapshots(
     """
     last = chain[-1]
     done = [c for c in commits if snapshot_id_of(c) == last.snapshot_id]
+    if done and done[0].merged:
+        raise commit_failed(
+            f"snapshot {last.snapshot_id} of table {name} was committed long ago and has been "
+            "merged with the snapshots before it since; nothing was written"
+        )
     if done:  # sent again: the request id answers with the commit it made
         base = [c for c in commits if c.seq < done[0].seq]
     else:

@@ -96,7 +96,8 @@ def snapshots_of(location: str, commits: Sequence[DataCommit], *, horizon_ts: in
 
     Snapshots older than the one current at ``horizon_ts`` (the earliest moment the catalog
     still reads; their files may be gone) are left out, as Iceberg's snapshot expiry leaves
-    them out: the first one kept still names its parent.
+    them out: the first one kept still names its parent, unless it is a Spark source commit
+    that merged the ones before it.
     """
     if not commits:
         return Snapshots()

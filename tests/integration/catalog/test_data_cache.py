@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
+from catalog import CatalogError, ErrorCode
 from catalog.data_cache import DataCommitCache
 from catalog.data_files import (
     DataCommit,
@@ -150,5 +153,10 @@ def test_a_merged_commit_replaces_what_a_cache_held_before_it(store_url: str) ->
             assert [f.path for c in await caches[2].up_to(5, 200) for f in c.files] == [
                 f.path for f in base.files
             ] + ["f4-0.parquet"]
+            # Before the merged commit only a cache that still holds the originals can answer.
+            assert [c.seq for c in await caches[2].up_to(5, 102)] == [1, 2]
+            with pytest.raises(CatalogError) as merged_away:
+                await caches[0].up_to(5, 102)
+            assert merged_away.value.code is ErrorCode.VERSION_COMPACTED
 
     run(scenario())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,10 @@ from catalog.data_files import DataCommit, DataFile, DataMode, decode_data_commi
 from catalog.data_log import DataCommitLog
 from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
+from schemasync.clock import physical_of
 from tests.integration.catalog.support import create_table, run
+from updatelog import requests
+from updatelog.kv import Get
 
 
 def _commit(seq: int, ts: int, paths: list[str], **kw: object) -> DataCommit:
@@ -267,7 +271,7 @@ def test_a_sweep_merges_the_commits_no_read_tells_apart(store_url: str, tmp_path
             await _write(node, table_id, [_touch(folder, "f.parquet")])  # after the horizon
             now = node.clock.now()
             before = _read(await node.data.commits_at(table_id, now))
-            await asyncio.sleep(0.1)  # the request ids expire
+            await asyncio.sleep(1.1)  # the request ids expire (a second's allowance)
             assert await node.manager.compact_to(horizon.version, file_grace_ms=0)
 
             assert node.manager.expiry.stats["commits_merged"] == 5
@@ -287,7 +291,82 @@ def test_a_sweep_merges_the_commits_no_read_tells_apart(store_url: str, tmp_path
             assert [commit.seq for commit in await early.data.recorded(table_id)] == [5, 6]
             async with _node(url, tmp_path, "fresh") as fresh:
                 assert _read(await fresh.data.commits_at(table_id, now)) == before
+                with pytest.raises(CatalogError) as stale:  # a writer that read commit 3
+                    await fresh.data.commit(
+                        table_id,
+                        [_touch(folder, "h.parquet")],
+                        schema_version=2,
+                        mode="append",
+                        request_id="stale",
+                        expected_seq=3,
+                        removed=("b.parquet",),
+                    )
+                assert stale.value.code is ErrorCode.PRECONDITION_FAILED
             g = await _write(node, table_id, [_touch(folder, "g.parquet")])
             assert g.seq == 7
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("store", ["sqlite", "etcd"])
+def test_a_merge_the_store_would_refuse_leaves_the_commits_and_the_sweep_goes_on(
+    request: pytest.FixtureRequest, tmp_path: Path, store: str
+) -> None:
+    """Commits whose merged record would be over the store's request limit stay as they are
+    (SQLite knows its limit; this etcd refuses what its client takes for small enough), and
+    the other tables' dead files still go."""
+    if store == "sqlite":
+        url = f"sqlite:///{tmp_path}/catalog.db?request_ttl=0.05&max_request_bytes=65536"
+    else:
+        server = request.getfixturevalue("etcd_small_server")
+        prefix = f"test-{uuid.uuid4().hex}"
+        url = f"etcd://{server.endpoint}/{prefix}?request_ttl=0.05&max_request_bytes=1048576"
+
+    async def scenario() -> None:
+        async with _node(url, tmp_path) as node:
+            (big_id, _), (table_id, folder) = await _tables(node, "BIG", "T")
+            for k in range(8):  # ~12 KB each, ~100 KB merged
+                files = [
+                    DataFile(path=f"c{k}-{i:03d}-{'x' * 40}.parquet", partition=0, rows=1, size=7)
+                    for i in range(150)
+                ]
+                await node.data.commit(
+                    big_id, files, schema_version=1, mode="append", request_id=f"big{k}"
+                )
+            await _write(node, table_id, [_touch(folder, "a.parquet")])
+            await _write(node, table_id, [_touch(folder, "b.parquet")], mode="overwrite")
+            horizon = await node.manager.execute(create_table("LATER"))
+            await asyncio.sleep(1.1)  # the request ids expire (a second's allowance)
+            assert await node.manager.compact_to(horizon.version, file_grace_ms=0)
+            assert len(await DataCommitLog(node.log).read(big_id)) == 8
+            assert sorted(p.name for p in folder.glob("*.parquet")) == ["b.parquet"]
+            assert node.manager.expiry.stats["commits_merged"] == 2
+
+    run(scenario())
+
+
+def test_commits_merge_only_once_their_request_ids_expired_on_every_clock(
+    store_url: str, tmp_path: Path
+) -> None:
+    """A request record expires a request window after its commit's own time; a commit is
+    merged only once that is past on every node's clock (this one's less the skew bound)."""
+    url = f"{store_url}?request_ttl=0.05"
+
+    async def scenario() -> None:
+        async with _node(url, tmp_path) as node:
+            ((table_id, folder),) = await _tables(node, "T")
+            a = await _write(node, table_id, [_touch(folder, "a.parquet")])
+            stored = await node.log.store.txn([], [Get(node.log.keys.data_request(a.request_id))])
+            record = requests.decode_record(stored.reads[0].value or b"")
+            until = DataCommitLog(node.log).answers_until(a.commit_ts)
+            assert physical_of(a.commit_ts) + 50 <= record.expires_ms <= until
+            expiry = node.manager.expiry
+            for skew_ms, merged_count in ((60_000, 0), (0, 3)):
+                await _write(node, table_id, [_touch(folder, f"{skew_ms}.parquet")])
+                horizon = await node.manager.execute(create_table(f"AFTER{skew_ms}"))
+                await asyncio.sleep(1.1)
+                expiry.max_clock_skew_ms = skew_ms
+                assert await node.manager.compact_to(horizon.version, file_grace_ms=0)
+                assert expiry.stats["commits_merged"] == merged_count
 
     run(scenario())

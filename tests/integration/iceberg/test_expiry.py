@@ -102,7 +102,7 @@ def test_merged_commits_read_the_same_and_take_further_commits(
         table = iceberg.load_table("PUBLIC.EVENTS")
         table.append(rows(table, range(3, 5)))
         last = spark_commit(client, server, range(5, 7))
-        time.sleep(0.1)  # the request ids expire
+        time.sleep(1.1)  # the request ids expire (a second's allowance)
         assert asyncio.run(_compact(server))["commits_merged"] == 3
 
         loaded = _once_noticed(iceberg, snapshots=1)

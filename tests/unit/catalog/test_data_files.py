@@ -137,3 +137,13 @@ def test_merged_commits_read_the_same_at_and_after_the_last_of_them(
         for ts in range(last, count + 2):
             assert _reads(after, ts) == _reads(commits, ts), ts
         assert stored.sequence_numbers(after) == stored.sequence_numbers(commits)[last - 1 :]
+
+
+def test_only_a_merged_commit_shows_the_fields_of_a_merge_in_its_json() -> None:
+    """Clients that do not know a merge's fields read every other commit as before."""
+    commit = _commit(1, ["a"])
+    body = commit.model_dump(mode="json")
+    assert "sequence_number" not in body and "schema_version" not in body["files"][0]
+    both = stored.merged([commit, _commit(2, ["b"]).model_copy(update={"schema_version": 2})])
+    body = both.model_dump(mode="json")
+    assert body["sequence_number"] == 2 and body["files"][0]["schema_version"] == 1
