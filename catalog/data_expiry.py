@@ -27,7 +27,9 @@ too large (they stay, and the round goes on).
 Files dead at a horizon stay dead at every later one, so a round that deleted every file dead at
 its horizon records that horizon in ``catalog.data.swept``, and the next round reads the commits
 only of the tables that have committed since (it reads the latest commit of a hundred tables in
-two transactions), deleting only the files that died since. A round that could not finish (a
+two transactions), deleting only the files that died since. Likewise ``catalog.data.merged``
+records up to when every commit that could be merged was, so a table that stopped committing
+is read once more when its last commits become mergeable. A round that could not finish (a
 file it could not delete, a table folder this node does not have, a table this node has not
 applied yet) records nothing, so the next one does its work again. Deleting files is
 housekeeping: a file that cannot be deleted (another process owns the warehouse, or it is on
@@ -48,6 +50,7 @@ from pathlib import Path
 from catalog.catalog import Catalog
 from catalog.data_files import (
     DataCommit,
+    committed_by,
     decode_data_commit,
     encode_data_commit,
     merged,
@@ -212,8 +215,22 @@ class DataExpiry:
                     self.stats["folders_deleted"] += 1
         horizon = max(c.horizon_ts for c in due)
         await self._log.raise_safe_time(horizon)  # no commit at or before it can come now
-        swept = await self._swept()
-        if horizon <= swept:
+        await self._sweep(latest, horizon)
+
+    async def _sweep(self, latest: Catalog, horizon: int) -> None:
+        """Delete the files dead at ``horizon`` and merge the commits no read tells apart.
+
+        Two marks say how far earlier rounds got: ``catalog.data.swept`` (every file dead at
+        it is gone) and ``catalog.data.merged`` (every commit at or before it that could be
+        merged was). A table is read again only when it has committed since the first, or its
+        latest commit has become mergeable since the second. A round that could not finish
+        moves neither.
+        """
+        keys = self._log.keys
+        swept, merged_to = await self._mark(keys.data_swept), await self._mark(keys.data_merged)
+        now_ms = time.time_ns() // 1_000_000
+        limit = min(horizon, self._commits.settled_before(now_ms - self.max_clock_skew_ms) - 1)
+        if horizon <= swept and limit <= merged_to:
             return
         complete = True
         folders: dict[int, Path] = {}
@@ -225,24 +242,31 @@ class DataExpiry:
             elif table_id >= latest.object_id_gen:
                 complete = False  # created since this node's latest catalog: not swept here
         if swept:
-            # A table with no commit since the last sweep has the same dead files, gone then.
+            # A table with no commit since the last sweep has the same dead files, gone then,
+            # and merged what it could unless its latest commit became mergeable since.
             last = await self._commits.latest_commits(list(folders))
+            times = {t: decode_data_commit(entry.payload).commit_ts for t, entry in last.items()}
             folders = {
                 table_id: folder
                 for table_id, folder in folders.items()
-                if table_id in last and decode_data_commit(last[table_id].payload).commit_ts > swept
+                if table_id in times
+                and (times[table_id] > swept or merged_to < times[table_id] <= limit)
             }
         for table_id, folder in folders.items():
-            complete &= await self._expire_files(table_id, folder, horizon, swept)
+            complete &= await self._expire_files(table_id, folder, horizon, swept, limit)
         if complete:
-            value = envelope.encode_int(Kind.SAFE_TIME, horizon)
-            key = self._log.keys.data_swept
-            await self._log.store.txn([less_or_absent(key, value)], [Put(key, value)])
+            await self._raise_mark(keys.data_swept, horizon)
+            await self._raise_mark(keys.data_merged, limit)
 
-    async def _swept(self) -> int:
-        """Return the horizon up to which dead files were deleted (0: none yet)."""
-        stored = (await self._log.store.txn([], [Get(self._log.keys.data_swept)])).reads[0].value
+    async def _mark(self, key: str) -> int:
+        """Return the moment a mark (``catalog.data.swept`` or ``.merged``) is at (0: none)."""
+        stored = (await self._log.store.txn([], [Get(key)])).reads[0].value
         return 0 if stored is None else envelope.decode_int(stored, Kind.SAFE_TIME)
+
+    async def _raise_mark(self, key: str, ts: int) -> None:
+        """Move a mark up to ``ts`` (never down: another node's round may be ahead)."""
+        value = envelope.encode_int(Kind.SAFE_TIME, ts)
+        await self._log.store.txn([less_or_absent(key, value)], [Put(key, value)])
 
     async def _record(
         self, this: Compaction, due_before_ms: int, merge_within_ms: int
@@ -265,7 +289,7 @@ class DataExpiry:
         return due if result.succeeded else None
 
     async def _expire_files(
-        self, table_id: int, folder: Path, horizon_ts: int, swept_ts: int
+        self, table_id: int, folder: Path, horizon_ts: int, swept_ts: int, limit_ts: int
     ) -> bool:
         """Delete the files of ``table_id`` dead at ``horizon_ts`` that were not at ``swept_ts``.
 
@@ -290,7 +314,7 @@ class DataExpiry:
             removed, complete = await asyncio.to_thread(remove_files, folder, paths)
             self.stats["files_deleted"] += removed
         if complete:  # the files merging forgets are gone: no later round needs to find them
-            await self._merge(table_id, commits, entries, horizon_ts)
+            await self._merge(table_id, commits, entries, limit_ts)
         return complete
 
     async def _merge(
@@ -298,22 +322,17 @@ class DataExpiry:
         table_id: int,
         commits: Sequence[DataCommit],
         entries: Sequence[LogEntry],
-        horizon_ts: int,
+        limit_ts: int,
     ) -> None:
-        """Put one commit in place of the table's commits at or before ``horizon_ts``.
+        """Put one commit in place of the table's commits at or before ``limit_ts``.
 
-        No read at or after the horizon tells them apart from the one (``merged``), and none
-        before it is served any more. Only commits whose request ids no longer answer on any
-        node's clock are merged, so a retried request still finds the very commit it made. A
-        merged commit the store would refuse as too large is not written: the commits stay.
+        The limit is at or before the horizon, so no read at or after it tells them apart from
+        the one (``merged``), and none before it is served any more; and before the moment the
+        request ids of commits stop answering on every node (``_sweep``), so a retried request
+        still finds the very commit it made. A merged commit the store would refuse as too
+        large is not written: the commits stay.
         """
-        settled_ms = time.time_ns() // 1_000_000 - self.max_clock_skew_ms
-        count = 0
-        for commit in commits:
-            answers = self._commits.answers_until(commit.commit_ts)
-            if commit.commit_ts > horizon_ts or answers >= settled_ms:
-                break
-            count += 1
+        count = committed_by(commits, limit_ts)
         if count < 2:
             return  # nothing to gain: one commit stands for itself
         payload = encode_data_commit(merged(commits[:count]))

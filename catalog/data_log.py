@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from schemasync.clock import physical_of
+from schemasync.clock import hlc
 from updatelog import envelope, requests
 from updatelog.backoff import send_repeatable
 from updatelog.envelope import Kind
@@ -91,15 +91,15 @@ class DataCommitLog:
         self.keys: KeyLayout = log.keys
         self.request_ttl_ms = log.request_ttl_ms
 
-    def answers_until(self, commit_ts: int) -> int:
-        """Return the latest wall-clock ms the request id of a commit at ``commit_ts`` answers.
+    def settled_before(self, now_ms: int) -> int:
+        """Return the hybrid timestamp below which no data commit's request id still answers.
 
-        That is on the clock of the node that recorded it. Its record counts a request window
-        from when it was written, just after the commit's time was chosen: allow a tenth of
-        the window more (a second at the least) for that.
+        That is on a clock that reads ``now_ms``. A request record counts its window from when
+        it was written, just after its commit's time was chosen: a tenth of the window more (a
+        second at the least) allows for that.
         """
         ttl = self.request_ttl_ms
-        return physical_of(commit_ts) + ttl + max(ttl // 10, 1000)
+        return hlc(max(0, now_ms - ttl - max(ttl // 10, 1000)))
 
     async def commit(
         self,

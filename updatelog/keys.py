@@ -121,6 +121,7 @@ class KeyLayout:
         self.data_request_prefix = self._base + "data.request."
         self.data_expiry = self._base + "data.expiry"
         self.data_swept = self._base + "data.swept"
+        self.data_merged = self._base + "data.merged"
         self.auth_keys = self._base + "auth.keys"
 
     def __repr__(self) -> str:
