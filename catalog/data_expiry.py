@@ -28,8 +28,9 @@ Files dead at a horizon stay dead at every later one, so a round that deleted ev
 its horizon records that horizon in ``catalog.data.swept``, and the next round reads the commits
 only of the tables that have committed since (it reads the latest commit of a hundred tables in
 two transactions), deleting only the files that died since. Likewise ``catalog.data.merged``
-records up to when every commit that could be merged was, so a table that stopped committing
-is read once more when its last commits become mergeable. A round that could not finish (a
+records a moment such that every table whose latest commit is at or before it has merged what
+it can, so a table that stopped committing is read once more when its last commits become
+mergeable. A round that could not finish (a
 file it could not delete, a table folder this node does not have, a table this node has not
 applied yet) records nothing, so the next one does its work again. Deleting files is
 housekeeping: a file that cannot be deleted (another process owns the warehouse, or it is on
@@ -221,15 +222,16 @@ class DataExpiry:
         """Delete the files dead at ``horizon`` and merge the commits no read tells apart.
 
         Two marks say how far earlier rounds got: ``catalog.data.swept`` (every file dead at
-        it is gone) and ``catalog.data.merged`` (every commit at or before it that could be
-        merged was). A table is read again only when it has committed since the first, or its
-        latest commit has become mergeable since the second. A round that could not finish
-        moves neither.
+        it is gone) and ``catalog.data.merged`` (every table whose latest commit is at or before
+        it has merged what it can). A table is read again only when it has committed since the
+        first, or its latest commit has become mergeable since the second. A round that could
+        not finish moves neither.
         """
         keys = self._log.keys
         swept, merged_to = await self._mark(keys.data_swept), await self._mark(keys.data_merged)
         now_ms = time.time_ns() // 1_000_000
-        limit = min(horizon, self._commits.settled_before(now_ms - self.max_clock_skew_ms) - 1)
+        settled = self._commits.settled_before(now_ms - self.max_clock_skew_ms)
+        limit = max(0, min(horizon, settled - 1))
         if horizon <= swept and limit <= merged_to:
             return
         complete = True
@@ -314,7 +316,7 @@ class DataExpiry:
             removed, complete = await asyncio.to_thread(remove_files, folder, paths)
             self.stats["files_deleted"] += removed
         if complete:  # the files merging forgets are gone: no later round needs to find them
-            await self._merge(table_id, commits, entries, limit_ts)
+            complete = await self._merge(table_id, commits, entries, limit_ts)
         return complete
 
     async def _merge(
@@ -323,7 +325,7 @@ class DataExpiry:
         commits: Sequence[DataCommit],
         entries: Sequence[LogEntry],
         limit_ts: int,
-    ) -> None:
+    ) -> bool:
         """Put one commit in place of the table's commits at or before ``limit_ts``.
 
         The limit is at or before the horizon, so no read at or after it tells them apart from
@@ -331,18 +333,25 @@ class DataExpiry:
         request ids of commits stop answering on every node (``_sweep``), so a retried request
         still finds the very commit it made. A merged commit the store would refuse as too
         large is not written: the commits stay.
+
+        Returns:
+            False when the store was full (a later round tries again), else True.
         """
         count = committed_by(commits, limit_ts)
         if count < 2:
-            return  # nothing to gain: one commit stands for itself
+            return True  # nothing to gain: one commit stands for itself
         payload = encode_data_commit(merged(commits[:count]))
         if len(payload) > self._log.store.max_request_bytes - _REQUEST_MARGIN:
-            return
+            return True
         last = entries[count - 1]
         try:
             done = await self._commits.merge(table_id, last.version, last.payload, payload)
-        except (UpdateTooLargeError, StoreQuotaExceededError) as e:
+        except UpdateTooLargeError as e:
             _logger.warning("data expiry: table %s keeps its commits unmerged: %s", table_id, e)
-            return
+            return True
+        except StoreQuotaExceededError as e:
+            _logger.warning("data expiry: table %s not merged this round: %s", table_id, e)
+            return False
         if done:
             self.stats["commits_merged"] += count - (1 if commits[0].merged else 0)
+        return True

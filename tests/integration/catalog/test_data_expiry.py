@@ -20,6 +20,7 @@ from catalog.node_options import NodeOptions
 from schemasync.clock import physical_of
 from tests.integration.catalog.support import create_table, run
 from updatelog import requests
+from updatelog.errors import StoreQuotaExceededError
 from updatelog.kv import Get
 
 
@@ -371,6 +372,38 @@ def test_commits_merge_only_once_their_request_ids_expired_on_every_clock(
                 expiry.max_clock_skew_ms = skew_ms
                 assert await node.manager.compact_to(horizon.version, file_grace_ms=0)
                 assert expiry.stats["commits_merged"] == merged_count
+            assert [e.version for e in await DataCommitLog(node.log).read(table_id)] == [2]
+
+    run(scenario())
+
+
+def test_a_merge_refused_for_a_full_store_is_tried_again_by_a_later_round(
+    store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full store is passing: the round does not finish, so the next one reads the quiet
+    table again and merges it."""
+    url = f"{store_url}?request_ttl=0.05"
+    calls: list[int] = []
+    real = DataCommitLog.merge
+
+    async def full_once(log: DataCommitLog, table_id: int, *args: bytes | int) -> bool:
+        calls.append(table_id)
+        if len(calls) == 1:
+            raise StoreQuotaExceededError("the store is full")
+        return await real(log, table_id, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DataCommitLog, "merge", full_once)
+
+    async def scenario() -> None:
+        async with _node(url, tmp_path) as node:
+            ((table_id, folder),) = await _tables(node, "T")
+            await _write(node, table_id, [_touch(folder, "a.parquet")])
+            await _write(node, table_id, [_touch(folder, "b.parquet")])
+            await asyncio.sleep(1.1)  # the request ids expire (a second's allowance)
+            for round_ in range(2):
+                horizon = await node.manager.execute(create_table(f"ROUND{round_}"))
+                assert await node.manager.compact_to(horizon.version, file_grace_ms=0)
+            assert calls == [table_id, table_id]
             assert [e.version for e in await DataCommitLog(node.log).read(table_id)] == [2]
 
     run(scenario())
