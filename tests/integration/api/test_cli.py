@@ -198,7 +198,12 @@ def test_compact_opens_the_store(
             client.execute(create_table(name))
         flags = ["--store", store_url, "--delay-ms", "20", "--max-clock-skew-ms", "10"]
         result = run_json(capsys, "compact", "--keep", "2", *flags)
-        expiry = {"tables_dropped": 0, "folders_deleted": 0, "files_deleted": 0}
+        expiry = {
+            "tables_dropped": 0,
+            "folders_deleted": 0,
+            "files_deleted": 0,
+            "commits_merged": 0,
+        }
         assert result == {
             "snapshot_version": 3,
             "earliest": 3,
