@@ -130,24 +130,20 @@ def table_descriptor_named(record: Record, tables: Mapping[int, History]) -> Tab
     Raises:
         FormatError: the stored bytes do not hold the table the record names.
     """
-    value = found = record[VALUE]
+    value = record[VALUE]
     if type(value) is bytes:
-        found = CACHE._young.get(value)
+        found = CACHE._young.get(value)  # a young hit is one dict read, as in checked_descriptor
         if found is None:
             found = CACHE.promoted(value)
         if type(found) is TableDescriptor:
             return found
-        if found is None:
-            found = CACHE.decode(value)
-    object_id = getattr(found, "id", None)
-    if type(object_id) is not int:
-        raise FormatError(f"stored catalog value of table {record[NAME]} holds no object id")
+    descriptor, object_id = _identified(record)
     if not _holds(tables.get(object_id), record):
         raise FormatError(
             f"stored catalog value of table {record[NAME]} holds the descriptor of object "
             f"{object_id}, which is another table or none"
         )
-    checked = check_descriptor(found, TableDescriptor, object_id, record[NAME])
+    checked = check_descriptor(descriptor, TableDescriptor, object_id, record[NAME])
     if type(value) is bytes:
         CACHE.put(value, checked)
     return checked
@@ -159,6 +155,17 @@ def value_id(record: Record) -> int:
     Raises:
         FormatError: the stored bytes hold no object.
     """
+    return _identified(record)[1]
+
+
+def _identified(record: Record) -> tuple[Any, int]:
+    """Return the descriptor a live record holds and the id it gives.
+
+    Bytes not in the cache are decoded, and not cached here.
+
+    Raises:
+        FormatError: the stored bytes hold no object.
+    """
     value = record[VALUE]
     if type(value) is bytes:
         known = CACHE.known(value)
@@ -166,7 +173,7 @@ def value_id(record: Record) -> int:
     object_id = getattr(value, "id", None)
     if type(object_id) is not int:
         raise FormatError(f"stored catalog value of {record[NAME]} holds no object id")
-    return object_id
+    return value, object_id
 
 
 def _holds(history: History | None, record: Record) -> bool:
