@@ -2,8 +2,12 @@
 
 Most entries put one descriptor, remove one object by id, or change one object found by id.
 ``PutEntry``, ``RemoveEntry`` and ``ChangeEntry`` do that once for every kind of object; a
-concrete entry declares its wire tag, its fields, its event, the ``kind`` of object it is
-about and, for a change, what it changes.
+concrete entry declares its wire tag and its fields in its body, names its event and the
+``kind`` of object it is about as class keywords, and, for a change, says what it changes::
+
+    class DropTableEntry(RemoveEntry, event=CatalogEvent.TABLE_DROP, kind=TABLES):
+        type: Literal["drop_table"] = "drop_table"
+        table_id: int
 """
 
 from __future__ import annotations
@@ -24,11 +28,28 @@ _D = TypeVar("_D", bound=Descriptor)
 class EntryBase(Model):
     """One small, self-contained change to a catalog.
 
-    Subclasses declare a stable wire tag ``type: Literal[...]`` (never renamed or reused), the
-    ``event`` they fire (None for internal bookkeeping), and implement ``apply``.
+    Subclasses declare a stable wire tag ``type: Literal[...]`` (never renamed or reused), name
+    the ``event`` they fire as a class keyword (none for internal bookkeeping), and implement
+    ``apply``.
     """
 
     event: ClassVar[CatalogEvent | None] = None
+
+    def __init_subclass__(cls, **constants: Any) -> None:
+        """Set each class constant named as a class keyword, such as ``event=...``.
+
+        A base declares every such constant, with its type, as a ``ClassVar``; a constant that
+        a subclass does not name keeps its base's value.
+
+        Raises:
+            TypeError: a keyword names no ``ClassVar`` of the class.
+        """
+        unknown = sorted(constants.keys() - cls.__class_vars__)
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no class constant {', '.join(unknown)}")
+        super().__init_subclass__()
+        for name, value in constants.items():
+            setattr(cls, name, value)
 
     def apply(self, catalog: Catalog) -> Catalog:
         """Return ``catalog`` with this change applied. Pure: ``catalog`` is not modified."""

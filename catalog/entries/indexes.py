@@ -9,66 +9,62 @@ from catalog.entries.base import INDEXES, ChangeEntry, PutEntry, RemoveEntry
 from catalog.events import CatalogEvent
 
 
-class NewIndexEntry(PutEntry):
+class NewIndexEntry(PutEntry, event=CatalogEvent.INDEX_CREATE, kind=INDEXES):
     """Add an index."""
 
     type: Literal["new_index"] = "new_index"
     index: IndexDescriptor
-    event: ClassVar[CatalogEvent | None] = CatalogEvent.INDEX_CREATE
-    kind = INDEXES
 
 
-class _IndexAlterEntry(ChangeEntry):
+class _IndexAlterEntry(ChangeEntry, kind=INDEXES):
     index_id: int
-    kind = INDEXES
+
+
+class RenameIndexEntry(_IndexAlterEntry, event=CatalogEvent.INDEX_RENAME):
+    """Rename an index."""
+
+    type: Literal["rename_index"] = "rename_index"
+    new_name: str
+
+    def changed(self, index: IndexDescriptor) -> IndexDescriptor:  # noqa: D102
+        return index.model_copy(update={"name": self.new_name})
 
 
 class _IndexStatusEntry(_IndexAlterEntry):
+    """Move an index to the status named by the class keyword ``to_status``."""
+
     to_status: ClassVar[IndexStatus]
 
     def changed(self, index: IndexDescriptor) -> IndexDescriptor:
         return index.model_copy(update={"status": self.to_status})
 
 
-class StartBuildingIndexEntry(_IndexStatusEntry):
+class StartBuildingIndexEntry(
+    _IndexStatusEntry, to_status=IndexStatus.BUILDING, event=CatalogEvent.INDEX_BUILDING
+):
     """REGISTERED → BUILDING."""
 
     type: Literal["start_building_index"] = "start_building_index"
-    to_status: ClassVar[IndexStatus] = IndexStatus.BUILDING
-    event: ClassVar[CatalogEvent | None] = CatalogEvent.INDEX_BUILDING
 
 
-class MakeIndexAvailableEntry(_IndexStatusEntry):
+class MakeIndexAvailableEntry(
+    _IndexStatusEntry, to_status=IndexStatus.AVAILABLE, event=CatalogEvent.INDEX_AVAILABLE
+):
     """BUILDING → AVAILABLE."""
 
     type: Literal["make_index_available"] = "make_index_available"
-    to_status: ClassVar[IndexStatus] = IndexStatus.AVAILABLE
-    event: ClassVar[CatalogEvent | None] = CatalogEvent.INDEX_AVAILABLE
 
 
-class DropIndexEntry(_IndexStatusEntry):
+class DropIndexEntry(
+    _IndexStatusEntry, to_status=IndexStatus.STOPPING, event=CatalogEvent.INDEX_STOPPING
+):
     """AVAILABLE → STOPPING: the index gives up its name and is no longer read by new work."""
 
     type: Literal["drop_index"] = "drop_index"
-    to_status: ClassVar[IndexStatus] = IndexStatus.STOPPING
-    event: ClassVar[CatalogEvent | None] = CatalogEvent.INDEX_STOPPING
 
 
-class RemoveIndexEntry(RemoveEntry):
+class RemoveIndexEntry(RemoveEntry, event=CatalogEvent.INDEX_REMOVED, kind=INDEXES):
     """Remove an index from the catalog."""
 
     type: Literal["remove_index"] = "remove_index"
     index_id: int
-    event: ClassVar[CatalogEvent | None] = CatalogEvent.INDEX_REMOVED
-    kind = INDEXES
-
-
-class RenameIndexEntry(_IndexAlterEntry):
-    """Rename an index."""
-
-    type: Literal["rename_index"] = "rename_index"
-    new_name: str
-    event: ClassVar[CatalogEvent | None] = CatalogEvent.INDEX_RENAME
-
-    def changed(self, index: IndexDescriptor) -> IndexDescriptor:  # noqa: D102
-        return index.model_copy(update={"name": self.new_name})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -11,19 +11,15 @@ from catalog.entries.base import SCHEMAS, PutEntry, RemoveEntry
 from catalog.events import CatalogEvent
 
 
-class NewSchemaEntry(PutEntry):
+class NewSchemaEntry(PutEntry, event=CatalogEvent.SCHEMA_CREATE, kind=SCHEMAS):
     """Add a schema."""
 
     type: Literal["new_schema"] = "new_schema"
     schema_: SchemaDescriptor = Field(alias="schema")
-    event: ClassVar[CatalogEvent | None] = CatalogEvent.SCHEMA_CREATE
-    kind = SCHEMAS
 
 
-class DropSchemaEntry(RemoveEntry):
+class DropSchemaEntry(RemoveEntry, event=CatalogEvent.SCHEMA_DROP, kind=SCHEMAS):
     """Remove an empty schema."""
 
     type: Literal["drop_schema"] = "drop_schema"
     schema_id: int
-    event: ClassVar[CatalogEvent | None] = CatalogEvent.SCHEMA_DROP
-    kind = SCHEMAS

@@ -2,35 +2,29 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
 from catalog.entries.base import TABLES, ChangeEntry, PutEntry, RemoveEntry
 from catalog.events import CatalogEvent
 
 
-class NewTableEntry(PutEntry):
+class NewTableEntry(PutEntry, event=CatalogEvent.TABLE_CREATE, kind=TABLES):
     """Add a table (its primary-key index comes as a separate ``NewIndexEntry``)."""
 
     type: Literal["new_table"] = "new_table"
     table: TableDescriptor
-    event: ClassVar[CatalogEvent | None] = CatalogEvent.TABLE_CREATE
-    kind = TABLES
 
 
-class DropTableEntry(RemoveEntry):
+class DropTableEntry(RemoveEntry, event=CatalogEvent.TABLE_DROP, kind=TABLES):
     """Remove a table whose indexes were already removed."""
 
     type: Literal["drop_table"] = "drop_table"
     table_id: int
-    event: ClassVar[CatalogEvent | None] = CatalogEvent.TABLE_DROP
-    kind = TABLES
 
 
-class _TableAlterEntry(ChangeEntry):
+class _TableAlterEntry(ChangeEntry, event=CatalogEvent.TABLE_ALTER, kind=TABLES):
     table_id: int
-    event: ClassVar[CatalogEvent | None] = CatalogEvent.TABLE_ALTER
-    kind = TABLES
 
 
 class NewColumnsEntry(_TableAlterEntry):
