@@ -35,7 +35,6 @@ from catalog.service import CatalogService
 from catalog.snapshots import snapshot_pieces
 from catalog.update import RequestOutcome, VersionedUpdate
 from catalog.wire import decode_refusal, encode_refusal
-from schemasync.clock import Clock
 from schemasync.service import SchemaSyncService
 from updatelog.errors import UpdateTooLargeError
 from updatelog.log import AppendConflict, RequestRecord, UpdateLog
@@ -84,10 +83,10 @@ class CatalogManager:
     Args:
         log: the update log.
         service: this node's catalog service (the applied versions).
-        schema_sync: the completion gate.
-        clock: this node's clock (proposal timestamps).
-        delay_ms: the schema sync delay recorded in every update.
-        warehouse: the cluster's warehouse folder; a new table records its folder in it.
+        schema_sync: the completion gate; its clock stamps proposals and its delay is recorded
+            in every update.
+        warehouse: the cluster's warehouse folder (None when it has none); a new table
+            records its folder in it.
         max_attempts: how many times a batch is re-validated after losing the CAS.
     """
 
@@ -96,10 +95,8 @@ class CatalogManager:
         log: UpdateLog,
         service: CatalogService,
         schema_sync: SchemaSyncService,
-        clock: Clock,
         *,
-        delay_ms: int,
-        warehouse: str | None = None,
+        warehouse: str | None,
         max_attempts: int = 16,
         backoff_base_s: float = 0.002,
         backoff_cap_s: float = 0.2,
@@ -107,8 +104,7 @@ class CatalogManager:
         self._log = log
         self._service = service
         self._schema_sync = schema_sync
-        self._clock = clock
-        self._delay_ms = delay_ms
+        self._clock = schema_sync.clock
         self._warehouse = warehouse
         self.expiry = DataExpiry(log, warehouse, max_clock_skew_ms=schema_sync.max_clock_skew_ms)
         """What compactions deleted of the data (``stats``)."""
@@ -460,7 +456,7 @@ class CatalogManager:
         return VersionedUpdate(
             version=base.version + 1,
             proposal_ts=self._clock.now(),
-            delay_ms=self._delay_ms,
+            delay_ms=self._schema_sync.delay_ms,
             entries=tuple(entries),
             requests=tuple(
                 RequestOutcome(request_id=r.request_id, applied=applied)

@@ -39,35 +39,48 @@ class CatalogNode:
 
     def __init__(
         self,
-        *,
-        node_name: str,
         log: UpdateLog,
+        service: CatalogService,
+        *,
         clock: Clock,
         settings: ClusterSettings,
-        service: CatalogService,
-        manager: CatalogManager,
-        schema_sync: SchemaSyncService,
+        options: NodeOptions,
         owns_log: bool,
-        compaction: CompactionPolicy | None,
-        follow_interval_s: float,
-        registry: NodeRegistry | None = None,
     ) -> None:
-        self.node_name = node_name
+        """Wire the schema sync, the manager and the registry around a recovered ``service``."""
+        self.node_name = service.node_name
         self.log = log
         self.clock = clock
         self.settings = settings
         self.service = service
-        self.manager = manager
-        self.schema_sync = schema_sync
-        self.data = DataCommits(log, service, clock, schema_sync)
+        self.schema_sync = SchemaSyncService(
+            log,
+            clock,
+            delay_ms=settings.delay_ms,
+            max_clock_skew_ms=settings.max_clock_skew_ms,
+            applied=service.applied,
+            observed_safe_time=service.observed_safe_time,
+        )
+        self.manager = CatalogManager(log, service, self.schema_sync, warehouse=settings.warehouse)
+        self.data = DataCommits(log, service, clock, self.schema_sync)
         """Timestamped data commits of the tables (files written by Spark jobs)."""
+        self.registry: NodeRegistry | None = None
+        """This node's entry in the node registry; None when it does not register."""
+        if options.registry_ttl_s is not None:
+            self.registry = NodeRegistry(
+                log,
+                node_name=self.node_name,
+                address=options.address,
+                clock=clock,
+                applied=service.applied,
+                safe_time=service.observed_safe_time,
+                ttl_s=options.registry_ttl_s,
+                interval_s=options.registry_interval_s,
+            )
+        self._options = options
         self._owns_log = owns_log
-        self._compaction = compaction
-        self._follow_interval_s = follow_interval_s
         self._maintenance: asyncio.Task[None] | None = None
         self._closed = False
-        self.registry = registry
-        """This node's entry in the node registry; None when it does not register."""
 
     @classmethod
     async def start(
@@ -123,55 +136,17 @@ class CatalogNode:
         service = CatalogService(update_log, node_name=node_name)
         await service.recover()
         service.start()
-        schema_sync = SchemaSyncService(
-            update_log,
-            clock,
-            delay_ms=settings.delay_ms,
-            max_clock_skew_ms=settings.max_clock_skew_ms,
-            applied=service.applied,
-            observed_safe_time=service.observed_safe_time,
-        )
-        manager = CatalogManager(
-            update_log,
-            service,
-            schema_sync,
-            clock,
-            delay_ms=settings.delay_ms,
-            warehouse=settings.warehouse,
-        )
-        registry = None
-        if options.registry_ttl_s is not None:
-            registry = NodeRegistry(
-                update_log,
-                node_name=node_name,
-                address=options.address,
-                clock=clock,
-                applied=service.applied,
-                safe_time=service.observed_safe_time,
-                ttl_s=options.registry_ttl_s,
-                interval_s=options.registry_interval_s,
-            )
         node = cls(
-            node_name=node_name,
-            log=update_log,
-            clock=clock,
-            settings=settings,
-            service=service,
-            manager=manager,
-            schema_sync=schema_sync,
-            owns_log=owns_log,
-            compaction=options.compaction,
-            follow_interval_s=options.follow_interval_s,
-            registry=registry,
+            update_log, service, clock=clock, settings=settings, options=options, owns_log=owns_log
         )
         if options.safe_time_ticker:
-            schema_sync.start_ticker()
+            node.schema_sync.start_ticker()
         node._maintenance = asyncio.get_running_loop().create_task(
             node._maintain(), name=f"catalog-maintenance-{node_name}"
         )
-        if registry is not None:
+        if node.registry is not None:
             try:
-                await registry.start()
+                await node.registry.start()
             except BaseException:
                 await node.close()
                 raise
@@ -217,13 +192,13 @@ class CatalogNode:
 
     async def _maintain(self) -> None:
         while True:
-            await asyncio.sleep(self._follow_interval_s)
+            await asyncio.sleep(self._options.follow_interval_s)
             try:
                 earliest = await self.log.earliest_version()
                 if earliest > self.service.earliest_version:
                     self.service.truncate_before(earliest)
-                if self._compaction is not None:
-                    await self._compact_by_policy(self._compaction)
+                if self._options.compaction is not None:
+                    await self._compact_by_policy(self._options.compaction)
             except StorageUnavailableError as e:
                 log.warning("%s: maintenance: %s", self.node_name, e)
 

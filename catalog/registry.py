@@ -215,18 +215,18 @@ class NodeRegistry:
                 f"the registry needs 0 < interval_s < ttl_s and min_gap_s >= 0 "
                 f"(got ttl {ttl_s}, interval {interval}, gap {min_gap_s})"
             )
-        self._log = update_log
-        self._entries = RegistryEntries(update_log.store, update_log.keys)
         self.node_name = node_name
         self.address = address
-        self._clock = clock
-        self._applied = applied
-        self._safe_time = safe_time
         self.ttl_s = ttl_s
         self.interval_s = interval
         self.min_gap_s = min_gap_s
         self.started_ms = clock.physical_ms()
         self.writes = 0
+        self._log = update_log
+        self._entries = RegistryEntries(update_log.store, update_log.keys)
+        self._clock = clock
+        self._applied = applied
+        self._safe_time = safe_time
         self._written_version = -1
         self._last_write = -math.inf
         self._task: asyncio.Task[None] | None = None
