@@ -37,6 +37,13 @@ from catalog.store import IndexGroup, RelationStore, TableGroup
 _UNSEALED = -1
 """The stamp slot of an overlay record: not written to any store yet."""
 _Relation = TypeVar("_Relation", TableDescriptor, IndexDescriptor)
+_Named = TypeVar("_Named", SchemaDescriptor, ZoneDescriptor)
+
+
+def _named(ids: Map[str, int], objects: Map[int, _Named], name: str) -> _Named | None:
+    """Return the object whose id ``ids`` has under ``name``, or None."""
+    object_id = ids.get(name)
+    return None if object_id is None else objects[object_id]
 
 
 _OVERLAYS = (
@@ -114,8 +121,7 @@ class Catalog(RelationReads):
 
     def find_schema(self, name: str) -> SchemaDescriptor | None:
         """Return the schema named ``name``, or None."""
-        schema_id = self._names.schema_by_name.get(name)
-        return None if schema_id is None else self._names.schemas[schema_id]
+        return _named(self._names.schema_by_name, self._names.schemas, name)
 
     def schema(self, name: str) -> SchemaDescriptor:
         """Return the schema named ``name``.
@@ -159,8 +165,7 @@ class Catalog(RelationReads):
 
     def find_zone(self, name: str) -> ZoneDescriptor | None:
         """Return the zone named ``name``, or None."""
-        zone_id = self._names.zone_by_name.get(name)
-        return None if zone_id is None else self._names.zones[zone_id]
+        return _named(self._names.zone_by_name, self._names.zones, name)
 
     def zone(self, name: str) -> ZoneDescriptor:
         """Return the zone named ``name``.

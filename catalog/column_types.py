@@ -59,6 +59,12 @@ class ColumnType(enum.StrEnum):
     UUID = "UUID"
 
 
+MAX_DECIMAL_PRECISION = 38
+MAX_TIME_PRECISION = 9
+MAX_LENGTH = 2**31 - 1
+DEFAULT_LENGTH = 65536
+
+
 @dataclass(frozen=True, slots=True)
 class ParamRange:
     """The accepted range of one type parameter and its default."""
@@ -67,11 +73,6 @@ class ParamRange:
     high: int
     default: int
 
-
-MAX_DECIMAL_PRECISION = 38
-MAX_TIME_PRECISION = 9
-MAX_LENGTH = 2**31 - 1
-DEFAULT_LENGTH = 65536
 
 _PRECISION: dict[ColumnType, ParamRange] = {
     ColumnType.DECIMAL: ParamRange(1, MAX_DECIMAL_PRECISION, 18),

@@ -15,21 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from schemasync.clock import hlc
-from updatelog import envelope, requests
+from updatelog import envelope, kv, requests
 from updatelog.backoff import send_repeatable
 from updatelog.envelope import Kind
 from updatelog.keys import VERSION_DIGITS, KeyLayout, check_int, prefix_range_end
-from updatelog.kv import (
-    Compare,
-    Delete,
-    Get,
-    KvStore,
-    Op,
-    Put,
-    absent,
-    equals,
-    less_or_absent,
-)
 from updatelog.log import AppendConflict, AppendResult, LogEntry, UpdateLog
 
 _TABLES_PAGE = 256
@@ -87,7 +76,7 @@ class DataCommitLog:
     """
 
     def __init__(self, log: UpdateLog) -> None:
-        self.store: KvStore = log.store
+        self.store: kv.KvStore = log.store
         self.keys: KeyLayout = log.keys
         self.request_ttl_ms = log.request_ttl_ms
 
@@ -118,7 +107,7 @@ class DataCommitLog:
         check_int("commit_ts", commit_ts, 1)
         keys = self.keys
         seq_key, request_key = keys.data_seq(table_id), keys.data_request(request_id)
-        reads = [Get(seq_key), Get(keys.safe_time), Get(request_key)]
+        reads = [kv.Get(seq_key), kv.Get(keys.safe_time), kv.Get(request_key)]
         safe_time = envelope.encode_int(Kind.SAFE_TIME, commit_ts)
         one = Together(table_id, seq, payload, request_id, digest)
         replace: bytes | None = None  # an expired record of the id, overwritten at most once
@@ -127,8 +116,8 @@ class DataCommitLog:
             result = await send_repeatable(
                 self.store,
                 "commit_data",
-                [less_or_absent(keys.safe_time, safe_time), *compares],
-                [Put(keys.safe_time, safe_time), *puts],
+                [kv.less_or_absent(keys.safe_time, safe_time), *compares],
+                [kv.Put(keys.safe_time, safe_time), *puts],
                 reads,
             )
             if result.succeeded:
@@ -170,14 +159,14 @@ class DataCommitLog:
             raise ValueError("commits sent together must be of different tables and requests")
         expires = requests.wall_ms() + self.request_ttl_ms
         safe_time = envelope.encode_int(Kind.SAFE_TIME, commit_ts)
-        compares = [less_or_absent(keys.safe_time, safe_time)]
-        success: list[Op] = [Put(keys.safe_time, safe_time)]
-        reads = [Get(keys.safe_time)]
+        compares = [kv.less_or_absent(keys.safe_time, safe_time)]
+        success: list[kv.Op] = [kv.Put(keys.safe_time, safe_time)]
+        reads = [kv.Get(keys.safe_time)]
         for c in commits:
             more_compares, puts = self._ops(c, expires, None)
             compares += more_compares
             success += puts
-            reads += [Get(keys.data_seq(c.table_id)), Get(keys.data_request(c.request_id))]
+            reads += [kv.Get(keys.data_seq(c.table_id)), kv.Get(keys.data_request(c.request_id))]
         result = await self.store.txn(compares, success, reads)
         if result.succeeded:
             return None
@@ -189,7 +178,7 @@ class DataCommitLog:
 
     def _ops(
         self, commit: Together, expires: int, replace: bytes | None
-    ) -> tuple[list[Compare], list[Op]]:
+    ) -> tuple[list[kv.Compare], list[kv.Op]]:
         """Return what recording ``commit`` compares and puts, the safe time left out.
 
         ``replace``: the expired record of the request id it overwrites (None: the id must be
@@ -199,14 +188,16 @@ class DataCommitLog:
         seq, seq_key = commit.seq, keys.data_seq(commit.table_id)
         request_key = keys.data_request(commit.request_id)
         previous = (
-            absent(seq_key) if seq == 1 else equals(seq_key, encode_int(Kind.VERSION, seq - 1))
+            kv.absent(seq_key)
+            if seq == 1
+            else kv.equals(seq_key, encode_int(Kind.VERSION, seq - 1))
         )
-        return [previous, equals(request_key, replace)], [
-            Put(
+        return [previous, kv.equals(request_key, replace)], [
+            kv.Put(
                 keys.data_commit(commit.table_id, seq), envelope.encode(Kind.UPDATE, commit.payload)
             ),
-            Put(seq_key, encode_int(Kind.VERSION, seq)),
-            Put(request_key, requests.encode_committed(seq, expires, commit.digest)),
+            kv.Put(seq_key, encode_int(Kind.VERSION, seq)),
+            kv.Put(request_key, requests.encode_committed(seq, expires, commit.digest)),
         ]
 
     async def read(self, table_id: int, after: int = 0) -> list[LogEntry]:
@@ -222,13 +213,13 @@ class DataCommitLog:
         prefix = len(first) - VERSION_DIGITS
         read = await self.store.range(start, end)
         return [
-            LogEntry(int(kv.key[prefix:]), envelope.decode_as(kv.value, Kind.UPDATE).body)
-            for kv in read.kvs
+            LogEntry(int(item.key[prefix:]), envelope.decode_as(item.value, Kind.UPDATE).body)
+            for item in read.kvs
         ]
 
     async def latest(self, table_id: int) -> int:
         """Return the number of the table's latest data commit (0: none yet)."""
-        read = await self.store.txn([], [Get(self.keys.data_seq(table_id))])
+        read = await self.store.txn([], [kv.Get(self.keys.data_seq(table_id))])
         return _int(read.reads[0].value, Kind.VERSION)
 
     async def latest_commits(self, table_ids: Sequence[int]) -> dict[int, LogEntry]:
@@ -240,7 +231,7 @@ class DataCommitLog:
         found: dict[int, LogEntry] = {}
         for first in range(0, len(table_ids), _READS_PER_TXN):
             chunk = table_ids[first : first + _READS_PER_TXN]
-            seqs = await self.store.txn([], [Get(self.keys.data_seq(t)) for t in chunk])
+            seqs = await self.store.txn([], [kv.Get(self.keys.data_seq(t)) for t in chunk])
             numbered = [
                 (table_id, seq)
                 for table_id, read in zip(chunk, seqs.reads, strict=True)
@@ -248,7 +239,7 @@ class DataCommitLog:
             ]
             if not numbered:
                 continue
-            gets = [Get(self.keys.data_commit(table_id, seq)) for table_id, seq in numbered]
+            gets = [kv.Get(self.keys.data_commit(table_id, seq)) for table_id, seq in numbered]
             commits = await self.store.txn([], gets)
             for (table_id, seq), read in zip(numbered, commits.reads, strict=True):
                 if read.value is not None:
@@ -292,12 +283,12 @@ class DataCommitLog:
         first, _ = self.keys.data_commit_range(table_id)
         key = self.keys.data_commit(table_id, seq)
         result = await self.store.txn(
-            [equals(key, envelope.encode(Kind.UPDATE, stored))],
-            [Delete(first, key), Put(key, envelope.encode(Kind.UPDATE, merged))],
+            [kv.equals(key, envelope.encode(Kind.UPDATE, stored))],
+            [kv.Delete(first, key), kv.Put(key, envelope.encode(Kind.UPDATE, merged))],
         )
         return result.succeeded
 
     async def drop(self, table_id: int) -> None:
         """Delete every data commit of ``table_id`` (a table no retained version holds)."""
         start, end = self.keys.data_commit_range(table_id)
-        await self.store.txn([], [Delete(self.keys.data_seq(table_id)), Delete(start, end)])
+        await self.store.txn([], [kv.Delete(self.keys.data_seq(table_id)), kv.Delete(start, end)])

@@ -24,14 +24,6 @@ from catalog.model import Model
 _D = TypeVar("_D", Descriptor, ColumnDescriptor)
 
 
-class ChangeKind(enum.StrEnum):
-    """How an object or a column differs between the two versions."""
-
-    ADDED = "added"
-    DROPPED = "dropped"
-    ALTERED = "altered"
-
-
 @dataclass(frozen=True, slots=True)
 class FieldChange:
     """One property that changed, with its values as plain JSON values (enums as strings)."""
@@ -39,6 +31,14 @@ class FieldChange:
     field: str
     before: Any
     after: Any
+
+
+class ChangeKind(enum.StrEnum):
+    """How an object or a column differs between the two versions."""
+
+    ADDED = "added"
+    DROPPED = "dropped"
+    ALTERED = "altered"
 
 
 @dataclass(frozen=True, slots=True)

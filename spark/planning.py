@@ -76,10 +76,7 @@ def _positive(options: Mapping[str, str], name: str, default: int) -> int:
     given = options.get(name)
     if given is None:
         return default
-    try:
-        value = int(given)
-    except ValueError:
-        value = 0
+    value = int(given) if given.isascii() and given.isdigit() else 0
     if value < 1:
         raise ValidationError(f"option {name} must be a positive whole number, got {given!r}")
     return value

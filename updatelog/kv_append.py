@@ -13,7 +13,7 @@ the update key holding exactly our bytes means that attempt committed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,7 +28,7 @@ from updatelog.errors import (
 )
 from updatelog.keys import KeyLayout
 from updatelog.kv import Get, KvStore, Put, Read, absent, equals, less_or_absent
-from updatelog.log import AppendConflict, AppendResult
+from updatelog.log import AppendConflict, AppendResult, RequestIds
 
 _MAX_BACKOFF_S = 0.25
 
@@ -59,7 +59,7 @@ class Append:
         version: int,
         stored: bytes,
         proposal_ts: int,
-        request_ids: Sequence[str] | Mapping[str, bytes],
+        request_ids: RequestIds,
     ) -> None:
         self.log = log
         self.keys = keys = log.keys

@@ -18,7 +18,7 @@ of the attempts commits. Only when the store stays silent past its timeout does 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
@@ -57,6 +57,7 @@ from updatelog.log import (
     AppendResult,
     ClusterSettings,
     LogEntry,
+    RequestIds,
     RequestRecord,
     SafeTimeResult,
     WatchEvent,
@@ -138,11 +139,7 @@ class KvUpdateLog:
         return stored, manifest_tag(stored)
 
     async def append(
-        self,
-        version: int,
-        payload: bytes,
-        proposal_ts: int,
-        request_ids: Sequence[str] | Mapping[str, bytes] = (),
+        self, version: int, payload: bytes, proposal_ts: int, request_ids: RequestIds = ()
     ) -> AppendResult:
         """Append ``payload`` as ``version`` (see ``UpdateLog.append`` and the module doc)."""
         check_int("version", version, 1)

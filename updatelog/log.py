@@ -163,6 +163,10 @@ class ClusterSettings:
         return (self.delay_ms, self.max_clock_skew_ms, self.format_version)
 
 
+RequestIds = Sequence[str] | Mapping[str, bytes]
+"""The request ids an append records: the ids alone, or each with its request's digest."""
+
+
 @runtime_checkable
 class UpdateLog(Protocol):
     """A durable, totally ordered log of versioned payloads guarded by compare-and-set.
@@ -183,11 +187,7 @@ class UpdateLog(Protocol):
     request_ttl_ms: int
 
     async def append(
-        self,
-        version: int,
-        payload: bytes,
-        proposal_ts: int,
-        request_ids: Sequence[str] | Mapping[str, bytes] = (),
+        self, version: int, payload: bytes, proposal_ts: int, request_ids: RequestIds = ()
     ) -> AppendResult:
         """Append ``payload`` as ``version`` in one atomic transaction.
 

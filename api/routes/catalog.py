@@ -51,26 +51,30 @@ MAX_HISTORY_PAGE = 100
 """The most schema versions one page of a table's history holds."""
 
 
+async def _read_catalog(request: Request, version: Version = None, at: At = None) -> Catalog:
+    """Return the catalog a read asks for: at ``version``, as of ``at``, or the latest."""
+    return await resolve_catalog(node_of(request), version, at)
+
+
+ReadCatalog = Annotated[Catalog, Depends(_read_catalog)]
+"""A read's catalog, chosen by its ``version`` and ``at`` query parameters."""
+
+
 @router.get("/catalog", response_model=CatalogBody)
-async def get_catalog(request: Request, version: Version = None, at: At = None) -> Response:
+async def get_catalog(cat: ReadCatalog) -> Response:
     """The whole catalog at a version, as of a time, or the latest."""
-    cat = await resolve_catalog(node_of(request), version, at)
     return json_response(CatalogBody.of(cat, history=False))
 
 
 @router.get("/schemas", response_model=SchemasBody)
-async def list_schemas(request: Request, version: Version = None, at: At = None) -> Response:
+async def list_schemas(cat: ReadCatalog) -> Response:
     """Every schema."""
-    cat = await resolve_catalog(node_of(request), version, at)
     return json_response(SchemasBody(version=cat.version, schemas=cat.schemas()))
 
 
 @router.get("/schemas/{schema}", response_model=SchemaBody)
-async def get_schema(
-    request: Request, schema: Name, version: Version = None, at: At = None
-) -> Response:
+async def get_schema(cat: ReadCatalog, schema: Name) -> Response:
     """One schema with the (exact) names of its tables and alive indexes."""
-    cat = await resolve_catalog(node_of(request), version, at)
     found = cat.schema(parse_name(schema))
     tables = cat.schema_tables(found.id)
     indexes = sorted(i.name for t in tables for i in cat.table_indexes(t.id) if i.is_alive)
@@ -86,14 +90,9 @@ async def get_schema(
 
 @router.get("/indexes", response_model=IndexesBody)
 async def list_indexes(
-    request: Request,
-    schema: NameFilter = None,
-    table: NameFilter = None,
-    version: Version = None,
-    at: At = None,
+    cat: ReadCatalog, schema: NameFilter = None, table: NameFilter = None
 ) -> Response:
     """Alive indexes: every one, a schema's, or one table's (in PUBLIC unless ``schema``)."""
-    cat = await resolve_catalog(node_of(request), version, at)
     found: list[IndexDescriptor]
     if table is not None:
         owner = cat.table(
@@ -110,9 +109,8 @@ async def list_indexes(
 
 
 @router.get("/zones", response_model=ZonesBody)
-async def list_zones(request: Request, version: Version = None, at: At = None) -> Response:
+async def list_zones(cat: ReadCatalog) -> Response:
     """Every zone, and the default one (where a table created without a zone goes)."""
-    cat = await resolve_catalog(node_of(request), version, at)
     default = cat.default_zone()
     return json_response(
         ZonesBody(
@@ -124,9 +122,8 @@ async def list_zones(request: Request, version: Version = None, at: At = None) -
 
 
 @router.get("/system-views", response_model=SystemViewsBody)
-async def list_system_views(request: Request, version: Version = None, at: At = None) -> Response:
+async def list_system_views(cat: ReadCatalog) -> Response:
     """The system views the database's nodes registered (all in ``SYSTEM``), oldest first."""
-    cat = await resolve_catalog(node_of(request), version, at)
     return json_response(SystemViewsBody(version=cat.version, system_views=cat.system_views()))
 
 
@@ -194,11 +191,9 @@ def _table_json(cat: Catalog, schema: str, name: str) -> bytes:
 
 @router.get("/schemas/{schema}/tables/{name}/schema-versions", response_model=TableHistoryBody)
 async def get_table_history(
-    request: Request,
+    cat: ReadCatalog,
     schema: Name,
     name: Name,
-    version: Version = None,
-    at: At = None,
     from_schema_version: Annotated[int, Query(ge=1, alias="from")] = 1,
     limit: Annotated[int, Query(ge=1, le=MAX_HISTORY_PAGE)] = 20,
 ) -> Response:
@@ -206,7 +201,6 @@ async def get_table_history(
 
     Table answers carry only the current schema version; this is where the rest is read.
     """
-    cat = await resolve_catalog(node_of(request), version, at)
     table = cat.table(parse_name(schema), parse_name(name))
     page = [v for v in table.versions if v.version >= from_schema_version][: limit + 1]
     return json_response(
@@ -220,11 +214,8 @@ async def get_table_history(
 
 
 @router.get("/schemas/{schema}/tables", response_model=list[str])
-async def list_tables(
-    request: Request, schema: Name, version: Version = None, at: At = None
-) -> list[str]:
+async def list_tables(cat: ReadCatalog, schema: Name) -> list[str]:
     """The (exact) names of a schema's tables."""
-    cat = await resolve_catalog(node_of(request), version, at)
     return [t.name for t in cat.schema_tables(cat.schema(parse_name(schema)).id)]
 
 
@@ -232,21 +223,15 @@ async def list_tables(
     "/schemas/{schema}/indexes/{name}",
     response_model=IndexBody,
 )
-async def get_index(
-    request: Request, schema: Name, name: Name, version: Version = None, at: At = None
-) -> Response:
+async def get_index(cat: ReadCatalog, schema: Name, name: Name) -> Response:
     """One (alive) index."""
-    cat = await resolve_catalog(node_of(request), version, at)
     index = cat.index(parse_name(schema), parse_name(name))
     return json_response(IndexBody(version=cat.version, index=index))
 
 
 @router.get("/zones/{name}", response_model=ZoneBody)
-async def get_zone(
-    request: Request, name: Name, version: Version = None, at: At = None
-) -> Response:
+async def get_zone(cat: ReadCatalog, name: Name) -> Response:
     """One zone and the ids of the tables it holds (the default zone is ``"Default"``)."""
-    cat = await resolve_catalog(node_of(request), version, at)
     zone = cat.zone(parse_name(name))
     return json_response(
         ZoneBody(version=cat.version, zone=zone, table_ids=[t.id for t in cat.zone_tables(zone.id)])

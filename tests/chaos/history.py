@@ -27,6 +27,7 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from updatelog.log import RequestRecord
 
@@ -42,8 +43,7 @@ class Outcome(enum.Enum):
     """Timeout, connection error or 5xx after every retry: in the log at most once."""
 
 
-@dataclass(frozen=True, slots=True)
-class Attempt:
+class Attempt(NamedTuple):
     """One HTTP attempt of a request: where it went and how it ended (status or error)."""
 
     url: str

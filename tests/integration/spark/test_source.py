@@ -37,17 +37,8 @@ class Table:
     def create(self, partitions: int = 3, name: str = "ORDERS") -> None:
         if self.client.catalog().find_zone("Z") is None:
             self.client.execute(c.CreateZone(name="Z", partitions=partitions, replicas=1))
-        self.client.execute(
-            c.CreateTable(
-                name=name,
-                zone="Z",
-                columns=[
-                    c.Column(name="ID", type=ColumnType.INT64, nullable=False),
-                    c.Column(name="QTY", type=ColumnType.INT32),
-                    c.Column(name="NAME", type=ColumnType.STRING, length=20),
-                ],
-                primary_key=["ID"],
-            )
+        self.client.sql(
+            f"CREATE TABLE {name} (ID BIGINT PRIMARY KEY, QTY INT, NAME VARCHAR(20)) ZONE Z"
         )
 
     def ddl(self, *commands: c.CommandBase) -> int:

@@ -8,23 +8,8 @@ import json
 import httpx
 import pytest
 
-from api.client import (
-    AlreadyExistsError,
-    CatalogApiError,
-    CompactedError,
-    ConflictError,
-    EventStreamError,
-    InvalidRequestError,
-    NotFoundError,
-    ResponseFormatError,
-    RetryPolicy,
-    ServerError,
-    UnavailableError,
-    UnreachableError,
-    WaitTimeoutError,
-)
+from api.client import RetryPolicy, errors
 from api.client.calls import command_dicts, execute_call, read_params
-from api.client.errors import error_from_response
 from api.client.events import EventCursor, Reconnects, SseDecoder, SseFrame
 from api.client.retries import Failover, base_urls, retry_after
 from catalog import commands as c
@@ -72,7 +57,7 @@ def frame_of(event: dict[str, object], event_id: str) -> SseFrame:
 def test_cursor_resumes_and_drops_what_it_delivered() -> None:
     cursor = EventCursor(from_version=2)
     assert cursor.request() == ({"from_version": "2"}, {"Accept": "text/event-stream"})
-    with pytest.raises(ResponseFormatError, match="entry"):  # an event needs its entry
+    with pytest.raises(errors.ResponseFormatError, match="entry"):  # an event needs its entry
         cursor.accept(frame_of(TABLE_EVENT, "2.0"))
     event = {**TABLE_EVENT, "entry": {"type": "new_table", "table": TABLE}}
     message = cursor.accept(frame_of(event, "2.0"))
@@ -105,19 +90,19 @@ def test_cursor_moves_past_bookmarks_and_resumes_where_a_cut_off_says() -> None:
 def test_error_frames_raise_typed_errors() -> None:
     cursor = EventCursor(from_version=1)
     compacted = SseFrame(event="error", data=['{"code": "VERSION_COMPACTED", "detail": "gone"}'])
-    with pytest.raises(CompactedError) as info:
+    with pytest.raises(errors.CompactedError) as info:
         cursor.accept(compacted)
     assert (info.value.code, info.value.detail, info.value.status) == (
         "VERSION_COMPACTED",
         "gone",
         None,
     )
-    with pytest.raises(EventStreamError) as other:
+    with pytest.raises(errors.EventStreamError) as other:
         cursor.accept(SseFrame(event="error", data=['{"code": "STORAGE_UNAVAILABLE"}']))
     assert other.value.code == "STORAGE_UNAVAILABLE"
-    with pytest.raises(EventStreamError):
+    with pytest.raises(errors.EventStreamError):
         cursor.accept(SseFrame(event="error", data=["not json"]))
-    with pytest.raises(ResponseFormatError):
+    with pytest.raises(errors.ResponseFormatError):
         cursor.accept(SseFrame(id="3.0", event="TABLE_CREATE", data=["{}"]))
 
 
@@ -138,24 +123,24 @@ def problem(status: int, code: str, **extra: object) -> httpx.Response:
 @pytest.mark.parametrize(
     ("status", "code", "kind"),
     [
-        (400, "MALFORMED_REQUEST", InvalidRequestError),
-        (413, "REQUEST_TOO_LARGE", InvalidRequestError),
-        (422, "VALIDATION_ERROR", InvalidRequestError),
-        (422, "TIMESTAMP_IN_FUTURE", InvalidRequestError),
-        (404, "TABLE_NOT_FOUND", NotFoundError),
-        (409, "TABLE_EXISTS", AlreadyExistsError),
-        (409, "ZONE_IN_USE", ConflictError),
-        (410, "VERSION_COMPACTED", CompactedError),
-        (503, "STORAGE_UNAVAILABLE", UnavailableError),
-        (504, "TIMEOUT", WaitTimeoutError),
-        (500, "INTERNAL_ERROR", ServerError),
-        (418, "TEAPOT", ServerError),
+        (400, "MALFORMED_REQUEST", errors.InvalidRequestError),
+        (413, "REQUEST_TOO_LARGE", errors.InvalidRequestError),
+        (422, "VALIDATION_ERROR", errors.InvalidRequestError),
+        (422, "TIMESTAMP_IN_FUTURE", errors.InvalidRequestError),
+        (404, "TABLE_NOT_FOUND", errors.NotFoundError),
+        (409, "TABLE_EXISTS", errors.AlreadyExistsError),
+        (409, "ZONE_IN_USE", errors.ConflictError),
+        (410, "VERSION_COMPACTED", errors.CompactedError),
+        (503, "STORAGE_UNAVAILABLE", errors.UnavailableError),
+        (504, "TIMEOUT", errors.WaitTimeoutError),
+        (500, "INTERNAL_ERROR", errors.ServerError),
+        (418, "TEAPOT", errors.ServerError),
     ],
 )
 def test_problem_responses_map_to_classes(
-    status: int, code: str, kind: type[CatalogApiError]
+    status: int, code: str, kind: type[errors.CatalogApiError]
 ) -> None:
-    error = error_from_response(problem(status, code, errors=[{"loc": ["a"], "msg": "m"}]))
+    error = errors.error_from_response(problem(status, code, errors=[{"loc": ["a"], "msg": "m"}]))
     assert type(error) is kind
     assert (error.code, error.status, error.detail, error.url) == (
         code,
@@ -169,8 +154,10 @@ def test_problem_responses_map_to_classes(
 
 def test_a_response_that_is_not_a_problem_still_gets_a_class() -> None:
     request = httpx.Request("GET", "http://h/")
-    error = error_from_response(httpx.Response(502, text="<html>bad gateway", request=request))
-    assert (type(error), error.code, error.status) == (ServerError, "HTTP_502", 502)
+    error = errors.error_from_response(
+        httpx.Response(502, text="<html>bad gateway", request=request)
+    )
+    assert (type(error), error.code, error.status) == (errors.ServerError, "HTTP_502", 502)
 
 
 def test_only_transient_503s_are_retried() -> None:
@@ -200,7 +187,7 @@ def test_reconnects_are_bounded_but_reset_by_progress() -> None:
     reconnects.failed("d")
     reconnects.failed("e", lived_s=60)  # a long-lived connection counts as progress
     reconnects.failed("f")
-    with pytest.raises(UnreachableError, match="3 failed"):
+    with pytest.raises(errors.UnreachableError, match="3 failed"):
         reconnects.failed("g")
 
 
