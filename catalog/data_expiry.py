@@ -16,13 +16,14 @@ that one had that long to read them. Compactions recorded less than a tenth of t
 are merged into the later one, which only delays deletions, so the record stays small.
 
 The data commits of unreachable tables are deleted at once (reads no longer list them). Those of
-a retained table are merged when its dead files are gone: the commits at or before the horizon
-become one (``data_files.merged``: the files visible after them, with the last one's number,
-time, snapshot id and sequence number), so a table that takes a commit every few seconds
-keeps about as many records as it took in the grace and the request window, not one per commit
-forever. Commits whose request ids may still answer on some node are not merged, so a retried
-request finds the commit it made; nor are those whose merged record the store would refuse as
-too large (they stay, and the round goes on).
+a retained table are merged when its dead files are gone (at once for a table that records no
+location: its files are where each job put them, not the catalog's to delete). The commits at
+or before the horizon become one (``data_files.merged``: the files visible after them, with the
+last one's number, time, snapshot id and sequence number), so a table that takes a commit every
+few seconds keeps about as many records as it took in the grace and the request window, not one
+per commit forever. Commits whose request ids may still answer on some node are not merged, so a
+retried request finds the commit it made; nor are those whose merged record the store would
+refuse as too large (they stay, and the round goes on).
 
 Files dead at a horizon stay dead at every later one, so a round that deleted every file dead at
 its horizon records that horizon in ``catalog.data.swept``, and the next round reads the commits
@@ -161,7 +162,7 @@ class DataExpiry:
     Args:
         log: the update log.
         warehouse: the cluster's warehouse folder; None when it has none (then the folders
-            of dropped tables stay).
+            of dropped tables stay, as do the dead files of tables without a location).
         max_clock_skew_ms: the cluster's bound on clock skew (a request id is taken for
             expired only when it is on every node's clock).
     """
@@ -235,12 +236,11 @@ class DataExpiry:
         if horizon <= swept and limit <= merged_to:
             return
         complete = True
-        folders: dict[int, Path] = {}
+        folders: dict[int, Path | None] = {}
         for table_id in await self._commits.tables():
             if latest.has_table(table_id):
                 location = latest.table_by_id(table_id).location
-                if location is not None:
-                    folders[table_id] = Path(location)
+                folders[table_id] = None if location is None else Path(location)
             elif table_id >= latest.object_id_gen:
                 complete = False  # created since this node's latest catalog: not swept here
         if swept:
@@ -291,11 +291,13 @@ class DataExpiry:
         return due if result.succeeded else None
 
     async def _expire_files(
-        self, table_id: int, folder: Path, horizon_ts: int, swept_ts: int, limit_ts: int
+        self, table_id: int, folder: Path | None, horizon_ts: int, swept_ts: int, limit_ts: int
     ) -> bool:
         """Delete the files of ``table_id`` dead at ``horizon_ts`` that were not at ``swept_ts``.
 
         Once they are gone, its commits no read tells apart any more are merged (``_merge``).
+        A table without a folder (it records no location) has its files wherever each job
+        put them, which the catalog does not own: they are left, and its commits merged.
 
         Returns:
             Whether every one is gone (False when one could not be deleted, or the table's
@@ -310,7 +312,7 @@ class DataExpiry:
 
         paths = await asyncio.to_thread(dead)
         complete = True
-        if paths:
+        if paths and folder is not None:
             if not await asyncio.to_thread(folder.is_dir):
                 return False  # the warehouse is not on this node: a node that has it deletes them
             removed, complete = await asyncio.to_thread(remove_files, folder, paths)

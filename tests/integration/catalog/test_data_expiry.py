@@ -407,3 +407,36 @@ def test_a_merge_refused_for_a_full_store_is_tried_again_by_a_later_round(
             assert [e.version for e in await DataCommitLog(node.log).read(table_id)] == [2]
 
     run(scenario())
+
+
+def test_a_table_without_a_location_has_its_commits_merged_and_its_files_left(
+    store_url: str, tmp_path: Path
+) -> None:
+    """On a cluster without a warehouse a table records no location: its files are where each
+    job put them, which the catalog does not own. Its dead files stay; its commits merge."""
+    url = f"{store_url}?request_ttl=0.05"
+    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0)
+
+    async def scenario() -> None:
+        async with CatalogNode.open(url, "n1", options) as node:
+            await node.manager.execute(create_table("T"))
+            table = node.service.latest_catalog().table("PUBLIC", "T")
+            assert table.location is None
+            folder = tmp_path / "job-warehouse" / f"table_{table.id}"
+            await _write(node, table.id, [_touch(folder, "a.parquet")])
+            await _write(node, table.id, [_touch(folder, "b.parquet")])
+            await _write(node, table.id, [_touch(folder, "c.parquet")], removed=("a.parquet",))
+            horizon = await node.manager.execute(create_table("LATER"))
+            now = node.clock.now()
+            before = _read(await node.data.commits_at(table.id, now))
+            await asyncio.sleep(1.1)  # the request ids expire (a second's allowance)
+            assert await node.manager.compact_to(horizon.version, file_grace_ms=0)
+
+            assert node.manager.expiry.stats["commits_merged"] == 3
+            assert node.manager.expiry.stats["files_deleted"] == 0
+            assert [e.version for e in await DataCommitLog(node.log).read(table.id)] == [3]
+            assert _read(await node.data.commits_at(table.id, now)) == before
+            left = sorted(p.name for p in folder.glob("*.parquet"))
+            assert left == ["a.parquet", "b.parquet", "c.parquet"]
+
+    run(scenario())
