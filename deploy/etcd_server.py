@@ -457,29 +457,10 @@ class EtcdCluster:
 class EtcdServer(EtcdCluster):
     """A single etcd server on free loopback ports with a temporary data directory.
 
+    An ``EtcdCluster`` of one member (its default size), with the cluster's options.
     ``endpoint`` is ``127.0.0.1:<port>``. With ``tls`` it serves HTTPS and requires client
     certificates; ``members[0].enable_auth(password)`` turns on etcd's user authentication.
     """
-
-    def __init__(
-        self,
-        *,
-        base_dir: Path | None = None,
-        binary: str | None = None,
-        start_timeout_s: float = 30.0,
-        unsafe_no_fsync: bool = False,
-        extra_args: Sequence[str] = (),
-        tls: TlsFiles | None = None,
-    ) -> None:
-        super().__init__(
-            1,
-            base_dir=base_dir,
-            binary=binary,
-            start_timeout_s=start_timeout_s,
-            unsafe_no_fsync=unsafe_no_fsync,
-            extra_args=extra_args,
-            tls=tls,
-        )
 
     def __enter__(self) -> EtcdServer:
         self.start()

@@ -52,14 +52,9 @@ def run_in_fresh_shell(
     script: str, env: dict[str, str], cwd: Path, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """Run ``script`` with ``bash -e`` in a new shell (stops at the first failing command)."""
+    command = ["bash", "-e", "-c", script]
     return subprocess.run(
-        ["bash", "-e", "-c", script],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
 
 
