@@ -29,9 +29,9 @@ Files dead at a horizon stay dead at every later one, so a round that deleted ev
 its horizon records that horizon in ``catalog.data.swept``, and the next round reads the commits
 only of the tables that have committed since (it reads the latest commit of a hundred tables in
 two transactions), deleting only the files that died since. Likewise ``catalog.data.merged``
-records a moment such that every table whose latest commit is at or before it has merged what
-it can, so a table that stopped committing is read once more when its last commits become
-mergeable. A round that could not finish (a
+records how far merging got, so a table that stopped committing is read once more when its last
+commits become mergeable; one whose latest commit is mergeable but not a merged one (a round
+left its commits: too large to merge) is read by every round. A round that could not finish (a
 file it could not delete, a table folder this node does not have, a table this node has not
 applied yet) records nothing, so the next one does its work again. Deleting files is
 housekeeping: a file that cannot be deleted (another process owns the warehouse, or it is on
@@ -223,10 +223,10 @@ class DataExpiry:
         """Delete the files dead at ``horizon`` and merge the commits no read tells apart.
 
         Two marks say how far earlier rounds got: ``catalog.data.swept`` (every file dead at
-        it is gone) and ``catalog.data.merged`` (every table whose latest commit is at or before
-        it has merged what it can). A table is read again only when it has committed since the
-        first, or its latest commit has become mergeable since the second. A round that could
-        not finish moves neither.
+        it is gone) and ``catalog.data.merged`` (how far merging got). A table is read again
+        only when it has committed since the first, or its latest commit has become mergeable
+        since the second or is mergeable and not a merged one (``_to_read``). A round that
+        could not finish moves neither.
         """
         keys = self._log.keys
         swept, merged_to = await self._mark(keys.data_swept), await self._mark(keys.data_merged)
@@ -245,14 +245,15 @@ class DataExpiry:
                 complete = False  # created since this node's latest catalog: not swept here
         if swept:
             # A table with no commit since the last sweep has the same dead files, gone then,
-            # and merged what it could unless its latest commit became mergeable since.
+            # and merged what it could unless its latest commit became mergeable since, or is
+            # mergeable and unmerged still (a round may have left it: too large to merge).
             last = await self._commits.latest_commits(list(folders))
-            times = {t: decode_data_commit(entry.payload).commit_ts for t, entry in last.items()}
+            latest_commits = {t: decode_data_commit(e.payload) for t, e in last.items()}
             folders = {
                 table_id: folder
                 for table_id, folder in folders.items()
-                if table_id in times
-                and (times[table_id] > swept or merged_to < times[table_id] <= limit)
+                if table_id in latest_commits
+                and _to_read(latest_commits[table_id], swept, merged_to, limit)
             }
         for table_id, folder in folders.items():
             complete &= await self._expire_files(table_id, folder, horizon, swept, limit)
@@ -357,3 +358,12 @@ class DataExpiry:
         if done:
             self.stats["commits_merged"] += count - (1 if commits[0].merged else 0)
         return True
+
+
+def _to_read(last: DataCommit, swept: int, merged_to: int, limit: int) -> bool:
+    """Whether a round reads a table whose latest commit is ``last`` (see ``_sweep``)."""
+    if last.commit_ts > swept:
+        return True  # files may have died since the last sweep
+    if last.commit_ts > limit:
+        return False  # read again once its latest commit is mergeable
+    return last.commit_ts > merged_to or (last.seq > 1 and not last.merged)

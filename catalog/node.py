@@ -136,9 +136,18 @@ class CatalogNode:
         service = CatalogService(update_log, node_name=node_name)
         await service.recover()
         service.start()
-        node = cls(
-            update_log, service, clock=clock, settings=settings, options=options, owns_log=owns_log
-        )
+        try:
+            node = cls(
+                update_log,
+                service,
+                clock=clock,
+                settings=settings,
+                options=options,
+                owns_log=owns_log,
+            )
+        except BaseException:
+            await service.close()
+            raise
         if options.safe_time_ticker:
             node.schema_sync.start_ticker()
         node._maintenance = asyncio.get_running_loop().create_task(

@@ -74,9 +74,10 @@ class Packing:
 
 def _positive(options: Mapping[str, str], name: str, default: int) -> int:
     given = options.get(name)
-    if given is None:
-        return default
-    value = int(given) if given.isascii() and given.isdigit() else 0
+    try:
+        value = default if given is None else int(given)
+    except ValueError:
+        value = 0
     if value < 1:
         raise ValidationError(f"option {name} must be a positive whole number, got {given!r}")
     return value

@@ -376,8 +376,7 @@ class EtcdKvStore:
         if self._closed:
             return
         self._closed = True
-        for stream in list(self._streams):
-            stream.cancel()
+        self.interrupt_watch_streams()  # closed: they end instead of resuming
         await self._members.close()
 
     async def _reads_at_one_revision(

@@ -269,9 +269,9 @@ class SqliteKvStore:
         if self._closed:
             return
         self._closed = True
-        self._direct.close()
         for wake in list(self._watchers):
             wake.set()
+        self._direct.close()
         await asyncio.wrap_future(self._db.close())
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request
@@ -51,30 +52,45 @@ MAX_HISTORY_PAGE = 100
 """The most schema versions one page of a table's history holds."""
 
 
-async def _read_catalog(request: Request, version: Version = None, at: At = None) -> Catalog:
-    """Return the catalog a read asks for: at ``version``, as of ``at``, or the latest."""
-    return await resolve_catalog(node_of(request), version, at)
+@dataclass(frozen=True, slots=True)
+class CatalogRead:
+    """Which catalog a read asks for: at ``version``, as of ``at``, or the latest."""
+
+    request: Request
+    version: int | None
+    at: str | None
+
+    async def catalog(self) -> Catalog:
+        """Return that catalog (resolved in the route, once every parameter is valid)."""
+        return await resolve_catalog(node_of(self.request), self.version, self.at)
 
 
-ReadCatalog = Annotated[Catalog, Depends(_read_catalog)]
-"""A read's catalog, chosen by its ``version`` and ``at`` query parameters."""
+async def _catalog_read(request: Request, version: Version = None, at: At = None) -> CatalogRead:
+    return CatalogRead(request, version, at)
+
+
+ReadAt = Annotated[CatalogRead, Depends(_catalog_read)]
+"""A read's ``version`` and ``at`` query parameters."""
 
 
 @router.get("/catalog", response_model=CatalogBody)
-async def get_catalog(cat: ReadCatalog) -> Response:
+async def get_catalog(read: ReadAt) -> Response:
     """The whole catalog at a version, as of a time, or the latest."""
+    cat = await read.catalog()
     return json_response(CatalogBody.of(cat, history=False))
 
 
 @router.get("/schemas", response_model=SchemasBody)
-async def list_schemas(cat: ReadCatalog) -> Response:
+async def list_schemas(read: ReadAt) -> Response:
     """Every schema."""
+    cat = await read.catalog()
     return json_response(SchemasBody(version=cat.version, schemas=cat.schemas()))
 
 
 @router.get("/schemas/{schema}", response_model=SchemaBody)
-async def get_schema(cat: ReadCatalog, schema: Name) -> Response:
+async def get_schema(read: ReadAt, schema: Name) -> Response:
     """One schema with the (exact) names of its tables and alive indexes."""
+    cat = await read.catalog()
     found = cat.schema(parse_name(schema))
     tables = cat.schema_tables(found.id)
     indexes = sorted(i.name for t in tables for i in cat.table_indexes(t.id) if i.is_alive)
@@ -90,9 +106,10 @@ async def get_schema(cat: ReadCatalog, schema: Name) -> Response:
 
 @router.get("/indexes", response_model=IndexesBody)
 async def list_indexes(
-    cat: ReadCatalog, schema: NameFilter = None, table: NameFilter = None
+    read: ReadAt, schema: NameFilter = None, table: NameFilter = None
 ) -> Response:
     """Alive indexes: every one, a schema's, or one table's (in PUBLIC unless ``schema``)."""
+    cat = await read.catalog()
     found: list[IndexDescriptor]
     if table is not None:
         owner = cat.table(
@@ -109,8 +126,9 @@ async def list_indexes(
 
 
 @router.get("/zones", response_model=ZonesBody)
-async def list_zones(cat: ReadCatalog) -> Response:
+async def list_zones(read: ReadAt) -> Response:
     """Every zone, and the default one (where a table created without a zone goes)."""
+    cat = await read.catalog()
     default = cat.default_zone()
     return json_response(
         ZonesBody(
@@ -122,8 +140,9 @@ async def list_zones(cat: ReadCatalog) -> Response:
 
 
 @router.get("/system-views", response_model=SystemViewsBody)
-async def list_system_views(cat: ReadCatalog) -> Response:
+async def list_system_views(read: ReadAt) -> Response:
     """The system views the database's nodes registered (all in ``SYSTEM``), oldest first."""
+    cat = await read.catalog()
     return json_response(SystemViewsBody(version=cat.version, system_views=cat.system_views()))
 
 
@@ -191,7 +210,7 @@ def _table_json(cat: Catalog, schema: str, name: str) -> bytes:
 
 @router.get("/schemas/{schema}/tables/{name}/schema-versions", response_model=TableHistoryBody)
 async def get_table_history(
-    cat: ReadCatalog,
+    read: ReadAt,
     schema: Name,
     name: Name,
     from_schema_version: Annotated[int, Query(ge=1, alias="from")] = 1,
@@ -201,6 +220,7 @@ async def get_table_history(
 
     Table answers carry only the current schema version; this is where the rest is read.
     """
+    cat = await read.catalog()
     table = cat.table(parse_name(schema), parse_name(name))
     page = [v for v in table.versions if v.version >= from_schema_version][: limit + 1]
     return json_response(
@@ -214,8 +234,9 @@ async def get_table_history(
 
 
 @router.get("/schemas/{schema}/tables", response_model=list[str])
-async def list_tables(cat: ReadCatalog, schema: Name) -> list[str]:
+async def list_tables(read: ReadAt, schema: Name) -> list[str]:
     """The (exact) names of a schema's tables."""
+    cat = await read.catalog()
     return [t.name for t in cat.schema_tables(cat.schema(parse_name(schema)).id)]
 
 
@@ -223,15 +244,17 @@ async def list_tables(cat: ReadCatalog, schema: Name) -> list[str]:
     "/schemas/{schema}/indexes/{name}",
     response_model=IndexBody,
 )
-async def get_index(cat: ReadCatalog, schema: Name, name: Name) -> Response:
+async def get_index(read: ReadAt, schema: Name, name: Name) -> Response:
     """One (alive) index."""
+    cat = await read.catalog()
     index = cat.index(parse_name(schema), parse_name(name))
     return json_response(IndexBody(version=cat.version, index=index))
 
 
 @router.get("/zones/{name}", response_model=ZoneBody)
-async def get_zone(cat: ReadCatalog, name: Name) -> Response:
+async def get_zone(read: ReadAt, name: Name) -> Response:
     """One zone and the ids of the tables it holds (the default zone is ``"Default"``)."""
+    cat = await read.catalog()
     zone = cat.zone(parse_name(name))
     return json_response(
         ZoneBody(version=cat.version, zone=zone, table_ids=[t.id for t in cat.zone_tables(zone.id)])

@@ -67,3 +67,19 @@ def test_json_with_parameters_or_a_json_suffix_is_json(http: httpx.Client) -> No
             headers={"content-type": content_type},
         )
         assert answer.status_code == 200, answer.text
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/schemas/PUBLIC/tables/T/schema-versions?limit=0&version=99999",
+        "/v1/schemas/" + "A" * 301 + "?version=99999",
+        "/v1/indexes?schema=&version=99999",
+    ],
+)
+def test_a_malformed_parameter_is_refused_before_the_catalog_is_read(
+    http: httpx.Client, path: str
+) -> None:
+    """The version asked for does not exist; the malformed parameter is what the answer names."""
+    refused = http.get(path)
+    assert (refused.status_code, refused.json()["code"]) == (422, "VALIDATION_ERROR")

@@ -19,9 +19,10 @@ from catalog.node import CatalogNode
 from catalog.node_options import NodeOptions
 from schemasync.clock import physical_of
 from tests.integration.catalog.support import create_table, run
-from updatelog import requests
+from updatelog import envelope, requests
+from updatelog.envelope import Kind
 from updatelog.errors import StoreQuotaExceededError
-from updatelog.kv import Get
+from updatelog.kv import Get, Put
 
 
 def _commit(seq: int, ts: int, paths: list[str], **kw: object) -> DataCommit:
@@ -438,5 +439,27 @@ def test_a_table_without_a_location_has_its_commits_merged_and_its_files_left(
             assert _read(await node.data.commits_at(table.id, now)) == before
             left = sorted(p.name for p in folder.glob("*.parquet"))
             assert left == ["a.parquet", "b.parquet", "c.parquet"]
+
+    run(scenario())
+
+
+def test_mergeable_commits_a_round_left_are_merged_though_the_marks_passed_them(
+    store_url: str, tmp_path: Path
+) -> None:
+    """Marks that passed a quiet table's unmerged commits (a round that left them) do not keep
+    them unmerged for ever: the next round reads the table again."""
+    url = f"{store_url}?request_ttl=0.05"
+
+    async def scenario() -> None:
+        async with _node(url, tmp_path) as node:
+            ((table_id, folder),) = await _tables(node, "T")
+            await _write(node, table_id, [_touch(folder, "a.parquet")])
+            await _write(node, table_id, [_touch(folder, "b.parquet")])
+            await asyncio.sleep(1.1)  # the request ids expire (a second's allowance)
+            keys, mark = node.log.keys, envelope.encode_int(Kind.SAFE_TIME, node.clock.now())
+            await node.log.store.txn([], [Put(keys.data_swept, mark), Put(keys.data_merged, mark)])
+            horizon = await node.manager.execute(create_table("LATER"))
+            assert await node.manager.compact_to(horizon.version, file_grace_ms=0)
+            assert [e.version for e in await DataCommitLog(node.log).read(table_id)] == [2]
 
     run(scenario())

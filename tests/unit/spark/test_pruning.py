@@ -258,7 +258,7 @@ def test_files_pack_into_partitions_by_bytes() -> None:
     assert len(Packing(parallelism=1).pack(small)) == 1
 
 
-@pytest.mark.parametrize("given", ["0", "-5", "lots"])
+@pytest.mark.parametrize("given", ["0", "-5", "lots", "9" * 5000])
 def test_packing_options_must_be_positive_numbers(given: str) -> None:
     with pytest.raises(ValidationError, match="option parallelism must be a positive whole"):
         Packing.of({"parallelism": given})
