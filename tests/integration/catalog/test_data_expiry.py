@@ -378,6 +378,15 @@ def test_commits_merge_only_once_their_request_ids_expired_on_every_clock(
     run(scenario())
 
 
+async def _two_settled_commits(node: CatalogNode) -> int:
+    """Create table T with two data commits whose request ids have expired; return its id."""
+    ((table_id, folder),) = await _tables(node, "T")
+    await _write(node, table_id, [_touch(folder, "a.parquet")])
+    await _write(node, table_id, [_touch(folder, "b.parquet")])
+    await asyncio.sleep(1.1)  # the request ids expire (a second's allowance)
+    return table_id
+
+
 def test_a_merge_refused_for_a_full_store_is_tried_again_by_a_later_round(
     store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -397,10 +406,7 @@ def test_a_merge_refused_for_a_full_store_is_tried_again_by_a_later_round(
 
     async def scenario() -> None:
         async with _node(url, tmp_path) as node:
-            ((table_id, folder),) = await _tables(node, "T")
-            await _write(node, table_id, [_touch(folder, "a.parquet")])
-            await _write(node, table_id, [_touch(folder, "b.parquet")])
-            await asyncio.sleep(1.1)  # the request ids expire (a second's allowance)
+            table_id = await _two_settled_commits(node)
             for round_ in range(2):
                 horizon = await node.manager.execute(create_table(f"ROUND{round_}"))
                 assert await node.manager.compact_to(horizon.version, file_grace_ms=0)
@@ -452,10 +458,7 @@ def test_mergeable_commits_a_round_left_are_merged_though_the_marks_passed_them(
 
     async def scenario() -> None:
         async with _node(url, tmp_path) as node:
-            ((table_id, folder),) = await _tables(node, "T")
-            await _write(node, table_id, [_touch(folder, "a.parquet")])
-            await _write(node, table_id, [_touch(folder, "b.parquet")])
-            await asyncio.sleep(1.1)  # the request ids expire (a second's allowance)
+            table_id = await _two_settled_commits(node)
             keys, mark = node.log.keys, envelope.encode_int(Kind.SAFE_TIME, node.clock.now())
             await node.log.store.txn([], [Put(keys.data_swept, mark), Put(keys.data_merged, mark)])
             horizon = await node.manager.execute(create_table("LATER"))
