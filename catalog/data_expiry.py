@@ -28,10 +28,11 @@ refuse as too large (they stay, and the round goes on).
 Files dead at a horizon stay dead at every later one, so a round that deleted every file dead at
 its horizon records that horizon in ``catalog.data.swept``, and the next round reads the commits
 only of the tables that have committed since (it reads the latest commit of a hundred tables in
-two transactions), deleting only the files that died since. Likewise ``catalog.data.merged``
-records how far merging got, so a table that stopped committing is read once more when its last
-commits become mergeable; one whose latest commit is mergeable but not a merged one (a round
-left its commits: too large to merge) is read by every round. A round that could not finish (a
+two transactions), deleting only the files that died since, and those whose latest commit is
+mergeable but not a merged one: a table that stopped committing is read again once its last
+commits can be merged, and every round reads one whose commits a round left (too large to
+merge). ``catalog.data.merged`` records how far merging got, so a round with no new horizon and
+nothing newly mergeable reads no table at all. A round that could not finish (a
 file it could not delete, a table folder this node does not have, a table this node has not
 applied yet) records nothing, so the next one does its work again. Deleting files is
 housekeeping: a file that cannot be deleted (another process owns the warehouse, or it is on
@@ -223,10 +224,10 @@ class DataExpiry:
         """Delete the files dead at ``horizon`` and merge the commits no read tells apart.
 
         Two marks say how far earlier rounds got: ``catalog.data.swept`` (every file dead at
-        it is gone) and ``catalog.data.merged`` (how far merging got). A table is read again
-        only when it has committed since the first, or its latest commit has become mergeable
-        since the second or is mergeable and not a merged one (``_to_read``). A round that
-        could not finish moves neither.
+        it is gone) and ``catalog.data.merged`` (how far merging got; with no later horizon
+        either, the round has nothing to do). A table is read again only when it has committed
+        since the first, or its latest commit is mergeable and not a merged one (``_to_read``).
+        A round that could not finish moves neither.
         """
         keys = self._log.keys
         swept, merged_to = await self._mark(keys.data_swept), await self._mark(keys.data_merged)
@@ -244,16 +245,14 @@ class DataExpiry:
             elif table_id >= latest.object_id_gen:
                 complete = False  # created since this node's latest catalog: not swept here
         if swept:
-            # A table with no commit since the last sweep has the same dead files, gone then,
-            # and merged what it could unless its latest commit became mergeable since, or is
-            # mergeable and unmerged still (a round may have left it: too large to merge).
+            # A table with no commit since the last sweep has the same dead files, gone then;
+            # it has commits to merge only while its latest mergeable one is not a merged one.
             last = await self._commits.latest_commits(list(folders))
             latest_commits = {t: decode_data_commit(e.payload) for t, e in last.items()}
             folders = {
                 table_id: folder
                 for table_id, folder in folders.items()
-                if table_id in latest_commits
-                and _to_read(latest_commits[table_id], swept, merged_to, limit)
+                if table_id in latest_commits and _to_read(latest_commits[table_id], swept, limit)
             }
         for table_id, folder in folders.items():
             complete &= await self._expire_files(table_id, folder, horizon, swept, limit)
@@ -360,10 +359,12 @@ class DataExpiry:
         return True
 
 
-def _to_read(last: DataCommit, swept: int, merged_to: int, limit: int) -> bool:
-    """Whether a round reads a table whose latest commit is ``last`` (see ``_sweep``)."""
+def _to_read(last: DataCommit, swept: int, limit: int) -> bool:
+    """Whether a round reads a table whose latest commit is ``last`` (see ``_sweep``).
+
+    Commits are numbered from 1 and a merged one stands for every one before it, so a latest
+    commit that is neither the first nor a merged one has others before it to merge with.
+    """
     if last.commit_ts > swept:
         return True  # files may have died since the last sweep
-    if last.commit_ts > limit:
-        return False  # read again once its latest commit is mergeable
-    return last.commit_ts > merged_to or (last.seq > 1 and not last.merged)
+    return last.commit_ts <= limit and last.seq > 1 and not last.merged

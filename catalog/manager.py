@@ -104,7 +104,6 @@ class CatalogManager:
         self._log = log
         self._service = service
         self._schema_sync = schema_sync
-        self._clock = schema_sync.clock
         self._warehouse = warehouse
         self.expiry = DataExpiry(log, warehouse, max_clock_skew_ms=schema_sync.max_clock_skew_ms)
         """What compactions deleted of the data (``stats``)."""
@@ -350,7 +349,7 @@ class CatalogManager:
                         request.future.set_result(_recorded(record, request.digest))
                 continue  # the others are still valid; no backoff needed
             if result.conflict is AppendConflict.SAFE_TIME:
-                self._clock.update(result.safe_time)
+                self._schema_sync.clock.update(result.safe_time)
             else:
                 await self._service.catalog_ready(result.version)
             self.stats["retries"] += 1
@@ -455,7 +454,7 @@ class CatalogManager:
     ) -> VersionedUpdate:
         return VersionedUpdate(
             version=base.version + 1,
-            proposal_ts=self._clock.now(),
+            proposal_ts=self._schema_sync.clock.now(),
             delay_ms=self._schema_sync.delay_ms,
             entries=tuple(entries),
             requests=tuple(
