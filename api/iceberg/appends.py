@@ -31,8 +31,16 @@ from api.iceberg.bounds import BoundError, column_stats
 from api.iceberg.commits import check_requirements
 from api.iceberg.errors import bad_request, commit_failed
 from api.iceberg.manifests import check_present, snapshot_change
-from api.iceberg.models import AddedSnapshot, TableMetadata, TableRequirement, TableUpdate
+from api.iceberg.models import TableMetadata
+from api.iceberg.requirements import TableRequirement
 from api.iceberg.snapshots import MAIN, manifest_list_of, snapshot_id_of
+from api.iceberg.updates import (
+    AddedSnapshot,
+    AddSnapshotUpdate,
+    SetSnapshotRefUpdate,
+    SnapshotUpdate,
+    TableUpdate,
+)
 from api.routes.params import node_of
 from catalog.data_files import (
     DataCommit,
@@ -45,7 +53,6 @@ from catalog.data_files import (
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode, ValidationError
 
-SNAPSHOT_UPDATES = ("add-snapshot", "set-snapshot-ref")
 OPERATIONS: tuple[SnapshotOperation, ...] = ("append", "overwrite", "delete", "replace")
 
 
@@ -60,7 +67,7 @@ def added_snapshots(updates: Sequence[TableUpdate]) -> list[AddedSnapshot] | Non
             with other updates, snapshots that do not follow one another, main not moved to
             the last, another branch or a tag, or a branch moved without a new snapshot.
     """
-    touching = [u for u in updates if u.action in SNAPSHOT_UPDATES]
+    touching = [u for u in updates if isinstance(u, SnapshotUpdate)]
     if not touching:
         return None
     if len(touching) != len(updates):
@@ -68,9 +75,8 @@ def added_snapshots(updates: Sequence[TableUpdate]) -> list[AddedSnapshot] | Non
             "a commit that adds a snapshot makes no other change: commit schema and property "
             "changes on their own"
         )
-    added = [u.snapshot for u in updates if u.action == "add-snapshot"]
-    chain = [s for s in added if s is not None]
-    if not chain or len(chain) != len(added):
+    chain = [u.snapshot for u in touching if isinstance(u, AddSnapshotUpdate)]
+    if not chain:
         raise bad_request(
             "a commit adds snapshots (add-snapshot) and makes the last the head of branch main "
             "(set-snapshot-ref); the table's data history moves forward only"
@@ -82,7 +88,7 @@ def added_snapshots(updates: Sequence[TableUpdate]) -> list[AddedSnapshot] | Non
                 "added before it in the same commit"
             )
     last = chain[-1].snapshot_id
-    refs = [u for u in updates if u.action == "set-snapshot-ref"]
+    refs = [u for u in touching if isinstance(u, SetSnapshotRefUpdate)]
     if (
         not refs
         or any(r.ref_name != MAIN or r.type != "branch" for r in refs)

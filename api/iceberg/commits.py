@@ -1,115 +1,46 @@
 """A table commit: its requirements checked, its updates turned into catalog commands.
 
-Requirements are checked against the table's projected metadata; one that does not hold
-fails the commit (``CommitFailedException``) before anything is written. They are checked
-again against the very catalog version the commit's batch is judged on
-(``unchanged_since_read``), so another writer's change that lands in between fails the commit
-too, as Iceberg's optimistic commits require. The updates that
-change a table's schema (``add-schema`` with ``set-current-schema``) or its properties
-(``set-properties``, ``remove-properties``) become catalog commands, applied as one batch.
-A commit that adds a snapshot is a data commit (``appends``) and makes no other change.
-Every other update (specs, orders, location, a branch moved back) is refused and nothing is
+The body is a list of requirements and a list of updates, one model per kind of each
+(``requirements``, ``updates``). Requirements are checked (each kind's ``check``) against
+the table's projected metadata; one that does not hold fails the commit
+(``CommitFailedException``) before anything is written. They are checked again against the
+very catalog version the commit's batch is judged on (``unchanged_since_read``), so another
+writer's change that lands in between fails the commit too, as Iceberg's optimistic commits
+require. The updates that change a table's schema (``add-schema`` with
+``set-current-schema``) or its properties (``set-properties``, ``remove-properties``) record
+themselves (``apply``) and become catalog commands, applied as one batch. A commit that adds
+a snapshot is a data commit (``appends``) and makes no other change. Every other update
+(specs, orders, location, a branch moved back) is refused by its kind and nothing is
 written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TypeVar
 
-from api.iceberg.errors import IcebergError, bad_request, commit_failed
+from pydantic import Field
+
+from api.iceberg.errors import IcebergError
 from api.iceberg.evolution import schema_commands
 from api.iceberg.metadata import table_metadata
-from api.iceberg.models import (
-    LAST_PARTITION_ID,
-    UNPARTITIONED_SPEC_ID,
-    UNSORTED_ORDER_ID,
-    IcebergSchema,
-    TableMetadata,
-    TableRequirement,
-    TableUpdate,
-)
+from api.iceberg.models import IcebergModel, TableIdentifier, TableMetadata
 from api.iceberg.properties import properties_command
+from api.iceberg.requirements import TableRequirement
 from api.iceberg.snapshots import Snapshots
+from api.iceberg.updates import CommitChanges, TableUpdate
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
 from catalog.manager import Precondition
 
-T = TypeVar("T")
 
-LAST_ADDED = -1
-"""``set-current-schema``'s id for "the schema this commit added"."""
+class CommitTableRequest(IcebergModel):
+    """``POST /v1/namespaces/{namespace}/tables/{table}``."""
 
-NOT_MADE = (
-    "this catalog's Iceberg REST catalog changes a table's schema and properties, and adds "
-    "snapshots to branch main; a table keeps one unpartitioned spec, one unsorted order "
-    "and its location"
-)
-
-
-def _required(value: T | None, requirement: TableRequirement, member: str) -> T:
-    if value is None:
-        raise bad_request(f"requirement {requirement.type} needs {member}")
-    return value
-
-
-def _fails(requirement: TableRequirement, metadata: TableMetadata) -> str | None:
-    """Return why ``requirement`` does not hold of ``metadata``, or None when it holds.
-
-    Raises:
-        IcebergError: BadRequestException for an unknown requirement or a missing member.
-    """
-    kind = requirement.type
-    if kind == "assert-create":
-        return "the table already exists"
-    if kind == "assert-table-uuid":
-        uuid = _required(requirement.uuid, requirement, "uuid")
-        return None if uuid == metadata.table_uuid else f"table uuid is {metadata.table_uuid}"
-    if kind == "assert-ref-snapshot-id":
-        ref = _required(requirement.ref, requirement, "ref")
-        at = metadata.refs.get(ref, {}).get("snapshot-id")
-        if at == requirement.snapshot_id:
-            return None
-        if at is None:
-            return f"branch or tag {ref} does not exist (the table has no snapshot on it)"
-        if requirement.snapshot_id is None:
-            return f"branch {ref} exists, at snapshot {at}"
-        return f"branch {ref} is at snapshot {at}, not {requirement.snapshot_id}"
-    expected: dict[str, tuple[int | None, int, str]] = {
-        "assert-current-schema-id": (
-            requirement.current_schema_id,
-            metadata.current_schema_id,
-            "current-schema-id",
-        ),
-        "assert-last-assigned-field-id": (
-            requirement.last_assigned_field_id,
-            metadata.last_column_id,
-            "last-assigned-field-id",
-        ),
-        "assert-last-assigned-partition-id": (
-            requirement.last_assigned_partition_id,
-            LAST_PARTITION_ID,
-            "last-assigned-partition-id",
-        ),
-        "assert-default-spec-id": (
-            requirement.default_spec_id,
-            UNPARTITIONED_SPEC_ID,
-            "default-spec-id",
-        ),
-        "assert-default-sort-order-id": (
-            requirement.default_sort_order_id,
-            UNSORTED_ORDER_ID,
-            "default-sort-order-id",
-        ),
-    }
-    if kind not in expected:
-        raise bad_request(f"unknown commit requirement {kind}")
-    asked, actual, member = expected[kind]
-    asked = _required(asked, requirement, member)
-    return None if asked == actual else f"{member} is {actual}, not {asked}"
+    identifier: TableIdentifier | None = None
+    requirements: list[TableRequirement] = Field(default_factory=list)
+    updates: list[TableUpdate] = Field(default_factory=list)
 
 
 def check_requirements(
@@ -118,16 +49,10 @@ def check_requirements(
     """Check every requirement of a commit against the table's current metadata.
 
     Raises:
-        IcebergError: CommitFailedException naming the first that fails; BadRequestException
-            for a malformed one.
+        IcebergError: CommitFailedException naming the first that fails.
     """
     for requirement in requirements:
-        reason = _fails(requirement, metadata)
-        if reason is not None:
-            raise commit_failed(
-                f"requirement {requirement.type} failed for table {table}: {reason}; nothing "
-                "was written: load the table again and retry"
-            )
+        requirement.check(metadata, table)
 
 
 def unchanged_since_read(
@@ -160,64 +85,6 @@ def unchanged_since_read(
     return check
 
 
-@dataclass
-class _Changes:
-    """What a commit's updates ask for."""
-
-    added: list[IcebergSchema] = field(default_factory=list)
-    current: int | None = None
-    set_properties: dict[str, str] = field(default_factory=dict)
-    removed_properties: list[str] = field(default_factory=list)
-
-    def take(self, update: TableUpdate) -> None:
-        """Record one update.
-
-        Raises:
-            IcebergError: BadRequestException for an update this catalog does not make.
-        """
-        action = update.action
-        if action == "add-schema" and update.schema_ is not None:
-            self.added.append(update.schema_)
-        elif action == "set-current-schema" and update.schema_id is not None:
-            self.current = update.schema_id
-        elif action == "set-properties" and update.updates is not None:
-            self.set_properties.update(update.updates)
-        elif action == "remove-properties" and update.removals is not None:
-            self.removed_properties += update.removals
-        elif action in ("add-schema", "set-current-schema", "set-properties", "remove-properties"):
-            raise bad_request(f"update {action} is missing its members")
-        else:
-            raise bad_request(f"update {action} is refused: {NOT_MADE}")
-
-    def new_schema(self, metadata: TableMetadata) -> IcebergSchema | None:
-        """Return the schema the commit makes current, or None when it keeps the current one.
-
-        Raises:
-            IcebergError: BadRequestException for a schema added but not made current, or
-                an older schema made current again.
-        """
-        if self.current is None:
-            if self.added:
-                raise bad_request(
-                    "this catalog keeps only the schemas a table has had: an added schema "
-                    "must be made current in the same commit (set-current-schema)"
-                )
-            return None
-        if self.current == LAST_ADDED:
-            if not self.added:
-                raise bad_request("set-current-schema -1 needs a schema added in this commit")
-            return self.added[-1]
-        for schema in reversed(self.added):
-            if schema.schema_id == self.current:
-                return schema
-        if self.current == metadata.current_schema_id:
-            return None
-        raise bad_request(
-            f"schema {self.current} cannot be made current: a table's schema moves forward "
-            "only; add the schema you want instead"
-        )
-
-
 def commit_commands(
     schema_name: str,
     table: TableDescriptor,
@@ -230,11 +97,11 @@ def commit_commands(
         IcebergError: BadRequestException for an update the catalog does not make.
         ValidationError: a new column or property value the catalog refuses.
     """
-    changes = _Changes()
+    changes = CommitChanges()
     for update in updates:
-        changes.take(update)
+        update.apply(changes)
     commands: list[CommandBase] = []
-    schema = changes.new_schema(metadata)
+    schema = changes.new_schema(metadata.current_schema_id)
     if schema is not None:
         commands += schema_commands(schema_name, table, schema)
     properties = properties_command(

@@ -2,7 +2,8 @@
 
 Field names follow the protocol (``schema-id``, ``identifier-field-ids``); each model takes
 them by that alias or by its Python name. Request bodies ignore members they do not know, so
-a newer client's additions do not break it.
+a newer client's additions do not break it. A commit's body (``commits.CommitTableRequest``)
+is made of the kinds in ``requirements`` and ``updates``.
 """
 
 from __future__ import annotations
@@ -171,54 +172,6 @@ class LoadTableResult(IcebergModel):
     metadata_location: str | None = Field(default=None, alias="metadata-location")
     metadata: TableMetadata
     config: Properties = Field(default_factory=dict)
-
-
-class TableRequirement(IcebergModel):
-    """One requirement of a commit: ``type`` says which, the other members what it asserts."""
-
-    type: str
-    uuid: str | None = None
-    ref: str | None = None
-    snapshot_id: int | None = Field(default=None, alias="snapshot-id")
-    last_assigned_field_id: int | None = Field(default=None, alias="last-assigned-field-id")
-    current_schema_id: int | None = Field(default=None, alias="current-schema-id")
-    last_assigned_partition_id: int | None = Field(default=None, alias="last-assigned-partition-id")
-    default_spec_id: int | None = Field(default=None, alias="default-spec-id")
-    default_sort_order_id: int | None = Field(default=None, alias="default-sort-order-id")
-
-
-class AddedSnapshot(IcebergModel):
-    """The snapshot an ``add-snapshot`` update adds."""
-
-    snapshot_id: int = Field(alias="snapshot-id")
-    parent_snapshot_id: int | None = Field(default=None, alias="parent-snapshot-id")
-    sequence_number: int | None = Field(default=None, alias="sequence-number")
-    timestamp_ms: int = Field(alias="timestamp-ms", ge=0)
-    manifest_list: str = Field(alias="manifest-list", min_length=1, max_length=4096)
-    summary: Properties = Field(default_factory=dict)
-    schema_id: int | None = Field(default=None, alias="schema-id")
-
-
-class TableUpdate(IcebergModel):
-    """One update of a commit: ``action`` says which, the other members what it changes."""
-
-    action: str
-    schema_: IcebergSchema | None = Field(default=None, alias="schema")
-    schema_id: int | None = Field(default=None, alias="schema-id")
-    updates: Properties | None = None
-    removals: list[str] | None = None
-    snapshot: AddedSnapshot | None = None
-    ref_name: str | None = Field(default=None, alias="ref-name")
-    type: str | None = None
-    snapshot_id: int | None = Field(default=None, alias="snapshot-id")
-
-
-class CommitTableRequest(IcebergModel):
-    """``POST /v1/namespaces/{namespace}/tables/{table}``."""
-
-    identifier: TableIdentifier | None = None
-    requirements: list[TableRequirement] = Field(default_factory=list)
-    updates: list[TableUpdate] = Field(default_factory=list)
 
 
 class CommitTableResponse(IcebergModel):

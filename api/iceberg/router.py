@@ -16,13 +16,17 @@ from fastapi.responses import Response
 
 from api.auth import principal_of, require
 from api.iceberg.appends import added_snapshots, commit_snapshots
-from api.iceberg.commits import check_requirements, commit_commands, unchanged_since_read
+from api.iceberg.commits import (
+    CommitTableRequest,
+    check_requirements,
+    commit_commands,
+    unchanged_since_read,
+)
 from api.iceberg.creation import create_table_command
 from api.iceberg.errors import bad_request, documented_errors
 from api.iceberg.metadata import metadata_location, table_metadata
 from api.iceberg.models import (
     CatalogConfig,
-    CommitTableRequest,
     CommitTableResponse,
     CreateNamespaceRequest,
     CreateTableRequest,

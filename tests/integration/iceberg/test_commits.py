@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import httpx
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import BadRequestError, CommitFailedException
@@ -13,6 +14,7 @@ from pyiceberg.types import DecimalType, DoubleType, LongType, StringType
 from api.client import CatalogClient
 from catalog import ColumnType
 from catalog import commands as c
+from tests.integration.api.servers import RunningServer
 from tests.integration.iceberg.schemas import EVENTS
 
 pytestmark = pytest.mark.timeout(60)
@@ -115,3 +117,31 @@ def test_table_properties_are_the_catalogs(iceberg: RestCatalog, client: Catalog
     with table.transaction() as transaction:
         transaction.remove_properties("min-stale-rows-count")
     assert iceberg.load_table("PUBLIC.EVENTS").properties["min-stale-rows-count"] == "500"
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        (
+            {"updates": [{"action": "set-location", "location": "/elsewhere"}]},
+            "update set-location is refused",
+        ),
+        ({"updates": [{"action": "move-table", "to": "/elsewhere"}]}, "'move-table'"),
+        ({"requirements": [{"type": "assert-nothing"}]}, "'assert-nothing'"),
+    ],
+)
+def test_a_refused_or_unknown_kind_is_a_bad_request_in_the_protocols_shape(
+    iceberg: RestCatalog,
+    client: CatalogClient,
+    iceberg_server: RunningServer,
+    body: dict[str, object],
+    named: str,
+) -> None:
+    iceberg.create_table("PUBLIC.EVENTS", EVENTS)
+    version = _latest(client)
+    url = f"{iceberg_server.url}/iceberg/v1/namespaces/PUBLIC/tables/EVENTS"
+    answer = httpx.post(url, json=body, timeout=10)
+    error = answer.json()["error"]
+    assert (answer.status_code, error["type"], error["code"]) == (400, "BadRequestException", 400)
+    assert named in error["message"]
+    assert _latest(client) == version

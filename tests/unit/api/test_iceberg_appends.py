@@ -5,11 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from api.iceberg.appends import added_snapshots
 from api.iceberg.commits import check_requirements
 from api.iceberg.errors import IcebergError
-from api.iceberg.models import TableMetadata, TableRequirement, TableUpdate
+from api.iceberg.models import TableMetadata
+from api.iceberg.requirements import TableRequirement
+from api.iceberg.updates import SetPropertiesUpdate, TableUpdate
+
+UPDATE: TypeAdapter[TableUpdate] = TypeAdapter(TableUpdate)
+REQUIREMENT: TypeAdapter[TableRequirement] = TypeAdapter(TableRequirement)
 
 
 def _snapshot(snapshot_id: int, parent: int | None) -> TableUpdate:
@@ -20,16 +26,16 @@ def _snapshot(snapshot_id: int, parent: int | None) -> TableUpdate:
         "manifest-list": "/w/m.avro",
         "summary": {"operation": "append"},
     }
-    return TableUpdate.model_validate({"action": "add-snapshot", "snapshot": body})
+    return UPDATE.validate_python({"action": "add-snapshot", "snapshot": body})
 
 
 def _ref(snapshot_id: int, name: str = "main", kind: str = "branch") -> TableUpdate:
     body = {"action": "set-snapshot-ref", "ref-name": name, "type": kind}
-    return TableUpdate.model_validate({**body, "snapshot-id": snapshot_id})
+    return UPDATE.validate_python({**body, "snapshot-id": snapshot_id})
 
 
 def test_a_commit_without_snapshots_is_no_data_commit() -> None:
-    assert added_snapshots([TableUpdate(action="set-properties", updates={})]) is None
+    assert added_snapshots([SetPropertiesUpdate(updates={})]) is None
 
 
 def test_snapshots_made_one_on_another_are_one_chain() -> None:
@@ -40,7 +46,7 @@ def test_snapshots_made_one_on_another_are_one_chain() -> None:
 @pytest.mark.parametrize(
     ("updates", "reason"),
     [
-        ([_snapshot(1, None), _ref(1), TableUpdate(action="set-properties")], "no other change"),
+        ([_snapshot(1, None), _ref(1), SetPropertiesUpdate(updates={})], "no other change"),
         ([_ref(1)], "moves forward only"),
         ([_snapshot(1, None)], "head of branch main"),
         ([_snapshot(1, None), _ref(1, name="dev")], "one branch, main"),
@@ -82,7 +88,7 @@ def _metadata(refs: dict[str, dict[str, Any]]) -> TableMetadata:
 def test_the_branch_requirement_names_the_current_snapshot(
     asked: int | None, refs: dict[str, dict[str, Any]], reason: str | None
 ) -> None:
-    requirement = TableRequirement.model_validate(
+    requirement = REQUIREMENT.validate_python(
         {"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": asked}
     )
     if reason is None:

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-import pytest
+import typing
 
-from api.iceberg.commits import check_requirements, commit_commands, unchanged_since_read
+import pydantic
+import pytest
+from pydantic import TypeAdapter
+
+from api.iceberg.commits import (
+    CommitTableRequest,
+    check_requirements,
+    commit_commands,
+    unchanged_since_read,
+)
 from api.iceberg.errors import IcebergError
 from api.iceberg.metadata import table_metadata
-from api.iceberg.models import TableMetadata, TableRequirement, TableUpdate
+from api.iceberg.models import TableMetadata
+from api.iceberg.requirements import TableRequirement
 from api.iceberg.snapshots import Snapshots
+from api.iceberg.updates import AddSchemaUpdate, TableUpdate
 from catalog import CatalogError, ColumnType, ErrorCode
 from catalog import commands as c
 from catalog.catalog import Catalog
@@ -23,8 +34,86 @@ def _table() -> tuple[TableDescriptor, TableMetadata]:
     return table, table_metadata(table, "/w", 0)
 
 
+REQUIREMENT: TypeAdapter[TableRequirement] = TypeAdapter(TableRequirement)
+UPDATE: TypeAdapter[TableUpdate] = TypeAdapter(TableUpdate)
+
+REQUIREMENT_KINDS = {
+    "assert-create",
+    "assert-table-uuid",
+    "assert-ref-snapshot-id",
+    "assert-last-assigned-field-id",
+    "assert-current-schema-id",
+    "assert-last-assigned-partition-id",
+    "assert-default-spec-id",
+    "assert-default-sort-order-id",
+}
+"""Every ``TableRequirement`` of the Iceberg REST catalog's OpenAPI document."""
+
+REFUSED_UPDATES: list[dict[str, object]] = [
+    {"action": "assign-uuid", "uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1"},
+    {"action": "upgrade-format-version", "format-version": 3},
+    {"action": "add-spec", "spec": {"spec-id": 1, "fields": []}},
+    {"action": "set-default-spec", "spec-id": -1},
+    {"action": "add-sort-order", "sort-order": {"order-id": 1, "fields": []}},
+    {"action": "set-default-sort-order", "sort-order-id": -1},
+    {"action": "remove-snapshots", "snapshot-ids": [1]},
+    {"action": "remove-snapshot-ref", "ref-name": "dev"},
+    {"action": "set-location", "location": "/elsewhere"},
+    {
+        "action": "set-statistics",
+        "statistics": {
+            "snapshot-id": 1,
+            "statistics-path": "/w/stats.puffin",
+            "file-size-in-bytes": 10,
+            "file-footer-size-in-bytes": 4,
+            "blob-metadata": [{"type": "t", "snapshot-id": 1, "sequence-number": 1, "fields": [1]}],
+        },
+    },
+    {"action": "remove-statistics", "snapshot-id": 1},
+    {
+        "action": "set-partition-statistics",
+        "partition-statistics": {
+            "snapshot-id": 1,
+            "statistics-path": "/w/p.parquet",
+            "file-size-in-bytes": 10,
+        },
+    },
+    {"action": "remove-partition-statistics", "snapshot-id": 1},
+    {"action": "remove-partition-specs", "spec-ids": [0]},
+    {"action": "remove-schemas", "schema-ids": [1]},
+    {
+        "action": "add-encryption-key",
+        "encryption-key": {"key-id": "k", "encrypted-key-metadata": "AAAA"},
+    },
+    {"action": "remove-encryption-key", "key-id": "k"},
+]
+"""A valid update of each kind the catalog does not make."""
+
+MADE_UPDATES = {
+    "add-schema",
+    "set-current-schema",
+    "set-properties",
+    "remove-properties",
+    "add-snapshot",
+    "set-snapshot-ref",
+}
+"""The kinds it makes (the last two as a data commit)."""
+
+
+def _tags(union: object, member: str) -> set[str]:
+    kinds = typing.get_args(typing.get_args(union)[0])
+    return {typing.get_args(k.model_fields[member].annotation)[0] for k in kinds}
+
+
 def _requirement(**members: object) -> TableRequirement:
-    return TableRequirement.model_validate(members)
+    return REQUIREMENT.validate_python(members)
+
+
+def test_every_kind_of_the_protocol_is_modelled() -> None:
+    assert _tags(TableRequirement, "type") == REQUIREMENT_KINDS
+    refused = {str(u["action"]) for u in REFUSED_UPDATES}
+    assert _tags(TableUpdate, "action") == refused | MADE_UPDATES
+    assert not refused & MADE_UPDATES
 
 
 @pytest.mark.parametrize(
@@ -70,17 +159,47 @@ def test_the_table_uuid_requirement_holds_for_the_same_table() -> None:
     check_requirements([same], metadata, "PUBLIC.T")
 
 
-@pytest.mark.parametrize("action", ["add-spec", "add-sort-order", "set-location"])
-def test_updates_of_layout_are_refused_and_say_what_is_kept(action: str) -> None:
+@pytest.mark.parametrize("body", REFUSED_UPDATES, ids=lambda b: str(b["action"]))
+def test_updates_the_catalog_does_not_make_are_refused_and_say_what_is_kept(
+    body: dict[str, object],
+) -> None:
     table, metadata = _table()
+    update = UPDATE.validate_python(body)
     with pytest.raises(IcebergError, match="one unpartitioned spec") as refused:
-        commit_commands("PUBLIC", table, metadata, [TableUpdate(action=action)])
+        commit_commands("PUBLIC", table, metadata, [update])
     assert refused.value.status == 400
+    assert refused.value.message.startswith(f"update {body['action']} is refused: ")
+
+
+@pytest.mark.parametrize(
+    ("body", "tag"),
+    [
+        ({"updates": [{"action": "move-table"}]}, "'move-table'"),
+        ({"updates": [{"action": "add-view-version", "view-version": {}}]}, "'add-view-version'"),
+        ({"requirements": [{"type": "assert-nothing"}]}, "'assert-nothing'"),
+        ({"updates": [{"location": "/elsewhere"}]}, "'action'"),
+    ],
+)
+def test_an_unknown_kind_is_refused_when_the_body_is_read(
+    body: dict[str, object], tag: str
+) -> None:
+    with pytest.raises(pydantic.ValidationError) as refused:
+        CommitTableRequest.model_validate(body)
+    (error,) = refused.value.errors()
+    assert tag in error["msg"]
+    assert "Update" not in error["msg"] and "Assert" not in error["msg"]  # no class names
+
+
+def test_a_kind_without_its_members_is_refused_when_the_body_is_read() -> None:
+    with pytest.raises(pydantic.ValidationError) as refused:
+        CommitTableRequest.model_validate({"updates": [{"action": "set-current-schema"}]})
+    (error,) = refused.value.errors()
+    assert error["loc"] == ("updates", 0, "set-current-schema", "schema-id")
 
 
 def test_an_added_schema_must_become_current() -> None:
     table, metadata = _table()
-    added = TableUpdate.model_validate({"action": "add-schema", "schema": metadata.schemas[-1]})
+    added = AddSchemaUpdate.model_validate({"schema": metadata.schemas[-1]})
     with pytest.raises(IcebergError, match="must be made current"):
         commit_commands("PUBLIC", table, metadata, [added])
 

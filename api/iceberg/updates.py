@@ -1,0 +1,364 @@
+"""A commit's updates: one model per kind of the protocol, each knowing what it asks of us.
+
+An update is tagged by ``action`` (the protocol's ``TableUpdate``). Every kind is modelled
+with its members; ``apply`` records what an update asks in a commit's ``CommitChanges``, or
+refuses it: this catalog changes a table's schema (``add-schema``, ``set-current-schema``)
+and its properties (``set-properties``, ``remove-properties``), and adds snapshots to branch
+main (``add-snapshot`` and ``set-snapshot-ref``, a data commit: ``appends``). Every other kind
+is refused by ``BaseUpdate.refused`` (400 ``BadRequestException``) and nothing is written. An
+unknown ``action`` is refused when the body is read (400, naming the tag).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from api.iceberg.errors import IcebergError, bad_request
+from api.iceberg.models import IcebergModel, IcebergSchema, PartitionSpec, Properties, SortOrder
+
+LAST_ADDED = -1
+"""``set-current-schema``'s id for "the schema this commit added"."""
+
+NOT_MADE = (
+    "this catalog's Iceberg REST catalog changes a table's schema and properties, and adds "
+    "snapshots to branch main; a table keeps one unpartitioned spec, one unsorted order "
+    "and its location"
+)
+
+
+@dataclass
+class CommitChanges:
+    """What a commit's schema and property updates ask for, gathered by their ``apply``."""
+
+    added: list[IcebergSchema] = field(default_factory=list)
+    current: int | None = None
+    set_properties: dict[str, str] = field(default_factory=dict)
+    removed_properties: list[str] = field(default_factory=list)
+
+    def new_schema(self, current_schema_id: int) -> IcebergSchema | None:
+        """Return the schema the commit makes current, or None when it keeps the current one.
+
+        Raises:
+            IcebergError: BadRequestException for a schema added but not made current, or
+                an older schema made current again.
+        """
+        if self.current is None:
+            if self.added:
+                raise bad_request(
+                    "this catalog keeps only the schemas a table has had: an added schema "
+                    "must be made current in the same commit (set-current-schema)"
+                )
+            return None
+        if self.current == LAST_ADDED:
+            if not self.added:
+                raise bad_request("set-current-schema -1 needs a schema added in this commit")
+            return self.added[-1]
+        for schema in reversed(self.added):
+            if schema.schema_id == self.current:
+                return schema
+        if self.current == current_schema_id:
+            return None
+        raise bad_request(
+            f"schema {self.current} cannot be made current: a table's schema moves forward "
+            "only; add the schema you want instead"
+        )
+
+
+class BaseUpdate(IcebergModel):
+    """What every update does: record itself in a commit's changes, or be refused."""
+
+    action: str
+
+    def refused(self) -> IcebergError:
+        """Return the refusal of an update this catalog does not make."""
+        return bad_request(f"update {self.action} is refused: {NOT_MADE}")
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record what this update asks in ``changes``; a kind the catalog makes overrides it.
+
+        Raises:
+            IcebergError: BadRequestException, the update is refused.
+        """
+        raise self.refused()
+
+
+class AssignUUIDUpdate(BaseUpdate):
+    """Give the table a uuid (refused: a table's uuid is fixed by the catalog)."""
+
+    action: Literal["assign-uuid"] = "assign-uuid"
+    uuid: str
+
+
+class UpgradeFormatVersionUpdate(BaseUpdate):
+    """Upgrade the table's format version (refused: tables are format version 2)."""
+
+    action: Literal["upgrade-format-version"] = "upgrade-format-version"
+    format_version: int = Field(alias="format-version")
+
+
+class AddSchemaUpdate(BaseUpdate):
+    """Add a schema; made current by a ``set-current-schema`` of the same commit."""
+
+    action: Literal["add-schema"] = "add-schema"
+    schema_: IcebergSchema = Field(alias="schema")
+    last_column_id: int | None = Field(default=None, alias="last-column-id")
+    """Deprecated by the protocol; the catalog assigns column ids itself."""
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the added schema."""
+        changes.added.append(self.schema_)
+
+
+class SetCurrentSchemaUpdate(BaseUpdate):
+    """Make schema ``schema-id`` current (-1: the last added in this commit)."""
+
+    action: Literal["set-current-schema"] = "set-current-schema"
+    schema_id: int = Field(alias="schema-id")
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the schema to make current."""
+        changes.current = self.schema_id
+
+
+class AddPartitionSpecUpdate(BaseUpdate):
+    """Add a partition spec (refused: a table keeps one unpartitioned spec)."""
+
+    action: Literal["add-spec"] = "add-spec"
+    spec: PartitionSpec
+
+
+class SetDefaultSpecUpdate(BaseUpdate):
+    """Make spec ``spec-id`` the default (refused)."""
+
+    action: Literal["set-default-spec"] = "set-default-spec"
+    spec_id: int = Field(alias="spec-id")
+
+
+class AddSortOrderUpdate(BaseUpdate):
+    """Add a sort order (refused: a table keeps one unsorted order)."""
+
+    action: Literal["add-sort-order"] = "add-sort-order"
+    sort_order: SortOrder = Field(alias="sort-order")
+
+
+class SetDefaultSortOrderUpdate(BaseUpdate):
+    """Make order ``sort-order-id`` the default (refused)."""
+
+    action: Literal["set-default-sort-order"] = "set-default-sort-order"
+    sort_order_id: int = Field(alias="sort-order-id")
+
+
+class AddedSnapshot(IcebergModel):
+    """The snapshot an ``add-snapshot`` update adds."""
+
+    snapshot_id: int = Field(alias="snapshot-id")
+    parent_snapshot_id: int | None = Field(default=None, alias="parent-snapshot-id")
+    sequence_number: int | None = Field(default=None, alias="sequence-number")
+    timestamp_ms: int = Field(alias="timestamp-ms", ge=0)
+    manifest_list: str = Field(alias="manifest-list", min_length=1, max_length=4096)
+    summary: Properties = Field(default_factory=dict)
+    schema_id: int | None = Field(default=None, alias="schema-id")
+
+
+class SnapshotUpdate(BaseUpdate):
+    """An update of a table's data history: a data commit (``appends``) makes these only."""
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Refuse it among schema and property changes.
+
+        Raises:
+            IcebergError: BadRequestException, always.
+        """
+        raise bad_request(
+            "a commit that adds a snapshot makes no other change: commit schema and property "
+            "changes on their own"
+        )
+
+
+class AddSnapshotUpdate(SnapshotUpdate):
+    """Add a snapshot, made on the table's current one or on one added before it."""
+
+    action: Literal["add-snapshot"] = "add-snapshot"
+    snapshot: AddedSnapshot
+
+
+class SetSnapshotRefUpdate(SnapshotUpdate):
+    """Point branch or tag ``ref-name`` at a snapshot (only main, at the last one added)."""
+
+    action: Literal["set-snapshot-ref"] = "set-snapshot-ref"
+    ref_name: str = Field(alias="ref-name")
+    type: Literal["tag", "branch"]
+    snapshot_id: int = Field(alias="snapshot-id")
+    max_ref_age_ms: int | None = Field(default=None, alias="max-ref-age-ms")
+    max_snapshot_age_ms: int | None = Field(default=None, alias="max-snapshot-age-ms")
+    min_snapshots_to_keep: int | None = Field(default=None, alias="min-snapshots-to-keep")
+
+
+class RemoveSnapshotsUpdate(BaseUpdate):
+    """Remove snapshots (refused: the catalog expires them itself)."""
+
+    action: Literal["remove-snapshots"] = "remove-snapshots"
+    snapshot_ids: list[int] = Field(alias="snapshot-ids")
+
+
+class RemoveSnapshotRefUpdate(BaseUpdate):
+    """Remove a branch or tag (refused: a table has one branch, main)."""
+
+    action: Literal["remove-snapshot-ref"] = "remove-snapshot-ref"
+    ref_name: str = Field(alias="ref-name")
+
+
+class SetLocationUpdate(BaseUpdate):
+    """Move the table (refused: a table keeps its location)."""
+
+    action: Literal["set-location"] = "set-location"
+    location: str
+
+
+class SetPropertiesUpdate(BaseUpdate):
+    """Set table properties (each must be one the catalog keeps)."""
+
+    action: Literal["set-properties"] = "set-properties"
+    updates: Properties
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the properties to set."""
+        changes.set_properties.update(self.updates)
+
+
+class RemovePropertiesUpdate(BaseUpdate):
+    """Remove table properties (each goes back to the catalog's default)."""
+
+    action: Literal["remove-properties"] = "remove-properties"
+    removals: list[str]
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the properties to remove."""
+        changes.removed_properties += self.removals
+
+
+class BlobMetadata(IcebergModel):
+    """One blob of a statistics file."""
+
+    type: str
+    snapshot_id: int = Field(alias="snapshot-id")
+    sequence_number: int = Field(alias="sequence-number")
+    fields: list[int]
+    properties: Properties = Field(default_factory=dict)
+
+
+class StatisticsFile(IcebergModel):
+    """A Puffin file of a snapshot's table statistics."""
+
+    snapshot_id: int = Field(alias="snapshot-id")
+    statistics_path: str = Field(alias="statistics-path")
+    file_size_in_bytes: int = Field(alias="file-size-in-bytes")
+    file_footer_size_in_bytes: int = Field(alias="file-footer-size-in-bytes")
+    blob_metadata: list[BlobMetadata] = Field(alias="blob-metadata")
+
+
+class PartitionStatisticsFile(IcebergModel):
+    """A file of a snapshot's partition statistics."""
+
+    snapshot_id: int = Field(alias="snapshot-id")
+    statistics_path: str = Field(alias="statistics-path")
+    file_size_in_bytes: int = Field(alias="file-size-in-bytes")
+
+
+class SetStatisticsUpdate(BaseUpdate):
+    """Set a snapshot's statistics file (refused)."""
+
+    action: Literal["set-statistics"] = "set-statistics"
+    snapshot_id: int | None = Field(default=None, alias="snapshot-id")
+    """Deprecated by the protocol for ``statistics.snapshot-id``."""
+    statistics: StatisticsFile
+
+
+class RemoveStatisticsUpdate(BaseUpdate):
+    """Remove a snapshot's statistics file (refused)."""
+
+    action: Literal["remove-statistics"] = "remove-statistics"
+    snapshot_id: int = Field(alias="snapshot-id")
+
+
+class SetPartitionStatisticsUpdate(BaseUpdate):
+    """Set a snapshot's partition statistics file (refused)."""
+
+    action: Literal["set-partition-statistics"] = "set-partition-statistics"
+    partition_statistics: PartitionStatisticsFile = Field(alias="partition-statistics")
+
+
+class RemovePartitionStatisticsUpdate(BaseUpdate):
+    """Remove a snapshot's partition statistics file (refused)."""
+
+    action: Literal["remove-partition-statistics"] = "remove-partition-statistics"
+    snapshot_id: int = Field(alias="snapshot-id")
+
+
+class RemovePartitionSpecsUpdate(BaseUpdate):
+    """Remove partition specs (refused: a table keeps its one spec)."""
+
+    action: Literal["remove-partition-specs"] = "remove-partition-specs"
+    spec_ids: list[int] = Field(alias="spec-ids")
+
+
+class RemoveSchemasUpdate(BaseUpdate):
+    """Remove old schemas (refused: the catalog keeps the schemas a table has had)."""
+
+    action: Literal["remove-schemas"] = "remove-schemas"
+    schema_ids: list[int] = Field(alias="schema-ids")
+
+
+class EncryptedKey(IcebergModel):
+    """An encryption key, itself encrypted (``encrypted-key-metadata`` in base64)."""
+
+    key_id: str = Field(alias="key-id")
+    encrypted_key_metadata: str = Field(alias="encrypted-key-metadata")
+    encrypted_by_id: str | None = Field(default=None, alias="encrypted-by-id")
+    properties: Properties = Field(default_factory=dict)
+
+
+class AddEncryptionKeyUpdate(BaseUpdate):
+    """Add an encryption key (refused: tables are not encrypted)."""
+
+    action: Literal["add-encryption-key"] = "add-encryption-key"
+    encryption_key: EncryptedKey = Field(alias="encryption-key")
+
+
+class RemoveEncryptionKeyUpdate(BaseUpdate):
+    """Remove an encryption key (refused)."""
+
+    action: Literal["remove-encryption-key"] = "remove-encryption-key"
+    key_id: str = Field(alias="key-id")
+
+
+TableUpdate = Annotated[
+    AssignUUIDUpdate
+    | UpgradeFormatVersionUpdate
+    | AddSchemaUpdate
+    | SetCurrentSchemaUpdate
+    | AddPartitionSpecUpdate
+    | SetDefaultSpecUpdate
+    | AddSortOrderUpdate
+    | SetDefaultSortOrderUpdate
+    | AddSnapshotUpdate
+    | SetSnapshotRefUpdate
+    | RemoveSnapshotsUpdate
+    | RemoveSnapshotRefUpdate
+    | SetLocationUpdate
+    | SetPropertiesUpdate
+    | RemovePropertiesUpdate
+    | SetStatisticsUpdate
+    | RemoveStatisticsUpdate
+    | SetPartitionStatisticsUpdate
+    | RemovePartitionStatisticsUpdate
+    | RemovePartitionSpecsUpdate
+    | RemoveSchemasUpdate
+    | AddEncryptionKeyUpdate
+    | RemoveEncryptionKeyUpdate,
+    Field(discriminator="action"),
+]
+"""Any table update of the protocol, told apart by its ``action``."""
