@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -143,10 +141,12 @@ def seed(pyiceberg: RestCatalog) -> Seed:
         if rows:
             created.append(
                 pa.Table.from_pylist(
-                    [{"id": i, "name": n} for i, n in rows], schema=PEOPLE.as_arrow()
+                    [{"id": i, "name": n} for i, n in rows], schema=created.schema().as_arrow()
                 )
             )
-        return pyiceberg.load_table(f"{namespace}.{table}")
+        loaded = pyiceberg.load_table(f"{namespace}.{table}")
+        assert isinstance(loaded, Table)
+        return loaded
 
     return make
 
@@ -156,6 +156,8 @@ def engine_failure(statement: str, error: BaseException, recorder: Recorder) -> 
     return (
         f"{statement}\n  engine: {str(error)[:2000]}\n  catalog server refused:\n    "
         + recorder.report().replace("\n", "\n    ")
+        + "\n  last requests:\n    "
+        + "\n    ".join(str(e)[:1500] for e in recorder.log.since(recorder.start)[-3:])
     )
 
 
@@ -270,6 +272,8 @@ class SparkShell:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(STOP_TIMEOUT_S)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         self._log.close()
 
 
@@ -322,6 +326,7 @@ class TrinoServer:
             "coordinator=true\nnode-scheduler.include-coordinator=true\n"
             f"http-server.http.port={self.port}\ndiscovery.uri=http://127.0.0.1:{self.port}\n"
             "query.max-memory=512MB\nquery.max-memory-per-node=256MB\n"
+            f"log.path={self.data}/var/log/server.log\n"
         )
         (etc / "jvm.config").write_text(
             "-server\n-Xmx1G\n-XX:+UseSerialGC\n-XX:TieredStopAtLevel=1\n"
@@ -334,12 +339,19 @@ class TrinoServer:
             "fs.native-local.enabled=true\nlocal.location=/\n"
         )
         java = trino_java_home()
-        env = dict(os.environ, JAVA_HOME=str(java), PATH=f"{java}/bin{os.pathsep}{os.environ['PATH']}")
+        env = dict(
+            os.environ, JAVA_HOME=str(java), PATH=f"{java}/bin{os.pathsep}{os.environ['PATH']}"
+        )
         self.log_path = folder / "launcher.log"
         self._log = self.log_path.open("w")
         # `launcher run` execs the JVM in place: the pid is Trino's own.
         self.process = subprocess.Popen(
-            [str(TRINO_HOME / "bin" / "launcher"), "run", f"--etc-dir={etc}", f"--data-dir={self.data}"],
+            [
+                str(TRINO_HOME / "bin" / "launcher"),
+                "run",
+                f"--etc-dir={etc}",
+                f"--data-dir={self.data}",
+            ],
             stdout=self._log,
             stderr=subprocess.STDOUT,
             env=env,
@@ -367,7 +379,7 @@ class TrinoServer:
         """Run ``statement``; return its rows, or raise EngineError with Trino's error."""
         import trino
 
-        connection = trino.dbapi.connect(
+        connection = trino.dbapi.connect(  # type: ignore[no-untyped-call]
             host="127.0.0.1", port=self.port, user="tests", catalog="cat", request_timeout=120
         )
         try:
@@ -376,7 +388,12 @@ class TrinoServer:
                 cursor.execute(statement)
                 return [list(row) for row in cursor.fetchall()]
             except trino.exceptions.TrinoQueryError as e:
-                raise EngineError(f"{e.error_name}: {e.message}") from e
+                causes = []  # Trino's message often hides the cause: name the chain
+                info = e.failure_info
+                while info:
+                    causes.append(f"{info.get('type')}: {info.get('message')}")
+                    info = info.get("cause")
+                raise EngineError(f"{e.error_name}: " + " / caused by ".join(causes)) from e
         finally:
             connection.close()
 
@@ -396,12 +413,15 @@ class TrinoServer:
 
 
 @pytest.fixture(scope="session")
-def trino_engine(engine_server: RunningServer) -> Iterator[TrinoServer]:
-    """Trino 476 with the iceberg connector on the catalog, for the whole run."""
-    folder = Path(tempfile.mkdtemp(prefix="trino-engine-"))
-    server = TrinoServer(f"{engine_server.url}/iceberg", folder)
+def trino_engine(
+    engine_server: RunningServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[TrinoServer]:
+    """Trino 476 with the iceberg connector on the catalog, for the whole run.
+
+    Its log stays in the run's temporary folder: ``trino-engine*/data/var/log/server.log``.
+    """
+    server = TrinoServer(f"{engine_server.url}/iceberg", tmp_path_factory.mktemp("trino-engine"))
     try:
         yield server
     finally:
         server.stop()
-        shutil.rmtree(folder, ignore_errors=True)

@@ -6,6 +6,7 @@ that went wrong (method, path, body sent, status, body answered) from this recor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -72,10 +73,8 @@ class RequestLog:
 
 def _text(body: bytes) -> str:
     text = body.decode("utf-8", "replace")
-    try:  # compact JSON: one line a request
+    with contextlib.suppress(ValueError):  # compact JSON: one line a request
         text = json.dumps(json.loads(text), separators=(",", ":"))
-    except ValueError:
-        pass
     return text if len(text) <= BODY_LIMIT else text[:BODY_LIMIT] + "..."
 
 
