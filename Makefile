@@ -44,7 +44,7 @@ $(ICEBERG_SPARK_JAR):
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0 \
 		-DoutputDirectory=$(ENGINES)/jars
 
-$(ICEBERG_PYSPARK): $(STAMP)
+$(ICEBERG_PYSPARK): | $(STAMP)
 	rm -rf $(ENGINES)/pyspark-4.1
 	$(BIN)/pip install --quiet --no-deps --target $(ENGINES)/pyspark-4.1 'pyspark==4.1.4'
 	touch $@
