@@ -9,7 +9,7 @@ SERVE_EXTRAS := etcd,api
 SERVE_STAMP := $(VENV)/.serve-installed
 STAMP := $(VENV)/.installed
 
-.PHONY: run test browser chaos check lint typecheck format bench bench-quick bench-tools clean
+.PHONY: run test engines browser chaos check lint typecheck format bench bench-quick bench-tools clean
 
 $(SERVE_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,41 @@ $(STAMP): $(SERVE_STAMP)
 run: $(SERVE_STAMP)
 	$(BIN)/catalog serve --host 127.0.0.1 --port 8000
 
-test: $(STAMP) browser
+test: $(STAMP) browser engines
 	$(BIN)/pytest -q
+
+# The engine tests (tests/integration/engines) run real engines on the Iceberg REST endpoint;
+# what they need beyond the `test` extra (DuckDB) is fetched here once into .cache/ (about
+# 750 MB; Maven Central and PyPI). Iceberg 1.12.0 ships Spark runtimes up to Spark 4.1, so its
+# Spark is PySpark 4.1 installed beside the project's. Trino 476 runs on a JDK 24 or newer
+# (the tests find one under /usr/lib/jvm, or TRINO_JAVA_HOME).
+ENGINES := .cache
+ICEBERG_SPARK_JAR := $(ENGINES)/jars/iceberg-spark-runtime-4.1_2.13-1.12.0.jar
+ICEBERG_PYSPARK := $(ENGINES)/pyspark-4.1/.installed
+TRINO_VERSION := 476
+TRINO := $(ENGINES)/trino/trino-server-core-$(TRINO_VERSION)/plugin/iceberg
+
+engines: $(ICEBERG_SPARK_JAR) $(ICEBERG_PYSPARK) $(TRINO)
+
+$(ICEBERG_SPARK_JAR):
+	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0 \
+		-DoutputDirectory=$(ENGINES)/jars
+
+$(ICEBERG_PYSPARK): | $(STAMP)
+	rm -rf $(ENGINES)/pyspark-4.1
+	$(BIN)/pip install --quiet --no-deps --target $(ENGINES)/pyspark-4.1 'pyspark==4.1.4'
+	touch $@
+
+$(TRINO):
+	rm -rf $(ENGINES)/trino
+	mvn -q dependency:copy -Dartifact=io.trino:trino-server-core:$(TRINO_VERSION):tar.gz \
+		-DoutputDirectory=$(ENGINES)/trino
+	mvn -q dependency:copy -Dartifact=io.trino:trino-iceberg:$(TRINO_VERSION):zip \
+		-DoutputDirectory=$(ENGINES)/trino
+	tar xzf $(ENGINES)/trino/trino-server-core-$(TRINO_VERSION).tar.gz -C $(ENGINES)/trino
+	cd $(ENGINES)/trino && $(PYTHON) -m zipfile -e trino-iceberg-$(TRINO_VERSION).zip . && \
+		mv trino-iceberg-$(TRINO_VERSION) trino-server-core-$(TRINO_VERSION)/plugin/iceberg
+	rm $(ENGINES)/trino/*.tar.gz $(ENGINES)/trino/*.zip
 
 # The catalog browser's tests drive a real headless Chromium: Debian's chromium and
 # chromium-driver, installed here when missing (apt-get needs root, as on CI machines).
