@@ -6,7 +6,7 @@ server's ``code``. Modules: ``calls`` (one request spec per endpoint, retry poli
 no I/O), ``endpoint`` and ``client_base`` (each call a method of both clients, defined once),
 ``events`` (the event model and resumable SSE), ``errors``, ``sync``, ``aio``.
 
-May import: httpx, pydantic, catalog, api.models. Never FastAPI: a client installs without the
+May import: httpx, pydantic, catalog, api.wire.models. Never FastAPI: a client installs without the
 server.
 """
 

@@ -7,5 +7,5 @@ commit. Protocol bodies are this package's own pydantic models; manifests are re
 written with PyIceberg's manifest reader and writer (``manifests``).
 
 May import: api (its errors, auth and route helpers), catalog, schemasync, updatelog,
-pyiceberg (its manifests only). Nothing but ``api.app`` imports it.
+pyiceberg (its manifests only). Nothing but ``api.server.app`` imports it.
 """

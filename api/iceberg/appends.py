@@ -26,14 +26,14 @@ import pydantic
 from fastapi import Request
 from pyiceberg.manifest import DataFile as IcebergDataFile
 
-from api.auth import scoped_request_id
 from api.iceberg.bounds import BoundError, column_stats
 from api.iceberg.commits import check_requirements
 from api.iceberg.errors import bad_request, commit_failed
 from api.iceberg.manifests import check_present, snapshot_change
 from api.iceberg.models import AddedSnapshot, TableMetadata, TableRequirement, TableUpdate
 from api.iceberg.snapshots import MAIN, manifest_list_of, snapshot_id_of
-from api.routes.params import node_of
+from api.server.auth import scoped_request_id
+from api.server.routes.params import node_of
 from catalog.data_files import (
     DataCommit,
     DataFile,

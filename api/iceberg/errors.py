@@ -19,8 +19,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api.errors import STATUS_BY_CODE, ApiCode, ApiError
 from api.iceberg.models import ErrorModel, IcebergErrorResponse
+from api.server.errors import STATUS_BY_CODE, ApiCode, ApiError
 from catalog.errors import CatalogError, ErrorCode
 from schemasync.errors import SchemaSyncError
 from updatelog.errors import UnknownOutcomeError, UpdateLogError

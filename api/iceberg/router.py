@@ -14,7 +14,6 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
-from api.auth import principal_of, require
 from api.iceberg.appends import added_snapshots, commit_snapshots
 from api.iceberg.commits import check_requirements, commit_commands, unchanged_since_read
 from api.iceberg.creation import create_table_command
@@ -43,9 +42,10 @@ from api.iceberg.paths import (
     schema_name,
 )
 from api.iceberg.snapshots import ensure_manifests, snapshots_of
-from api.roles import Role
-from api.routes.ddl import admitted, client_of
-from api.routes.params import json_response, node_of
+from api.server.auth import principal_of, require
+from api.server.routes.ddl import admitted, client_of
+from api.server.routes.params import json_response, node_of
+from api.wire.roles import Role
 from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase

@@ -27,8 +27,8 @@ SERVER_ONLY = [
     "updatelog.kv_sqlite",
     "updatelog.kv_etcd",
     "updatelog.url",
-    "api.app",
-    "api.routes",
+    "api.server.app",
+    "api.server.routes",
 ]
 
 _PROGRAM = textwrap.dedent(

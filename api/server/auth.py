@@ -13,7 +13,7 @@ and never stored. Whoever can only read the store reads the catalog but cannot m
 stored keys carry a check value of the secret, so a server given another secret says so at
 start-up instead of refusing every token.
 
-Roles (``api.roles``) nest: ``reader`` reads and follows events, ``writer`` also runs DDL and
+Roles (``api.wire.roles``) nest: ``reader`` reads and follows events, ``writer`` also runs DDL and
 commits data, ``admin`` may do everything (issue tokens, rotate keys). Tokens are never logged.
 """
 
@@ -36,9 +36,9 @@ from typing import Any, overload
 import msgpack
 from fastapi import Request
 
-from api.errors import ApiCode, ApiError
-from api.roles import MAX_TTL_S, Role
-from api.signing_keys import load_signing_keys, swap_signing_keys
+from api.server.errors import ApiCode, ApiError
+from api.server.signing_keys import load_signing_keys, swap_signing_keys
+from api.wire.roles import MAX_TTL_S, Role
 from catalog.errors import ErrorCode
 from updatelog.log import UpdateLog
 

@@ -19,12 +19,12 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from api.auth import Claims, require
-from api.config import ServerSettings
-from api.errors import ApiCode, ApiError, problem_responses
-from api.roles import Role
-from api.routes.params import NAME_DOC, node_of
-from api.slots import Slots
+from api.server.auth import Claims, require
+from api.server.config import ServerSettings
+from api.server.errors import ApiCode, ApiError, problem_responses
+from api.server.routes.params import NAME_DOC, node_of
+from api.server.slots import Slots
+from api.wire.roles import Role
 from catalog.errors import CatalogError, ValidationError
 from catalog.event_feed import CatalogEventParameters, EventFilter, FeedOverflowError
 from catalog.events import CatalogEvent

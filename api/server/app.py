@@ -16,19 +16,19 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import errors
-from api.auth import TokenAuthority, auth_enabled, is_loopback, read_token_secret
-from api.config import ServerSettings
-from api.host_check import HostCheckMiddleware
 from api.iceberg import errors as iceberg_errors
 from api.iceberg import router as iceberg
 from api.iceberg.errors import IcebergError, answering_iceberg_errors, on_iceberg_error
-from api.metrics import ApiMetrics
-from api.request_checks import check_request
-from api.routes import catalog as catalog_routes
-from api.routes import data, ddl, events, ops, tokens, versions
-from api.security_headers import SecurityHeadersMiddleware
-from api.slots import Slots
+from api.server import errors
+from api.server.auth import TokenAuthority, auth_enabled, is_loopback, read_token_secret
+from api.server.config import ServerSettings
+from api.server.metrics import ApiMetrics
+from api.server.middleware.host_check import HostCheckMiddleware
+from api.server.middleware.security_headers import SecurityHeadersMiddleware
+from api.server.request_checks import check_request
+from api.server.routes import catalog as catalog_routes
+from api.server.routes import data, ddl, events, ops, tokens, versions
+from api.server.slots import Slots
 from catalog.errors import CatalogError
 from catalog.node import CatalogNode
 from schemasync.errors import SchemaSyncError

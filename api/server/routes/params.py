@@ -8,7 +8,7 @@ from fastapi import Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
-from api.errors import ApiCode, ApiError
+from api.server.errors import ApiCode, ApiError
 from catalog.catalog import Catalog
 from catalog.errors import ErrorCode, ValidationError
 from catalog.node import CatalogNode

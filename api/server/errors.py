@@ -131,7 +131,9 @@ class ApiError(Exception):
 
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """Return OpenAPI ``responses`` documenting problem+json answers with these statuses."""
-    from api.models import Problem  # the models module imports the catalog; keep this one light
+    from api.wire.models import (
+        Problem,  # the models module imports the catalog; keep this one light
+    )
 
     return {status: {"model": Problem, "content": {PROBLEM_JSON: {}}} for status in statuses}
 

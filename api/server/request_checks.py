@@ -14,7 +14,7 @@ from fastapi import Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
-from api.errors import ApiCode, ApiError
+from api.server.errors import ApiCode, ApiError
 
 _ACCEPTED: dict[int, frozenset[str]] = {}
 """Each route's query parameter names (by route identity: routes live as long as the app)."""

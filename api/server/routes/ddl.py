@@ -9,14 +9,14 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response
 
-from api.auth import principal_of, require, scoped_request_id
-from api.errors import ApiCode, ApiError, problem_responses
-from api.models import ApplyResultBody, BatchRequest, DdlRequest, SqlRequest
-from api.roles import Role
-from api.routes.params import json_response, node_of
-from api.slots import Slot, Slots
+from api.server.auth import principal_of, require, scoped_request_id
+from api.server.errors import ApiCode, ApiError, problem_responses
+from api.server.routes.params import json_response, node_of
+from api.server.slots import Slot, Slots
 from api.sql import parse_script, refused_statement
 from api.sql.script_shape import ScriptShape
+from api.wire.models import ApplyResultBody, BatchRequest, DdlRequest, SqlRequest
+from api.wire.roles import Role
 from catalog.commands import CommandBase
 from catalog.errors import CatalogError, ValidationError
 from catalog.origin import CLIENT_HEADER, LOCAL_PRINCIPAL, MAX_NAME_CHARS, UpdateOrigin

@@ -8,9 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
-from api.auth import require
-from api.errors import ApiCode, ApiError, problem_responses
-from api.models import (
+from api.server.auth import require
+from api.server.errors import ApiCode, ApiError, problem_responses
+from api.server.routes.params import json_response, node_of
+from api.wire.models import (
     ChangeBody,
     ColumnChangeBody,
     DiffBody,
@@ -19,8 +20,7 @@ from api.models import (
     VersionInfo,
     VersionsBody,
 )
-from api.roles import Role
-from api.routes.params import json_response, node_of
+from api.wire.roles import Role
 from catalog.diff import Change, ColumnChange, diff
 from catalog.errors import CatalogError
 from catalog.service import CatalogService

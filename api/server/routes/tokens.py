@@ -7,11 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
-from api.auth import TokenAuthority, require
-from api.errors import ApiCode, ApiError, problem_responses
-from api.models import RotatedBody, TokenBody, TokenRequest
-from api.roles import Role
-from api.routes.params import json_response
+from api.server.auth import TokenAuthority, require
+from api.server.errors import ApiCode, ApiError, problem_responses
+from api.server.routes.params import json_response
+from api.wire.models import RotatedBody, TokenBody, TokenRequest
+from api.wire.roles import Role
 
 router = APIRouter(
     prefix="/v1/tokens",
