@@ -33,7 +33,7 @@ from api.iceberg.manifests import check_present, snapshot_change
 from api.iceberg.models import AddedSnapshot, TableMetadata, TableRequirement, TableUpdate
 from api.iceberg.snapshots import MAIN, manifest_list_of, snapshot_id_of
 from api.server.auth import scoped_request_id
-from api.server.routes.params import node_of
+from api.server.execution import node_of
 from catalog.data_files import (
     DataCommit,
     DataFile,

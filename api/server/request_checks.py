@@ -14,7 +14,8 @@ from fastapi import Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
-from api.server.errors import ApiCode, ApiError
+from api.server.errors import ApiError
+from api.wire.codes import Code
 
 _ACCEPTED: dict[int, frozenset[str]] = {}
 """Each route's query parameter names (by route identity: routes live as long as the app)."""
@@ -40,14 +41,14 @@ async def check_request(request: Request) -> None:
         named = ", ".join(repr(name) for name in unknown)
         takes = ", ".join(sorted(accepted)) if accepted else "no query parameters"
         raise ApiError(
-            ApiCode.UNKNOWN_PARAMETER,
+            Code.UNKNOWN_PARAMETER,
             f"{request.method} {route.path} does not take {named}; it takes {takes}",
         )
     if route.body_field is not None and request.method in ("POST", "PUT", "PATCH"):
         content_type = request.headers.get("content-type")
         if content_type is not None and not _is_json(content_type):
             raise ApiError(
-                ApiCode.UNSUPPORTED_MEDIA_TYPE,
+                Code.UNSUPPORTED_MEDIA_TYPE,
                 f"{request.method} {route.path} takes a JSON body (Content-Type: "
                 f"application/json), not {content_type.split(';')[0].strip() or 'an empty type'}",
             )

@@ -12,14 +12,9 @@ from fastapi.responses import Response
 
 from api.server.auth import require
 from api.server.errors import problem_responses
-from api.server.routes.params import (
-    AT_DOC,
-    NAME_DOC,
-    VERSION_DOC,
-    json_response,
-    node_of,
-    resolve_catalog,
-)
+from api.server.execution import node_of
+from api.server.responses import json_response
+from api.server.routes.params import AT_DOC, NAME_DOC, VERSION_DOC, resolve_catalog
 from api.wire.models import (
     CatalogBody,
     IndexBody,

@@ -9,8 +9,10 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
 from api.server.auth import require
-from api.server.errors import ApiCode, ApiError, problem_responses
-from api.server.routes.params import json_response, node_of
+from api.server.errors import ApiError, problem_responses
+from api.server.execution import node_of
+from api.server.responses import json_response
+from api.wire.codes import Code
 from api.wire.models import (
     ChangeBody,
     ColumnChangeBody,
@@ -75,7 +77,7 @@ async def version_ready(
         await asyncio.wait_for(node.service.catalog_ready(version), limit)
     except TimeoutError as e:
         raise ApiError(
-            ApiCode.TIMEOUT,
+            Code.TIMEOUT,
             f"version {version} was not applied on {node.node_name} within {limit:g} s "
             f"(latest applied: {node.service.latest_version})",
         ) from e
