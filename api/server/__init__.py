@@ -7,5 +7,6 @@ metrics, admission slots, the per-request checks, the ASGI ``middleware`` and th
 its own sub-application (``api.iceberg``), mounted by ``app``.
 
 May import: catalog, schemasync, updatelog, api.wire, api.sql, api.iceberg (to mount it).
-Nothing imports the server but the CLI's ``serve`` and admin commands.
+Imported by the Iceberg protocol (execution, auth, errors; never the routes) and by the CLI's
+``serve`` and admin commands.
 """
