@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from fastapi import Depends, FastAPI
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import RedirectResponse
+from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -117,6 +117,8 @@ def create_app(
     # The Iceberg REST protocol: its own app, with its own error model, on the same state.
     iceberg = create_iceberg_app(app.state)
     app.mount(ICEBERG_MOUNT, iceberg, name="iceberg")
+    # The mount's own path is no route (404), not a redirect to the mount's root.
+    app.router.add_route(ICEBERG_MOUNT, _no_such_path, include_in_schema=False)
     app.openapi = lambda: _merged_openapi(app, iceberg)  # type: ignore[method-assign]
     # The catalog browser: static files, no external assets; its data comes from the API.
     app.mount("/ui", StaticFiles(directory=UI_DIR, html=True), name="ui")
@@ -151,6 +153,10 @@ def create_app(
             HostCheckMiddleware, bind_host=settings.host, allowed=settings.allowed_hosts
         )
     return app
+
+
+async def _no_such_path(_: Request) -> Response:
+    raise StarletteHTTPException(404)
 
 
 def _merged_openapi(app: FastAPI, mounted: FastAPI) -> dict[str, Any]:
