@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Mount
 
 from api.iceberg import errors as iceberg_errors
 from api.iceberg.app import MOUNT as ICEBERG_MOUNT
@@ -116,7 +118,11 @@ def create_app(
         app.include_router(router)
     # The Iceberg REST protocol: its own app, with its own error model, on the same state.
     iceberg = create_iceberg_app(app.state)
-    app.mount(ICEBERG_MOUNT, iceberg, name="iceberg")
+    mount = Mount(ICEBERG_MOUNT, app=iceberg, name="iceberg")
+    # Starlette's mount pattern stops at a newline, which a path parameter may hold (%0A):
+    # such a request still belongs to the protocol (and gets its answer).
+    mount.path_regex = re.compile(mount.path_regex.pattern, re.DOTALL)
+    app.router.routes.append(mount)
     # The mount's own path is no route (404), not a redirect to the mount's root.
     app.router.add_route(ICEBERG_MOUNT, _no_such_path, include_in_schema=False)
     app.openapi = lambda: _merged_openapi(app, iceberg)  # type: ignore[method-assign]
