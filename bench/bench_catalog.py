@@ -15,7 +15,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 
-from api.models import CatalogBody
+from api.wire.models import CatalogBody
 from bench.harness import Figure, Sample, measure, progress
 from bench.tables import create_command
 from catalog import Catalog, prepare

@@ -13,8 +13,8 @@ import uvicorn
 from fastapi import FastAPI
 from fastapi.responses import Response
 
-from api.app import create_app
-from api.config import ServerSettings
+from api.server.app import create_app
+from api.server.config import ServerSettings
 
 
 def bare_app(body: bytes) -> FastAPI:

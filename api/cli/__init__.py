@@ -9,6 +9,10 @@
 
 Exit codes: 0 done, 1 the server refused (its code goes to stderr), 2 bad usage or input,
 3 no server could be reached (or the store, for ``compact``).
+
+May import: api.client and api.wire (to talk to a server), catalog (names, results),
+schemasync (time formats); ``serve`` imports api.server, and the admin commands (issue a
+token, compact) open the store through updatelog and catalog directly.
 """
 
 from __future__ import annotations

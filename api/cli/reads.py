@@ -9,7 +9,7 @@ from typing import Any
 
 from api.cli.base import UsageError, catalog_version, client_of, positive
 from api.cli.output import View, hlc_time, show_line
-from api.models import ChangeBody, FieldChangeBody
+from api.wire.models import ChangeBody, FieldChangeBody
 from catalog.catalog import Catalog
 from catalog.identifiers import parse_name, parse_qualified, quote_name
 

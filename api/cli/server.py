@@ -11,7 +11,7 @@ from typing import Any
 
 from api.cli.base import UsageError, client_of, positive
 from api.cli.output import FORMATS, View
-from api.config import DEFAULT_STORE, ServerSettings
+from api.server.config import DEFAULT_STORE, ServerSettings
 from schemasync.clock import rfc3339
 from updatelog.url import open_log
 
@@ -166,9 +166,9 @@ async def _serve(settings: ServerSettings, log_level: str) -> None:
     handler.setFormatter(DefaultFormatter("%(levelprefix)s %(message)s", use_colors=False))
     logging.basicConfig(level=log_level.upper(), handlers=[handler])
 
-    from api.app import create_app
-    from api.auth import TokenAuthority, auth_enabled, read_token_secret
-    from api.header_timeout import with_header_timeout
+    from api.server.app import create_app
+    from api.server.auth import TokenAuthority, auth_enabled, read_token_secret
+    from api.server.header_timeout import with_header_timeout
     from catalog.node import CatalogNode
 
     checks_tokens = auth_enabled(settings.host, settings.auth)
@@ -195,8 +195,8 @@ async def _serve(settings: ServerSettings, log_level: str) -> None:
 
 def cmd_token_create(args: argparse.Namespace) -> View:
     """Issue a bearer token: through the server (an admin token), or from the store itself."""
-    from api.auth import TokenAuthority, read_token_secret
-    from api.roles import Role
+    from api.server.auth import TokenAuthority, read_token_secret
+    from api.wire.roles import Role
 
     ttl_s = _duration(args.ttl)
     if args.store is None:

@@ -6,8 +6,9 @@ server's ``code``. Modules: ``calls`` (one request spec per endpoint, retry poli
 no I/O), ``endpoint`` and ``client_base`` (each call a method of both clients, defined once),
 ``events`` (the event model and resumable SSE), ``errors``, ``sync``, ``aio``.
 
-May import: httpx, pydantic, catalog, api.models. Never FastAPI: a client installs without the
-server.
+Installs alone (the ``client`` extra). May import: httpx, pydantic, api.wire (bodies and
+error codes it shares with the server) and the catalog's models. Never the server, FastAPI,
+the SQL parser or the Iceberg protocol (``tests/unit/api/test_client_stands_alone.py``).
 """
 
 from api.client.aio import AsyncCatalogClient, AsyncEventStream

@@ -25,7 +25,7 @@ from api.client.errors import (
     error_from_response,
 )
 from api.client.retries import Failover, RetryPolicy, describe, is_retryable, retry_after
-from api.models import (
+from api.wire.models import (
     ApplyResultBody,
     CatalogBody,
     DataCommitRequest,

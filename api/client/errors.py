@@ -17,9 +17,10 @@
     ├── ResponseFormatError          a 2xx body that is not the documented shape
     └── UnreachableError             no base URL answered within the retries (no status)
 
-The class follows the server's ``code`` where one is known and its HTTP status otherwise, so
-``except NotFoundError`` works whatever the exact code; ``e.code`` is the stable string
-(``TABLE_NOT_FOUND``), equal to the ``catalog.errors.ErrorCode`` member of the same name.
+The class follows the server's ``code`` where the registry (``api.wire.codes``) knows it and
+the answer has the code's own status, and the HTTP status otherwise, so ``except
+NotFoundError`` works whatever the exact code; ``e.code`` is the stable string
+(``TABLE_NOT_FOUND``), equal to the ``api.wire.codes.Code`` member of the same name.
 
 The client does not re-raise ``catalog.errors`` types: it has failures the domain does not
 (unreachable, malformed responses, HTTP-only codes), and keeping one root lets a caller catch
@@ -32,6 +33,8 @@ import json
 from typing import Any
 
 import httpx
+
+from api.wire.codes import ClientClass, Code, code_of
 
 UNREACHABLE = "UNREACHABLE"
 BAD_RESPONSE = "BAD_RESPONSE"
@@ -120,15 +123,6 @@ class UnreachableError(CatalogApiError):
     """No base URL answered (connection refused, timeouts, dropped connections)."""
 
 
-_BY_CODE: dict[str, type[CatalogApiError]] = {
-    "VERSION_COMPACTED": CompactedError,
-    "TIMEOUT": WaitTimeoutError,
-    **dict.fromkeys(
-        ("SCHEMA_EXISTS", "TABLE_EXISTS", "COLUMN_EXISTS", "INDEX_EXISTS", "ZONE_EXISTS"),
-        AlreadyExistsError,
-    ),
-}
-
 _BY_STATUS: dict[int, type[CatalogApiError]] = {
     400: InvalidRequestError,
     404: NotFoundError,
@@ -143,12 +137,33 @@ _BY_STATUS: dict[int, type[CatalogApiError]] = {
 }
 
 
+_CLASSES: dict[ClientClass, type[CatalogApiError]] = {
+    ClientClass.INVALID_REQUEST: InvalidRequestError,
+    ClientClass.NOT_FOUND: NotFoundError,
+    ClientClass.CONFLICT: ConflictError,
+    ClientClass.ALREADY_EXISTS: AlreadyExistsError,
+    ClientClass.COMPACTED: CompactedError,
+    ClientClass.UNAVAILABLE: UnavailableError,
+    ClientClass.WAIT_TIMEOUT: WaitTimeoutError,
+    ClientClass.SERVER: ServerError,
+}
+
+CLASS_BY_CODE: dict[str, type[CatalogApiError]] = {code: _CLASSES[code.client] for code in Code}
+"""The class each registered code raises, when the answer has the code's own status."""
+
+
 def error_class(code: str, status: int | None) -> type[CatalogApiError]:
-    """Return the error class for a server ``code`` and HTTP ``status``."""
-    if code in _BY_CODE:
-        return _BY_CODE[code]
+    """Return the error class for a server ``code`` and HTTP ``status``.
+
+    ``status`` is None for an event stream's ``error`` frame: it is an ``EventStreamError``,
+    unless its code says the resume point was compacted.
+    """
+    registered = code_of(code)
     if status is None:
-        return EventStreamError
+        compacted = registered is not None and registered.client is ClientClass.COMPACTED
+        return CompactedError if compacted else EventStreamError
+    if registered is not None and registered.status == status:
+        return CLASS_BY_CODE[registered]
     return _BY_STATUS.get(status, ServerError)
 
 

@@ -9,11 +9,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
-# The server's codes that mean "try again (maybe elsewhere)"; TIMEOUT is excluded because it
-# answers a wait the caller bounded on purpose.
-RETRYABLE_CODES = frozenset(
-    {"STORAGE_UNAVAILABLE", "NOT_READY", "CONCURRENT_UPDATE", "TOO_MANY_REQUESTS", "NODE_STOPPING"}
-)
+from api.wire.codes import Code, Retry
+
+RETRYABLE_CODES = frozenset(str(code) for code in Code if code.retry is Retry.AUTOMATIC)
+"""The server's codes that mean "try again (maybe elsewhere)"; TIMEOUT is not one: it answers
+a wait the caller bounded on purpose."""
 
 
 @dataclass(frozen=True, slots=True)

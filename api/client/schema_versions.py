@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from api.client.calls import Call, Timestamp, json_of, read_call, segment
-from api.models import TableHistoryBody
+from api.wire.models import TableHistoryBody
 from catalog.descriptors import TableVersion
 
 

@@ -1,4 +1,4 @@
-"""The Apache Iceberg REST catalog protocol over the catalog, served at ``/iceberg/v1``.
+"""The Apache Iceberg REST catalog protocol: a sub-application (``app``) served at ``/iceberg/v1``.
 
 Namespaces are schemas, tables are tables; a table's Iceberg metadata is projected from its
 descriptor (field ids are column ids) and its data commits (one snapshot each), its schema
@@ -8,6 +8,11 @@ updates are one model per kind of the protocol (``requirements``, ``updates``), 
 recording or refusing itself. Manifests are read and written with PyIceberg's manifest
 reader and writer (``manifests``).
 
-May import: api (its errors, auth and route helpers), catalog, schemasync, updatelog,
-pyiceberg (its manifests only). Nothing but ``api.app`` imports it.
+It has its own error model (``errors``: every error, whatever raised it, in the protocol's
+shape) and runs its batches through the server's ``api.server.execution``, as the DDL routes
+do.
+
+May import: api.server (execution, auth, errors, responses, request checks; never its
+routes), api.wire, catalog, schemasync, updatelog, pyiceberg (its manifests only). Nothing
+but ``api.server.app`` imports it.
 """

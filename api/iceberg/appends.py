@@ -26,7 +26,6 @@ import pydantic
 from fastapi import Request
 from pyiceberg.manifest import DataFile as IcebergDataFile
 
-from api.auth import scoped_request_id
 from api.iceberg.bounds import BoundError, column_stats
 from api.iceberg.commits import check_requirements
 from api.iceberg.errors import bad_request, commit_failed
@@ -41,7 +40,8 @@ from api.iceberg.updates import (
     SnapshotUpdate,
     TableUpdate,
 )
-from api.routes.params import node_of
+from api.server.auth import scoped_request_id
+from api.server.execution import node_of
 from catalog.data_files import (
     DataCommit,
     DataFile,

@@ -5,77 +5,38 @@
     IcebergError                 one of the protocol's exception types and its status
 
 Errors raised elsewhere (the catalog's, the log's, the API layer's) keep their stable codes;
-``EXCEPTION_BY_CODE`` maps each code to the protocol's exception type and status, in one
-table. Any code it does not name is answered by its HTTP status alone.
+each code's exception type and status come from the one registry, ``api.wire.codes``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api.errors import STATUS_BY_CODE, ApiCode, ApiError
 from api.iceberg.models import ErrorModel, IcebergErrorResponse
-from catalog.errors import CatalogError, ErrorCode
+from api.server.errors import ApiError
+from api.wire.codes import Code, IcebergType, code_of
+from catalog.errors import CatalogError
 from schemasync.errors import SchemaSyncError
 from updatelog.errors import UnknownOutcomeError, UpdateLogError
 
-PREFIX = "/iceberg/"
-"""Where the Iceberg routes are served; errors under it take the protocol's shape."""
-
-NO_SUCH_NAMESPACE = "NoSuchNamespaceException"
-NO_SUCH_TABLE = "NoSuchTableException"
-ALREADY_EXISTS = "AlreadyExistsException"
-NAMESPACE_NOT_EMPTY = "NamespaceNotEmptyException"
-COMMIT_FAILED = "CommitFailedException"
-COMMIT_STATE_UNKNOWN = "CommitStateUnknownException"
-BAD_REQUEST = "BadRequestException"
-NOT_AUTHORIZED = "NotAuthorizedException"
-FORBIDDEN = "ForbiddenException"
-SERVICE_UNAVAILABLE = "ServiceUnavailableException"
-
-EXCEPTION_BY_CODE: dict[str, tuple[str, int]] = {
-    ErrorCode.SCHEMA_NOT_FOUND: (NO_SUCH_NAMESPACE, 404),
-    ErrorCode.TABLE_NOT_FOUND: (NO_SUCH_TABLE, 404),
-    ErrorCode.SCHEMA_EXISTS: (ALREADY_EXISTS, 409),
-    ErrorCode.TABLE_EXISTS: (ALREADY_EXISTS, 409),
-    ErrorCode.INDEX_EXISTS: (ALREADY_EXISTS, 409),
-    ErrorCode.COLUMN_EXISTS: (COMMIT_FAILED, 409),
-    ErrorCode.COLUMN_NOT_FOUND: (COMMIT_FAILED, 409),
-    ErrorCode.SCHEMA_NOT_EMPTY: (NAMESPACE_NOT_EMPTY, 409),
-    ErrorCode.VALIDATION_ERROR: (BAD_REQUEST, 400),
-    ErrorCode.UNSUPPORTED_CHANGE: (BAD_REQUEST, 400),
-    ErrorCode.TOO_MANY_COLUMNS: (BAD_REQUEST, 400),
-    ErrorCode.REQUEST_ID_REUSED: (BAD_REQUEST, 400),
-    ErrorCode.CONCURRENT_UPDATE: (SERVICE_UNAVAILABLE, 503),
-    ErrorCode.PRECONDITION_FAILED: (COMMIT_FAILED, 409),
-    ErrorCode.NODE_STOPPING: (SERVICE_UNAVAILABLE, 503),
-    ApiCode.MALFORMED_REQUEST: (BAD_REQUEST, 400),
-    ApiCode.UNKNOWN_PARAMETER: (BAD_REQUEST, 400),
-    ApiCode.UNSUPPORTED_MEDIA_TYPE: (BAD_REQUEST, 400),
-    ApiCode.UNAUTHENTICATED: (NOT_AUTHORIZED, 401),
-    ApiCode.FORBIDDEN: (FORBIDDEN, 403),
-    ApiCode.NOT_READY: (SERVICE_UNAVAILABLE, 503),
-    ApiCode.TOO_MANY_REQUESTS: (SERVICE_UNAVAILABLE, 503),
+_TYPE_BY_HTTP_STATUS = {
+    400: IcebergType.BAD_REQUEST,
+    401: IcebergType.NOT_AUTHORIZED,
+    403: IcebergType.FORBIDDEN,
+    404: IcebergType.NOT_FOUND,
+    405: IcebergType.METHOD_NOT_ALLOWED,
+    409: IcebergType.COMMIT_FAILED,
+    413: IcebergType.BAD_REQUEST,
+    422: IcebergType.BAD_REQUEST,
+    503: IcebergType.SERVICE_UNAVAILABLE,
 }
-"""The protocol's exception type and status for each stable error code."""
-
-_TYPE_BY_STATUS = {
-    400: BAD_REQUEST,
-    401: NOT_AUTHORIZED,
-    403: FORBIDDEN,
-    404: "NotFoundException",
-    405: "MethodNotAllowedException",
-    409: COMMIT_FAILED,
-    413: BAD_REQUEST,
-    422: BAD_REQUEST,
-    503: SERVICE_UNAVAILABLE,
-}
+"""The exception type of a routing error (unknown path, wrong method), which has a status and
+no code; a code's own type is in the registry."""
 
 ERROR_STATUSES = (400, 401, 403, 404, 409, 503)
 """The statuses every Iceberg route documents."""
@@ -93,12 +54,12 @@ class IcebergError(Exception):
 
 def bad_request(message: str) -> IcebergError:
     """Return a 400 ``BadRequestException`` saying ``message``."""
-    return IcebergError(BAD_REQUEST, 400, message)
+    return IcebergError(IcebergType.BAD_REQUEST, 400, message)
 
 
 def commit_failed(message: str) -> IcebergError:
     """Return a 409 ``CommitFailedException`` saying ``message``."""
-    return IcebergError(COMMIT_FAILED, 409, message)
+    return IcebergError(IcebergType.COMMIT_FAILED, 409, message)
 
 
 def error_response(type_: str, status: int, message: str) -> JSONResponse:
@@ -109,11 +70,10 @@ def error_response(type_: str, status: int, message: str) -> JSONResponse:
 
 
 def _by_code(code: str, message: str) -> JSONResponse:
-    found = EXCEPTION_BY_CODE.get(code)
-    if found is None:
-        status = STATUS_BY_CODE.get(code, 500)
-        found = (_TYPE_BY_STATUS.get(status, SERVICE_UNAVAILABLE), status)
-    return error_response(found[0], found[1], message)
+    registered = code_of(code)
+    if registered is None:
+        return error_response(IcebergType.SERVICE_UNAVAILABLE, 500, message)
+    return error_response(registered.iceberg, registered.iceberg_status, message)
 
 
 def iceberg_error(e: Exception) -> JSONResponse:
@@ -122,23 +82,31 @@ def iceberg_error(e: Exception) -> JSONResponse:
         return error_response(e.type, e.status, e.message)
     if isinstance(e, UnknownOutcomeError):
         return error_response(
-            COMMIT_STATE_UNKNOWN, 500, f"{e.message}; the change may or may not have been made"
+            IcebergType.COMMIT_STATE_UNKNOWN,
+            500,
+            f"{e.message}; the change may or may not have been made",
         )
     if isinstance(e, CatalogError | UpdateLogError | SchemaSyncError | ApiError):
         return _by_code(str(e.code), e.message)
     if isinstance(e, RequestValidationError):
-        return error_response(BAD_REQUEST, 400, _validation_message(e))
+        return error_response(IcebergType.BAD_REQUEST, 400, _validation_message(e))
     if isinstance(e, StarletteHTTPException):
         status = e.status_code
-        return error_response(_TYPE_BY_STATUS.get(status, BAD_REQUEST), status, str(e.detail))
+        type_ = _TYPE_BY_HTTP_STATUS.get(status, IcebergType.BAD_REQUEST)
+        return error_response(type_, status, str(e.detail))
     return error_response(
-        "InternalServerError", 500, f"internal error ({type(e).__name__}); see the server log"
+        IcebergType.INTERNAL, 500, f"internal error ({type(e).__name__}); see the server log"
     )
 
 
 async def on_iceberg_error(_: Request, e: Exception) -> JSONResponse:
-    """Answer an ``IcebergError`` (only the Iceberg routes raise one)."""
+    """Answer any error raised while serving the Iceberg sub-application, in its shape."""
     return iceberg_error(e)
+
+
+def refusal(code: Code, message: str) -> JSONResponse:
+    """Return the protocol's answer to a request the server refused before routing it."""
+    return iceberg_error(ApiError(code, message))
 
 
 def _validation_message(e: RequestValidationError) -> str:
@@ -147,20 +115,6 @@ def _validation_message(e: RequestValidationError) -> str:
         where = ".".join(str(p) for p in err.get("loc", ()))
         problems.append(f"{where}: {err.get('msg', 'invalid')}" if where else str(err.get("msg")))
     return "invalid request: " + ("; ".join(problems[:3]) or "malformed body")
-
-
-Handler = Callable[[Request, Exception], Awaitable[Response]]
-
-
-def answering_iceberg_errors(handler: Handler) -> Handler:
-    """Return ``handler`` answering errors of the Iceberg routes in the protocol's shape."""
-
-    async def handle(request: Request, e: Exception) -> Response:
-        if request.url.path.startswith(PREFIX):
-            return iceberg_error(e)
-        return await handler(request, e)
-
-    return handle
 
 
 def documented_errors() -> dict[int | str, dict[str, Any]]:

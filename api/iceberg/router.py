@@ -1,10 +1,12 @@
-"""The Iceberg REST catalog at ``/iceberg/v1``: namespaces are schemas, tables are tables.
+"""The Iceberg REST catalog's routes (``/v1`` of the sub-application at ``/iceberg``).
+
+Namespaces are schemas, tables are tables.
 
 Reads answer from the node's latest catalog and the tables' data commits recorded (one
-snapshot per data commit). A schema or property change is one batch of catalog commands
-through ``CatalogManager.execute``, so it makes one catalog version; a commit that adds a
-snapshot makes one data commit (``appends``). Reads take the reader role, changes the writer
-role, as on ``/v1``.
+snapshot per data commit). A schema or property change is one batch of catalog commands run
+by the server's ``execute_batch`` (as ``POST /v1/ddl`` runs its own), so it makes one catalog
+version; a commit that adds a snapshot makes one data commit (``appends``). Reads take the
+reader role, changes the writer role, as on ``/v1``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
-from api.auth import principal_of, require
 from api.iceberg.appends import added_snapshots, commit_snapshots
 from api.iceberg.commits import (
     CommitTableRequest,
@@ -47,20 +48,17 @@ from api.iceberg.paths import (
     schema_name,
 )
 from api.iceberg.snapshots import ensure_manifests, snapshots_of
-from api.roles import Role
-from api.routes.ddl import admitted, client_of
-from api.routes.params import json_response, node_of
-from catalog.apply_result import ApplyResult
+from api.server.auth import require
+from api.server.execution import execute_batch, node_of
+from api.server.responses import json_response
+from api.wire.roles import Role
 from catalog.catalog import Catalog
-from catalog.commands import CommandBase
 from catalog.commands.schemas import CreateSchemaCommand, DropSchemaCommand
 from catalog.commands.tables import DropTableCommand, RenameTableCommand
 from catalog.data_files import DataCommit
 from catalog.descriptors import TableDescriptor
-from catalog.manager import Precondition
-from catalog.origin import LOCAL_PRINCIPAL, UpdateOrigin
 
-router = APIRouter(prefix="/iceberg/v1", tags=["iceberg"], responses=documented_errors())
+router = APIRouter(prefix="/v1", tags=["iceberg"], responses=documented_errors())
 
 READ = [Depends(require(Role.READER))]
 WRITE = [Depends(require(Role.WRITER))]
@@ -90,18 +88,6 @@ async def _metadata(
     await ensure_manifests(plain.location, plain.schemas[-1], table.columns, commits)
     snapshots = snapshots_of(plain.location, commits, horizon_ts=_horizon(request))
     return table_metadata(table, _warehouse(request), cat.activation_ts, snapshots), commits
-
-
-async def _execute(
-    request: Request, commands: list[CommandBase], precondition: Precondition | None = None
-) -> ApplyResult:
-    """Apply ``commands`` as one batch, in one of the node's DDL slots."""
-    with admitted(request):
-        origin = UpdateOrigin(
-            principal=principal_of(request) or LOCAL_PRINCIPAL, client=client_of(request)
-        )
-        manager = node_of(request).manager
-        return await manager.execute(commands, origin=origin, precondition=precondition)
 
 
 def _horizon(request: Request) -> int:
@@ -146,7 +132,7 @@ async def create_namespace(request: Request, body: CreateNamespaceRequest) -> Re
         raise bad_request(
             f"namespace {body.namespace[0]}: a schema keeps no properties; create it without"
         )
-    await _execute(request, [CreateSchemaCommand(name=body.namespace[0])])
+    await execute_batch(request, [CreateSchemaCommand(name=body.namespace[0])])
     return json_response(NamespaceResponse(namespace=body.namespace))
 
 
@@ -167,7 +153,7 @@ async def namespace_exists(request: Request, namespace: NamespacePath) -> Respon
 @router.delete("/namespaces/{namespace}", status_code=204, dependencies=WRITE)
 async def drop_namespace(request: Request, namespace: NamespacePath) -> Response:
     """Drop an empty schema (``DROP SCHEMA``)."""
-    await _execute(request, [DropSchemaCommand(name=schema_name(namespace))])
+    await execute_batch(request, [DropSchemaCommand(name=schema_name(namespace))])
     return Response(status_code=204)
 
 
@@ -193,7 +179,7 @@ async def create_table(
 ) -> Response:
     """Create a table (one ``CREATE TABLE``); the answer carries the catalog's column ids."""
     schema = schema_name(namespace)
-    result = await _execute(request, [create_table_command(schema, body)])
+    result = await execute_batch(request, [create_table_command(schema, body)])
     cat = node_of(request).service.catalog(result.version)
     found = cat.table(schema, body.name)
     metadata = table_metadata(found, _warehouse(request), cat.activation_ts)
@@ -256,7 +242,7 @@ async def commit_table(
             unchanged = unchanged_since_read(
                 body.requirements, found.id, _warehouse(request), f"{schema}.{name}", snapshots
             )
-            result = await _execute(request, commands, unchanged)
+            result = await execute_batch(request, commands, precondition=unchanged)
             cat = node_of(request).service.catalog(result.version)
             found = cat.table_by_id(found.id)
             metadata = table_metadata(found, _warehouse(request), cat.activation_ts, snapshots)
@@ -279,7 +265,7 @@ async def drop_table(
 ) -> Response:
     """Drop a table (``DROP TABLE``); its data files go with the catalog's own clean-up."""
     command = DropTableCommand(**{"schema": schema_name(namespace), "name": table})
-    await _execute(request, [command])
+    await execute_batch(request, [command])
     return Response(status_code=204)
 
 
@@ -296,5 +282,5 @@ async def rename_table(request: Request, body: RenameTableRequest) -> Response:
     command = RenameTableCommand(
         **{"schema": schema, "name": source.name, "new_name": destination.name}
     )
-    await _execute(request, [command])
+    await execute_batch(request, [command])
     return Response(status_code=204)

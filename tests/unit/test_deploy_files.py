@@ -1,7 +1,7 @@
 """The deploy files cannot run here (no Docker, no Kubernetes): check them against the code.
 
 Every manifest parses; the ports, the ``CATALOG_*`` variables, the probe paths and the
-image's entrypoint agree with ``api/config.py``, ``api/app.py`` and ``api/cli/``.
+image's entrypoint agree with ``api/server/config.py``, ``api/server/app.py`` and ``api/cli/``.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 import yaml
 
-from api.app import create_app
 from api.cli import build_parser
-from api.config import ServerSettings
+from api.server.app import create_app
+from api.server.config import ServerSettings
 from updatelog.url import EtcdUrl, parse_store_url
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-CONFIG_SOURCE = (DEPLOY.parent / "api" / "config.py").read_text()
+CONFIG_SOURCE = (DEPLOY.parent / "api" / "server" / "config.py").read_text()
 ENV_NAMES = set(re.findall(r'"(CATALOG_[A-Z_]+)"', CONFIG_SOURCE))
 PROBE_PATHS = {"/readyz", "/healthz"}
 

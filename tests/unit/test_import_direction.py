@@ -1,5 +1,15 @@
 """Imports point down: api, spark → catalog → schemasync → updatelog, and never in a circle.
 
+Inside ``api``, one subpackage per job, with its own direction (``API_ALLOWED``)::
+
+    api.cli ──→ api.client ──→ api.wire ──→ catalog (its models)
+       │                          ↑
+       └──→ api.server ───────────┤     (``catalog serve`` and the admin commands, which
+              │   ↑               │      open the store to issue tokens or check it)
+              ↓   │               │
+           api.iceberg ───────────┘     (through the server's execution, auth, errors;
+              api.sql                    never through its routes)
+
 Checked on the source: every import statement counts, deferred ones inside functions and
 ``TYPE_CHECKING`` blocks included, since each is an edge a reader must follow.
 """
@@ -21,14 +31,34 @@ ALLOWED = {
     "schemasync": {"updatelog"},
     "updatelog": set(),
 }
-# Third-party modules only one package (one module, for etcd) may import.
+# The parts of api, and what each may import of api's other parts and of our packages.
+API_ALLOWED = {
+    # What server and client share: bodies, roles, codes.
+    "api.wire": {"catalog"},
+    # The client stands alone: the shared wire shapes and the catalog's models only.
+    "api.client": {"api.wire", "catalog"},
+    "api.sql": {"catalog"},
+    # The CLI speaks through the client; ``serve`` runs the server, and the admin commands
+    # (issue a token, check a store) open the store directly.
+    "api.cli": {"api.client", "api.wire", "api.server", "catalog", "schemasync", "updatelog"},
+    # The Iceberg protocol runs batches and checks tokens as the server does.
+    "api.iceberg": {"api.server", "api.wire", "catalog", "schemasync", "updatelog"},
+    # The server builds a node, translates SQL and mounts the Iceberg protocol.
+    "api.server": {"api.wire", "api.sql", "api.iceberg", "catalog", "schemasync", "updatelog"},
+}
+# Modules a part may not import although it may import their package.
+API_FORBIDDEN = {"api.iceberg": ("api.server.routes", "api.server.app")}
+
+# Third-party modules only some folders (one module, for etcd) may import.
 CONFINED = {
-    "pyetcd": "updatelog/kv_etcd",
-    "fastapi": "api/",
-    "uvicorn": "api/",
-    "sqlglot": "api/",
-    "pyspark": "spark/",
-    "pyiceberg": "api/iceberg/",
+    "pyetcd": ("updatelog/kv_etcd",),
+    "fastapi": ("api/server/", "api/iceberg/"),
+    "starlette": ("api/server/", "api/iceberg/"),
+    "uvicorn": ("api/server/", "api/cli/server.py"),
+    "sqlglot": ("api/sql/",),
+    "httpx": ("api/client/",),
+    "pyspark": ("spark/",),
+    "pyiceberg": ("api/iceberg/",),
 }
 
 
@@ -57,9 +87,44 @@ def test_imports_point_down(package: str, path: Path) -> None:
 @pytest.mark.parametrize(("package", "path"), _sources(), ids=lambda v: str(v))
 def test_confined_third_party_imports(package: str, path: Path) -> None:
     rel = str(path.relative_to(ROOT))
-    for module, owner in CONFINED.items():
+    for module, owners in CONFINED.items():
         if module in _imports(path):
-            assert rel.startswith(owner), f"{rel} imports {module}; only {owner}* may"
+            assert rel.startswith(owners), f"{rel} imports {module}; only {owners} may"
+
+
+def _full_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "api" else parts[0]
+
+
+API_SOURCES = [
+    (part, p) for part in API_ALLOWED for p in sorted((ROOT / part.replace(".", "/")).rglob("*.py"))
+]
+
+
+@pytest.mark.parametrize(("part", "path"), API_SOURCES, ids=lambda v: str(v))
+def test_the_parts_of_api_import_in_their_direction(part: str, path: Path) -> None:
+    imported = {m for m in _full_imports(path) if _part(m) in {*LAYERS, *API_ALLOWED}}
+    wrong = {_part(m) for m in imported} - API_ALLOWED[part] - {part}
+    assert not wrong, f"{path.relative_to(ROOT)} imports {sorted(wrong)}"
+    inner = [m for m in imported for f in API_FORBIDDEN.get(part, ()) if m.startswith(f)]
+    assert not inner, f"{path.relative_to(ROOT)} imports {inner}"
+
+
+def test_every_part_of_api_is_named() -> None:
+    parts = {f"api.{p.name}" for p in (ROOT / "api").iterdir() if (p / "__init__.py").exists()}
+    assert parts == set(API_ALLOWED)
 
 
 # -- circles -------------------------------------------------------------------------------

@@ -18,11 +18,11 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
-from api.app import create_app
-from api.auth import TokenAuthority
-from api.config import ServerSettings
-from api.header_timeout import with_header_timeout
-from api.roles import Role
+from api.server.app import create_app
+from api.server.auth import TokenAuthority
+from api.server.config import ServerSettings
+from api.server.header_timeout import with_header_timeout
+from api.wire.roles import Role
 from catalog.node import CatalogNode
 from updatelog.url import open_log
 

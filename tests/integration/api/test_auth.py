@@ -19,10 +19,10 @@ import httpx
 import msgpack
 import pytest
 
-from api.auth import KEYS_REFRESH_S, TokenAuthority, TokenSecretError, auth_enabled
 from api.client import CatalogApiError, CatalogClient
-from api.roles import Role
-from api.signing_keys import load_signing_keys, swap_signing_keys
+from api.server.auth import KEYS_REFRESH_S, TokenAuthority, TokenSecretError, auth_enabled
+from api.server.signing_keys import load_signing_keys, swap_signing_keys
+from api.wire.roles import Role
 from tests.integration.api.servers import (
     TOKEN_SECRET_FILE,
     RunningServer,

@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from api.client import CatalogClient
-from api.config import ServerSettings
-from api.routes.events import _stream
+from api.server.config import ServerSettings
+from api.server.routes.events import _stream
 from catalog import CatalogEvent
 from catalog.event_feed import EventFilter
 from catalog.node import CatalogNode

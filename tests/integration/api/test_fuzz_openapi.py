@@ -25,8 +25,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from api.config import ServerSettings
-from api.roles import Role
+from api.server.config import ServerSettings
+from api.wire.roles import Role
 from tests.integration.api.servers import TOKEN_SECRET_FILE, RunningServer, free_port, issue_token
 
 EXAMPLES_PER_OPERATION = 55

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from api.roles import Role
+from api.wire.roles import Role
 from catalog.commands.columns import MAX_COLUMNS
 from tests.integration.api.servers import RunningServer, ServerFactory, free_port, issue_token
 from updatelog import open_log

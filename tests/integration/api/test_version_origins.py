@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from api.client import CatalogClient
-from api.roles import Role
+from api.wire.roles import Role
 from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
 from tests.integration.api.test_cli import run, run_json
 

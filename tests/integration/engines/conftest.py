@@ -33,7 +33,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.types import LongType, NestedField, StringType
 
-from api.config import ServerSettings
+from api.server.config import ServerSettings
 from tests.integration.api.servers import TOKEN_SECRET_FILE, RunningServer, free_port
 from tests.integration.engines.recording import RecordingMiddleware, RequestLog
 

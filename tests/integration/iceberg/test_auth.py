@@ -9,7 +9,7 @@ import httpx
 import pytest
 from pyiceberg.exceptions import ForbiddenError, UnauthorizedError
 
-from api.roles import Role
+from api.wire.roles import Role
 from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
 from tests.integration.iceberg.conftest import rest_catalog
 

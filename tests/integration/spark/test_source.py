@@ -17,7 +17,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from api.client import CatalogClient
-from api.roles import Role
+from api.wire.roles import Role
 from catalog import ColumnType
 from catalog import commands as c
 from catalog.warehouse import table_folder

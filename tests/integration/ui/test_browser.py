@@ -20,7 +20,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from api.client import CatalogClient
-from api.roles import Role
+from api.wire.roles import Role
 from catalog import ColumnType, IndexStatus
 from catalog import commands as c
 from tests.integration.api.servers import RunningServer, ServerFactory, issue_token

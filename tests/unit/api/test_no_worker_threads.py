@@ -15,9 +15,9 @@ from typing import Any
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute, APIRouter
 
-import api.routes
-from api.app import create_app
-from api.config import ServerSettings
+import api.server.routes
+from api.server.app import create_app
+from api.server.config import ServerSettings
 
 
 def _is_coroutine(call: Any) -> bool:
@@ -40,9 +40,9 @@ def test_no_endpoint_or_dependency_runs_on_a_worker_thread(tmp_path: Path) -> No
     app = create_app(ServerSettings(store=f"sqlite:///{tmp_path}/catalog.db"))
     dependants = [
         (route.path, route.dependant)
-        for module in pkgutil.iter_modules(api.routes.__path__)
+        for module in pkgutil.iter_modules(api.server.routes.__path__)
         for route in getattr(
-            importlib.import_module(f"api.routes.{module.name}"), "router", APIRouter()
+            importlib.import_module(f"api.server.routes.{module.name}"), "router", APIRouter()
         ).routes
         if isinstance(route, APIRoute)
     ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.routes.catalog import ResponseCache
+from api.server.routes.catalog import ResponseCache
 
 
 def test_bounded_in_bytes() -> None:

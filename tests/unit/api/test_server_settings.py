@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.config import ServerSettings
+from api.server.config import ServerSettings
 from catalog.descriptor_cache import DEFAULT_CACHE_SIZE
 
 

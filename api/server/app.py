@@ -2,33 +2,35 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from fastapi import Depends, FastAPI
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.routing import Mount
 
-from api import errors
-from api.auth import TokenAuthority, auth_enabled, is_loopback, read_token_secret
-from api.config import ServerSettings
-from api.host_check import HostCheckMiddleware
 from api.iceberg import errors as iceberg_errors
-from api.iceberg import router as iceberg
-from api.iceberg.errors import IcebergError, answering_iceberg_errors, on_iceberg_error
-from api.metrics import ApiMetrics
-from api.request_checks import check_request
-from api.routes import catalog as catalog_routes
-from api.routes import data, ddl, events, ops, tokens, versions
-from api.security_headers import SecurityHeadersMiddleware
-from api.slots import Slots
+from api.iceberg.app import MOUNT as ICEBERG_MOUNT
+from api.iceberg.app import create_iceberg_app
+from api.server import errors
+from api.server.auth import TokenAuthority, auth_enabled, is_loopback, read_token_secret
+from api.server.config import ServerSettings
+from api.server.metrics import ApiMetrics
+from api.server.middleware.host_check import HostCheckMiddleware
+from api.server.middleware.limits import BodyLimitMiddleware, Refusals, RequestTimeoutMiddleware
+from api.server.middleware.security_headers import SecurityHeadersMiddleware
+from api.server.request_checks import check_request
+from api.server.routes import catalog as catalog_routes
+from api.server.routes import data, ddl, events, ops, tokens, versions
+from api.server.slots import Slots
 from catalog.errors import CatalogError
 from catalog.node import CatalogNode
 from schemasync.errors import SchemaSyncError
@@ -36,88 +38,6 @@ from updatelog.errors import UpdateLogError
 
 log = logging.getLogger(__name__)
 UI_DIR = Path(__file__).parent / "ui"
-
-
-class BodyLimitMiddleware:
-    """Refuse request bodies over ``max_bytes`` with 413, before anything parses them."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Pass the request on, counting its body bytes."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(scope, receive, send)
-            return
-        seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise errors.ApiError(
-                        errors.ApiCode.REQUEST_TOO_LARGE,
-                        f"request body exceeds {self.max_bytes} bytes",
-                    )
-            return message
-
-        await self.app(scope, limited, send)
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = _refusal(
-            scope, errors.ApiCode.REQUEST_TOO_LARGE, f"request body exceeds {self.max_bytes} bytes"
-        )
-        await response(scope, receive, send)
-
-
-def _refusal(scope: Scope, code: errors.ApiCode, message: str) -> Response:
-    """Return a middleware's refusal, in the Iceberg protocol's shape on its routes."""
-    if str(scope.get("path", "")).startswith(iceberg_errors.PREFIX):
-        return iceberg_errors.iceberg_error(errors.ApiError(code, message))
-    return errors.problem(code, message)
-
-
-class RequestTimeoutMiddleware:
-    """Answer 504 (TIMEOUT) when a request takes longer than ``timeout_s``.
-
-    Event streams (endless by design) and ready-waits (bounded by their own ``timeout``) are
-    left alone. Once an answer has started, it is not cut.
-    """
-
-    def __init__(self, app: ASGIApp, timeout_s: float) -> None:
-        self.app = app
-        self.timeout_s = timeout_s
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Run the request under the deadline."""
-        path = scope.get("path", "")
-        if scope["type"] != "http" or path == "/v1/events" or path.endswith("/ready"):
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def tracking(message: Message) -> None:
-            nonlocal started
-            started = True
-            await send(message)
-
-        try:
-            async with asyncio.timeout(self.timeout_s):
-                await self.app(scope, receive, tracking)
-        except TimeoutError:
-            if started:
-                raise
-            response = _refusal(
-                scope, errors.ApiCode.TIMEOUT, f"the request took longer than {self.timeout_s:g} s"
-            )
-            await response(scope, receive, send)
 
 
 def create_app(
@@ -194,9 +114,18 @@ def create_app(
         ops.router,
         data.router,
         tokens.router,
-        iceberg.router,
     ):
         app.include_router(router)
+    # The Iceberg REST protocol: its own app, with its own error model, on the same state.
+    iceberg = create_iceberg_app(app.state)
+    mount = Mount(ICEBERG_MOUNT, app=iceberg, name="iceberg")
+    # Starlette's mount pattern stops at a newline, which a path parameter may hold (%0A):
+    # such a request still belongs to the protocol (and gets its answer).
+    mount.path_regex = re.compile(mount.path_regex.pattern, re.DOTALL)
+    app.router.routes.append(mount)
+    # The mount's own path is no route (404), not a redirect to the mount's root.
+    app.router.add_route(ICEBERG_MOUNT, _no_such_path, include_in_schema=False)
+    app.openapi = lambda: _merged_openapi(app, iceberg)  # type: ignore[method-assign]
     # The catalog browser: static files, no external assets; its data comes from the API.
     app.mount("/ui", StaticFiles(directory=UI_DIR, html=True), name="ui")
 
@@ -213,21 +142,52 @@ def create_app(
         (UpdateLogError, errors.on_log_error),
         (SchemaSyncError, errors.on_schema_sync_error),
         (errors.ApiError, errors.on_api_error),
-        (IcebergError, on_iceberg_error),
         (RequestValidationError, errors.on_request_validation),
         (StarletteHTTPException, errors.on_http_error),
         (Exception, errors.on_unexpected),
     ]
     for exc_type, handler in handlers:
-        app.add_exception_handler(exc_type, answering_iceberg_errors(handler))
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
-    app.add_middleware(RequestTimeoutMiddleware, timeout_s=settings.request_timeout_s)
+        app.add_exception_handler(exc_type, handler)
+    refusals = Refusals({ICEBERG_MOUNT: iceberg_errors.refusal})
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes, refusals=refusals)
+    app.add_middleware(
+        RequestTimeoutMiddleware, timeout_s=settings.request_timeout_s, refusals=refusals
+    )
     app.add_middleware(SecurityHeadersMiddleware)
     if not auth_enabled(settings.host, settings.auth):
         app.add_middleware(
             HostCheckMiddleware, bind_host=settings.host, allowed=settings.allowed_hosts
         )
     return app
+
+
+async def _no_such_path(_: Request) -> Response:
+    raise StarletteHTTPException(404)
+
+
+def _merged_openapi(app: FastAPI, mounted: FastAPI) -> dict[str, Any]:
+    """Return the server's OpenAPI document with the Iceberg sub-application's paths in it.
+
+    A mounted app's routes are not in its parent's document; the reference at /docs shows
+    both, as one document.
+    """
+    if app.openapi_schema is None:
+        document = get_openapi(
+            title=app.title,
+            version=app.version,
+            summary=app.summary,
+            openapi_version=app.openapi_version,
+            routes=app.routes,
+        )
+        inner = get_openapi(title=mounted.title, version=mounted.version, routes=mounted.routes)
+        for path, item in inner["paths"].items():
+            document["paths"][ICEBERG_MOUNT + path] = item
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        for name, schema in inner.get("components", {}).get("schemas", {}).items():
+            if schemas.setdefault(name, schema) != schema:
+                raise RuntimeError(f"two OpenAPI schemas are named {name}")
+        app.openapi_schema = document
+    return app.openapi_schema
 
 
 def _redacted(url: str) -> str:

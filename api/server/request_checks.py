@@ -14,7 +14,8 @@ from fastapi import Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
-from api.errors import ApiCode, ApiError
+from api.server.errors import ApiError
+from api.wire.codes import Code
 
 _ACCEPTED: dict[int, frozenset[str]] = {}
 """Each route's query parameter names (by route identity: routes live as long as the app)."""
@@ -35,20 +36,23 @@ async def check_request(request: Request) -> None:
     accepted = _ACCEPTED.get(id(route))
     if accepted is None:
         accepted = _ACCEPTED[id(route)] = frozenset(_query_names(route.dependant))
+    # A mounted sub-application's routes are named by their full path (``/iceberg/v1/...``).
+    root = request.scope.get("root_path", "")
+    path = root[len(request.scope.get("app_root_path", root)) :] + route.path
     unknown = sorted(set(request.query_params) - accepted)
     if unknown:
         named = ", ".join(repr(name) for name in unknown)
         takes = ", ".join(sorted(accepted)) if accepted else "no query parameters"
         raise ApiError(
-            ApiCode.UNKNOWN_PARAMETER,
-            f"{request.method} {route.path} does not take {named}; it takes {takes}",
+            Code.UNKNOWN_PARAMETER,
+            f"{request.method} {path} does not take {named}; it takes {takes}",
         )
     if route.body_field is not None and request.method in ("POST", "PUT", "PATCH"):
         content_type = request.headers.get("content-type")
         if content_type is not None and not _is_json(content_type):
             raise ApiError(
-                ApiCode.UNSUPPORTED_MEDIA_TYPE,
-                f"{request.method} {route.path} takes a JSON body (Content-Type: "
+                Code.UNSUPPORTED_MEDIA_TYPE,
+                f"{request.method} {path} takes a JSON body (Content-Type: "
                 f"application/json), not {content_type.split(';')[0].strip() or 'an empty type'}",
             )
 

@@ -7,11 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
-from api.auth import require, scoped_request_id
-from api.errors import problem_responses
-from api.models import DataCommitRequest, DataCommitsBody
-from api.roles import Role
-from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
+from api.server.auth import require, scoped_request_id
+from api.server.errors import problem_responses
+from api.server.execution import node_of
+from api.server.responses import json_response
+from api.server.routes.params import AT_DOC, parse_timestamp
+from api.wire.models import DataCommitRequest, DataCommitsBody
+from api.wire.roles import Role
 from catalog.data_files import DataCommit
 
 router = APIRouter(

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.roles import MAX_TTL_S, Role
+from api.wire.roles import MAX_TTL_S, Role
 from catalog import (
     IndexDescriptor,
     SchemaDescriptor,

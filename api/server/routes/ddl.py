@@ -9,17 +9,18 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response
 
-from api.auth import principal_of, require, scoped_request_id
-from api.errors import ApiCode, ApiError, problem_responses
-from api.models import ApplyResultBody, BatchRequest, DdlRequest, SqlRequest
-from api.roles import Role
-from api.routes.params import json_response, node_of
-from api.slots import Slot, Slots
+from api.server.auth import require
+from api.server.errors import ApiError, problem_responses
+from api.server.execution import admitted, execute_batch
+from api.server.responses import json_response
+from api.server.slots import Slot
 from api.sql import parse_script, refused_statement
 from api.sql.script_shape import ScriptShape
+from api.wire.codes import Code
+from api.wire.models import ApplyResultBody, BatchRequest, DdlRequest, SqlRequest
+from api.wire.roles import Role
 from catalog.commands import CommandBase
 from catalog.errors import CatalogError, ValidationError
-from catalog.origin import CLIENT_HEADER, LOCAL_PRINCIPAL, MAX_NAME_CHARS, UpdateOrigin
 
 router = APIRouter(
     prefix="/v1",
@@ -43,37 +44,8 @@ def _check_batch_size(request: Request, count: int, what: str) -> None:
     limit = request.app.state.settings.max_commands
     if count > limit:
         raise ApiError(
-            ApiCode.TOO_MANY_COMMANDS, f"a batch holds at most {limit} {what}, this one {count}"
+            Code.TOO_MANY_COMMANDS, f"a batch holds at most {limit} {what}, this one {count}"
         )
-
-
-def client_of(request: Request) -> str:
-    """Name what sent ``request``: its ``Catalog-Client`` header, else its User-Agent's product.
-
-    The catalog's own clients say what they are (``cli``, ``python-client``,
-    ``spark:<application>``, ``browser``); any other caller is named by the first product of
-    its User-Agent without the version (``curl/8.5.0`` is ``curl``), or ``unknown``.
-    """
-    named = request.headers.get(CLIENT_HEADER, "").strip()
-    if not named:
-        agent = request.headers.get("user-agent", "").strip()
-        named = agent.split(maxsplit=1)[0].split("/", 1)[0] if agent else ""
-    printable = "".join(ch for ch in named if ch.isprintable())[:MAX_NAME_CHARS]
-    return printable or "unknown"
-
-
-def admitted(request: Request) -> Slot:
-    """Take one of the node's DDL slots for the caller, or refuse with 429."""
-    slots: Slots = request.app.state.ddl_slots
-    slot = slots.take(principal_of(request))
-    if slot is None:
-        raise ApiError(
-            ApiCode.TOO_MANY_REQUESTS,
-            f"this node works on at most {slots.limit} DDL requests at once, "
-            f"{slots.per_principal} from one caller; nothing was applied: wait for one to "
-            "finish and send this one again",
-        )
-    return slot
 
 
 async def _execute(
@@ -81,26 +53,24 @@ async def _execute(
     commands: list[CommandBase],
     payload: BatchRequest,
     idempotency_key: str | None,
+    slot: Slot,
 ) -> Response:
     """Run one batch; its request id comes from the body or the Idempotency-Key header."""
     if payload.request_id and idempotency_key and payload.request_id != idempotency_key:
         raise ValidationError("request_id and the Idempotency-Key header differ")
-    request_id = scoped_request_id(request, payload.request_id or idempotency_key)
-    wait_for_nodes_s = payload.wait_for_nodes_s
-    node = node_of(request)
+    request_id = payload.request_id or idempotency_key
     _check_batch_size(request, len(commands), "commands")
     metrics = request.app.state.metrics
     ops = [str(getattr(c, "op", type(c).__name__)) for c in commands]
     started = time.perf_counter()
-    origin = UpdateOrigin(
-        principal=principal_of(request) or LOCAL_PRINCIPAL,
-        client=client_of(request),
-        message=payload.message,
-        request_id=payload.request_id or idempotency_key,
-    )
     try:
-        result = await node.manager.execute(
-            commands, request_id=request_id, wait_for_nodes=wait_for_nodes_s, origin=origin
+        result = await execute_batch(
+            request,
+            commands,
+            slot=slot,
+            request_id=request_id,
+            message=payload.message,
+            wait_for_nodes=payload.wait_for_nodes_s,
         )
     except CatalogError as e:
         metrics.record(ops, [str(e.code)] * len(ops), started)
@@ -124,8 +94,8 @@ async def ddl(
     request: Request, payload: DdlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:
     """Apply commands as one atomic batch; answer once the new version is visible everywhere."""
-    with admitted(request):
-        return await _execute(request, list(payload.commands), payload, idempotency_key)
+    with admitted(request) as slot:
+        return await _execute(request, list(payload.commands), payload, idempotency_key, slot)
 
 
 @router.post("/sql", response_model=ApplyResultBody)
@@ -133,12 +103,12 @@ async def sql(
     request: Request, payload: SqlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:
     """Apply DDL statements (one or more, ``;``-separated) as one atomic batch."""
-    with admitted(request):
+    with admitted(request) as slot:
         # Counted before parsing, and parsed off the event loop: a large script neither
         # holds up other requests nor costs more than a refusal.
         _check_batch_size(request, ScriptShape.of(payload.sql).statements, "statements")
         commands, origins = await asyncio.to_thread(parse_script, payload.sql)
         try:
-            return await _execute(request, commands, payload, idempotency_key)
+            return await _execute(request, commands, payload, idempotency_key, slot)
         except CatalogError as e:
             raise refused_statement(e, origins) from None

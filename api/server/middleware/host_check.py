@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api import errors
+from api.server import errors
+from api.wire.codes import Code
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 _WILDCARDS = frozenset({"0.0.0.0", "::", ""})
@@ -46,7 +47,7 @@ class HostCheckMiddleware:
             await self.app(scope, receive, send)
             return
         response = errors.problem(
-            errors.ApiCode.HOST_NOT_ALLOWED,
+            Code.HOST_NOT_ALLOWED,
             f"this server runs without auth and answers only requests to a loopback name; "
             f"the Host {name or '(none)'} is not one: use http://127.0.0.1, turn auth on, or "
             "list the name in CATALOG_ALLOWED_HOSTS",

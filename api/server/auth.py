@@ -13,7 +13,7 @@ and never stored. Whoever can only read the store reads the catalog but cannot m
 stored keys carry a check value of the secret, so a server given another secret says so at
 start-up instead of refusing every token.
 
-Roles (``api.roles``) nest: ``reader`` reads and follows events, ``writer`` also runs DDL and
+Roles (``api.wire.roles``) nest: ``reader`` reads and follows events, ``writer`` also runs DDL and
 commits data, ``admin`` may do everything (issue tokens, rotate keys). Tokens are never logged.
 """
 
@@ -36,9 +36,10 @@ from typing import Any, overload
 import msgpack
 from fastapi import Request
 
-from api.errors import ApiCode, ApiError
-from api.roles import MAX_TTL_S, Role
-from api.signing_keys import load_signing_keys, swap_signing_keys
+from api.server.errors import ApiError
+from api.server.signing_keys import load_signing_keys, swap_signing_keys
+from api.wire.codes import Code
+from api.wire.roles import MAX_TTL_S, Role
 from catalog.errors import ErrorCode
 from updatelog.log import UpdateLog
 
@@ -245,7 +246,7 @@ class TokenAuthority:
         """
         parts = token.split(".")
         if len(parts) != 4 or parts[0] != TOKEN_PREFIX:
-            raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token is malformed")
+            raise ApiError(Code.UNAUTHENTICATED, "the bearer token is malformed")
         _, key_id, payload, signature = parts
         if time.monotonic() - self._loaded_at > KEYS_REFRESH_S:
             await self.load()  # another node may have rotated or revoked
@@ -256,7 +257,7 @@ class TokenAuthority:
             await self.load()
             key = self._keys.get(key_id)
         if key is None:
-            raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token was signed by an unknown key")
+            raise ApiError(Code.UNAUTHENTICATED, "the bearer token was signed by an unknown key")
         expected = hmac.new(
             self._macs[key_id], f"{TOKEN_PREFIX}.{key_id}.{payload}".encode(), hashlib.sha256
         ).digest()
@@ -268,14 +269,14 @@ class TokenAuthority:
                 str(claims["sub"]), role, int(claims["iat"]), int(claims["exp"]), key_id
             )
         except (ValueError, KeyError, TypeError, binascii.Error):
-            raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token is malformed") from None
+            raise ApiError(Code.UNAUTHENTICATED, "the bearer token is malformed") from None
         if not hmac.compare_digest(expected, given):
-            raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token's signature does not match")
+            raise ApiError(Code.UNAUTHENTICATED, "the bearer token's signature does not match")
         now = int(self._now())
         if parsed.expires_at <= now:
-            raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token has expired")
+            raise ApiError(Code.UNAUTHENTICATED, "the bearer token has expired")
         if key.retires_at is not None and key.retires_at <= now:
-            raise ApiError(ApiCode.UNAUTHENTICATED, "the bearer token's signing key was retired")
+            raise ApiError(Code.UNAUTHENTICATED, "the bearer token's signing key was retired")
         return parsed
 
     async def rotate(self, *, revoke: bool = False) -> str:
@@ -320,12 +321,12 @@ def require(role: Role) -> Callable[[Request], Awaitable[Claims | None]]:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ApiError(
-                ApiCode.UNAUTHENTICATED, "this endpoint needs an Authorization: Bearer token"
+                Code.UNAUTHENTICATED, "this endpoint needs an Authorization: Bearer token"
             )
         claims = await authority.verify(token.strip())
         if claims.role.rank < role.rank:
             raise ApiError(
-                ApiCode.FORBIDDEN,
+                Code.FORBIDDEN,
                 f"a {claims.role} token may not do this; it needs the {role} role",
             )
         request.state.claims = claims

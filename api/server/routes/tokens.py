@@ -7,11 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
-from api.auth import TokenAuthority, require
-from api.errors import ApiCode, ApiError, problem_responses
-from api.models import RotatedBody, TokenBody, TokenRequest
-from api.roles import Role
-from api.routes.params import json_response
+from api.server.auth import TokenAuthority, require
+from api.server.errors import ApiError, problem_responses
+from api.server.responses import json_response
+from api.wire.codes import Code
+from api.wire.models import RotatedBody, TokenBody, TokenRequest
+from api.wire.roles import Role
 
 router = APIRouter(
     prefix="/v1/tokens",
@@ -24,7 +25,7 @@ router = APIRouter(
 def _authority(request: Request) -> TokenAuthority:
     authority: TokenAuthority | None = getattr(request.app.state, "authority", None)
     if authority is None:
-        raise ApiError(ApiCode.AUTH_DISABLED, "this server runs without auth: it issues no tokens")
+        raise ApiError(Code.AUTH_DISABLED, "this server runs without auth: it issues no tokens")
     return authority
 
 

@@ -7,11 +7,14 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from api.auth import require
-from api.errors import ApiCode, problem, problem_responses
-from api.models import NodeInfo, NodesBody, SchemaSyncBody, TimeBody
-from api.roles import Role
-from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
+from api.server.auth import require
+from api.server.errors import problem, problem_responses
+from api.server.execution import node_of
+from api.server.responses import json_response
+from api.server.routes.params import AT_DOC, parse_timestamp
+from api.wire.codes import Code
+from api.wire.models import NodeInfo, NodesBody, SchemaSyncBody, TimeBody
+from api.wire.roles import Role
 
 router = APIRouter(
     tags=["operations"], responses=problem_responses(400, 401, 403, 404, 410, 422, 503)
@@ -80,7 +83,7 @@ async def readyz(request: Request) -> JSONResponse:
                 f"failed: {node.service.failure}" if node.service.failure else "following the log"
             )
         )
-        return problem(ApiCode.NOT_READY, f"not ready ({reason})")
+        return problem(Code.NOT_READY, f"not ready ({reason})")
     return JSONResponse({"status": "ready", "latest_version": node.service.latest_version})
 
 

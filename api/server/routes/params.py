@@ -1,14 +1,9 @@
-"""Request parameters every read shares: which node, which version or time."""
+"""Request parameters every read shares: which version or time."""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from fastapi import Request
-from fastapi.responses import Response
-from pydantic import BaseModel
-
-from api.errors import ApiCode, ApiError
 from catalog.catalog import Catalog
 from catalog.errors import ErrorCode, ValidationError
 from catalog.node import CatalogNode
@@ -23,18 +18,6 @@ AT_DOC = (
     "A hybrid timestamp (integer: milliseconds << 16 | logical) or an RFC 3339 time with an "
     "offset; the read first waits until metadata is complete at that time."
 )
-
-
-def node_of(request: Request) -> CatalogNode:
-    """Return the node behind this app.
-
-    Raises:
-        ApiError: ApiCode.NOT_READY before the node started.
-    """
-    node: CatalogNode | None = getattr(request.app.state, "node", None)
-    if node is None:
-        raise ApiError(ApiCode.NOT_READY, "the catalog node is starting")
-    return node
 
 
 def parse_timestamp(text: str) -> int:
@@ -82,14 +65,3 @@ async def resolve_catalog(node: CatalogNode, version: int | None, at: str | None
         await node.schema_sync.wait_for_metadata_completeness(ts)
         return node.service.active_catalog(ts)
     return node.service.latest_catalog()
-
-
-def json_response(
-    model: BaseModel, status_code: int = 200, *, exclude_none: bool = False
-) -> Response:
-    """Serialise ``model`` once, without FastAPI re-validating it on the way out."""
-    return Response(
-        content=model.model_dump_json(by_alias=True, exclude_none=exclude_none),
-        media_type="application/json",
-        status_code=status_code,
-    )

@@ -8,9 +8,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
-from api.auth import require
-from api.errors import ApiCode, ApiError, problem_responses
-from api.models import (
+from api.server.auth import require
+from api.server.errors import ApiError, problem_responses
+from api.server.execution import node_of
+from api.server.responses import json_response
+from api.wire.codes import Code
+from api.wire.models import (
     ChangeBody,
     ColumnChangeBody,
     DiffBody,
@@ -19,8 +22,7 @@ from api.models import (
     VersionInfo,
     VersionsBody,
 )
-from api.roles import Role
-from api.routes.params import json_response, node_of
+from api.wire.roles import Role
 from catalog.diff import Change, ColumnChange, diff
 from catalog.errors import CatalogError
 from catalog.service import CatalogService
@@ -75,7 +77,7 @@ async def version_ready(
         await asyncio.wait_for(node.service.catalog_ready(version), limit)
     except TimeoutError as e:
         raise ApiError(
-            ApiCode.TIMEOUT,
+            Code.TIMEOUT,
             f"version {version} was not applied on {node.node_name} within {limit:g} s "
             f"(latest applied: {node.service.latest_version})",
         ) from e

@@ -10,9 +10,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
-from api.auth import require
-from api.errors import problem_responses
-from api.models import (
+from api.server.auth import require
+from api.server.errors import problem_responses
+from api.server.execution import node_of
+from api.server.responses import json_response
+from api.server.routes.params import AT_DOC, NAME_DOC, VERSION_DOC, resolve_catalog
+from api.wire.models import (
     CatalogBody,
     IndexBody,
     IndexesBody,
@@ -24,15 +27,7 @@ from api.models import (
     ZoneBody,
     ZonesBody,
 )
-from api.roles import Role
-from api.routes.params import (
-    AT_DOC,
-    NAME_DOC,
-    VERSION_DOC,
-    json_response,
-    node_of,
-    resolve_catalog,
-)
+from api.wire.roles import Role
 from catalog.catalog import Catalog
 from catalog.descriptors import IndexDescriptor
 from catalog.identifiers import DEFAULT_SCHEMA, parse_name

@@ -19,12 +19,14 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from api.auth import Claims, require
-from api.config import ServerSettings
-from api.errors import ApiCode, ApiError, problem_responses
-from api.roles import Role
-from api.routes.params import NAME_DOC, node_of
-from api.slots import Slots
+from api.server.auth import Claims, require
+from api.server.config import ServerSettings
+from api.server.errors import ApiError, problem_responses
+from api.server.execution import node_of
+from api.server.routes.params import NAME_DOC
+from api.server.slots import Slots
+from api.wire.codes import Code
+from api.wire.roles import Role
 from catalog.errors import CatalogError, ValidationError
 from catalog.event_feed import CatalogEventParameters, EventFilter, FeedOverflowError
 from catalog.events import CatalogEvent
@@ -142,7 +144,7 @@ async def _stream(
     except FeedOverflowError:
         resume = f"{version - 1}" if skip_through < 0 else f"{version}.{skip_through}"
         yield _error_frame(
-            str(ApiCode.SUBSCRIBER_TOO_SLOW),
+            str(Code.SUBSCRIBER_TOO_SLOW),
             f"this stream fell {settings.sse_backlog_versions} versions behind the catalog "
             f"and was cut off; reconnect with Last-Event-ID: {resume} to go on from there",
             resume,
@@ -222,7 +224,7 @@ async def events(
     slot = slots.take("" if claims is None else claims.subject)
     if slot is None:
         raise ApiError(
-            ApiCode.TOO_MANY_SUBSCRIBERS,
+            Code.TOO_MANY_SUBSCRIBERS,
             f"this node serves at most {slots.limit} event streams, {slots.per_principal} per "
             "principal; close one, or retry later or on another node",
         )
