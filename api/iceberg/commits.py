@@ -5,10 +5,13 @@ fails the commit (``CommitFailedException``) before anything is written. They ar
 again against the very catalog version the commit's batch is judged on
 (``unchanged_since_read``), so another writer's change that lands in between fails the commit
 too, as Iceberg's optimistic commits require. The updates that
-change a table's schema (``add-schema`` with ``set-current-schema``) or its properties
-(``set-properties``, ``remove-properties``) become catalog commands, applied as one batch.
-A commit that adds a snapshot is a data commit (``appends``) and makes no other change.
-Every other update (specs, orders, location, a branch moved back) is refused and nothing is
+change a table's schema (``add-schema`` with ``set-current-schema``), its properties
+(``set-properties``, ``remove-properties``: the catalog's own by ``alter_table_properties``,
+any other kept verbatim), its specs and orders (``add-spec``, ``set-default-spec``,
+``remove-partition-specs``, ``add-sort-order``, ``set-default-sort-order``) or its format
+version (``upgrade-format-version``) become catalog commands, applied as one batch: one
+catalog version. A commit that adds a snapshot is a data commit (``appends``) and makes no
+other change. Every other update (location, a branch moved back) is refused and nothing is
 written.
 """
 
@@ -18,22 +21,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY, new_order, new_spec
 from api.iceberg.errors import IcebergError, bad_request, commit_failed
 from api.iceberg.evolution import schema_commands
 from api.iceberg.metadata import table_metadata
-from api.iceberg.models import (
-    LAST_PARTITION_ID,
-    UNPARTITIONED_SPEC_ID,
-    UNSORTED_ORDER_ID,
-    IcebergSchema,
-    TableMetadata,
-    TableRequirement,
-    TableUpdate,
-)
-from api.iceberg.properties import properties_command
+from api.iceberg.models import IcebergSchema, TableMetadata, TableRequirement, TableUpdate
+from api.iceberg.properties import properties_command, split_properties
 from api.iceberg.snapshots import Snapshots
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
+from catalog.commands.iceberg_tables import (
+    AlterTableIcebergCommand,
+    NewPartitionSpec,
+    NewSortOrder,
+)
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
 from catalog.manager import Precondition
@@ -44,9 +45,9 @@ LAST_ADDED = -1
 """``set-current-schema``'s id for "the schema this commit added"."""
 
 NOT_MADE = (
-    "this catalog's Iceberg REST catalog changes a table's schema and properties, and adds "
-    "snapshots to branch main; a table keeps one unpartitioned spec, one unsorted order "
-    "and its location"
+    "this catalog's Iceberg REST catalog changes a table's schema, properties, partition "
+    "specs, sort orders and format version, and adds snapshots to branch main; a table "
+    "keeps its location"
 )
 
 
@@ -91,17 +92,17 @@ def _fails(requirement: TableRequirement, metadata: TableMetadata) -> str | None
         ),
         "assert-last-assigned-partition-id": (
             requirement.last_assigned_partition_id,
-            LAST_PARTITION_ID,
+            metadata.last_partition_id,
             "last-assigned-partition-id",
         ),
         "assert-default-spec-id": (
             requirement.default_spec_id,
-            UNPARTITIONED_SPEC_ID,
+            metadata.default_spec_id,
             "default-spec-id",
         ),
         "assert-default-sort-order-id": (
             requirement.default_sort_order_id,
-            UNSORTED_ORDER_ID,
+            metadata.default_sort_order_id,
             "default-sort-order-id",
         ),
     }
@@ -168,6 +169,12 @@ class _Changes:
     current: int | None = None
     set_properties: dict[str, str] = field(default_factory=dict)
     removed_properties: list[str] = field(default_factory=list)
+    specs: list[TableUpdate] = field(default_factory=list)
+    orders: list[TableUpdate] = field(default_factory=list)
+    default_spec: int | None = None
+    default_order: int | None = None
+    removed_specs: list[int] = field(default_factory=list)
+    format_version: int | None = None
 
     def take(self, update: TableUpdate) -> None:
         """Record one update.
@@ -176,6 +183,8 @@ class _Changes:
             IcebergError: BadRequestException for an update this catalog does not make.
         """
         action = update.action
+        if self._take_iceberg(update):
+            return
         if action == "add-schema" and update.schema_ is not None:
             self.added.append(update.schema_)
         elif action == "set-current-schema" and update.schema_id is not None:
@@ -188,6 +197,79 @@ class _Changes:
             raise bad_request(f"update {action} is missing its members")
         else:
             raise bad_request(f"update {action} is refused: {NOT_MADE}")
+
+    def _take_iceberg(self, update: TableUpdate) -> bool:
+        """Record an update of the table's Iceberg state; return False for any other."""
+        members: dict[str, object] = {
+            "add-spec": update.spec,
+            "set-default-spec": update.spec_id,
+            "add-sort-order": update.sort_order,
+            "set-default-sort-order": update.sort_order_id,
+            "remove-partition-specs": update.spec_ids,
+            "upgrade-format-version": update.format_version,
+        }
+        action = update.action
+        if action not in members:
+            return False
+        if members[action] is None:
+            raise bad_request(f"update {action} is missing its members")
+        if action == "add-spec":
+            self.specs.append(update)
+        elif action == "add-sort-order":
+            self.orders.append(update)
+        elif action == "set-default-spec":
+            self.default_spec = update.spec_id
+        elif action == "set-default-sort-order":
+            self.default_order = update.sort_order_id
+        elif action == "remove-partition-specs":
+            self.removed_specs += update.spec_ids or []
+        elif update.format_version != SERVED_FORMAT_VERSION:
+            raise bad_request(f"upgrade-format-version {update.format_version}: {SERVED_ONLY}")
+        else:
+            self.format_version = update.format_version
+        return True
+
+    def iceberg_command(
+        self, schema_name: str, table: str, fields: dict[int, str]
+    ) -> AlterTableIcebergCommand | None:
+        """Return the command making the Iceberg state changes, or None when there are none.
+
+        Args:
+            schema_name: the table's schema.
+            table: the table's name.
+            fields: the names of the fields of the schema current after the commit, by id.
+        """
+        _, set_others = split_properties(self.set_properties)
+        _, removed_others = split_properties(dict.fromkeys(self.removed_properties, ""))
+        specs: list[NewPartitionSpec] = [
+            new_spec(fields, u.spec) for u in self.specs if u.spec is not None
+        ]
+        orders: list[NewSortOrder] = [
+            new_order(fields, u.sort_order) for u in self.orders if u.sort_order is not None
+        ]
+        asked = (
+            specs
+            or orders
+            or set_others
+            or removed_others
+            or self.removed_specs
+            or self.default_spec is not None
+            or self.default_order is not None
+            or self.format_version is not None
+        )
+        if not asked:
+            return None
+        return AlterTableIcebergCommand(
+            **{"schema": schema_name, "table": table},
+            add_specs=tuple(specs),
+            default_spec_id=self.default_spec,
+            remove_spec_ids=tuple(self.removed_specs),
+            add_sort_orders=tuple(orders),
+            default_sort_order_id=self.default_order,
+            set_properties=set_others,
+            remove_properties=tuple(removed_others),
+            format_version=self.format_version,
+        )
 
     def new_schema(self, metadata: TableMetadata) -> IcebergSchema | None:
         """Return the schema the commit makes current, or None when it keeps the current one.
@@ -242,4 +324,27 @@ def commit_commands(
     )
     if properties is not None:
         commands.append(properties)
+    current = schema or metadata.schemas[-1]
+    fields = {f.id: f.name for f in current.fields}
+    iceberg = changes.iceberg_command(schema_name, table.name, fields)
+    if schema is not None:
+        docs = _docs(table, schema)
+        if docs:
+            iceberg = iceberg or AlterTableIcebergCommand(
+                **{"schema": schema_name, "table": table.name}
+            )
+            iceberg = iceberg.model_copy(update={"column_docs": docs})
+    if iceberg is not None:
+        commands.append(iceberg)
     return commands
+
+
+def _docs(table: TableDescriptor, schema: IcebergSchema) -> dict[str, str]:
+    """Return the column docs a new schema changes, by field name ("" removes one)."""
+    state = table.iceberg
+    changed = {}
+    for f in schema.fields:
+        had = state.doc_of(f.id) if state is not None else None
+        if (f.doc or None) != had:
+            changed[f.name] = f.doc or ""
+    return changed
