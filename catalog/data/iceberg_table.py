@@ -18,15 +18,26 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from catalog.column_types import ColumnType
 from catalog.errors import ValidationError
 from catalog.model import Model
 from catalog.properties import Properties, properties_dict
 
-if TYPE_CHECKING:
-    from catalog.descriptors.tables import ColumnDescriptor
+
+class ColumnLike(Protocol):
+    """What the checks read of a column (a ``ColumnDescriptor``; no import, no cycle)."""
+
+    @property
+    def id(self) -> int: ...  # noqa: D102
+
+    @property
+    def name(self) -> str: ...  # noqa: D102
+
+    @property
+    def type(self) -> ColumnType: ...  # noqa: D102
+
 
 FORMAT_VERSIONS = (1, 2, 3)
 """The Iceberg format versions a table may record."""
@@ -176,7 +187,7 @@ def transform_kind(transform: str) -> str:
     return transform.split("[")[0]
 
 
-def check_transform(transform: str, column: ColumnDescriptor, what: str) -> None:
+def check_transform(transform: str, column: ColumnLike, what: str) -> None:
     """Check that ``transform`` parses and suits ``column``'s type.
 
     Raises:
@@ -190,14 +201,14 @@ def check_transform(transform: str, column: ColumnDescriptor, what: str) -> None
         )
 
 
-def _column(columns: Sequence[ColumnDescriptor], source_id: int, what: str) -> ColumnDescriptor:
+def _column(columns: Sequence[ColumnLike], source_id: int, what: str) -> ColumnLike:
     found = next((c for c in columns if c.id == source_id), None)
     if found is None:
         raise ValidationError(f"{what}: source column id {source_id} is not a column of the table")
     return found
 
 
-def check_new_spec(spec: PartitionSpec, columns: Sequence[ColumnDescriptor]) -> None:
+def check_new_spec(spec: PartitionSpec, columns: Sequence[ColumnLike]) -> None:
     """Check that a spec being added references current columns with suitable transforms.
 
     Raises:
@@ -208,7 +219,7 @@ def check_new_spec(spec: PartitionSpec, columns: Sequence[ColumnDescriptor]) -> 
         check_transform(f.transform, _column(columns, f.source_id, what), f"{what}, field {f.name}")
 
 
-def check_new_order(order: SortOrder, columns: Sequence[ColumnDescriptor]) -> None:
+def check_new_order(order: SortOrder, columns: Sequence[ColumnLike]) -> None:
     """Check that a sort order being added references current columns with suitable transforms.
 
     Raises:
@@ -234,7 +245,7 @@ def check_state(state: IcebergTableState) -> None:
         ValidationError: an unknown format version, a repeated or negative spec or order id,
             a missing default, a partition field id at or below 999 or above the last
             assigned one, a field id naming two different fields, a repeated field name in a
-            spec, or an unsorted order id 0 with fields.
+            spec, one transform of a column twice in a spec, or an unsorted order id 0 with fields.
     """
     if state.format_version not in FORMAT_VERSIONS:
         raise ValidationError(
@@ -263,6 +274,11 @@ def check_state(state: IcebergTableState) -> None:
         names = [f.name for f in spec.fields]
         if len(set(names)) != len(names):
             raise ValidationError(f"partition spec {spec.spec_id} repeats a field name")
+        meanings = [(f.source_id, f.transform) for f in spec.fields]
+        if len(set(meanings)) != len(meanings):
+            raise ValidationError(
+                f"partition spec {spec.spec_id} partitions twice by one transform of a column"
+            )
         _unique((f.field_id for f in spec.fields), f"partition spec {spec.spec_id}: field id")
         for f in spec.fields:
             transform_kind(f.transform)

@@ -70,12 +70,88 @@ def test_the_table_uuid_requirement_holds_for_the_same_table() -> None:
     check_requirements([same], metadata, "PUBLIC.T")
 
 
-@pytest.mark.parametrize("action", ["add-spec", "add-sort-order", "set-location"])
-def test_updates_of_layout_are_refused_and_say_what_is_kept(action: str) -> None:
+def test_a_new_location_is_refused_and_says_what_is_kept() -> None:
     table, metadata = _table()
-    with pytest.raises(IcebergError, match="one unpartitioned spec") as refused:
-        commit_commands("PUBLIC", table, metadata, [TableUpdate(action=action)])
+    with pytest.raises(IcebergError, match="keeps its location") as refused:
+        commit_commands("PUBLIC", table, metadata, [TableUpdate(action="set-location")])
     assert refused.value.status == 400
+
+
+@pytest.mark.parametrize("action", ["add-spec", "add-sort-order", "upgrade-format-version"])
+def test_updates_of_layout_need_their_members(action: str) -> None:
+    table, metadata = _table()
+    with pytest.raises(IcebergError, match="missing its members"):
+        commit_commands("PUBLIC", table, metadata, [TableUpdate(action=action)])
+
+
+def test_specs_orders_and_any_property_become_one_iceberg_command() -> None:
+    table, metadata = _table()
+    updates = [
+        TableUpdate.model_validate(u)
+        for u in [
+            {
+                "action": "add-spec",
+                "spec": {
+                    "spec-id": 1,
+                    "fields": [
+                        {"source-id": 0, "field-id": 1000, "name": "b", "transform": "bucket[4]"}
+                    ],
+                },
+            },
+            {"action": "set-default-spec", "spec-id": -1},
+            {
+                "action": "add-sort-order",
+                "sort-order": {
+                    "order-id": 1,
+                    "fields": [
+                        {
+                            "source-id": 0,
+                            "transform": "identity",
+                            "direction": "desc",
+                            "null-order": "nulls-last",
+                        }
+                    ],
+                },
+            },
+            {"action": "set-default-sort-order", "sort-order-id": -1},
+            {"action": "set-properties", "updates": {"owner": "me", "stale-rows-fraction": "0.5"}},
+        ]
+    ]
+    commands = commit_commands("PUBLIC", table, metadata, updates)
+    assert [type(command).__name__ for command in commands] == [
+        "AlterTablePropertiesCommand",
+        "AlterTableIcebergCommand",
+    ]
+    cat = prepare(
+        Catalog.initial(),
+        [
+            c.CreateTable(
+                name="T",
+                columns=[c.Column(name="ID", type=ColumnType.INT64, nullable=False)],
+                primary_key=["ID"],
+            ),
+            *commands,
+        ],
+    ).catalog
+    changed = cat.table("PUBLIC", "T")
+    served = table_metadata(changed, "/w", 0)
+    assert (served.default_spec_id, served.last_partition_id, served.default_sort_order_id) == (
+        1,
+        1000,
+        1,
+    )
+    assert served.properties["owner"] == "me"
+    assert served.properties["stale-rows-fraction"] == "0.5"
+    check_requirements(
+        [
+            _requirement(type="assert-default-spec-id", **{"default-spec-id": 1}),
+            _requirement(
+                type="assert-last-assigned-partition-id", **{"last-assigned-partition-id": 1000}
+            ),
+        ],
+        served,
+        "PUBLIC.T",
+    )
 
 
 def test_an_added_schema_must_become_current() -> None:

@@ -189,6 +189,17 @@ def test_suitable_transforms_are_taken(source: str, transform: str) -> None:
     apply(catalog_with_default_zone(), keyless(partition_spec=spec((source, transform))))
 
 
+def test_a_spec_takes_one_transform_of_a_column_once() -> None:
+    twice = c.NewPartitionSpec(
+        fields=[
+            c.PartitionFieldSpec(source="id", transform="bucket[2]", name="a"),
+            c.PartitionFieldSpec(source="id", transform="bucket[2]", name="b"),
+        ]
+    )
+    with pytest.raises(ValidationError, match="twice"):
+        apply(catalog_with_default_zone(), keyless(partition_spec=twice))
+
+
 def test_a_partition_source_must_be_a_column() -> None:
     refused(
         catalog_with_default_zone(),
