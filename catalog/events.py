@@ -29,6 +29,7 @@ class CatalogEvent(enum.StrEnum):
     ZONE_DROP = "ZONE_DROP"
     SET_DEFAULT_ZONE = "SET_DEFAULT_ZONE"
     SYSTEM_VIEW_CREATE = "SYSTEM_VIEW_CREATE"
+    SCHEMA_ALTER = "SCHEMA_ALTER"
 
 
 class EventSubject(Model):

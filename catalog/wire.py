@@ -111,6 +111,9 @@ def _encoder(cls: type[Model]) -> Callable[[Any], Any]:
         elif item is not None:
             env[f"E{i}"] = _encoder(item)
             parts.append(f"E{i}(d[{name!r}])")
+        elif (optional := _optional_model(annotation)) is not None:
+            env[f"E{i}"] = _encoder(optional)
+            parts.append(f"(None if d[{name!r}] is None else E{i}(d[{name!r}]))")
         elif _is_entry_tuple(annotation):
             env[f"E{i}"] = _to_wire
             parts.append(f"E{i}(d[{name!r}])")
@@ -157,6 +160,16 @@ def _nested_model(annotation: Any) -> type[Model] | None:
         annotation = get_args(annotation)[0]
     if isinstance(annotation, type) and issubclass(annotation, Model):
         return annotation if wire_tag(annotation) is None else None
+    return None
+
+
+def _optional_model(annotation: Any) -> type[Model] | None:
+    """Return the model type of a ``Model | None`` field, else None."""
+    if get_origin(annotation) not in (typing.Union, types.UnionType):
+        return None
+    present = [m for m in get_args(annotation) if m is not type(None)]
+    if len(present) == 1 and len(get_args(annotation)) == 2:
+        return _nested_model(present[0])
     return None
 
 

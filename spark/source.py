@@ -179,6 +179,11 @@ class CatalogDataSource(DataSource):
             )
         with client_of(options) as client:
             target = resolve_table(client, _table_option(options))
+        if kind != "append" and not target.table.primary_key:
+            raise ValueError(
+                f'table {_table_option(options)} has no primary key, so .option("write", '
+                f'"{kind}") cannot change its rows by key; append to it or overwrite it'
+            )
         sources = plan_columns(target, schema, keys_only=kind == "delete")
         return CatalogWriter(
             catalog_url=options.get("catalog_url") or "",
@@ -400,6 +405,16 @@ class CatalogWriter(DataSourceArrowWriter):
         rewrite: Rewrite,
         messages: list[WriterCommitMessage | None],
     ) -> None:
+        if not self.key:  # a table without a key: an append adds its rows, nothing to check
+            self._sent = True
+            client.commit_data(
+                self.table_id,
+                files,
+                schema_version=self.schema_version,
+                mode="overwrite" if self.mode == "overwrite" else "append",
+                request_id=f"spark-write-{self.write_id}",
+            )
+            return
         check = KeyCheck(Path(self.folder), self._key_columns(), self.table_name)
         if self.kind == "delete":
             given = [m.keys for m in messages if isinstance(m, FilesWritten)]

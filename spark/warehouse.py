@@ -34,10 +34,12 @@ def partition_of_rows(data: pa.Table, key_positions: Sequence[int], partitions: 
     """Return each row's partition: a stable hash of its colocation values, mod ``partitions``.
 
     The hash (CRC-32 of the values' text) is the same on every machine and Python version.
+    A table without a key has no colocation columns: its rows are spread by all their values.
     """
     if partitions == 1:
         return pa.repeat(pa.scalar(0, pa.int32()), data.num_rows)
-    columns = [data.column(i).to_pylist() for i in key_positions]
+    positions = key_positions or range(data.num_columns)
+    columns = [data.column(i).to_pylist() for i in positions]
     return pa.array(
         [zlib.crc32(repr(key).encode()) % partitions for key in zip(*columns, strict=True)],
         type=pa.int32(),

@@ -263,7 +263,10 @@ def cmd_describe(args: argparse.Namespace) -> View:
     body["schema_versions"] = [v.model_dump(mode="json") for v in history]
     table = body["table"]
     names = {c["id"]: c["name"] for c in table["versions"][-1]["columns"]}
-    colocation = ", ".join(names[i] for i in table["colocation_columns"])
+    colocation = (
+        ", ".join(names[i] for i in table["colocation_columns"])
+        or "all its values (no primary key)"
+    )
     indexes = "; ".join(f"{i['name']} {i['status']}" for i in body["indexes"]) or "none"
     caption = "\n".join(
         (

@@ -7,10 +7,13 @@ the table's projected metadata; one that does not hold fails the commit
 very catalog version the commit's batch is judged on (``unchanged_since_read``), so another
 writer's change that lands in between fails the commit too, as Iceberg's optimistic commits
 require. The updates that change a table's schema (``add-schema`` with
-``set-current-schema``) or its properties (``set-properties``, ``remove-properties``) record
-themselves (``apply``) and become catalog commands, applied as one batch. A commit that adds
-a snapshot is a data commit (``appends``) and makes no other change. Every other update
-(specs, orders, location, a branch moved back) is refused by its kind and nothing is
+``set-current-schema``), its properties (``set-properties``, ``remove-properties``: the
+catalog's own by ``alter_table_properties``, any other kept verbatim), its specs and orders
+(``add-spec``, ``set-default-spec``, ``remove-partition-specs``, ``add-sort-order``,
+``set-default-sort-order``) or its format version (``upgrade-format-version``) record
+themselves (``apply``) and become catalog commands, applied as one batch: one catalog
+version. A commit that adds a snapshot is a data commit (``appends``) and makes no other
+change. Every other update (location, a branch moved back) is refused by its kind and nothing is
 written.
 """
 
@@ -20,16 +23,18 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
+from api.iceberg.creation import new_order, new_spec
 from api.iceberg.errors import IcebergError
 from api.iceberg.evolution import schema_commands
 from api.iceberg.metadata import table_metadata
-from api.iceberg.models import IcebergModel, TableIdentifier, TableMetadata
-from api.iceberg.properties import properties_command
+from api.iceberg.models import IcebergModel, IcebergSchema, TableIdentifier, TableMetadata
+from api.iceberg.properties import properties_command, split_properties
 from api.iceberg.requirements import TableRequirement
 from api.iceberg.snapshots import Snapshots
 from api.iceberg.updates import CommitChanges, TableUpdate
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
+from catalog.commands.iceberg_tables import AlterTableIcebergCommand
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
 from catalog.manager import Precondition
@@ -109,4 +114,63 @@ def commit_commands(
     )
     if properties is not None:
         commands.append(properties)
+    current = schema or metadata.schemas[-1]
+    iceberg = _iceberg_command(schema_name, table.name, changes, current)
+    docs = _docs(table, schema) if schema is not None else {}
+    if docs:
+        iceberg = iceberg or AlterTableIcebergCommand(
+            **{"schema": schema_name, "table": table.name}
+        )
+        iceberg = iceberg.model_copy(update={"column_docs": docs})
+    if iceberg is not None:
+        commands.append(iceberg)
     return commands
+
+
+def _iceberg_command(
+    schema_name: str, table: str, changes: CommitChanges, current: IcebergSchema
+) -> AlterTableIcebergCommand | None:
+    """Return the command making the commit's Iceberg state changes, or None for none.
+
+    Specs and orders name columns by the fields of ``current``, the schema current after the
+    commit; the command names them by name, the catalog keeps their ids.
+    """
+    fields = {f.id: f.name for f in current.fields}
+    _, set_others = split_properties(changes.set_properties)
+    _, removed_others = split_properties(dict.fromkeys(changes.removed_properties, ""))
+    specs = tuple(new_spec(fields, spec) for spec in changes.specs)
+    orders = tuple(new_order(fields, order) for order in changes.orders)
+    asked = (
+        specs
+        or orders
+        or set_others
+        or removed_others
+        or changes.removed_specs
+        or changes.default_spec is not None
+        or changes.default_order is not None
+        or changes.format_version is not None
+    )
+    if not asked:
+        return None
+    return AlterTableIcebergCommand(
+        **{"schema": schema_name, "table": table},
+        add_specs=specs,
+        default_spec_id=changes.default_spec,
+        remove_spec_ids=tuple(changes.removed_specs),
+        add_sort_orders=orders,
+        default_sort_order_id=changes.default_order,
+        set_properties=set_others,
+        remove_properties=tuple(removed_others),
+        format_version=changes.format_version,
+    )
+
+
+def _docs(table: TableDescriptor, schema: IcebergSchema) -> dict[str, str]:
+    """Return the column docs a new schema changes, by field name ("" removes one)."""
+    state = table.iceberg
+    changed = {}
+    for f in schema.fields:
+        had = state.doc_of(f.id) if state is not None else None
+        if (f.doc or None) != had:
+            changed[f.name] = f.doc or ""
+    return changed

@@ -1,18 +1,95 @@
 """An Iceberg ``CreateTableRequest`` as one ``CreateTableCommand``.
 
 The Iceberg schema's fields become the columns (required is NOT NULL) and its identifier
-fields the primary key. The catalog gives the columns their own ids (0, 1, ... in field
-order); the answer carries those. A table is unpartitioned and unsorted, lives where the
-server's warehouse puts it, and is created at once (no staged creation).
+fields the primary key; a schema without identifier fields makes a table without a key
+(``keyless``), as engines create them. The catalog gives the columns their own ids (1, 2, ...
+in field order, as Iceberg does on create); the answer carries those. The partition spec,
+write order, properties other than the catalog's own and field docs become the table's
+Iceberg state (``IcebergTableSpec``), as Iceberg assigns them on create: spec 0 with field
+ids from 1000, order 1. The table lives where the server's warehouse puts it and is created
+at once (no staged creation).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from api.iceberg.errors import bad_request
 from api.iceberg.evolution import column_of
-from api.iceberg.models import CreateTableRequest
-from api.iceberg.properties import property_fields
+from api.iceberg.models import CreateTableRequest, PartitionSpec, SortOrder
+from api.iceberg.properties import FORMAT_VERSION_PROPERTY, property_fields, split_properties
+from catalog.commands.iceberg_tables import (
+    IcebergTableSpec,
+    NewPartitionSpec,
+    NewSortOrder,
+    PartitionFieldSpec,
+    SortFieldSpec,
+)
 from catalog.commands.tables import CreateTableCommand
+
+SERVED_FORMAT_VERSION = 2
+SERVED_ONLY = (
+    "this catalog serves tables of Iceberg format version 2 (the catalog records other "
+    "versions, but their metadata is not served yet)"
+)
+
+
+def _member(item: Mapping[str, Any], name: str, what: str) -> Any:
+    if name not in item:
+        raise bad_request(f"{what} needs {name}")
+    return item[name]
+
+
+def _source(names: Mapping[int, str], item: Mapping[str, Any], what: str) -> str:
+    source = _member(item, "source-id", what)
+    if source not in names:
+        raise bad_request(f"{what}: source-id {source} is no field of the schema")
+    return names[source]
+
+
+def new_spec(names: Mapping[int, str], spec: PartitionSpec) -> NewPartitionSpec:
+    """Return a spec of Iceberg's as the catalog's (sources by field name).
+
+    Raises:
+        IcebergError: BadRequestException for a field without its members or naming no field.
+        ValidationError: an unknown transform.
+    """
+    what = "a partition field"
+    return NewPartitionSpec(
+        spec_id=spec.spec_id,
+        fields=tuple(
+            PartitionFieldSpec(
+                source=_source(names, f, what),
+                transform=str(_member(f, "transform", what)),
+                name=f.get("name"),
+                field_id=f.get("field-id"),
+            )
+            for f in spec.fields
+        ),
+    )
+
+
+def new_order(names: Mapping[int, str], order: SortOrder) -> NewSortOrder:
+    """Return a sort order of Iceberg's as the catalog's (sources by field name).
+
+    Raises:
+        IcebergError: BadRequestException for a field without its members or naming no field.
+        ValidationError: an unknown transform, direction or null order.
+    """
+    what = "a sort field"
+    return NewSortOrder(
+        order_id=order.order_id if order.fields else 0,
+        fields=tuple(
+            SortFieldSpec(
+                source=_source(names, f, what),
+                transform=str(f.get("transform", "identity")),
+                direction=f.get("direction", "asc"),
+                null_order=f.get("null-order"),
+            )
+            for f in order.fields
+        ),
+    )
 
 
 def create_table_command(namespace: str, request: CreateTableRequest) -> CreateTableCommand:
@@ -20,9 +97,9 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
 
     Raises:
         IcebergError: BadRequestException for what the catalog does not do: a staged
-            creation, a location, a partition spec or sort order, no identifier fields, an
-            unknown property or a type with no counterpart.
-        ValidationError: a name or column the catalog refuses.
+            creation, a location, a property value of the catalog's own it cannot read, a
+            spec or order naming no field, or a type with no counterpart.
+        ValidationError: a name, column, transform or format version the catalog refuses.
     """
     name = request.name
     if request.stage_create:
@@ -35,19 +112,7 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
             f"table {name}: this catalog places each table's data in its warehouse folder "
             "(<warehouse>/table_<id>); create the table without a location"
         )
-    if request.partition_spec is not None and request.partition_spec.fields:
-        raise bad_request(
-            f"table {name}: this catalog's tables are not partitioned by Iceberg (rows go to "
-            "partitions by their colocation columns); give no partition spec"
-        )
-    if request.write_order is not None and request.write_order.fields:
-        raise bad_request(f"table {name}: this catalog's tables are unsorted; give no sort order")
     schema = request.schema_
-    if not schema.identifier_field_ids:
-        raise bad_request(
-            f"table {name} needs identifier fields: they are its primary key (mark the key "
-            "fields required and list them in identifier-field-ids)"
-        )
     by_id = {f.id: f for f in schema.fields}
     missing = [i for i in schema.identifier_field_ids if i not in by_id]
     if missing:
@@ -57,12 +122,29 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
         )
     if len(by_id) != len(schema.fields):
         raise bad_request(f"table {name}: the schema repeats a field id")
+    own, others = split_properties(request.properties)
+    format_version = others.pop(FORMAT_VERSION_PROPERTY, str(SERVED_FORMAT_VERSION))
+    if format_version != str(SERVED_FORMAT_VERSION):
+        raise bad_request(f"table {name}: {SERVED_ONLY}, not {format_version!r}")
+    names = {f.id: f.name for f in schema.fields}
+    iceberg = IcebergTableSpec(
+        format_version=SERVED_FORMAT_VERSION,
+        partition_spec=None
+        if request.partition_spec is None
+        else new_spec(names, request.partition_spec),
+        sort_order=None if request.write_order is None else new_order(names, request.write_order),
+        properties=others,
+        column_docs={f.name: f.doc for f in schema.fields if f.doc},
+    )
+    key = [by_id[i].name for i in schema.identifier_field_ids]
     return CreateTableCommand(
         **{
             "schema": namespace,
             "name": name,
             "columns": [column_of(name, f) for f in schema.fields],
-            "primary_key": [by_id[i].name for i in schema.identifier_field_ids],
-            **property_fields(request.properties),
+            "primary_key": key,
+            "keyless": not key,
+            "iceberg": iceberg,
+            **property_fields(own),
         }
     )

@@ -1,8 +1,10 @@
 """A table's Iceberg metadata, projected from its descriptor; nothing of it is stored.
 
 Field ids are the catalog's column ids, schema ids its schema versions, the primary key the
-identifier fields, snapshots its data commits (``snapshots``). The table has one
-unpartitioned spec and one unsorted order.
+identifier fields, snapshots its data commits (``snapshots``). Specs, sort orders, the
+engines' properties, column docs and the format version are the table's Iceberg state
+(``TableDescriptor.iceberg``); a table without one has one unpartitioned spec and one unsorted
+order, format version 2.
 """
 
 from __future__ import annotations
@@ -11,10 +13,17 @@ import contextlib
 import uuid
 
 from api.iceberg.errors import bad_request
-from api.iceberg.models import IcebergSchema, StructField, TableMetadata
+from api.iceberg.models import (
+    IcebergSchema,
+    PartitionSpec,
+    SortOrder,
+    StructField,
+    TableMetadata,
+)
 from api.iceberg.properties import table_properties
 from api.iceberg.snapshots import Snapshots
 from api.iceberg.types import NoCounterpartError, iceberg_type
+from catalog.data.iceberg_table import IcebergTableState
 from catalog.descriptors import TableDescriptor, TableVersion
 from catalog.warehouse import data_folder
 from schemasync.clock import physical_of
@@ -47,6 +56,7 @@ def _schema(table: TableDescriptor, version: TableVersion) -> IcebergSchema:
         NoCounterpartError: a column's type has no Iceberg counterpart; the message names
             the column and its type.
     """
+    docs = table.iceberg or IcebergTableState()
     fields = []
     for column in version.columns:
         try:
@@ -54,7 +64,13 @@ def _schema(table: TableDescriptor, version: TableVersion) -> IcebergSchema:
         except NoCounterpartError as e:
             raise NoCounterpartError(f"column {column.name}: {e}") from e
         fields.append(
-            StructField(id=column.id, name=column.name, required=not column.nullable, type=served)
+            StructField(
+                id=column.id,
+                name=column.name,
+                required=not column.nullable,
+                type=served,
+                doc=docs.doc_of(column.id),
+            )
         )
     present = {c.id for c in version.columns}
     return IcebergSchema(
@@ -85,6 +101,42 @@ def _schemas(table: TableDescriptor) -> list[IcebergSchema]:
     return [*older, current]
 
 
+def _specs(state: IcebergTableState) -> list[PartitionSpec]:
+    return [
+        PartitionSpec(
+            spec_id=s.spec_id,
+            fields=[
+                {
+                    "source-id": f.source_id,
+                    "field-id": f.field_id,
+                    "name": f.name,
+                    "transform": f.transform,
+                }
+                for f in s.fields
+            ],
+        )
+        for s in state.specs
+    ]
+
+
+def _orders(state: IcebergTableState) -> list[SortOrder]:
+    return [
+        SortOrder(
+            order_id=o.order_id,
+            fields=[
+                {
+                    "source-id": f.source_id,
+                    "transform": f.transform,
+                    "direction": str(f.direction),
+                    "null-order": str(f.null_order),
+                }
+                for f in o.fields
+            ],
+        )
+        for o in state.sort_orders
+    ]
+
+
 def table_metadata(
     table: TableDescriptor,
     warehouse: str,
@@ -105,7 +157,14 @@ def table_metadata(
     """
     changed = table.update_ts or activation_ts
     data = snapshots or Snapshots()
+    state = table.iceberg or IcebergTableState()
     return TableMetadata(
+        format_version=state.format_version,
+        partition_specs=_specs(state),
+        default_spec_id=state.default_spec_id,
+        last_partition_id=state.last_partition_id,
+        sort_orders=_orders(state),
+        default_sort_order_id=state.default_sort_order_id,
         table_uuid=table_uuid(table.id),
         location=str(data_folder(table, warehouse)),
         last_sequence_number=data.last_sequence_number,

@@ -66,6 +66,21 @@ class NamespaceResponse(IcebergModel):
     properties: Properties = Field(default_factory=dict)
 
 
+class UpdateNamespacePropertiesRequest(IcebergModel):
+    """``POST /v1/namespaces/{namespace}/properties``."""
+
+    removals: list[str] = Field(default_factory=list)
+    updates: Properties = Field(default_factory=dict)
+
+
+class UpdateNamespacePropertiesResponse(IcebergModel):
+    """What a namespace properties change did: keys set, keys removed, removals not there."""
+
+    updated: list[str]
+    removed: list[str]
+    missing: list[str] | None = None
+
+
 class ListNamespacesResponse(IcebergModel):
     """``GET /v1/namespaces``."""
 
@@ -114,14 +129,14 @@ class IcebergSchema(IcebergModel):
 
 
 class PartitionSpec(IcebergModel):
-    """A partition spec; this catalog's tables have only the unpartitioned one."""
+    """A partition spec; each field has ``source-id``, ``field-id``, ``name``, ``transform``."""
 
     spec_id: int | None = Field(default=None, alias="spec-id")
     fields: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class SortOrder(IcebergModel):
-    """A sort order; this catalog's tables have only the unsorted one."""
+    """A sort order; each field has ``source-id``, ``transform``, ``direction``, ``null-order``."""
 
     order_id: int = Field(default=UNSORTED_ORDER_ID, alias="order-id")
     fields: list[dict[str, Any]] = Field(default_factory=list)
@@ -142,7 +157,7 @@ class CreateTableRequest(IcebergModel):
 class TableMetadata(IcebergModel):
     """Format-version 2 table metadata, projected from a table's descriptor."""
 
-    format_version: Literal[2] = Field(default=FORMAT_VERSION, alias="format-version")
+    format_version: int = Field(default=FORMAT_VERSION, alias="format-version")
     table_uuid: str = Field(alias="table-uuid")
     location: str
     last_sequence_number: int = Field(default=0, alias="last-sequence-number")

@@ -24,7 +24,7 @@ from api.iceberg.commits import (
     unchanged_since_read,
 )
 from api.iceberg.creation import create_table_command
-from api.iceberg.errors import bad_request, documented_errors
+from api.iceberg.errors import IcebergError, bad_request, documented_errors
 from api.iceberg.metadata import metadata_location, table_metadata
 from api.iceberg.models import (
     CatalogConfig,
@@ -38,6 +38,8 @@ from api.iceberg.models import (
     RenameTableRequest,
     TableIdentifier,
     TableMetadata,
+    UpdateNamespacePropertiesRequest,
+    UpdateNamespacePropertiesResponse,
 )
 from api.iceberg.paths import (
     ENDPOINTS,
@@ -53,10 +55,15 @@ from api.server.execution import execute_batch, node_of
 from api.server.responses import json_response
 from api.wire.roles import Role
 from catalog.catalog import Catalog
-from catalog.commands.schemas import CreateSchemaCommand, DropSchemaCommand
+from catalog.commands.schemas import (
+    AlterSchemaPropertiesCommand,
+    CreateSchemaCommand,
+    DropSchemaCommand,
+)
 from catalog.commands.tables import DropTableCommand, RenameTableCommand
 from catalog.data_files import DataCommit
 from catalog.descriptors import TableDescriptor
+from catalog.properties import properties_dict
 
 router = APIRouter(prefix="/v1", tags=["iceberg"], responses=documented_errors())
 
@@ -125,22 +132,57 @@ async def list_namespaces(
 
 @router.post("/namespaces", response_model=NamespaceResponse, dependencies=WRITE)
 async def create_namespace(request: Request, body: CreateNamespaceRequest) -> Response:
-    """Create a schema (``CREATE SCHEMA``); a schema keeps no properties."""
+    """Create a schema (``CREATE SCHEMA``) with its properties, kept verbatim."""
     if len(body.namespace) != 1:
         raise bad_request("namespaces are the catalog's schemas: give exactly one level")
-    if body.properties:
-        raise bad_request(
-            f"namespace {body.namespace[0]}: a schema keeps no properties; create it without"
-        )
-    await execute_batch(request, [CreateSchemaCommand(name=body.namespace[0])])
-    return json_response(NamespaceResponse(namespace=body.namespace))
+    command = CreateSchemaCommand(name=body.namespace[0], properties=body.properties)
+    await execute_batch(request, [command])
+    return json_response(NamespaceResponse(namespace=body.namespace, properties=body.properties))
 
 
 @router.get("/namespaces/{namespace}", response_model=NamespaceResponse, dependencies=READ)
 async def load_namespace(request: Request, namespace: NamespacePath) -> Response:
-    """One schema, with no properties."""
+    """One schema, with its properties."""
     found = _latest(request).schema(schema_name(namespace))
-    return json_response(NamespaceResponse(namespace=[found.name]))
+    return json_response(
+        NamespaceResponse(namespace=[found.name], properties=properties_dict(found.properties))
+    )
+
+
+@router.post(
+    "/namespaces/{namespace}/properties",
+    response_model=UpdateNamespacePropertiesResponse,
+    dependencies=WRITE,
+)
+async def update_namespace_properties(
+    request: Request, namespace: NamespacePath, body: UpdateNamespacePropertiesRequest
+) -> Response:
+    """Set and remove a schema's properties (one catalog version, or none when unchanged).
+
+    A key both set and removed is refused (422); a removed key the schema lacks is named in
+    ``missing``.
+    """
+    both = sorted(set(body.updates) & set(body.removals))
+    if both:
+        raise IcebergError(
+            "UnprocessableEntityException",
+            422,
+            f"properties {', '.join(both)} are both updated and removed; give each once",
+        )
+    name = schema_name(namespace)
+    held = properties_dict(_latest(request).schema(name).properties)
+    command = AlterSchemaPropertiesCommand(
+        name=name, set_properties=body.updates, remove_properties=tuple(body.removals)
+    )
+    await execute_batch(request, [command])
+    removals = list(dict.fromkeys(body.removals))
+    return json_response(
+        UpdateNamespacePropertiesResponse(
+            updated=sorted(body.updates),
+            removed=[k for k in removals if k in held],
+            missing=[k for k in removals if k not in held],
+        )
+    )
 
 
 @router.head("/namespaces/{namespace}", status_code=204, dependencies=READ)

@@ -2,9 +2,12 @@
 
 An update is tagged by ``action`` (the protocol's ``TableUpdate``). Every kind is modelled
 with its members; ``apply`` records what an update asks in a commit's ``CommitChanges``, or
-refuses it: this catalog changes a table's schema (``add-schema``, ``set-current-schema``)
-and its properties (``set-properties``, ``remove-properties``), and adds snapshots to branch
-main (``add-snapshot`` and ``set-snapshot-ref``, a data commit: ``appends``). Every other kind
+refuses it: this catalog changes a table's schema (``add-schema``, ``set-current-schema``),
+its properties (``set-properties``, ``remove-properties``), its partition specs and sort
+orders (``add-spec``, ``set-default-spec``, ``remove-partition-specs``, ``add-sort-order``,
+``set-default-sort-order``) and its format version (``upgrade-format-version``), and adds
+snapshots to branch main (``add-snapshot`` and ``set-snapshot-ref``, a data commit:
+``appends``). Every other kind
 is refused by ``BaseUpdate.refused`` (400 ``BadRequestException``) and nothing is written. An
 unknown ``action`` is refused when the body is read (400, naming the tag).
 """
@@ -16,6 +19,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY
 from api.iceberg.errors import IcebergError, bad_request
 from api.iceberg.models import IcebergModel, IcebergSchema, PartitionSpec, Properties, SortOrder
 
@@ -23,20 +27,26 @@ LAST_ADDED = -1
 """``set-current-schema``'s id for "the schema this commit added"."""
 
 NOT_MADE = (
-    "this catalog's Iceberg REST catalog changes a table's schema and properties, and adds "
-    "snapshots to branch main; a table keeps one unpartitioned spec, one unsorted order "
-    "and its location"
+    "this catalog's Iceberg REST catalog changes a table's schema, properties, partition "
+    "specs, sort orders and format version, and adds snapshots to branch main; a table "
+    "keeps its location"
 )
 
 
 @dataclass
 class CommitChanges:
-    """What a commit's schema and property updates ask for, gathered by their ``apply``."""
+    """What a commit's schema, property, spec and order updates ask for (their ``apply``)."""
 
     added: list[IcebergSchema] = field(default_factory=list)
     current: int | None = None
     set_properties: dict[str, str] = field(default_factory=dict)
     removed_properties: list[str] = field(default_factory=list)
+    specs: list[PartitionSpec] = field(default_factory=list)
+    orders: list[SortOrder] = field(default_factory=list)
+    default_spec: int | None = None
+    default_order: int | None = None
+    removed_specs: list[int] = field(default_factory=list)
+    format_version: int | None = None
 
     def new_schema(self, current_schema_id: int) -> IcebergSchema | None:
         """Return the schema the commit makes current, or None when it keeps the current one.
@@ -93,10 +103,16 @@ class AssignUUIDUpdate(BaseUpdate):
 
 
 class UpgradeFormatVersionUpdate(BaseUpdate):
-    """Upgrade the table's format version (refused: tables are format version 2)."""
+    """Upgrade the table's format version (to the one served: 2)."""
 
     action: Literal["upgrade-format-version"] = "upgrade-format-version"
     format_version: int = Field(alias="format-version")
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the format version; one other than the served one is refused."""
+        if self.format_version != SERVED_FORMAT_VERSION:
+            raise bad_request(f"upgrade-format-version {self.format_version}: {SERVED_ONLY}")
+        changes.format_version = self.format_version
 
 
 class AddSchemaUpdate(BaseUpdate):
@@ -124,31 +140,47 @@ class SetCurrentSchemaUpdate(BaseUpdate):
 
 
 class AddPartitionSpecUpdate(BaseUpdate):
-    """Add a partition spec (refused: a table keeps one unpartitioned spec)."""
+    """Add a partition spec."""
 
     action: Literal["add-spec"] = "add-spec"
     spec: PartitionSpec
 
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the added spec."""
+        changes.specs.append(self.spec)
+
 
 class SetDefaultSpecUpdate(BaseUpdate):
-    """Make spec ``spec-id`` the default (refused)."""
+    """Make spec ``spec-id`` the default (-1: the last added in this commit)."""
 
     action: Literal["set-default-spec"] = "set-default-spec"
     spec_id: int = Field(alias="spec-id")
 
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the default spec."""
+        changes.default_spec = self.spec_id
+
 
 class AddSortOrderUpdate(BaseUpdate):
-    """Add a sort order (refused: a table keeps one unsorted order)."""
+    """Add a sort order."""
 
     action: Literal["add-sort-order"] = "add-sort-order"
     sort_order: SortOrder = Field(alias="sort-order")
 
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the added order."""
+        changes.orders.append(self.sort_order)
+
 
 class SetDefaultSortOrderUpdate(BaseUpdate):
-    """Make order ``sort-order-id`` the default (refused)."""
+    """Make order ``sort-order-id`` the default (-1: the last added in this commit)."""
 
     action: Literal["set-default-sort-order"] = "set-default-sort-order"
     sort_order_id: int = Field(alias="sort-order-id")
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the default order."""
+        changes.default_order = self.sort_order_id
 
 
 class AddedSnapshot(IcebergModel):
@@ -299,10 +331,14 @@ class RemovePartitionStatisticsUpdate(BaseUpdate):
 
 
 class RemovePartitionSpecsUpdate(BaseUpdate):
-    """Remove partition specs (refused: a table keeps its one spec)."""
+    """Remove partition specs other than the default."""
 
     action: Literal["remove-partition-specs"] = "remove-partition-specs"
     spec_ids: list[int] = Field(alias="spec-ids")
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the specs to remove."""
+        changes.removed_specs += self.spec_ids
 
 
 class RemoveSchemasUpdate(BaseUpdate):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -180,10 +181,28 @@ def _merged_openapi(app: FastAPI, mounted: FastAPI) -> dict[str, Any]:
             routes=app.routes,
         )
         inner = get_openapi(title=mounted.title, version=mounted.version, routes=mounted.routes)
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        inner_schemas = inner.get("components", {}).get("schemas", {})
+        # A protocol body may share a name with a catalog model (Iceberg's PartitionSpec and
+        # the catalog's own): the protocol's is then named Iceberg<Name> in the one document.
+        renamed = {
+            name: f"Iceberg{name}"
+            for name, schema in inner_schemas.items()
+            if name in schemas and schemas[name] != schema
+        }
+        if renamed:
+            text = json.dumps(inner)
+            for name, new in renamed.items():
+                text = text.replace(
+                    f'"#/components/schemas/{name}"', f'"#/components/schemas/{new}"'
+                )
+            inner = json.loads(text)
+            inner_schemas = {
+                renamed.get(n, n): v for n, v in inner["components"]["schemas"].items()
+            }
         for path, item in inner["paths"].items():
             document["paths"][ICEBERG_MOUNT + path] = item
-        schemas = document.setdefault("components", {}).setdefault("schemas", {})
-        for name, schema in inner.get("components", {}).get("schemas", {}).items():
+        for name, schema in inner_schemas.items():
             if schemas.setdefault(name, schema) != schema:
                 raise RuntimeError(f"two OpenAPI schemas are named {name}")
         app.openapi_schema = document

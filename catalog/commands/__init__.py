@@ -21,6 +21,14 @@ from catalog.commands.columns import (
     DropColumnsCommand,
     RenameColumnCommand,
 )
+from catalog.commands.iceberg_tables import (
+    AlterTableIcebergCommand,
+    IcebergTableSpec,
+    NewPartitionSpec,
+    NewSortOrder,
+    PartitionFieldSpec,
+    SortFieldSpec,
+)
 from catalog.commands.indexes import (
     CreateIndexCommand,
     DropIndexCommand,
@@ -30,7 +38,11 @@ from catalog.commands.indexes import (
     RenameIndexCommand,
     StartBuildingIndexCommand,
 )
-from catalog.commands.schemas import CreateSchemaCommand, DropSchemaCommand
+from catalog.commands.schemas import (
+    AlterSchemaPropertiesCommand,
+    CreateSchemaCommand,
+    DropSchemaCommand,
+)
 from catalog.commands.system_views import CreateSystemViewCommand
 from catalog.commands.tables import (
     AlterTablePropertiesCommand,
@@ -70,7 +82,9 @@ CatalogCommand = Annotated[
     | DropZoneCommand
     | SetDefaultZoneCommand
     | CreateSystemViewCommand
-    | AlterTablePropertiesCommand,
+    | AlterTablePropertiesCommand
+    | AlterTableIcebergCommand
+    | AlterSchemaPropertiesCommand,
     Field(discriminator="op"),
 ]
 
@@ -100,6 +114,8 @@ RenameZone = RenameZoneCommand
 DropZone = DropZoneCommand
 SetDefaultZone = SetDefaultZoneCommand
 CreateSystemView = CreateSystemViewCommand
+AlterTableIceberg = AlterTableIcebergCommand
+AlterSchemaProperties = AlterSchemaPropertiesCommand
 
 
 def parse(obj: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[CommandBase]:
@@ -131,6 +147,10 @@ __all__ = [
     "AddColumnsCommand",
     "AlterColumn",
     "AlterColumnCommand",
+    "AlterSchemaProperties",
+    "AlterSchemaPropertiesCommand",
+    "AlterTableIceberg",
+    "AlterTableIcebergCommand",
     "AlterTableProperties",
     "AlterTablePropertiesCommand",
     "AlterZone",
@@ -158,9 +178,13 @@ __all__ = [
     "DropTableCommand",
     "DropZone",
     "DropZoneCommand",
+    "IcebergTableSpec",
     "IndexColumnSpec",
     "MakeIndexAvailable",
     "MakeIndexAvailableCommand",
+    "NewPartitionSpec",
+    "NewSortOrder",
+    "PartitionFieldSpec",
     "RemoveIndex",
     "RemoveIndexCommand",
     "RenameColumn",
@@ -173,6 +197,7 @@ __all__ = [
     "RenameZoneCommand",
     "SetDefaultZone",
     "SetDefaultZoneCommand",
+    "SortFieldSpec",
     "StartBuildingIndex",
     "StartBuildingIndexCommand",
     "UpdateContext",

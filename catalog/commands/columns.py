@@ -16,6 +16,7 @@ from catalog.column_types import (
     resolve_params,
 )
 from catalog.commands.base import Name, TableCommand, UpdateContext, unique
+from catalog.data.iceberg_table import check_columns_dropped
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.descriptors.tables import shared_column
@@ -176,6 +177,7 @@ class DropColumnsCommand(TableCommand):
                 )
         if len(dropped) == len(table.columns):
             raise ValidationError(f"cannot drop every column of table {table.name}")
+        check_columns_dropped(table.iceberg, {c.id: c.name for c in dropped}, table.name)
         return [DropColumnsEntry(table_id=table.id, column_ids=tuple(c.id for c in dropped))]
 
 

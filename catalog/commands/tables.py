@@ -20,6 +20,7 @@ from catalog.commands.base import (
     unique,
 )
 from catalog.commands.columns import Column, check_column_count
+from catalog.commands.iceberg_tables import IcebergTableSpec
 from catalog.commands.indexes import index_columns
 from catalog.commands.zones import created_default_zone
 from catalog.descriptors import (
@@ -67,13 +68,22 @@ class CreateTableCommand(CommandBase):
     primary key; the zone defaults to the catalog's default zone. A storage profile, when
     given, must be one of the zone's; none given means the zone's first (its default). The
     staleness properties are Ignite's table properties (see ``AlterTablePropertiesCommand``).
+
+    A table without a primary key is created only when asked explicitly: ``keyless`` true
+    with an empty ``primary_key`` (what an Iceberg engine's table without identifier fields
+    is). It has no key index (``pk_index_id`` None) and no colocation columns (its rows are
+    spread by a hash of all their values); the key options must then be left out. The
+    catalog's SQL never sets ``keyless``, so its ``CREATE TABLE`` still needs a key.
+    ``iceberg`` is the state an Iceberg engine creates the table with (partition spec, sort
+    order, properties, column docs; see ``IcebergTableSpec``); a table created with it numbers
+    its columns from 1, as Iceberg readers expect, where other tables number them from 0.
     """
 
     op: Literal["create_table"] = "create_table"
     schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     name: Name
     columns: tuple[Column, ...] = Field(min_length=1)
-    primary_key: tuple[Name, ...] = Field(min_length=1)
+    primary_key: tuple[Name, ...]
     primary_key_kind: IndexKind = IndexKind.HASH
     primary_key_name: Name | None = None
     primary_key_collations: tuple[Collation, ...] | None = None
@@ -83,10 +93,19 @@ class CreateTableCommand(CommandBase):
     storage_profile: Name | None = None
     stale_rows_fraction: StaleRowsFraction = DEFAULT_STALE_ROWS_FRACTION
     min_stale_rows_count: MinStaleRowsCount = DEFAULT_MIN_STALE_ROWS_COUNT
+    keyless: bool = False
+    iceberg: IcebergTableSpec | None = None
 
     @model_validator(mode="after")
     def _check(self) -> Self:
         unique(tuple(c.name for c in self.columns), "column name")
+        if self.keyless:
+            self._check_keyless()
+        elif not self.primary_key:
+            raise ValidationError(
+                f"primary_key: table {self.name} needs at least one primary-key column (a "
+                "table without a key is created only with keyless true)"
+            )
         unique(self.primary_key, "primary-key column")
         by_name = {c.name: c for c in self.columns}
         for c in self.columns:
@@ -121,12 +140,32 @@ class CreateTableCommand(CommandBase):
             pk_index_name(self.name)
         return self
 
+    def _check_keyless(self) -> None:
+        given = [
+            name
+            for name, value in (
+                ("primary_key", self.primary_key),
+                ("primary_key_name", self.primary_key_name),
+                ("primary_key_collations", self.primary_key_collations),
+                ("colocation_columns", self.colocation_columns),
+            )
+            if value
+        ]
+        if self.primary_key_kind is not IndexKind.HASH:
+            given.append("primary_key_kind")
+        if given:
+            raise ValidationError(
+                f"table {self.name} is created keyless: it takes no {', '.join(given)}"
+            )
+
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
         cat = ctx.catalog
         schema = schema_for_new(cat, self.schema_, self.name, self.if_not_exists, cat.find_table)
         if schema is None:
             return []
         check_column_count(self.name, len(self.columns))
+        if self.keyless:
+            return self._keyless_entries(ctx, schema.id)
         pk_name = self.primary_key_name or pk_index_name(self.name)
         if pk_name == self.name:
             raise ValidationError(
@@ -134,36 +173,11 @@ class CreateTableCommand(CommandBase):
                 "(tables and indexes of a schema share one namespace)"
             )
         ensure_relation_name_free(cat, schema, pk_name)
-        zone, zone_entries = self._zone(ctx)
-        profile = self.storage_profile
-        if profile is not None and profile not in zone.storage_profiles:
-            raise ValidationError(
-                f"zone {zone.name} has no storage profile {profile}; its profiles are "
-                f"{', '.join(zone.storage_profiles)}"
-            )
-
-        # The counter's own int when no zone took an id: each kept table shares it (32 B less).
-        table_id = cat.object_id_gen + 1 if zone_entries else cat.object_id_gen
-        pk_index_id = table_id + 1
-        columns = tuple(c.to_descriptor(i) for i, c in enumerate(self.columns))
-        ids = {c.name: c.id for c in columns}
-        primary_key = tuple(ids[n] for n in self.primary_key)
+        table, zone_entries = self._table(ctx, schema.id, keyless=False)
+        assert table.pk_index_id is not None  # a keyed table's index id follows its own
+        primary_key = table.primary_key
         collations = self.primary_key_collations or (None,) * len(primary_key)
-        table = TableDescriptor(
-            id=table_id,
-            schema_id=schema.id,
-            name=self.name,
-            zone_id=zone.id,
-            pk_index_id=pk_index_id,
-            primary_key=primary_key,
-            colocation_columns=tuple(ids[n] for n in self.colocation_columns or self.primary_key),
-            next_column_id=len(columns),
-            versions=(TableVersion(version=INITIAL_TABLE_VERSION, columns=columns),),
-            storage_profile=profile,
-            stale_rows_fraction=self.stale_rows_fraction,
-            min_stale_rows_count=self.min_stale_rows_count,
-            location=None if ctx.warehouse is None else table_location(ctx.warehouse, table_id),
-        )
+        table_id, pk_index_id = table.id, table.pk_index_id
         pk_index = IndexDescriptor(
             id=pk_index_id,
             schema_id=schema.id,
@@ -181,6 +195,46 @@ class CreateTableCommand(CommandBase):
             NewIndexEntry(index=pk_index),
             ObjectIdGenUpdateEntry(delta=2),
         ]
+
+    def _keyless_entries(self, ctx: UpdateContext, schema_id: int) -> list[EntryBase]:
+        table, zone_entries = self._table(ctx, schema_id, keyless=True)
+        return [*zone_entries, NewTableEntry(table=table), ObjectIdGenUpdateEntry(delta=1)]
+
+    def _table(
+        self, ctx: UpdateContext, schema_id: int, *, keyless: bool
+    ) -> tuple[TableDescriptor, list[EntryBase]]:
+        """Return the new table, with the entries creating its zone when it is created here."""
+        cat = ctx.catalog
+        zone, zone_entries = self._zone(ctx)
+        profile = self.storage_profile
+        if profile is not None and profile not in zone.storage_profiles:
+            raise ValidationError(
+                f"zone {zone.name} has no storage profile {profile}; its profiles are "
+                f"{', '.join(zone.storage_profiles)}"
+            )
+        # The counter's own int when no zone took an id: each kept table shares it (32 B less).
+        table_id = cat.object_id_gen + 1 if zone_entries else cat.object_id_gen
+        first = 0 if self.iceberg is None else 1
+        columns = tuple(c.to_descriptor(first + i) for i, c in enumerate(self.columns))
+        ids = {c.name: c.id for c in columns}
+        iceberg = None if self.iceberg is None else self.iceberg.state(self.name, columns)
+        table = TableDescriptor(
+            id=table_id,
+            schema_id=schema_id,
+            name=self.name,
+            zone_id=zone.id,
+            pk_index_id=None if keyless else table_id + 1,
+            primary_key=tuple(ids[n] for n in self.primary_key),
+            colocation_columns=tuple(ids[n] for n in self.colocation_columns or self.primary_key),
+            next_column_id=first + len(columns),
+            versions=(TableVersion(version=INITIAL_TABLE_VERSION, columns=columns),),
+            storage_profile=profile,
+            stale_rows_fraction=self.stale_rows_fraction,
+            min_stale_rows_count=self.min_stale_rows_count,
+            location=None if ctx.warehouse is None else table_location(ctx.warehouse, table_id),
+            iceberg=iceberg,
+        )
+        return table, zone_entries
 
     def _zone(self, ctx: UpdateContext) -> tuple[ZoneDescriptor, list[EntryBase]]:
         """Return the table's zone, with the entries creating it when it is created here."""
@@ -241,12 +295,12 @@ class RenameTableCommand(ExistingObjectCommand[TableDescriptor]):
         cat = ctx.catalog
         schema = cat.schema(self.schema_)
         ensure_relation_name_free(cat, schema, self.new_name)
+        renamed: list[EntryBase] = [RenameTableEntry(table_id=table.id, new_name=self.new_name)]
+        if table.pk_index_id is None:  # a table without a key has no key index to rename
+            return renamed
         pk_name = pk_index_name(self.new_name)
         ensure_relation_name_free(cat, schema, pk_name)
-        return [
-            RenameTableEntry(table_id=table.id, new_name=self.new_name),
-            RenameIndexEntry(index_id=table.pk_index_id, new_name=pk_name),
-        ]
+        return [*renamed, RenameIndexEntry(index_id=table.pk_index_id, new_name=pk_name)]
 
 
 class AlterTablePropertiesCommand(TableCommand):

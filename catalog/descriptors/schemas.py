@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from catalog.model import Model
+from catalog.properties import Properties
 
 PUBLIC_SCHEMA = "PUBLIC"
 SYSTEM_SCHEMA = "SYSTEM"
@@ -20,7 +21,7 @@ class SchemaDescriptor(Model):
     Its ``update_ts`` moves whenever the schema, or a table or index in it, changes.
     """
 
-    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("update_ts",)
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("update_ts", "properties")
     """Fields appended to the stored form after its first format; older payloads lack them."""
 
     id: int
@@ -28,3 +29,5 @@ class SchemaDescriptor(Model):
     update_ts: int = 0
     """The activation timestamp of the version that last changed it (Ignite's causality token;
     0 when that version was written before versions stamped their objects)."""
+    properties: Properties = ()
+    """Its properties (Iceberg namespace properties, such as ``owner``), sorted by name."""

@@ -6,6 +6,7 @@ import threading
 from typing import Any, ClassVar
 
 from catalog.column_types import ColumnType, DefaultValue, TypeParams
+from catalog.data.iceberg_table import IcebergTableState
 from catalog.model import Model
 
 INITIAL_TABLE_VERSION = 1
@@ -118,7 +119,9 @@ class TableDescriptor(Model):
     ``storage_profile`` is one of its zone's, or None for the zone's first (its default);
     ``stale_rows_fraction`` and ``min_stale_rows_count`` say when the statistics of
     a partition are stale (Ignite's table properties). ``location`` is where its data lives,
-    fixed when it is created.
+    fixed when it is created. A table an Iceberg engine created may have no primary key
+    (``primary_key`` and ``colocation_columns`` empty, ``pk_index_id`` None): the catalog's
+    key rules apply only to tables that have one.
     """
 
     WIRE_APPENDED: ClassVar[tuple[str, ...]] = (
@@ -127,6 +130,7 @@ class TableDescriptor(Model):
         "min_stale_rows_count",
         "update_ts",
         "location",
+        "iceberg",
     )
     """Fields appended to the stored form after its first format; older payloads lack them."""
 
@@ -134,11 +138,14 @@ class TableDescriptor(Model):
     schema_id: int
     name: str
     zone_id: int
-    pk_index_id: int
+    pk_index_id: int | None
+    """The primary-key index, created with the table; None for a table without a key."""
     primary_key: tuple[int, ...]
-    """Primary-key column ids, in key order."""
+    """Primary-key column ids, in key order; empty for a table without a key (a table an
+    Iceberg engine created without identifier fields)."""
     colocation_columns: tuple[int, ...]
-    """Column ids rows are partitioned by; a non-empty subset of the primary key."""
+    """Column ids rows are partitioned by: a non-empty subset of the primary key, or empty for
+    a table without a key (its rows are spread by a hash of all their values)."""
     next_column_id: int
     versions: tuple[TableVersion, ...]
     storage_profile: str | None = None
@@ -150,6 +157,14 @@ class TableDescriptor(Model):
     location: str | None = None
     """The folder of its data, in the cluster's warehouse (``catalog.warehouse``); None for a
     table created in a cluster without a warehouse setting."""
+    iceberg: IcebergTableState | None = None
+    """What Iceberg engines keep of the table (specs, orders, their properties, format
+    version); None for a table no engine gave any (served unpartitioned and unsorted)."""
+
+    @property
+    def has_primary_key(self) -> bool:
+        """Return True unless the table was created without a primary key."""
+        return bool(self.primary_key)
 
     @property
     def schema_version(self) -> int:

@@ -17,7 +17,7 @@ from catalog.entries.indexes import (
     RenameIndexEntry,
     StartBuildingIndexEntry,
 )
-from catalog.entries.schemas import DropSchemaEntry, NewSchemaEntry
+from catalog.entries.schemas import DropSchemaEntry, NewSchemaEntry, SetSchemaPropertiesEntry
 from catalog.entries.system_views import NewSystemViewEntry
 from catalog.entries.tables import (
     AlterColumnEntry,
@@ -27,6 +27,7 @@ from catalog.entries.tables import (
     NewColumnsEntry,
     NewTableEntry,
     RenameTableEntry,
+    SetTableIcebergEntry,
 )
 from catalog.entries.zones import AlterZoneEntry, DropZoneEntry, NewZoneEntry, SetDefaultZoneEntry
 
@@ -52,6 +53,8 @@ ENTRY_TYPES: tuple[type[EntryBase], ...] = (
     ObjectIdGenUpdateEntry,
     AlterTablePropertiesEntry,
     NewSystemViewEntry,
+    SetTableIcebergEntry,
+    SetSchemaPropertiesEntry,
 )
 
 UpdateEntry = Annotated[
@@ -75,7 +78,9 @@ UpdateEntry = Annotated[
     | SetDefaultZoneEntry
     | ObjectIdGenUpdateEntry
     | AlterTablePropertiesEntry
-    | NewSystemViewEntry,
+    | NewSystemViewEntry
+    | SetTableIcebergEntry
+    | SetSchemaPropertiesEntry,
     Field(discriminator="type"),
 ]
 
@@ -102,6 +107,8 @@ __all__ = [
     "RenameIndexEntry",
     "RenameTableEntry",
     "SetDefaultZoneEntry",
+    "SetSchemaPropertiesEntry",
+    "SetTableIcebergEntry",
     "StartBuildingIndexEntry",
     "UpdateEntry",
 ]

@@ -7,8 +7,9 @@ from typing import Literal
 from pydantic import Field
 
 from catalog.descriptors import SchemaDescriptor
-from catalog.entries.base import SCHEMAS, PutEntry, RemoveEntry
+from catalog.entries.base import SCHEMAS, ChangeEntry, PutEntry, RemoveEntry
 from catalog.events import CatalogEvent
+from catalog.properties import Properties
 
 
 class NewSchemaEntry(PutEntry, event=CatalogEvent.SCHEMA_CREATE, kind=SCHEMAS):
@@ -23,3 +24,14 @@ class DropSchemaEntry(RemoveEntry, event=CatalogEvent.SCHEMA_DROP, kind=SCHEMAS)
 
     type: Literal["drop_schema"] = "drop_schema"
     schema_id: int
+
+
+class SetSchemaPropertiesEntry(ChangeEntry, event=CatalogEvent.SCHEMA_ALTER, kind=SCHEMAS):
+    """Replace a schema's properties."""
+
+    type: Literal["set_schema_properties"] = "set_schema_properties"
+    schema_id: int
+    properties: Properties
+
+    def changed(self, schema: SchemaDescriptor) -> SchemaDescriptor:  # noqa: D102
+        return schema.model_copy(update={"properties": self.properties})

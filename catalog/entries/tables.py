@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from catalog.data.iceberg_table import IcebergTableState
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
 from catalog.entries.base import TABLES, ChangeEntry, PutEntry, RemoveEntry
 from catalog.events import CatalogEvent
@@ -85,3 +86,13 @@ class AlterTablePropertiesEntry(_TableAlterEntry):
         if self.min_stale_rows_count is not None:
             changes["min_stale_rows_count"] = self.min_stale_rows_count
         return table.model_copy(update=changes)
+
+
+class SetTableIcebergEntry(_TableAlterEntry):
+    """Replace a table's Iceberg state (specs, orders, properties); its schema version stays."""
+
+    type: Literal["set_table_iceberg"] = "set_table_iceberg"
+    iceberg: IcebergTableState
+
+    def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
+        return table.model_copy(update={"iceberg": self.iceberg})

@@ -126,6 +126,70 @@ def golden_commands_v2() -> list[CommandBase]:
     ]
 
 
+def golden_iceberg_commands() -> list[CommandBase]:
+    """Return commands an Iceberg engine's requests make: namespace properties, a table
+    without a key created partitioned, sorted and with properties, and its later changes."""
+    return [
+        c.CreateSchema(name="LAKE", properties={"owner": "spark", "comment": "raw events"}),
+        c.AlterSchemaProperties(
+            name="LAKE", set_properties={"location": "s3://lake"}, remove_properties=["comment"]
+        ),
+        c.CreateTable(
+            schema="LAKE",
+            name="EVENTS",
+            columns=[
+                c.Column(name="id", type=ColumnType.INT64),
+                c.Column(name="ts", type=ColumnType.TIMESTAMP_TZ, precision=6),
+                c.Column(name="kind", type=ColumnType.STRING),
+            ],
+            primary_key=[],
+            keyless=True,
+            iceberg=c.IcebergTableSpec(
+                partition_spec=c.NewPartitionSpec(
+                    fields=[
+                        c.PartitionFieldSpec(source="ts", transform="day"),
+                        c.PartitionFieldSpec(source="id", transform="bucket[16]"),
+                    ]
+                ),
+                sort_order=c.NewSortOrder(fields=[c.SortFieldSpec(source="ts", direction="desc")]),
+                properties={"owner": "spark", "write.format.default": "parquet"},
+                column_docs={"kind": "what happened"},
+            ),
+        ),
+        c.AlterTableIceberg(
+            schema="LAKE",
+            table="EVENTS",
+            add_specs=[
+                c.NewPartitionSpec(
+                    fields=[
+                        c.PartitionFieldSpec(source="ts", transform="day"),
+                        c.PartitionFieldSpec(source="kind", transform="truncate[4]"),
+                    ]
+                )
+            ],
+            default_spec_id=-1,
+            add_sort_orders=[c.NewSortOrder(fields=[c.SortFieldSpec(source="id")])],
+            default_sort_order_id=-1,
+            set_properties={"commit.retry.num-retries": "5"},
+            remove_properties=["write.format.default"],
+            format_version=3,
+        ),
+    ]
+
+
+def golden_iceberg_catalog() -> Catalog:
+    """Return the catalog after ``golden_commands_v2`` and ``golden_iceberg_commands``."""
+    v1 = catalog_with_default_zone(activation_ts=1_700_000_000_000 << 16)
+    return prepare(v1, [*golden_commands_v2(), *golden_iceberg_commands()]).catalog
+
+
+def golden_iceberg_entries() -> list[EntryBase]:
+    """Return the entries ``golden_iceberg_commands`` make on top of ``golden_commands_v2``."""
+    v1 = catalog_with_default_zone(activation_ts=1_700_000_000_000 << 16)
+    v2 = prepare(v1, golden_commands_v2()).catalog
+    return list(prepare(v2, golden_iceberg_commands()).entries)
+
+
 def golden_keyed_table() -> TableDescriptor:
     """Return the table of ``golden_commands_v2``: a default function, a named sorted key."""
     v1 = catalog_with_default_zone(activation_ts=1_700_000_000_000 << 16)
@@ -234,6 +298,7 @@ OLDER_FORMAT_FILES = {
     "snapshot_v1.bin": "snapshot_v2.bin",
     "update_v1.bin": "update_v3.bin",
     "commands_v1.bin": "commands_v2.bin",
+    "commands_v2.bin": "commands_v3.bin",
 }
 """Golden files today's writers no longer produce, each with the file of the format written now
 that replaces it (for catalogs and updates, the same value)."""
@@ -311,7 +376,13 @@ def golden_files() -> dict[str, bytes]:
         "snapshot_v2.bin": encode_snapshot(v2),
         "entries_v1.bin": encode_entries(update.entries),
         "entries_v2.bin": encode_entries(golden_keyed_entries()),
-        "commands_v2.bin": encode_commands(golden_commands_v2()),
+        "commands_v3.bin": encode_commands([*golden_commands_v2(), *golden_iceberg_commands()]),
+        "entries_v3.bin": encode_entries(golden_iceberg_entries()),
+        "descriptor_table_v3.bin": encode_descriptor(
+            golden_iceberg_catalog().table("LAKE", "EVENTS")
+        ),
+        "descriptor_schema_v3.bin": encode_descriptor(golden_iceberg_catalog().schema("LAKE")),
+        "snapshot_iceberg_v2.bin": encode_snapshot(golden_iceberg_catalog()),
         "descriptor_table_v1.bin": encode_descriptor(table),
         "descriptor_table_v2.bin": encode_descriptor(golden_keyed_table()),
         "descriptor_index_v1.bin": encode_descriptor(v2.index("SALES", "ORDERS_BY_DAY")),

@@ -100,7 +100,7 @@ async function showTable(schema, name) {
     .join("");
   return `<h1 data-testid="title">${esc(schema)}.${esc(t.name)} <span class="muted">table ${t.id}, schema version ${current(t).version}; catalog ${esc(pinLabel(body))}</span></h1>
     <p>Zone <span class="badge">${esc(body.zone.name)}</span> with ${body.zone.partitions} partitions, ${body.zone.replicas} replicas.
-    Primary key: <code>${esc(t.primary_key.map((id) => names[id]).join(", "))}</code></p>
+    Primary key: ${t.primary_key.length ? `<code>${esc(t.primary_key.map((id) => names[id]).join(", "))}</code>` : "none (rows may repeat)"}</p>
     <p>Data in <code data-testid="location">${esc(t.location || "the warehouse each job names (no location recorded)")}</code></p>
     <h2>Columns</h2>${columnsTable(t, columns)}
     <h2>Indexes</h2><table data-testid="indexes"><tr><th>index</th><th>kind</th><th>columns</th><th>status</th></tr>

@@ -108,3 +108,32 @@ def test_bad_upserts_and_deletes_are_refused_and_change_nothing(items: Items) ->
 
     assert items.commits() == commits
     assert items.rows() == [(1, "a")]
+
+
+def test_a_table_without_a_key_takes_appends_and_refuses_changes_by_key(
+    spark: SparkSession, catalog_server: RunningServer
+) -> None:
+    """A keyless table (as an Iceberg engine creates it) takes repeated rows; an upsert or
+    a delete is refused, naming the table, before anything is written."""
+    url = catalog_server.url
+    with CatalogClient(url) as client:
+        client.sql("CREATE ZONE TWO WITH PARTITIONS=2, STORAGE_PROFILES='default'")
+        client.execute(
+            {
+                "op": "create_table",
+                "name": "LOG",
+                "columns": [{"name": "ID", "type": "INT64"}, {"name": "V", "type": "STRING"}],
+                "primary_key": [],
+                "keyless": True,
+                "zone": "TWO",
+            }
+        )
+    frame = spark.createDataFrame([(1, "a"), (1, "a"), (2, "b")], "ID long, V string")
+    for _ in range(2):
+        frame.write.format("catalog").option("catalog_url", url).mode("append").save("PUBLIC.LOG")
+    rows = spark.read.format("catalog").option("catalog_url", url).load("PUBLIC.LOG").collect()
+    assert sorted(tuple(r) for r in rows) == [(1, "a")] * 4 + [(2, "b")] * 2
+    for kind in ("upsert", "delete"):
+        writer = frame.write.format("catalog").option("catalog_url", url).option("write", kind)
+        with pytest.raises(PySparkException, match="LOG has no primary key"):
+            writer.mode("append").save("PUBLIC.LOG")

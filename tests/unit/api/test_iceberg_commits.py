@@ -51,11 +51,6 @@ REQUIREMENT_KINDS = {
 
 REFUSED_UPDATES: list[dict[str, object]] = [
     {"action": "assign-uuid", "uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1"},
-    {"action": "upgrade-format-version", "format-version": 3},
-    {"action": "add-spec", "spec": {"spec-id": 1, "fields": []}},
-    {"action": "set-default-spec", "spec-id": -1},
-    {"action": "add-sort-order", "sort-order": {"order-id": 1, "fields": []}},
-    {"action": "set-default-sort-order", "sort-order-id": -1},
     {"action": "remove-snapshots", "snapshot-ids": [1]},
     {"action": "remove-snapshot-ref", "ref-name": "dev"},
     {"action": "set-location", "location": "/elsewhere"},
@@ -79,7 +74,6 @@ REFUSED_UPDATES: list[dict[str, object]] = [
         },
     },
     {"action": "remove-partition-statistics", "snapshot-id": 1},
-    {"action": "remove-partition-specs", "spec-ids": [0]},
     {"action": "remove-schemas", "schema-ids": [1]},
     {
         "action": "add-encryption-key",
@@ -90,6 +84,12 @@ REFUSED_UPDATES: list[dict[str, object]] = [
 """A valid update of each kind the catalog does not make."""
 
 MADE_UPDATES = {
+    "upgrade-format-version",
+    "add-spec",
+    "set-default-spec",
+    "add-sort-order",
+    "set-default-sort-order",
+    "remove-partition-specs",
     "add-schema",
     "set-current-schema",
     "set-properties",
@@ -165,10 +165,62 @@ def test_updates_the_catalog_does_not_make_are_refused_and_say_what_is_kept(
 ) -> None:
     table, metadata = _table()
     update = UPDATE.validate_python(body)
-    with pytest.raises(IcebergError, match="one unpartitioned spec") as refused:
+    with pytest.raises(IcebergError, match="keeps its location") as refused:
         commit_commands("PUBLIC", table, metadata, [update])
     assert refused.value.status == 400
     assert refused.value.message.startswith(f"update {body['action']} is refused: ")
+
+
+def test_a_format_version_other_than_the_served_one_is_refused() -> None:
+    table, metadata = _table()
+    update = UPDATE.validate_python({"action": "upgrade-format-version", "format-version": 3})
+    with pytest.raises(IcebergError, match="upgrade-format-version 3") as refused:
+        commit_commands("PUBLIC", table, metadata, [update])
+    assert refused.value.status == 400
+
+
+def test_specs_orders_and_any_property_become_one_iceberg_command() -> None:
+    table, metadata = _table()
+    bucket = {"source-id": 0, "field-id": 1000, "name": "b", "transform": "bucket[4]"}
+    descending = {
+        "source-id": 0,
+        "transform": "identity",
+        "direction": "desc",
+        "null-order": "nulls-last",
+    }
+    updates = [
+        UPDATE.validate_python(u)
+        for u in [
+            {"action": "add-spec", "spec": {"spec-id": 1, "fields": [bucket]}},
+            {"action": "set-default-spec", "spec-id": -1},
+            {"action": "add-sort-order", "sort-order": {"order-id": 1, "fields": [descending]}},
+            {"action": "set-default-sort-order", "sort-order-id": -1},
+            {"action": "set-properties", "updates": {"owner": "me", "stale-rows-fraction": "0.5"}},
+        ]
+    ]
+    commands = commit_commands("PUBLIC", table, metadata, updates)
+    assert [type(command).__name__ for command in commands] == [
+        "AlterTablePropertiesCommand",
+        "AlterTableIcebergCommand",
+    ]
+    columns = [c.Column(name="ID", type=ColumnType.INT64, nullable=False)]
+    created = c.CreateTable(name="T", columns=columns, primary_key=["ID"])
+    changed = prepare(Catalog.initial(), [created, *commands]).catalog.table("PUBLIC", "T")
+    served = table_metadata(changed, "/w", 0)
+    assert (served.default_spec_id, served.last_partition_id, served.default_sort_order_id) == (
+        1,
+        1000,
+        1,
+    )
+    assert served.properties["owner"] == "me"
+    assert served.properties["stale-rows-fraction"] == "0.5"
+    held = [
+        _requirement(type="assert-default-spec-id", **{"default-spec-id": 1}),
+        _requirement(
+            type="assert-last-assigned-partition-id", **{"last-assigned-partition-id": 1000}
+        ),
+    ]
+    check_requirements(held, served, "PUBLIC.T")
 
 
 @pytest.mark.parametrize(

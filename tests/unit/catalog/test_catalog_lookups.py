@@ -94,6 +94,7 @@ def test_lookups_by_name() -> None:
     assert cat.find_table("S", "T") == st
     assert st.schema_id == s.id
     assert cat.index("PUBLIC", "I").table_id == t.id
+    assert st.pk_index_id is not None
     assert cat.find_index("S", "T_PK") == cat.index_by_id(st.pk_index_id)
     assert cat.zone("Z") == cat.find_zone("Z")
 

@@ -385,7 +385,9 @@ def test_lifecycle_commands_on_the_pk_index(
     make: Callable[[int], CommandBase], needed: IndexStatus
 ) -> None:
     cat = with_table()
-    refused(cat, ErrorCode.INDEX_STATUS_CONFLICT, make(cat.table("PUBLIC", "T").pk_index_id))
+    pk_index_id = cat.table("PUBLIC", "T").pk_index_id
+    assert pk_index_id is not None
+    refused(cat, ErrorCode.INDEX_STATUS_CONFLICT, make(pk_index_id))
 
 
 @pytest.mark.parametrize(("make", "needed"), _LIFECYCLE)

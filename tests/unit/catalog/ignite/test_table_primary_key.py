@@ -19,7 +19,9 @@ _KEYED = "CREATE TABLE T (C1 INT NOT NULL, C2 INT NOT NULL, C3 INT, {key})"
 
 
 def _pk_index(cat: Catalog, table: str = "T") -> tuple[str, IndexKind, list[Collation | None]]:
-    index = cat.index_by_id(cat.table("PUBLIC", table).pk_index_id)
+    pk_index_id = cat.table("PUBLIC", table).pk_index_id
+    assert pk_index_id is not None
+    index = cat.index_by_id(pk_index_id)
     return index.name, index.kind, [column.collation for column in index.columns]
 
 
