@@ -30,7 +30,7 @@ from api.routes import data, ddl, events, ops, tokens, versions
 from api.security_headers import SecurityHeadersMiddleware
 from api.slots import Slots
 from catalog.errors import CatalogError
-from catalog.node import CatalogNode
+from catalog.runtime.node import CatalogNode
 from schemasync.errors import SchemaSyncError
 from updatelog.errors import UpdateLogError
 

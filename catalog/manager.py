@@ -23,14 +23,14 @@ from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.collector import collector_paused
 from catalog.commands import CommandBase
-from catalog.data_expiry import DEFAULT_GRACE_MS, DataExpiry
+from catalog.data.expiry import DEFAULT_GRACE_MS, DataExpiry
 from catalog.entries.base import EntryBase
 from catalog.errors import CatalogError, ConcurrentUpdateError, NodeStoppingError, ValidationError
 from catalog.marshalling import encode_update
 from catalog.origin import UpdateOrigin, in_process
 from catalog.prepare import prepare
-from catalog.registry import wait_for_nodes as wait_for_registered_nodes
 from catalog.request_ids import check_request_id, commands_digest, request_id_reused
+from catalog.runtime.registry import wait_for_nodes as wait_for_registered_nodes
 from catalog.service import CatalogService
 from catalog.snapshots import snapshot_pieces
 from catalog.update import RequestOutcome, VersionedUpdate
@@ -487,7 +487,7 @@ class CatalogManager:
         """Snapshot at ``version``: every older version is deleted from the log and the cache.
 
         Reads "as of" a moment before ``version``'s activation are refused from then on, so the
-        data only they reached is deleted too (``catalog.data_expiry``): the data commits of
+        data only they reached is deleted too (``catalog.data.expiry``): the data commits of
         tables no retained version holds at once, and the files that only compactions at least
         ``file_grace_ms`` old made unreachable. Deleting data never fails the compaction: an
         error there is logged.

@@ -74,10 +74,10 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from api.client import CatalogApiError, CatalogClient, ConflictError
-from catalog.data_files import DataFile
+from catalog.data.files import DataFile
+from catalog.data.warehouse import data_folder
 from catalog.descriptors import ColumnDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
-from catalog.warehouse import data_folder
 from spark.evolution import DataMismatchError, conform
 from spark.keys import KeyCheck, PrimaryKeyViolationError
 from spark.planning import Packing

@@ -34,7 +34,7 @@ from api.iceberg.manifests import check_present, snapshot_change
 from api.iceberg.models import AddedSnapshot, TableMetadata, TableRequirement, TableUpdate
 from api.iceberg.snapshots import MAIN, manifest_list_of, snapshot_id_of
 from api.routes.params import node_of
-from catalog.data_files import (
+from catalog.data.files import (
     DataCommit,
     DataFile,
     IcebergSnapshot,

@@ -47,7 +47,7 @@ from pyiceberg.typedef import Record
 
 from api.iceberg.bounds import encode_bound
 from api.iceberg.errors import bad_request
-from catalog.data_files import DataCommit, DataFile
+from catalog.data.files import DataCommit, DataFile
 from catalog.descriptors import ColumnDescriptor
 
 FILE_SCHEME = "file:"

@@ -15,8 +15,8 @@ from api.iceberg.models import IcebergSchema, StructField, TableMetadata
 from api.iceberg.properties import table_properties
 from api.iceberg.snapshots import Snapshots
 from api.iceberg.types import NoCounterpartError, iceberg_type
+from catalog.data.warehouse import data_folder
 from catalog.descriptors import TableDescriptor, TableVersion
-from catalog.warehouse import data_folder
 from schemasync.clock import physical_of
 
 TABLE_UUID_NAMESPACE = uuid.UUID("6f1c1d2e-8a51-5b0e-9d3c-2a7f4e0b9c11")

@@ -51,7 +51,7 @@ from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.commands.schemas import CreateSchemaCommand, DropSchemaCommand
 from catalog.commands.tables import DropTableCommand, RenameTableCommand
-from catalog.data_files import DataCommit
+from catalog.data.files import DataCommit
 from catalog.descriptors import TableDescriptor
 from catalog.manager import Precondition
 from catalog.origin import LOCAL_PRINCIPAL, UpdateOrigin

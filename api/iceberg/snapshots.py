@@ -20,7 +20,7 @@ from pyiceberg.schema import Schema
 
 from api.iceberg.manifests import spark_manifest_list, spark_snapshot_id, write_manifests
 from api.iceberg.models import IcebergSchema
-from catalog.data_files import DataCommit, committed_by, sequence_numbers
+from catalog.data.files import DataCommit, committed_by, sequence_numbers
 from catalog.descriptors import ColumnDescriptor
 from schemasync.clock import physical_of
 

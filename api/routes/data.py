@@ -12,7 +12,7 @@ from api.errors import problem_responses
 from api.models import DataCommitRequest, DataCommitsBody
 from api.roles import Role
 from api.routes.params import AT_DOC, json_response, node_of, parse_timestamp
-from catalog.data_files import DataCommit
+from catalog.data.files import DataCommit
 
 router = APIRouter(
     prefix="/v1/data",

@@ -8,8 +8,8 @@ import msgpack
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog import data_files as stored
-from catalog.data_files import DataCommit, DataFile, DataMode, IcebergSnapshot
+from catalog.data import files as stored
+from catalog.data.files import DataCommit, DataFile, DataMode, IcebergSnapshot
 
 STORED_BEFORE_ICEBERG = msgpack.packb(
     {

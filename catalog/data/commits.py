@@ -14,16 +14,16 @@ import asyncio
 import random
 from collections.abc import Sequence
 
-from catalog.data_cache import DataCommitCache
-from catalog.data_files import (
+from catalog.data.cache import DataCommitCache
+from catalog.data.files import (
     DataCommit,
     DataFile,
     DataMode,
     IcebergSnapshot,
     visible_files,
 )
-from catalog.data_group import DataCommitGroup
-from catalog.data_log import DataCommitLog
+from catalog.data.group import DataCommitGroup
+from catalog.data.log import DataCommitLog
 from catalog.errors import (
     ConcurrentUpdateError,
     ErrorCode,

@@ -1,6 +1,6 @@
 """Data commits as values: the files of a table a commit makes visible, and their stored form.
 
-``catalog.data_commits`` runs the commits; these models are what clients send and read back.
+``catalog.data.commits`` runs the commits; these models are what clients send and read back.
 """
 
 from __future__ import annotations

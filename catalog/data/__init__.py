@@ -1,0 +1,12 @@
+"""The data plane's records in the catalog: data commits and what keeps them.
+
+Owns: the data commits of tables (``files``: their stored form and the merge rule; ``log``:
+their compare-and-set records over the update log's store; ``keys``: where they are kept;
+``group``: several tables' commits in one transaction; ``cache``: the commits a node has read;
+``commits``: ``DataCommits``, the node's entry point), their ``expiry`` at compaction, the
+``warehouse`` layout of table folders, and the Iceberg table identity rules
+(``iceberg_identity``: snapshot ids, sequence numbers, table uuids).
+
+May import: the DDL core of ``catalog`` (descriptors, errors, ``CatalogService``), schemasync,
+updatelog. Never pyiceberg (the Iceberg protocol is ``api/iceberg``'s), never api or spark.
+"""
