@@ -32,16 +32,16 @@ from api.iceberg.commits import check_requirements
 from api.iceberg.errors import bad_request, commit_failed
 from api.iceberg.manifests import check_present, snapshot_change
 from api.iceberg.models import AddedSnapshot, TableMetadata, TableRequirement, TableUpdate
-from api.iceberg.snapshots import MAIN, manifest_list_of, snapshot_id_of
+from api.iceberg.snapshots import MAIN, manifest_list_of
 from api.routes.params import node_of
 from catalog.data.files import (
     DataCommit,
     DataFile,
     IcebergSnapshot,
     SnapshotOperation,
-    sequence_numbers,
     visible_files,
 )
+from catalog.data.iceberg_identity import sequence_numbers, snapshot_id_of
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode, ValidationError
 

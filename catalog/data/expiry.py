@@ -18,8 +18,9 @@ are merged into the later one, which only delays deletions, so the record stays 
 The data commits of unreachable tables are deleted at once (reads no longer list them). Those of
 a retained table are merged when its dead files are gone (at once for a table that records no
 location: its files are where each job put them, not the catalog's to delete). The commits at
-or before the horizon become one (``data_files.merged``: the files visible after them, with the
-last one's number, time, snapshot id and sequence number), so a table that takes a commit every
+or before the horizon become one (``catalog.data.merge.merged``: the files visible after
+them, with the last one's number, time, snapshot id and sequence number; the invariant is in
+``catalog.data.iceberg_identity``), so a table that takes a commit every
 few seconds keeps about as many records as it took in the grace and the request window, not one
 per commit forever. Commits whose request ids may still answer on some node are not merged, so a
 retried request finds the commit it made; nor are those whose merged record the store would
@@ -56,10 +57,10 @@ from catalog.data.files import (
     committed_by,
     decode_data_commit,
     encode_data_commit,
-    merged,
     visible_files,
 )
 from catalog.data.log import DataCommitLog
+from catalog.data.merge import merged
 from catalog.data.warehouse import table_folder
 from updatelog import envelope
 from updatelog.envelope import Kind

@@ -277,7 +277,7 @@ class DataCommitLog:
             table_id: the table.
             seq: the last commit merged.
             stored: that commit as read (``read``): nothing is written unless it still is.
-            merged: the commit that stands for them all (``data_files.merged``).
+            merged: the commit that stands for them all (``catalog.data.merge.merged``).
 
         Returns:
             Whether it was written (False: another merge came first).

@@ -13,9 +13,9 @@ from catalog.data.files import (
     DataFile,
     decode_data_commit,
     encode_data_commit,
-    merged,
 )
 from catalog.data.log import DataCommitLog
+from catalog.data.merge import merged
 from tests.integration.updatelog.support import opened, run
 from updatelog.log import LogEntry, UpdateLog
 
