@@ -19,10 +19,10 @@ from api.wire.models import CatalogBody
 from bench.harness import Figure, Sample, measure, progress
 from bench.tables import create_command
 from catalog import Catalog, prepare
-from catalog.descriptor_cache import CACHE
 from catalog.descriptors import TableDescriptor
 from catalog.entries import NewTableEntry
 from catalog.snapshots import decode_snapshot, encode_snapshot
+from catalog.storage.descriptor_cache import CACHE
 
 
 def build_versions(tables: int) -> list[Catalog]:

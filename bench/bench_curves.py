@@ -31,8 +31,8 @@ from bench.bench_scale_catalog import measure_in_child
 from bench.bench_updatelog_etcd import _host_port, _RawSide
 from bench.harness import Figure, Sample, progress
 from bench.tables import create_command
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from deploy.etcd_server import EtcdServer
 
 _names = itertools.count()

@@ -31,9 +31,9 @@ from bench.bench_curves import _commits_per_s
 from bench.bench_updatelog_etcd import _host_port, _RawSide
 from bench.harness import Figure, Sample, progress
 from bench.tables import create_command
-from catalog.data_files import ColumnStats, DataFile
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.data.files import ColumnStats, DataFile
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from deploy.etcd_server import EtcdServer
 
 _OPTIONS = NodeOptions(delay_ms=0, max_clock_skew_ms=0)

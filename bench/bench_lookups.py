@@ -24,8 +24,8 @@ from functools import partial
 
 from bench.bench_scale import BATCH, _node_options, _rss_bytes, _table
 from bench.harness import Figure, Sample, measure, progress
-from catalog.descriptor_cache import CACHE
-from catalog.node import CatalogNode
+from catalog.runtime.node import CatalogNode
+from catalog.storage.descriptor_cache import CACHE
 
 GOAL_PER_S = 500_000
 LOOKUPS = 200_000

@@ -61,8 +61,8 @@ from bench.harness import Figure, Sample, progress
 from catalog import Catalog, ColumnType, prepare
 from catalog import commands as c
 from catalog.marshalling import encode_update
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from catalog.snapshots import encode_snapshot
 from catalog.update import VersionedUpdate, initial_update
 from deploy.etcd_server import EtcdServer

@@ -43,8 +43,8 @@ import httpx
 from bench.harness import Figure, Sample, progress
 from catalog import ColumnType
 from catalog import commands as c
-from catalog.node import CatalogNode
-from catalog.node_options import CompactionPolicy, NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import CompactionPolicy, NodeOptions
 from deploy.etcd_server import EtcdServer
 from updatelog import KvUpdateLog, open_log
 from updatelog.kv import Put

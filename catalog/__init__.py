@@ -1,15 +1,19 @@
-"""The catalog domain: descriptors, commands, update entries and the versioned ``Catalog``.
+"""The catalog domain, in rooms: the DDL core at the top, data, the node runtime, storage.
 
-Owns: ``Catalog`` (one immutable version), descriptors, ``commands`` (what users ask for),
-``entries`` (the deltas the log stores), ``prepare`` (command batch → entries), events, the
-stored form (``wire``: values and descriptors; ``marshalling``: updates, entries, commands;
-``snapshot_format`` and ``snapshots``: a whole version as one value, and its digest),
-``store`` (tables and indexes as bytes shared by every version, with the decoded-descriptor
-cache), ``CatalogService`` (reads), ``CatalogManager`` (writes), ``CatalogNode`` with its
-``NodeOptions``, data commits and the node registry.
+The DDL core (this folder): ``Catalog`` (one immutable version), ``descriptors``,
+``commands`` (what users ask for), ``entries`` (the deltas the log stores), ``prepare``
+(command batch → entries), events, the stored form (``wire``: values and descriptors;
+``marshalling``: updates, entries, commands; ``snapshot_format`` and ``snapshots``: a whole
+version as one value, and its digest), ``CatalogService`` (reads), ``CatalogManager``
+(writes, through ``updatelog.optimistic``). The rooms: ``catalog.data`` (data commits, their
+keys, expiry, the Iceberg table identity), ``catalog.runtime`` (``CatalogNode``, its
+``NodeOptions``, the node registry, the blocking facade) and ``catalog.storage`` (the
+``RelationStore`` of tables and indexes and the decoded-descriptor cache).
 
 May import: updatelog, schemasync. Never imports api or spark.
 """
+
+from typing import TYPE_CHECKING
 
 from catalog import commands
 from catalog.catalog import Catalog
@@ -42,11 +46,25 @@ from catalog.events import CatalogEvent
 from catalog.prepare import Prepared, apply_entries, prepare
 from catalog.update import RequestOutcome, VersionedUpdate
 
+if TYPE_CHECKING:
+    from catalog.runtime.node import CatalogNode
+
+
+def __getattr__(name: str) -> object:
+    """Load ``CatalogNode`` on first use: what only reads descriptors never opens a node."""
+    if name == "CatalogNode":
+        from catalog.runtime.node import CatalogNode
+
+        return CatalogNode
+    raise AttributeError(f"module 'catalog' has no attribute {name!r}")
+
+
 __all__ = [
     "AlreadyExistsError",
     "Catalog",
     "CatalogError",
     "CatalogEvent",
+    "CatalogNode",
     "Collation",
     "ColumnDescriptor",
     "ColumnType",

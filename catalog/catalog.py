@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 
 from immutables import Map, MapMutation
 
-from catalog.counts import INDEXES, CountKey, schema_key, zone_key
 from catalog.descriptors import (
     IndexDescriptor,
     SchemaDescriptor,
@@ -28,11 +27,12 @@ from catalog.descriptors import (
 )
 from catalog.descriptors.schemas import PUBLIC_SCHEMA, SYSTEM_SCHEMA
 from catalog.errors import ErrorCode
-from catalog.namespaces import EMPTY, Namespaces, put_named
-from catalog.records import ALIVE, NAME, SCHEMA_ID, TABLE_ID, VALUE, ZONE_ID
-from catalog.relations import RelationReads, found_or_raise
 from catalog.snapshot_format import catalog_digest
-from catalog.store import IndexGroup, RelationStore, TableGroup
+from catalog.storage.counts import INDEXES, CountKey, schema_key, zone_key
+from catalog.storage.namespaces import EMPTY, Namespaces, put_named
+from catalog.storage.records import ALIVE, NAME, SCHEMA_ID, TABLE_ID, VALUE, ZONE_ID
+from catalog.storage.relation_store import IndexGroup, RelationStore, TableGroup
+from catalog.storage.relations import RelationReads, found_or_raise
 
 _UNSEALED = -1
 """The stamp slot of an overlay record: not written to any store yet."""

@@ -15,7 +15,6 @@ import asyncio
 import dataclasses
 import logging
 import math
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -23,14 +22,14 @@ from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.collector import collector_paused
 from catalog.commands import CommandBase
-from catalog.data_expiry import DEFAULT_GRACE_MS, DataExpiry
+from catalog.data.expiry import DEFAULT_GRACE_MS, DataExpiry
 from catalog.entries.base import EntryBase
 from catalog.errors import CatalogError, ConcurrentUpdateError, NodeStoppingError, ValidationError
 from catalog.marshalling import encode_update
 from catalog.origin import UpdateOrigin, in_process
 from catalog.prepare import prepare
-from catalog.registry import wait_for_nodes as wait_for_registered_nodes
 from catalog.request_ids import check_request_id, commands_digest, request_id_reused
+from catalog.runtime.registry import wait_for_nodes as wait_for_registered_nodes
 from catalog.service import CatalogService
 from catalog.snapshots import snapshot_pieces
 from catalog.update import RequestOutcome, VersionedUpdate
@@ -38,6 +37,7 @@ from catalog.wire import decode_refusal, encode_refusal
 from schemasync.service import SchemaSyncService
 from updatelog.errors import UpdateTooLargeError
 from updatelog.log import AppendConflict, RequestRecord, UpdateLog
+from updatelog.optimistic import Retry, append_optimistically, catch_up
 
 MAX_BATCH_COMMANDS = 100_000
 """The hard limit of one batch; larger ones are refused with ``UPDATE_TOO_LARGE`` up front."""
@@ -298,23 +298,24 @@ class CatalogManager:
                         request.future.set_exception(e)
 
     async def _commit(self, pending: list[_Request]) -> None:
-        for attempt in range(self._max_attempts):
-            pending = [r for r in pending if not r.future.done()]
-            if not pending:
-                return
+        waiting = pending
+
+        async def round_(attempt: int) -> Retry | None:
+            nonlocal waiting
+            waiting = [r for r in waiting if not r.future.done()]
+            if not waiting:
+                return None
             base = self._service.latest_catalog()
-            included, entries, deferred, after = self._validate(base, pending)
+            included, entries, deferred, after = self._validate(base, waiting)
             if deferred:
-                pending = [r for r in pending if r not in deferred]
+                waiting = [r for r in waiting if r not in deferred]
                 self._queue[:0] = deferred  # first in line next round
             if not included:
-                return
+                return None
             if not entries:
                 # Every command was a no-op: no new version. A request id is recorded as
                 # having changed nothing at this version, so a retry is answered, not run.
-                if await self._unchanged(base, included):
-                    return
-                continue
+                return None if await self._unchanged(base, included) else Retry(pause=False)
             update = self._update(base, included, entries)
             request_ids = {r.request_id: r.digest for r, _ in included if r.request_id is not None}
             self.stats["appends"] += 1
@@ -323,7 +324,7 @@ class CatalogManager:
                 payload = encode_update(update)
             except Exception as e:  # nothing written; only the request at fault hears of it
                 await self._each_alone(included, _unstorable(e))
-                return
+                return None
             self._service.expect(payload, base, update, after)
             try:
                 result = await self._log.append(
@@ -331,7 +332,7 @@ class CatalogManager:
                 )
             except UpdateTooLargeError as e:
                 await self._each_alone(included, e)
-                return
+                return None
             if result.committed:
                 await self._service.appended(update.version, payload)
                 committed = self._service.catalog(update.version)
@@ -339,7 +340,7 @@ class CatalogManager:
                     request.future.set_result(
                         _Outcome(update.version, applied, committed.activation_ts)
                     )
-                return
+                return None
             self.stats["conflicts"] += 1
             if result.conflict is AppendConflict.REQUEST:
                 record = result.request
@@ -347,22 +348,28 @@ class CatalogManager:
                 for request, _ in included:
                     if request.request_id == result.request_id:
                         request.future.set_result(_recorded(record, request.digest))
-                continue  # the others are still valid; no backoff needed
-            if result.conflict is AppendConflict.SAFE_TIME:
-                self._schema_sync.clock.update(result.safe_time)
-            else:
-                await self._service.catalog_ready(result.version)
+                return Retry(pause=False)  # the others are still valid; no backoff needed
+            await catch_up(result, self._schema_sync.clock.update, self._service.catalog_ready)
             self.stats["retries"] += 1
-            delay = min(self._backoff_cap_s, self._backoff_base_s * 2**attempt)
-            await asyncio.sleep(random.uniform(0, delay))
-        for request in pending:
-            if not request.future.done():
-                request.future.set_exception(
-                    ConcurrentUpdateError(
-                        f"gave up after {self._max_attempts} attempts: other writers kept "
-                        "committing first; retry the request"
+            return Retry()
+
+        def gave_up() -> None:
+            for request in waiting:
+                if not request.future.done():
+                    request.future.set_exception(
+                        ConcurrentUpdateError(
+                            f"gave up after {self._max_attempts} attempts: other writers kept "
+                            "committing first; retry the request"
+                        )
                     )
-                )
+
+        await append_optimistically(
+            round_,
+            gave_up,
+            max_attempts=self._max_attempts,
+            first_s=self._backoff_base_s,
+            cap_s=self._backoff_cap_s,
+        )
 
     async def _unchanged(
         self, base: Catalog, included: list[tuple[_Request, tuple[bool, ...]]]
@@ -487,7 +494,7 @@ class CatalogManager:
         """Snapshot at ``version``: every older version is deleted from the log and the cache.
 
         Reads "as of" a moment before ``version``'s activation are refused from then on, so the
-        data only they reached is deleted too (``catalog.data_expiry``): the data commits of
+        data only they reached is deleted too (``catalog.data.expiry``): the data commits of
         tables no retained version holds at once, and the files that only compactions at least
         ``file_grace_ms`` old made unreachable. Deleting data never fails the compaction: an
         error there is logged.

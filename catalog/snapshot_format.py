@@ -26,9 +26,9 @@ from typing import Any, Protocol
 
 import msgpack
 
-from catalog.descriptor_cache import bytes_of
 from catalog.descriptors import SchemaDescriptor, SystemViewDescriptor, ZoneDescriptor
-from catalog.records import ALIVE, NAME, SCHEMA_ID, TABLE_ID, VALUE, ZONE_ID, Record
+from catalog.storage.descriptor_cache import bytes_of
+from catalog.storage.records import ALIVE, NAME, SCHEMA_ID, TABLE_ID, VALUE, ZONE_ID, Record
 from catalog.wire import Kind, pack_value, to_wire
 
 

@@ -19,7 +19,7 @@ from catalog.descriptors import (
     ZoneDescriptor,
 )
 from catalog.snapshot_format import catalog_digest, encode_snapshot, snapshot_pieces
-from catalog.store import IndexGroup, TableGroup
+from catalog.storage.relation_store import IndexGroup, TableGroup
 from catalog.wire import Kind, compile_decoder, decode_value, encode_descriptor, format_error
 
 __all__ = ["catalog_digest", "decode_snapshot", "encode_snapshot", "snapshot_pieces"]

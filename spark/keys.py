@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from catalog.data_files import DataFile
+from catalog.data.files import DataFile
 from catalog.descriptors import ColumnDescriptor
 from catalog.errors import ErrorCode, ValidationError
 from spark.evolution import column_ids, project

@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from catalog.data_files import DataFile
+from catalog.data.files import DataFile
 from catalog.descriptors import ColumnDescriptor
 from spark.evolution import project
 from spark.keys import WrittenKeys

@@ -17,8 +17,8 @@ from catalog.catalog import Catalog
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ValidationError
 from catalog.identifiers import parse_qualified, quote_name
-from catalog.node import CatalogNode
-from catalog.sync import SyncCatalogNode
+from catalog.runtime.blocking import SyncCatalogNode
+from catalog.runtime.node import CatalogNode
 from schemasync.clock import MAX_TIMESTAMP, hlc
 from spark.types import struct_type
 

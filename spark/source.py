@@ -53,7 +53,6 @@ outcome is unknown (the server did not answer), are orphans for
 from __future__ import annotations
 
 import os
-import random
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -74,10 +73,10 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from api.client import CatalogApiError, CatalogClient, ConflictError
-from catalog.data_files import DataFile
+from catalog.data.files import DataFile
+from catalog.data.warehouse import data_folder
 from catalog.descriptors import ColumnDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
-from catalog.warehouse import data_folder
 from spark.evolution import DataMismatchError, conform
 from spark.keys import KeyCheck, PrimaryKeyViolationError
 from spark.planning import Packing
@@ -88,6 +87,7 @@ from spark.schema import TableAt, resolve_table
 from spark.statistics import bounds_of_file
 from spark.types import accepts, arrow_type, struct_type
 from spark.warehouse import delete_files, read_file, write_partitions
+from updatelog.backoff import jittered
 
 WriteKind = Literal["append", "upsert", "delete"]
 """What ``.option("write", ...)`` asks of a ``mode("append")`` write."""
@@ -454,7 +454,7 @@ class CatalogWriter(DataSourceArrowWriter):
                 if e.code != ErrorCode.PRECONDITION_FAILED:
                     raise
             self._sent = False  # another commit came first: judge the write again on top
-            time.sleep(random.uniform(0, min(1.0, 0.01 * 2**attempt)))
+            time.sleep(jittered(attempt, first_s=0.01, cap_s=1.0))
         raise ConcurrentUpdateError(
             f"other writers kept committing to {self.table_name} while this write "
             f"checked its keys ({COMMIT_ATTEMPTS} rounds); nothing was committed: "

@@ -1,7 +1,7 @@
 """Column statistics of data files: recorded when a file is written, read back as bounds.
 
 A written file records, per column id, its null count and the lowest and highest value
-(``catalog.data_files.ColumnStats``). A read turns them into ``pruning.Bounds`` of the columns
+(``catalog.data.files.ColumnStats``). A read turns them into ``pruning.Bounds`` of the columns
 of the version it reads: by column id, so a renamed column keeps its statistics and a widened
 one compares its old values as the wider type; a column the file lacks (added after the file
 was written) holds its default in every row, or null, exactly as the read projects it.
@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog.column_types import ColumnType
-from catalog.data_files import ColumnStats, DataFile, StatValue
+from catalog.data.files import ColumnStats, DataFile, StatValue
 from catalog.descriptors import ColumnDescriptor
 from spark.evolution import column_ids
 from spark.pruning import Bounds

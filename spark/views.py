@@ -34,7 +34,8 @@ from typing import Any
 
 from catalog.catalog import Catalog
 from catalog.column_types import ColumnType
-from catalog.data_files import DataCommit
+from catalog.data.files import DataCommit
+from catalog.data.warehouse import data_folder
 from catalog.descriptors import (
     ColumnDescriptor,
     SchemaDescriptor,
@@ -44,7 +45,6 @@ from catalog.descriptors import (
 from catalog.descriptors.schemas import SYSTEM_SCHEMAS
 from catalog.errors import ValidationError
 from catalog.identifiers import quote_name
-from catalog.warehouse import data_folder
 from spark.schema import AsOf, parse_as_of
 from spark.source import client_of
 from spark.types import default_scalar, spark_type

@@ -1,7 +1,7 @@
 """Where a table's Parquet files live, how rows go to partitions, reading one, orphan cleanup.
 
 Layout: ``<warehouse>/table_<id>/p<partition>/<write id>-<task>-<n>.parquet``; the warehouse
-and the table's folder are ``catalog.warehouse``'s. A file is visible only once a data commit
+and the table's folder are ``catalog.data.warehouse``'s. A file is visible only once a data commit
 names it; files of a failed or killed job are orphans that ``remove_orphans`` deletes once they
 are older than a grace period.
 """
@@ -21,9 +21,9 @@ import pyarrow.parquet as pq
 
 from api.client import CatalogClient
 from catalog.column_types import ColumnType
-from catalog.data_files import DataFile
+from catalog.data.files import DataFile
+from catalog.data.warehouse import table_folder
 from catalog.descriptors import ColumnDescriptor
-from catalog.warehouse import table_folder
 from spark.evolution import column_ids, for_file, project
 from spark.pruning import Predicate, row_filter
 from spark.statistics import file_stats

@@ -1,8 +1,14 @@
-"""``Backoff``: the pauses between attempts of one operation, bounded by its deadline."""
+"""Pauses between attempts: ``Backoff`` (bounded by a deadline) and ``jittered`` (by attempt).
+
+``Backoff`` paces the repeats of one store request whose answer was lost; ``jittered`` spreads
+out writers that lost a compare-and-set to each other (``updatelog.optimistic``, and the Spark
+source's commit rounds), so that they do not collide again in step.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Sequence
 
 from updatelog.errors import (
@@ -12,6 +18,15 @@ from updatelog.errors import (
     UpdateTooLargeError,
 )
 from updatelog.kv import Compare, KvStore, Op, TxnResult
+
+
+def jittered(attempt: int, *, first_s: float, cap_s: float) -> float:
+    """Return a random pause before retry ``attempt`` (0 for the first) of a contended write.
+
+    Uniform in ``[0, min(cap_s, first_s * 2**attempt)]``: the bound doubles per attempt ("full
+    jitter"), so writers that keep colliding spread out and one of them gets through.
+    """
+    return random.uniform(0, min(cap_s, first_s * 2**attempt))
 
 
 class Backoff:

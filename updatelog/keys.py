@@ -1,7 +1,7 @@
-"""The key layout of the update log: the one place that builds keys.
+"""The key layout of the update log: the one place that builds the log's keys.
 
 Both backends store the same keys (docs/design.md, "Storage: the update log"), so an etcd dump and
-an SQLite file read the same way::
+an SQLite file read the same way. The log's own keys::
 
     <prefix>/catalog.version            latest version N
     <prefix>/catalog.update.<N>         update N, or a manifest naming its chunks
@@ -10,14 +10,14 @@ an SQLite file read the same way::
     <prefix>/catalog.chunk.<tag>.<i>    chunk i of a large value (tag: u<N>.<id> or s<S>.<id>)
     <prefix>/catalog.safe_time          schema safe time
     <prefix>/catalog.request.<id>       version that committed request <id>
-    <prefix>/catalog.nodes.<name>       node registry entry
     <prefix>/catalog.settings           cluster settings
-    <prefix>/catalog.data.<T>.seq       latest data commit number of table <T>
-    <prefix>/catalog.data.<T>.commit.<K>  data commit <K> of table <T>
-    <prefix>/catalog.data.request.<id>  data commit number that committed request <id>
-    <prefix>/catalog.data.expiry        compactions whose unreachable data is still kept
-    <prefix>/catalog.data.swept         the horizon up to which unreachable data files went
-    <prefix>/catalog.auth.keys          the API's token-signing keys
+
+What lives beside the log in the same store is keyed by the package that owns it, under a
+subspace the layout hands out (``KeyLayout.subspace``): ``catalog.data.`` (data commits,
+``catalog/data/keys.py``), ``catalog.nodes.`` (the node registry,
+``catalog/runtime/registry_entries.py``) and ``catalog.auth.`` (the API's token-signing keys).
+The log knows none of their meanings; an owner whose records carry request ids registers their
+prefix with the log's garbage collection (``KvUpdateLog.collect_requests_under``).
 
 Version numbers in update keys are zero-padded to ``VERSION_DIGITS`` digits so that byte order
 of the keys equals numeric order and one range read returns versions in order. Keys are
@@ -38,6 +38,9 @@ VERSION_DIGITS = 20
 U64_MAX = 2**64 - 1
 
 _CATALOG = "catalog."
+_LOG_NAMES = frozenset(
+    {"version", "update", "snapshot", "chunk", "safe_time", "request", "settings"}
+)
 
 
 def encode_u64(value: int) -> bytes:
@@ -80,7 +83,12 @@ def check_int(name: str, value: int, low: int) -> None:
         raise ValueError(f"{name} must be an integer in {low}..{U64_MAX}, got {value!r}")
 
 
-def _check_name(what: str, name: str) -> str:
+def check_key_part(what: str, name: str) -> str:
+    """Return ``name``, a part of a key, unless it is empty or holds control characters.
+
+    Raises:
+        ValueError: ``name`` is empty or holds control characters.
+    """
     if not name:
         raise ValueError(f"{what} must not be empty")
     if any(ord(ch) < 0x20 or ch == "\x7f" for ch in name):
@@ -105,7 +113,7 @@ class KeyLayout:
     def __init__(self, prefix: str = "") -> None:
         normalized = prefix.strip("/")
         if normalized:
-            _check_name("key prefix", normalized)
+            check_key_part("key prefix", normalized)
         self.prefix = normalized
         self._base = f"{normalized}/{_CATALOG}" if normalized else _CATALOG
         self.version = self._base + "version"
@@ -116,16 +124,34 @@ class KeyLayout:
         self.snapshot_prefix = self._base + "snapshot."
         self.chunk_prefix = self._base + "chunk."
         self.request_prefix = self._base + "request."
-        self.nodes_prefix = self._base + "nodes."
-        self.data_prefix = self._base + "data."
-        self.data_request_prefix = self._base + "data.request."
-        self.data_expiry = self._base + "data.expiry"
-        self.data_swept = self._base + "data.swept"
-        self.data_merged = self._base + "data.merged"
-        self.auth_keys = self._base + "auth.keys"
+        # The API's signing keys: kept here until the API's server owns a key module of its
+        # own; built as any owner builds its keys, under a subspace.
+        self.auth_keys = self.subspace("auth") + "keys"
 
     def __repr__(self) -> str:
         return f"KeyLayout(prefix={self.prefix!r})"
+
+    def subspace(self, name: str) -> str:
+        """Return the key root an owner beside the log builds its own keys under.
+
+        The log neither reads nor interprets those keys; they only share its prefix, so
+        ``all_range`` covers them and several catalogs in one store stay apart.
+
+        Args:
+            name: the owner's name, e.g. ``"data"``; ASCII letters and underscores.
+
+        Returns:
+            ``<prefix>/catalog.<name>.``
+
+        Raises:
+            ValueError: ``name`` is empty, not made of letters and underscores, or names one of
+                the log's own keys.
+        """
+        if not name or not name.replace("_", "").isascii() or not name.replace("_", "").isalpha():
+            raise ValueError(f"a key subspace is named with letters and underscores, not {name!r}")
+        if name in _LOG_NAMES:
+            raise ValueError(f"{name!r} is one of the update log's own keys")
+        return f"{self._base}{name}."
 
     @property
     def all_range(self) -> tuple[str, str]:
@@ -214,39 +240,7 @@ class KeyLayout:
         Raises:
             ValueError: the request id is empty or contains control characters.
         """
-        return self.request_prefix + _check_name("request id", request_id)
-
-    def node(self, name: str) -> str:
-        """Return the registry key of node ``name``.
-
-        Args:
-            name: the node name; not empty, no control characters.
-
-        Returns:
-            ``<prefix>/catalog.nodes.<name>``.
-
-        Raises:
-            ValueError: the name is empty or contains control characters.
-        """
-        return self.nodes_prefix + _check_name("node name", name)
-
-    def data_seq(self, table_id: int) -> str:
-        """Return the key holding table ``table_id``'s latest data commit number."""
-        return f"{self._base}data.{_check_table(table_id)}.seq"
-
-    def data_commit(self, table_id: int, seq: int) -> str:
-        """Return the key of data commit ``seq`` of table ``table_id`` (zero-padded)."""
-        if not 0 <= seq < 10**VERSION_DIGITS:
-            raise ValueError(f"data commit {seq} is outside 0..{10**VERSION_DIGITS - 1}")
-        return f"{self._base}data.{_check_table(table_id)}.commit.{seq:0{VERSION_DIGITS}d}"
-
-    def data_commit_range(self, table_id: int) -> tuple[str, str]:
-        """Return ``[start, end)`` covering every data commit of table ``table_id``."""
-        return self.data_commit(table_id, 0), self.data_commit(table_id, 10**VERSION_DIGITS - 1)
-
-    def data_request(self, request_id: str) -> str:
-        """Return the key recording which data commit committed ``request_id``."""
-        return self.data_request_prefix + _check_name("request id", request_id)
+        return self.request_prefix + check_key_part("request id", request_id)
 
 
 def _padded(version: int) -> str:
@@ -273,9 +267,3 @@ def prefix_range_end(prefix: str) -> str:
     if not prefix:
         raise ValueError("an empty prefix has no range end")
     return prefix[:-1] + chr(ord(prefix[-1]) + 1)
-
-
-def _check_table(table_id: int) -> int:
-    if type(table_id) is not int or not 0 <= table_id <= U64_MAX:
-        raise ValueError(f"table id must be an integer in 0..{U64_MAX}, got {table_id!r}")
-    return table_id

@@ -117,6 +117,7 @@ class KvUpdateLog:
         self.relist_interval_s = relist_interval_s
         self.max_update_bytes = max_update_bytes
         self.chunks = Chunks(store, self.keys, max(4096, store.max_request_bytes - _MARGIN))
+        self._request_prefixes = [self.keys.request_prefix]
         self._closed = False
 
     def __repr__(self) -> str:
@@ -543,6 +544,9 @@ class KvUpdateLog:
     async def collect_garbage(self, now_ms: int | None = None) -> int:
         """Delete expired request records and chunks that no manifest names; return how many.
 
+        Request records are those of the log and those under every prefix an owner
+        registered (``collect_requests_under``).
+
         Chunks younger than ``CHUNK_GRACE_MS`` are kept: their writer may still commit.
         """
         now = requests.wall_ms() if now_ms is None else now_ms
@@ -568,26 +572,24 @@ class KvUpdateLog:
                 removed += 1
         return removed
 
+    def collect_requests_under(self, prefix: str) -> None:
+        """Have ``collect_garbage`` delete the expired request records under ``prefix`` too.
+
+        For an owner beside the log (under a ``KeyLayout.subspace``) whose records carry
+        request ids written with ``updatelog.requests``: they expire as the log's own do.
+        Registering one prefix again changes nothing.
+
+        Raises:
+            ValueError: ``prefix`` is not under this log's key prefix.
+        """
+        start, end = self.keys.all_range
+        if not start <= prefix < end:
+            raise ValueError(f"{prefix!r} is not under this log's keys ({start!r})")
+        if prefix not in self._request_prefixes:
+            self._request_prefixes.append(prefix)
+
     async def _collect_requests(self, now: int) -> int:
         removed = 0
-        for prefix in (self.keys.request_prefix, self.keys.data_request_prefix):
-            removed += await self._collect_requests_under(prefix, now)
-        return removed
-
-    async def _collect_requests_under(self, start: str, now: int) -> int:
-        end = prefix_range_end(start)
-        removed = 0
-        while start < end:
-            page = await self.store.range(start, end, limit=_PAGE)
-            for kv in page.kvs:
-                try:
-                    record = requests.decode_record(kv.value)
-                except FormatError:
-                    continue  # never delete what cannot be read; it is reported on use
-                if requests.is_expired(record, now):
-                    result = await self.store.txn([equals(kv.key, kv.value)], [Delete(kv.key)])
-                    removed += int(result.succeeded)
-            if not page.more or not page.kvs:
-                break
-            start = page.kvs[-1].key + "\x00"
+        for prefix in self._request_prefixes:
+            removed += await requests.collect_expired(self.store, prefix, now, page=_PAGE)
         return removed

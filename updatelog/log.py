@@ -177,7 +177,7 @@ class UpdateLog(Protocol):
     Attributes:
         store: the key-value store under the log. What is not the log but lives beside it
             (data commits, the node registry, the API's signing keys) is kept by the package
-            that owns it, over this same store, under ``keys``.
+            that owns it, over this same store, under a ``keys.subspace(name)`` of its own.
         keys: the catalog's key layout in ``store``.
         request_ttl_ms: how long a request id keeps its outcome (its record's lifetime).
     """
@@ -290,6 +290,17 @@ class UpdateLog(Protocol):
         Raises:
             SettingsMismatchError: the stored delay, clock skew or format differ from
                 ``settings``.
+        """
+        ...
+
+    def collect_requests_under(self, prefix: str) -> None:
+        """Have garbage collection delete expired request records under ``prefix`` too.
+
+        The hook for an owner beside the log (its keys under ``keys.subspace(name)``) whose
+        records carry request ids in the log's format (``updatelog.requests``).
+
+        Raises:
+            ValueError: ``prefix`` is not under this log's key prefix.
         """
         ...
 

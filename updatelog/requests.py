@@ -16,7 +16,8 @@ import time
 from updatelog import envelope
 from updatelog.envelope import Kind
 from updatelog.errors import FormatError
-from updatelog.keys import decode_u64, encode_u64
+from updatelog.keys import decode_u64, encode_u64, prefix_range_end
+from updatelog.kv import Delete, KvStore, equals
 from updatelog.log import AppendConflict, AppendResult, RequestRecord
 
 _U64 = 8
@@ -103,3 +104,27 @@ def request_conflict(
         record.refusal,
         record.digest,
     )
+
+
+async def collect_expired(store: KvStore, prefix: str, now_ms: int, *, page: int) -> int:
+    """Delete the expired request records under ``prefix``; return how many went.
+
+    A record that cannot be read is kept (it is reported when its id is used), and one that
+    changed since it was read is left to the next collection.
+    """
+    start, end = prefix, prefix_range_end(prefix)
+    removed = 0
+    while start < end:
+        read = await store.range(start, end, limit=page)
+        for kv in read.kvs:
+            try:
+                record = decode_record(kv.value)
+            except FormatError:
+                continue  # never delete what cannot be read; it is reported on use
+            if is_expired(record, now_ms):
+                result = await store.txn([equals(kv.key, kv.value)], [Delete(kv.key)])
+                removed += int(result.succeeded)
+        if not read.more or not read.kvs:
+            break
+        start = read.kvs[-1].key + "\x00"
+    return removed

@@ -169,7 +169,7 @@ async def _serve(settings: ServerSettings, log_level: str) -> None:
     from api.server.app import create_app
     from api.server.auth import TokenAuthority, auth_enabled, read_token_secret
     from api.server.header_timeout import with_header_timeout
-    from catalog.node import CatalogNode
+    from catalog.runtime.node import CatalogNode
 
     checks_tokens = auth_enabled(settings.host, settings.auth)
     secret = read_token_secret(settings.token_secret_file) if checks_tokens else b""
@@ -241,8 +241,8 @@ def _duration(text: str) -> int:
 
 def cmd_compact(args: argparse.Namespace) -> View:
     """Snapshot the store directly so only the latest N versions are kept."""
-    from catalog.node import CatalogNode
-    from catalog.node_options import NodeOptions
+    from catalog.runtime.node import CatalogNode
+    from catalog.runtime.options import NodeOptions
 
     settings = _settings(args)
 

@@ -49,7 +49,7 @@ from api.wire.models import (
 from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase, dump
-from catalog.data_files import DataCommit, DataFile, DataMode
+from catalog.data.files import DataCommit, DataFile, DataMode
 from catalog.descriptors import IndexDescriptor
 
 T = TypeVar("T")

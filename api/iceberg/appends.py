@@ -32,7 +32,7 @@ from api.iceberg.errors import bad_request, commit_failed
 from api.iceberg.manifests import check_present, snapshot_change
 from api.iceberg.models import TableMetadata
 from api.iceberg.requirements import TableRequirement
-from api.iceberg.snapshots import MAIN, manifest_list_of, snapshot_id_of
+from api.iceberg.snapshots import MAIN, manifest_list_of
 from api.iceberg.updates import (
     AddedSnapshot,
     AddSnapshotUpdate,
@@ -42,14 +42,14 @@ from api.iceberg.updates import (
 )
 from api.server.auth import scoped_request_id
 from api.server.execution import node_of
-from catalog.data_files import (
+from catalog.data.files import (
     DataCommit,
     DataFile,
     IcebergSnapshot,
     SnapshotOperation,
-    sequence_numbers,
     visible_files,
 )
+from catalog.data.iceberg_identity import sequence_numbers, snapshot_id_of
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode, ValidationError
 

@@ -4,7 +4,7 @@ An Iceberg manifest keeps, per field id, a data file's null count and its lower 
 bounds in Iceberg's single-value binary serialization (little-endian integers and floats,
 days for ``date``, microseconds for ``time`` and the timestamps, the unscaled big-endian
 two's-complement integer for ``decimal``, UTF-8 for ``string``, 16 big-endian bytes for
-``uuid``). ``column_stats`` turns them into ``catalog.data_files.ColumnStats`` in the form the
+``uuid``). ``column_stats`` turns them into ``catalog.data.files.ColumnStats`` in the form the
 Spark source compares them in (``spark.statistics``): field ids are the catalog's column ids.
 
 Doubt keeps no bound: a float column whose NaN count is not known to be zero, a ``binary``
@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 from catalog.column_types import ColumnType
-from catalog.data_files import ColumnStats, StatValue
+from catalog.data.files import ColumnStats, StatValue
 from catalog.descriptors import ColumnDescriptor
 
 MAX_STRING_BOUND = 64

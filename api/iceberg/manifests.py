@@ -18,7 +18,6 @@ process), and any file that cannot be read is refused with a 400.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -47,7 +46,8 @@ from pyiceberg.typedef import Record
 
 from api.iceberg.bounds import encode_bound
 from api.iceberg.errors import bad_request
-from catalog.data_files import DataCommit, DataFile
+from catalog.data.files import DataCommit, DataFile
+from catalog.data.iceberg_identity import spark_snapshot_id
 from catalog.descriptors import ColumnDescriptor
 
 FILE_SCHEME = "file:"
@@ -238,12 +238,6 @@ def check_present(folder: str, paths: Sequence[str]) -> None:
     for path in paths:
         if not os.path.isfile(os.path.join(folder, path)):
             raise bad_request(f"data file {folder}/{path} does not exist")
-
-
-def spark_snapshot_id(table_id: int, seq: int) -> int:
-    """Return the snapshot id of a Spark source commit: fixed by the table and the commit."""
-    digest = hashlib.sha256(f"catalog-data:{table_id}:{seq}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
 
 
 def spark_manifest_list(location: str, snapshot_id: int, seq: int) -> str:

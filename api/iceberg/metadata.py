@@ -10,7 +10,6 @@ order, format version 2.
 from __future__ import annotations
 
 import contextlib
-import uuid
 
 from api.iceberg.errors import bad_request
 from api.iceberg.models import (
@@ -23,21 +22,11 @@ from api.iceberg.models import (
 from api.iceberg.properties import table_properties
 from api.iceberg.snapshots import Snapshots
 from api.iceberg.types import NoCounterpartError, iceberg_type
+from catalog.data.iceberg_identity import table_uuid
 from catalog.data.iceberg_table import IcebergTableState
+from catalog.data.warehouse import data_folder
 from catalog.descriptors import TableDescriptor, TableVersion
-from catalog.warehouse import data_folder
 from schemasync.clock import physical_of
-
-TABLE_UUID_NAMESPACE = uuid.UUID("6f1c1d2e-8a51-5b0e-9d3c-2a7f4e0b9c11")
-"""The uuid5 namespace of table uuids (a fixed value: uuids must never change)."""
-
-
-def table_uuid(table_id: int) -> str:
-    """Return the table's ``table-uuid``: stable for its life, new for a table created again.
-
-    A table's id is never reused within a cluster, so it names the table.
-    """
-    return str(uuid.uuid5(TABLE_UUID_NAMESPACE, f"table:{table_id}"))
 
 
 def metadata_location(location: str, catalog_version: int, data_seq: int = 0) -> str:

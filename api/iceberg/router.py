@@ -61,7 +61,7 @@ from catalog.commands.schemas import (
     DropSchemaCommand,
 )
 from catalog.commands.tables import DropTableCommand, RenameTableCommand
-from catalog.data_files import DataCommit
+from catalog.data.files import DataCommit
 from catalog.descriptors import TableDescriptor
 from catalog.properties import properties_dict
 

@@ -2,7 +2,7 @@
 
 A commit made through the Iceberg REST catalog is the snapshot its writer added (its id,
 parent, manifest list, summary and time). A commit of the Spark source is a snapshot whose
-id is fixed by the table and the commit (``manifests.spark_snapshot_id``), whose sequence
+id is fixed by the table and the commit (``catalog.data.iceberg_identity``), whose sequence
 number follows its parent's, and whose manifest list (with the files' null counts and
 bounds) the server writes on the first load that needs it (``ensure_manifests``).
 ``snapshot-log`` gives the time each commit became visible (its commit timestamp), so a
@@ -18,21 +18,15 @@ from typing import Any
 
 from pyiceberg.schema import Schema
 
-from api.iceberg.manifests import spark_manifest_list, spark_snapshot_id, write_manifests
+from api.iceberg.manifests import spark_manifest_list, write_manifests
 from api.iceberg.models import IcebergSchema
-from catalog.data_files import DataCommit, committed_by, sequence_numbers
+from catalog.data.files import DataCommit, committed_by
+from catalog.data.iceberg_identity import sequence_numbers, snapshot_id_of
 from catalog.descriptors import ColumnDescriptor
 from schemasync.clock import physical_of
 
 MAIN = "main"
 """The one branch of a table: its current data."""
-
-
-def snapshot_id_of(commit: DataCommit) -> int:
-    """Return the Iceberg snapshot id of a data commit."""
-    if commit.iceberg is not None:
-        return commit.iceberg.snapshot_id
-    return spark_snapshot_id(commit.table_id, commit.seq)
 
 
 def manifest_list_of(location: str, commit: DataCommit) -> str:

@@ -33,7 +33,7 @@ from api.server.routes import catalog as catalog_routes
 from api.server.routes import data, ddl, events, ops, tokens, versions
 from api.server.slots import Slots
 from catalog.errors import CatalogError
-from catalog.node import CatalogNode
+from catalog.runtime.node import CatalogNode
 from schemasync.errors import SchemaSyncError
 from updatelog.errors import UpdateLogError
 

@@ -6,9 +6,9 @@ import os
 import socket
 from dataclasses import dataclass, field
 
-from catalog.descriptor_cache import DEFAULT_CACHE_SIZE
-from catalog.node_options import NodeOptions
-from catalog.warehouse import DEFAULT_WAREHOUSE, WAREHOUSE_ENV
+from catalog.data.warehouse import DEFAULT_WAREHOUSE, WAREHOUSE_ENV
+from catalog.runtime.options import NodeOptions
+from catalog.storage.descriptor_cache import DEFAULT_CACHE_SIZE
 from schemasync.clock import HybridClock
 from updatelog.url import SqliteUrl, parse_store_url
 

@@ -18,8 +18,8 @@ from api.wire.codes import Code
 from catalog.apply_result import ApplyResult
 from catalog.commands import CommandBase
 from catalog.manager import Precondition
-from catalog.node import CatalogNode
 from catalog.origin import CLIENT_HEADER, LOCAL_PRINCIPAL, MAX_NAME_CHARS, UpdateOrigin
+from catalog.runtime.node import CatalogNode
 
 
 def node_of(request: Request) -> CatalogNode:

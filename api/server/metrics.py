@@ -8,7 +8,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from catalog.node import CatalogNode
+from catalog.runtime.node import CatalogNode
 from schemasync.clock import physical_of
 
 

@@ -21,7 +21,7 @@ from catalog import (
 )
 from catalog.catalog import Catalog
 from catalog.commands import CatalogCommand
-from catalog.data_files import DataCommit, DataFile, DataMode, FilePath
+from catalog.data.files import DataCommit, DataFile, DataMode, FilePath
 from catalog.origin import MAX_MESSAGE_CHARS, UpdateOrigin
 
 MAX_WAIT_FOR_NODES_S = 60.0

@@ -23,6 +23,7 @@ from catalog.commands.columns import Column, check_column_count
 from catalog.commands.iceberg_tables import IcebergTableSpec
 from catalog.commands.indexes import index_columns
 from catalog.commands.zones import created_default_zone
+from catalog.data.warehouse import table_location
 from catalog.descriptors import (
     Collation,
     IndexDescriptor,
@@ -50,7 +51,6 @@ from catalog.entries import (
     RenameTableEntry,
 )
 from catalog.errors import ValidationError
-from catalog.warehouse import table_location
 
 StaleRowsFraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 """The share of a partition's rows changed before its statistics are stale: 0 to 1."""

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, Self
 from pydantic import Field, model_validator
 
 from catalog.commands.base import CommandBase, ExistingObjectCommand, Name, UpdateContext, unique
+from catalog.commands.zone_filter import check_filter
 from catalog.descriptors import ZoneDescriptor
 from catalog.descriptors.zones import (
     DEFAULT_FILTER,
@@ -28,7 +29,6 @@ from catalog.entries import (
     SetDefaultZoneEntry,
 )
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
-from catalog.node_filter import check_filter
 
 
 def _check_quorum(replicas: int, quorum: int) -> None:

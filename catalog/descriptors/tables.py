@@ -155,7 +155,7 @@ class TableDescriptor(Model):
     """The activation timestamp of the version that last changed it (Ignite's causality token;
     0 when that version was written before versions stamped their objects)."""
     location: str | None = None
-    """The folder of its data, in the cluster's warehouse (``catalog.warehouse``); None for a
+    """The folder of its data, in the cluster's warehouse (``catalog.data.warehouse``); None for a
     table created in a cluster without a warehouse setting."""
     iceberg: IcebergTableState | None = None
     """What Iceberg engines keep of the table (specs, orders, their properties, format

@@ -31,32 +31,6 @@ from catalog.entries.tables import (
 )
 from catalog.entries.zones import AlterZoneEntry, DropZoneEntry, NewZoneEntry, SetDefaultZoneEntry
 
-ENTRY_TYPES: tuple[type[EntryBase], ...] = (
-    NewSchemaEntry,
-    DropSchemaEntry,
-    NewTableEntry,
-    DropTableEntry,
-    NewColumnsEntry,
-    AlterColumnEntry,
-    DropColumnsEntry,
-    RenameTableEntry,
-    NewIndexEntry,
-    StartBuildingIndexEntry,
-    MakeIndexAvailableEntry,
-    DropIndexEntry,
-    RemoveIndexEntry,
-    RenameIndexEntry,
-    NewZoneEntry,
-    AlterZoneEntry,
-    DropZoneEntry,
-    SetDefaultZoneEntry,
-    ObjectIdGenUpdateEntry,
-    AlterTablePropertiesEntry,
-    NewSystemViewEntry,
-    SetTableIcebergEntry,
-    SetSchemaPropertiesEntry,
-)
-
 UpdateEntry = Annotated[
     NewSchemaEntry
     | DropSchemaEntry
@@ -85,7 +59,6 @@ UpdateEntry = Annotated[
 ]
 
 __all__ = [
-    "ENTRY_TYPES",
     "AlterColumnEntry",
     "AlterTablePropertiesEntry",
     "AlterZoneEntry",

@@ -15,8 +15,8 @@ from pathlib import Path
 from catalog import Catalog, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
 from catalog.commands import CommandBase
-from catalog.data_expiry import Compaction, encode_compactions
-from catalog.data_files import DataCommit, encode_data_commit
+from catalog.data.expiry import Compaction, encode_compactions
+from catalog.data.files import DataCommit, encode_data_commit
 from catalog.descriptors import TableDescriptor, ZoneDescriptor
 from catalog.entries import EntryBase
 from catalog.errors import AlreadyExistsError, BatchPosition, ErrorCode, ValidationError

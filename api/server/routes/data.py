@@ -14,7 +14,7 @@ from api.server.responses import json_response
 from api.server.routes.params import AT_DOC, parse_timestamp
 from api.wire.models import DataCommitRequest, DataCommitsBody
 from api.wire.roles import Role
-from catalog.data_files import DataCommit
+from catalog.data.files import DataCommit
 
 router = APIRouter(
     prefix="/v1/data",

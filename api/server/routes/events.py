@@ -31,7 +31,7 @@ from catalog.errors import CatalogError, ValidationError
 from catalog.event_feed import CatalogEventParameters, EventFilter, FeedOverflowError
 from catalog.events import CatalogEvent
 from catalog.identifiers import parse_name
-from catalog.node import CatalogNode
+from catalog.runtime.node import CatalogNode
 
 router = APIRouter(prefix="/v1", tags=["events"])
 log = logging.getLogger(__name__)

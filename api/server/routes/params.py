@@ -6,7 +6,7 @@ import datetime as dt
 
 from catalog.catalog import Catalog
 from catalog.errors import ErrorCode, ValidationError
-from catalog.node import CatalogNode
+from catalog.runtime.node import CatalogNode
 from schemasync.clock import MAX_TIMESTAMP, hlc
 
 VERSION_DOC = "An exact catalog version (0 is the empty catalog before version 1)."

@@ -23,7 +23,7 @@ from api.server.auth import TokenAuthority
 from api.server.config import ServerSettings
 from api.server.header_timeout import with_header_timeout
 from api.wire.roles import Role
-from catalog.node import CatalogNode
+from catalog.runtime.node import CatalogNode
 from updatelog.url import open_log
 
 START_TIMEOUT_S = 30.0

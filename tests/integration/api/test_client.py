@@ -25,8 +25,8 @@ from api.client import (
 from catalog import ErrorCode, IndexStatus, TableDescriptor
 from catalog import commands as c
 from catalog.identifiers import quote_name
-from catalog.node_options import NodeOptions
-from catalog.sync import SyncCatalogNode
+from catalog.runtime.blocking import SyncCatalogNode
+from catalog.runtime.options import NodeOptions
 from schemasync.clock import hlc, physical_of
 from tests.integration.api.servers import RunningServer, ServerFactory, free_port
 from tests.integration.api.support import RecordingTransport, create_table, request_ids_in_log

@@ -9,8 +9,8 @@ import pytest
 from api.client import CatalogClient, CatalogEventMessage, RetryPolicy
 from catalog import CatalogEvent
 from catalog.entries import NewTableEntry
-from catalog.node_options import NodeOptions
-from catalog.sync import SyncCatalogNode
+from catalog.runtime.blocking import SyncCatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.api.servers import RunningServer, ServerFactory
 from tests.integration.api.support import create_table, take
 

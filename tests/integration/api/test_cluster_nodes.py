@@ -20,8 +20,8 @@ import pytest
 
 from api.cli import main
 from api.client import AsyncCatalogClient, CatalogClient, InvalidRequestError
-from catalog.node_options import NodeOptions
-from catalog.sync import SyncCatalogNode
+from catalog.runtime.blocking import SyncCatalogNode
+from catalog.runtime.options import NodeOptions
 from deploy.etcd_server import EtcdServer
 from tests.integration.api.servers import RunningServer, ServerFactory
 from tests.integration.api.support import create_table

@@ -19,8 +19,8 @@ from api.server.config import ServerSettings
 from api.server.routes.events import _stream
 from catalog import CatalogEvent
 from catalog.event_feed import EventFilter
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.api.servers import RunningServer, ServerFactory
 from tests.integration.api.support import create_table, take
 from tests.integration.catalog.support import run

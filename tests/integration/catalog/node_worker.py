@@ -12,8 +12,8 @@ import random
 import sys
 
 from catalog import CatalogError
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.random_ddl import random_batch
 
 

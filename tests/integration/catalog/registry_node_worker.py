@@ -11,8 +11,8 @@ from __future__ import annotations
 import sys
 import threading
 
-from catalog.node_options import NodeOptions
-from catalog.sync import SyncCatalogNode
+from catalog.runtime.blocking import SyncCatalogNode
+from catalog.runtime.options import NodeOptions
 
 LIFETIME_S = 120.0
 

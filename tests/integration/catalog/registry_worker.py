@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from catalog.registry_entries import RegistryEntries
+from catalog.runtime.registry_entries import RegistryEntries
 from tests.integration.updatelog.support import opened
 
 LIFETIME_S = 60.0

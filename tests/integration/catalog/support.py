@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from catalog import ColumnType
 from catalog import commands as c
 from catalog.marshalling import decode_update
-from catalog.node import CatalogNode
+from catalog.runtime.node import CatalogNode
 
 T = TypeVar("T")
 

@@ -21,8 +21,8 @@ from catalog import CatalogError, ErrorCode
 from catalog import commands as c
 from catalog.entries import ObjectIdGenUpdateEntry
 from catalog.marshalling import encode_update
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from catalog.update import VersionedUpdate
 from schemasync.clock import HybridClock, ManualClock, physical_of
 from schemasync.service import ensured_activation

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from catalog import CatalogError, ErrorCode
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.catalog.support import create_table, run
 
 _OPTIONS = NodeOptions(delay_ms=0, max_clock_skew_ms=0)

@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 
 from api.sql.statements import parse_sql
 from catalog.catalog import Catalog
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.catalog.support import run
 
 _OPTIONS = NodeOptions(delay_ms=0, max_clock_skew_ms=0)

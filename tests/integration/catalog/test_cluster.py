@@ -18,8 +18,8 @@ from pathlib import Path
 
 from catalog import CatalogError
 from catalog.apply_result import ApplyResult
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from schemasync.clock import HybridClock
 from tests.integration.catalog.support import (
     check_acknowledged,

@@ -7,15 +7,15 @@ import asyncio
 import pytest
 
 from catalog import CatalogError, ErrorCode
-from catalog.data_cache import DataCommitCache
-from catalog.data_files import (
+from catalog.data.cache import DataCommitCache
+from catalog.data.files import (
     DataCommit,
     DataFile,
     decode_data_commit,
     encode_data_commit,
-    merged,
 )
-from catalog.data_log import DataCommitLog
+from catalog.data.log import DataCommitLog
+from catalog.data.merge import merged
 from tests.integration.updatelog.support import opened, run
 from updatelog.log import LogEntry, UpdateLog
 

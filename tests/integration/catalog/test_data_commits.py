@@ -10,10 +10,10 @@ import pytest
 
 from catalog import CatalogError, ErrorCode
 from catalog import commands as c
-from catalog.data_files import DataCommit, DataFile, decode_data_commit
-from catalog.data_log import DataCommitLog
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.data.files import DataCommit, DataFile, decode_data_commit
+from catalog.data.log import DataCommitLog
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.catalog.support import create_table, run
 from updatelog.errors import FormatError
 

@@ -12,11 +12,12 @@ import pytest
 
 from catalog import CatalogError, ColumnType, ErrorCode
 from catalog import commands as c
-from catalog.data_expiry import dead_files
-from catalog.data_files import DataCommit, DataFile, DataMode, decode_data_commit
-from catalog.data_log import DataCommitLog
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.data.expiry import dead_files
+from catalog.data.files import DataCommit, DataFile, DataMode, decode_data_commit
+from catalog.data.keys import DataKeys
+from catalog.data.log import DataCommitLog
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from schemasync.clock import physical_of
 from tests.integration.catalog.support import create_table, run
 from updatelog import envelope, requests
@@ -360,7 +361,9 @@ def test_commits_merge_only_once_their_request_ids_expired_on_every_clock(
             ((table_id, folder),) = await _tables(node, "T")
             a = await _write(node, table_id, [_touch(folder, "a.parquet")])
             await _write(node, table_id, [_touch(folder, "b.parquet")])
-            stored = await node.log.store.txn([], [Get(node.log.keys.data_request(a.request_id))])
+            stored = await node.log.store.txn(
+                [], [Get(DataKeys(node.log.keys).request(a.request_id))]
+            )
             record = requests.decode_record(stored.reads[0].value or b"")
             assert physical_of(a.commit_ts) + 50 <= record.expires_ms
             settled_before = DataCommitLog(node.log).settled_before
@@ -459,8 +462,11 @@ def test_mergeable_commits_a_round_left_are_merged_though_the_marks_passed_them(
     async def scenario() -> None:
         async with _node(url, tmp_path) as node:
             table_id = await _two_settled_commits(node)
-            keys, mark = node.log.keys, envelope.encode_int(Kind.SAFE_TIME, node.clock.now())
-            await node.log.store.txn([], [Put(keys.data_swept, mark), Put(keys.data_merged, mark)])
+            keys, mark = (
+                DataKeys(node.log.keys),
+                envelope.encode_int(Kind.SAFE_TIME, node.clock.now()),
+            )
+            await node.log.store.txn([], [Put(keys.swept, mark), Put(keys.merged, mark)])
             horizon = await node.manager.execute(create_table("LATER"))
             assert await node.manager.compact_to(horizon.version, file_grace_ms=0)
             assert [e.version for e in await DataCommitLog(node.log).read(table_id)] == [2]

@@ -7,10 +7,10 @@ import asyncio
 import pytest
 
 from catalog import CatalogError, ErrorCode
-from catalog.data_files import DataCommit, DataFile
-from catalog.data_log import DataCommitLog
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.data.files import DataCommit, DataFile
+from catalog.data.log import DataCommitLog
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from deploy.etcd_server import EtcdServer
 from tests.integration.catalog.support import create_table, run
 from tests.integration.updatelog.etcd_support import etcd_log

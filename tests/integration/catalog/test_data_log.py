@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from catalog.data_log import DataCommitLog
+from catalog.data.log import DataCommitLog
 from tests.integration.updatelog.support import opened, run
 from updatelog import AppendConflict, AppendResult, LogEntry
 
@@ -71,7 +71,7 @@ def test_request_records_of_data_commits_expire_and_are_collected(store_url: str
             await asyncio.sleep(0.4)
             assert await log.collect_garbage() == 2  # type: ignore[attr-defined]
             keys = await log.store.keys(
-                log.keys.data_request_prefix, log.keys.data_request_prefix + "~"
+                commits.keys.request_prefix, commits.keys.request_prefix + "~"
             )
             assert keys == []
             assert await commits.read(5) == [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.catalog.support import create_table, run, settle
 
 _NOW = NodeOptions(delay_ms=0, max_clock_skew_ms=0)

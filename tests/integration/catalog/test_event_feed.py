@@ -10,8 +10,8 @@ import pytest
 from catalog import CatalogEvent
 from catalog import commands as c
 from catalog.event_feed import FeedOverflowError
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.catalog.support import create_table, run
 
 _NOW = NodeOptions(delay_ms=0, max_clock_skew_ms=0)

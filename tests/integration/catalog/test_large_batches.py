@@ -11,8 +11,8 @@ import pytest
 
 from catalog import commands as c
 from catalog.manager import MAX_BATCH_COMMANDS
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.catalog.support import run
 from updatelog import KvUpdateLog, UpdateTooLargeError
 

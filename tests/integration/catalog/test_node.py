@@ -13,11 +13,11 @@ import pytest
 from catalog import CatalogError, CatalogEvent, ErrorCode, VersionCompactedError
 from catalog import commands as c
 from catalog.catalog import Catalog
-from catalog.descriptor_cache import CACHE
 from catalog.event_feed import CatalogEventParameters
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
-from catalog.sync import SyncCatalogNode
+from catalog.runtime.blocking import SyncCatalogNode
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
+from catalog.storage.descriptor_cache import CACHE
 from schemasync.clock import ManualClock, describe_ts, physical_of
 from schemasync.errors import TimestampTooFarError
 from schemasync.service import ensured_activation

@@ -6,8 +6,8 @@ import asyncio
 import uuid
 from collections.abc import Awaitable
 
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from deploy.etcd_server import EtcdServer
 from tests.integration.catalog.support import create_table, run, settle
 

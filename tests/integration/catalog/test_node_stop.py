@@ -8,8 +8,8 @@ import pytest
 
 from catalog import CatalogError, ErrorCode
 from catalog.errors import NodeStoppingError
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.catalog.support import create_table, run
 
 

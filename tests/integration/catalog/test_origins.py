@@ -6,9 +6,9 @@ import asyncio
 
 from catalog import CatalogEvent
 from catalog.event_feed import CatalogEventParameters
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
 from catalog.origin import UpdateOrigin
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.catalog.support import create_table, run, until
 
 

@@ -10,8 +10,8 @@ from catalog import Catalog, CatalogError, ColumnType, ErrorCode
 from catalog import commands as c
 from catalog.errors import ConcurrentUpdateError
 from catalog.manager import Precondition
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.catalog.support import create_table, run
 
 OPTIONS = NodeOptions(delay_ms=0, max_clock_skew_ms=0)

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from catalog import ValidationError
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
-from catalog.registry import NodeRecord, NodeRegistry, decode_nodes, wait_for_nodes
-from catalog.registry_entries import RegistryEntries
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
+from catalog.runtime.registry import NodeRecord, NodeRegistry, decode_nodes, wait_for_nodes
+from catalog.runtime.registry_entries import RegistryEntries
 from deploy.etcd_server import EtcdServer
 from schemasync.clock import ManualClock
 from schemasync.watermark import Watermark

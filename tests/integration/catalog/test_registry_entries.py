@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog.registry_entries import RegistryEntries
+from catalog.runtime.registry_entries import RegistryEntries
 from tests.integration.updatelog.support import opened, run, take, versions, watching
 from updatelog import LogEntry, SafeTimeAdvanced, UpdateLog
 

@@ -11,8 +11,8 @@ import pytest
 
 from catalog import ColumnType, SystemViewType
 from catalog import commands as c
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.catalog.support import run
 
 _OPTIONS = NodeOptions(delay_ms=0, max_clock_skew_ms=0)

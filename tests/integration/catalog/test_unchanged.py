@@ -6,8 +6,8 @@ import pytest
 
 from catalog import CatalogError, ErrorCode
 from catalog import commands as c
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.catalog.support import create_table, run
 
 

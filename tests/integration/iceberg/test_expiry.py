@@ -13,8 +13,8 @@ from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.expressions import EqualTo
 
 from api.client import CatalogClient
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from tests.integration.api.servers import RunningServer, ServerFactory
 from tests.integration.catalog.support import create_table
 from tests.integration.iceberg.conftest import rest_catalog

@@ -17,8 +17,8 @@ from pyiceberg.expressions import LessThan
 from pyiceberg.table.snapshots import Operation
 
 from api.client import CatalogClient
-from catalog.data_files import DataCommit, DataMode
-from catalog.warehouse import table_folder
+from catalog.data.files import DataCommit, DataMode
+from catalog.data.warehouse import table_folder
 from spark.evolution import conform
 from spark.warehouse import write_partitions
 from tests.integration.api.servers import RunningServer

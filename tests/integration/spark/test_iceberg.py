@@ -23,8 +23,8 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from api.client import CatalogClient
-from catalog.data_files import DataFile
-from catalog.warehouse import table_folder
+from catalog.data.files import DataFile
+from catalog.data.warehouse import table_folder
 from spark.evolution import conform
 from spark.statistics import file_stats
 from spark.types import arrow_schema

@@ -19,7 +19,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from api.client import CatalogClient
-from catalog.warehouse import table_folder
+from catalog.data.warehouse import table_folder
 from spark.keys import PrimaryKeyViolationError
 from spark.source import CatalogDataSource, CatalogWriter, FilesWritten
 from tests.integration.api.servers import RunningServer

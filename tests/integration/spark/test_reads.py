@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from api.client import CatalogClient
 from catalog import commands as c
-from catalog.warehouse import table_folder
+from catalog.data.warehouse import table_folder
 from tests.integration.api.servers import RunningServer
 
 pytestmark = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)

@@ -9,8 +9,8 @@ import pytest
 from api.client import CatalogClient, NotFoundError
 from catalog import ColumnType
 from catalog import commands as c
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from spark.schema import schema_at, schema_at_async
 from tests.integration.api.servers import RunningServer
 from tests.integration.catalog.support import run

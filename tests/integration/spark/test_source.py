@@ -20,7 +20,7 @@ from api.client import CatalogClient
 from api.wire.roles import Role
 from catalog import ColumnType
 from catalog import commands as c
-from catalog.warehouse import table_folder
+from catalog.data.warehouse import table_folder
 from spark.warehouse import remove_orphans
 from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
 

@@ -15,7 +15,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from api.client import CatalogClient
-from catalog.warehouse import table_folder
+from catalog.data.warehouse import table_folder
 from tests.integration.api.servers import RunningServer
 
 pytestmark = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from catalog import commands as c
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
 from deploy.certificates import make_tls_files
 from deploy.etcd_server import EtcdServer
 from tests.integration.api.servers import free_port

@@ -459,9 +459,9 @@ def test_keys_are_listed_in_order_at_most_a_limit(store_url: str) -> None:
     async def scenario() -> None:
         async with opened(store_url) as log:
             assert isinstance(log, KvUpdateLog)
-            names = [f"{log.keys.data_prefix}k{i}" for i in range(5)]
+            names = [f"{log.keys.subspace('data')}k{i}" for i in range(5)]
             await log.store.txn([], [Put(n, b"v") for n in reversed(names)])
-            end = prefix_range_end(log.keys.data_prefix)
+            end = prefix_range_end(log.keys.subspace("data"))
             assert await log.store.keys(names[0], end) == names
             assert await log.store.keys(names[0], end, limit=2) == names[:2]
             assert await log.store.keys(names[3], end, limit=9) == names[3:]

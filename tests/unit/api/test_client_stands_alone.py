@@ -32,7 +32,7 @@ SERVER_ONLY = [
     "pyiceberg",
     "catalog.manager",
     "catalog.service",
-    "catalog.node",
+    "catalog.runtime.node",
     "updatelog.kv_sqlite",
     "updatelog.kv_etcd",
     "updatelog.url",

@@ -22,7 +22,7 @@ from api.iceberg.bounds import (
     encode_bound,
 )
 from catalog.column_types import ColumnType
-from catalog.data_files import ColumnStats, StatValue
+from catalog.data.files import ColumnStats, StatValue
 from catalog.descriptors import ColumnDescriptor
 
 

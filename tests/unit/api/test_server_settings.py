@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from api.server.config import ServerSettings
-from catalog.descriptor_cache import DEFAULT_CACHE_SIZE
+from catalog.storage.descriptor_cache import DEFAULT_CACHE_SIZE
 
 
 def test_the_descriptor_cache_is_sized_from_the_environment(

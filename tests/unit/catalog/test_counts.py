@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from catalog import Catalog
-from catalog.counts import INDEXES, StampedCounts, schema_key, zone_key
+from catalog.storage.counts import INDEXES, StampedCounts, schema_key, zone_key
 from tests.unit.catalog.helpers import create_table, run
 
 

@@ -8,8 +8,10 @@ import msgpack
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog import data_files as stored
-from catalog.data_files import DataCommit, DataFile, DataMode, IcebergSnapshot
+from catalog.data import files as stored
+from catalog.data.files import DataCommit, DataFile, DataMode, IcebergSnapshot
+from catalog.data.iceberg_identity import sequence_numbers
+from catalog.data.merge import merged
 
 STORED_BEFORE_ICEBERG = msgpack.packb(
     {
@@ -128,15 +130,15 @@ def test_merged_commits_read_the_same_at_and_after_the_last_of_them(
     commits = _random_history(rng, count)
     first = data.draw(st.integers(1, count), label="first merge")
     second = data.draw(st.integers(first, count), label="second merge")
-    once = [stored.merged(commits[:first]), *commits[first:]]
-    twice = [stored.merged(once[: second - first + 1]), *once[second - first + 1 :]]
+    once = [merged(commits[:first]), *commits[first:]]
+    twice = [merged(once[: second - first + 1]), *once[second - first + 1 :]]
     for after in (once, twice):
         last = count - len(after) + 1  # the number of the merged commit
         assert after[0].seq == last and after[0].merged
         assert stored.decode_data_commit(stored.encode_data_commit(after[0])) == after[0]
         for ts in range(last, count + 2):
             assert _reads(after, ts) == _reads(commits, ts), ts
-        assert stored.sequence_numbers(after) == stored.sequence_numbers(commits)[last - 1 :]
+        assert sequence_numbers(after) == sequence_numbers(commits)[last - 1 :]
 
 
 def test_only_a_merged_commit_shows_the_fields_of_a_merge_in_its_json() -> None:
@@ -144,6 +146,6 @@ def test_only_a_merged_commit_shows_the_fields_of_a_merge_in_its_json() -> None:
     commit = _commit(1, ["a"])
     body = commit.model_dump(mode="json")
     assert "sequence_number" not in body and "schema_version" not in body["files"][0]
-    both = stored.merged([commit, _commit(2, ["b"]).model_copy(update={"schema_version": 2})])
+    both = merged([commit, _commit(2, ["b"]).model_copy(update={"schema_version": 2})])
     body = both.model_dump(mode="json")
     assert body["sequence_number"] == 2 and body["files"][0]["schema_version"] == 1

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from catalog.data_expiry import decode_compactions
-from catalog.data_files import decode_data_commit
+from catalog.data.expiry import decode_compactions
+from catalog.data.files import decode_data_commit
 from catalog.errors import CatalogError, ValidationError
 from catalog.marshalling import decode_commands, decode_entries, decode_update
 from catalog.snapshots import decode_snapshot, encode_snapshot

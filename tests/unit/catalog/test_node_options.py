@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from catalog.node_options import CompactionPolicy, NodeOptions
+from catalog.runtime.options import CompactionPolicy, NodeOptions
 
 
 def test_the_defaults_are_valid() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgpack
 import pytest
 
-from catalog.registry import NodeRecord, decode_nodes
+from catalog.runtime.registry import NodeRecord, decode_nodes
 from updatelog import FormatError
 
 RECORD = NodeRecord("n1", "http://10.0.0.1:8000", 42, 7 << 16, 1_700_000_000_123, 1_699_999_000_000)

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from catalog import Catalog, CatalogError, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
-from catalog import store as store_module
 from catalog.collector import collector_paused, full_collection_ahead
-from catalog.descriptor_cache import CACHE
 from catalog.descriptors.tables import shared_column
 from catalog.snapshots import catalog_digest, decode_snapshot, encode_snapshot, snapshot_pieces
+from catalog.storage import relation_store as store_module
+from catalog.storage.descriptor_cache import CACHE
 from tests.random_ddl import random_batch
 from tests.unit.catalog.helpers import apply, col, create_table, key, run
 from updatelog.errors import FormatError

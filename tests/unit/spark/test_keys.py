@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from catalog import ColumnType, ErrorCode
-from catalog.data_files import DataFile
+from catalog.data.files import DataFile
 from catalog.descriptors import ColumnDescriptor
 from spark.evolution import conform
 from spark.keys import KeyCheck, PrimaryKeyViolationError, key_text, read_keys

@@ -15,8 +15,8 @@ import pytest
 from pyspark.sql import datasource as ds
 
 from catalog import ColumnType, ValidationError
-from catalog.data_files import ColumnStats, DataFile, decode_data_commit
-from catalog.data_files import encode_data_commit as encode
+from catalog.data.files import ColumnStats, DataFile, decode_data_commit
+from catalog.data.files import encode_data_commit as encode
 from catalog.descriptors import ColumnDescriptor
 from spark.evolution import conform
 from spark.planning import Packing

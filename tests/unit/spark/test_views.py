@@ -7,7 +7,8 @@ from pathlib import Path
 
 from catalog import Catalog
 from catalog import commands as c
-from catalog.data_files import DataCommit, DataFile, merged
+from catalog.data.files import DataCommit, DataFile
+from catalog.data.merge import merged
 from catalog.descriptors.tables import TableVersion
 from spark.views import view_sql
 from tests.unit.catalog.helpers import apply, col, create_table

@@ -18,7 +18,8 @@ def test_keys_without_prefix() -> None:
     assert keys.settings == "catalog.settings"
     assert keys.update(7) == "catalog.update." + "0" * (VERSION_DIGITS - 1) + "7"
     assert keys.request("req-1") == "catalog.request.req-1"
-    assert keys.node("n1") == "catalog.nodes.n1"
+    assert keys.subspace("nodes") == "catalog.nodes."
+    assert keys.auth_keys == "catalog.auth.keys"
 
 
 @pytest.mark.parametrize("prefix", ["tenant/a", "/tenant/a", "tenant/a/", "//tenant/a//"])
@@ -78,12 +79,22 @@ def test_version_of_update_refuses_other_keys(key: str) -> None:
 
 
 @pytest.mark.parametrize("bad", ["", "a\nb", "tab\there", "\x7f"])
-def test_request_ids_and_node_names_are_checked(bad: str) -> None:
-    keys = KeyLayout()
+def test_request_ids_are_checked(bad: str) -> None:
     with pytest.raises(ValueError):
-        keys.request(bad)
+        KeyLayout().request(bad)
+
+
+def test_a_subspace_is_an_owners_root_under_the_prefix() -> None:
+    keys = KeyLayout("tenant")
+    assert keys.subspace("data") == "tenant/catalog.data."
+    start, end = keys.all_range
+    assert start <= keys.subspace("data") < end
+
+
+@pytest.mark.parametrize("bad", ["", "a.b", "x/y", "n1", "version", "request", "chunk"])
+def test_a_subspace_is_a_plain_name_of_no_log_key(bad: str) -> None:
     with pytest.raises(ValueError):
-        keys.node(bad)
+        KeyLayout().subspace(bad)
 
 
 def test_prefix_with_control_characters_is_refused() -> None:

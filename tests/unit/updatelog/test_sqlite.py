@@ -381,22 +381,28 @@ def test_leased_keys_expire_by_time_and_are_removed_by_the_next_write(
             store = log.store
             short, long = await store.grant_lease(1), await store.grant_lease(60)
             await store.txn(
-                [], [Put(keys.node("old"), b"old", short), Put(keys.node("live"), b"live", long)]
+                [],
+                [
+                    Put(keys.subspace("nodes") + "old", b"old", short),
+                    Put(keys.subspace("nodes") + "live", b"live", long),
+                ],
             )
             await asyncio.sleep(1.1)
             # Expired: absent from reads at once, still in the file until a write.
-            nodes = keys.nodes_prefix
+            nodes = keys.subspace("nodes")
             found = await store.range(nodes, prefix_range_end(nodes))
-            assert [kv.key for kv in found.kvs] == [keys.node("live")]
+            assert [kv.key for kv in found.kvs] == [keys.subspace("nodes") + "live"]
             with raw(db) as conn:
                 assert conn.execute("SELECT count(*) FROM kv_lease").fetchone()[0] == 2
             assert await store.keep_alive(long) and not await store.keep_alive(short)
-            await store.txn([], [Put(keys.node("live"), b"again", long)])
+            await store.txn([], [Put(keys.subspace("nodes") + "live", b"again", long)])
             with raw(db) as conn:
-                assert {k for (k,) in conn.execute("SELECT key FROM kv")} == {keys.node("live")}
+                assert {k for (k,) in conn.execute("SELECT key FROM kv")} == {
+                    keys.subspace("nodes") + "live"
+                }
                 assert conn.execute("SELECT count(*) FROM kv_lease").fetchone()[0] == 1
             with pytest.raises(LeaseExpiredError):
-                await store.txn([], [Put(keys.node("old"), b"again", short)])
+                await store.txn([], [Put(keys.subspace("nodes") + "old", b"again", short)])
         finally:
             await log.close()
 
@@ -421,10 +427,10 @@ def test_a_file_of_the_first_layout_is_upgraded_in_place(tmp_path: Path) -> None
                 (keys.safe_time, envelope.encode_int(Kind.SAFE_TIME, 10)),
                 (keys.update(1), envelope.encode(Kind.UPDATE, b"one")),
                 (keys.request("r"), envelope.encode_int(Kind.REQUEST, 1)),
-                (keys.node("gone"), envelope.encode(Kind.NODE, b"info")),
+                (keys.subspace("nodes") + "gone", envelope.encode(Kind.NODE, b"info")),
             ],
         )
-        conn.execute("INSERT INTO lease VALUES (?, ?)", (keys.node("gone"), 1))
+        conn.execute("INSERT INTO lease VALUES (?, ?)", (keys.subspace("nodes") + "gone", 1))
         conn.commit()
 
     async def reopen() -> None:
@@ -433,11 +439,11 @@ def test_a_file_of_the_first_layout_is_upgraded_in_place(tmp_path: Path) -> None
             assert await log.latest_version() == 1
             assert await log.read(1) == [LogEntry(1, b"one")]
             assert await log.request_record("r") == RequestRecord(1)
-            nodes = (keys.nodes_prefix, prefix_range_end(keys.nodes_prefix))
+            nodes = (keys.subspace("nodes"), prefix_range_end(keys.subspace("nodes")))
             assert (await log.store.range(*nodes)).kvs == []
             assert (await log.append(2, b"two", 20)).committed
             lease = await log.store.grant_lease(60)
-            await log.store.txn([], [Put(keys.node("n1"), b"info", lease)])
+            await log.store.txn([], [Put(keys.subspace("nodes") + "n1", b"info", lease)])
             assert [kv.value for kv in (await log.store.range(*nodes)).kvs] == [b"info"]
         finally:
             await log.close()

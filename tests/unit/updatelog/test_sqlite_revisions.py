@@ -51,7 +51,9 @@ async def _revision(store: SqliteKvStore) -> int:
 
 
 async def _first_change(store: SqliteKvStore, from_revision: int) -> WatchChanges:
-    watch = store.watch(KEYS.nodes_prefix, prefix_range_end(KEYS.nodes_prefix), from_revision)
+    watch = store.watch(
+        KEYS.subspace("nodes"), prefix_range_end(KEYS.subspace("nodes")), from_revision
+    )
     async for item in watch:
         if isinstance(item, WatchChanges) and item.changes:
             return item
@@ -66,21 +68,23 @@ def test_a_put_writes_no_counter_and_a_delete_of_the_newest_row_keeps_its_revisi
     async def scenario() -> None:
         async with _store(db) as store:
             start = await _revision(store)
-            put_a = await store.txn([], [Put(KEYS.node("a"), b"a")])
-            put_b = await store.txn([], [Put(KEYS.node("b"), b"b")])
+            put_a = await store.txn([], [Put(KEYS.subspace("nodes") + "a", b"a")])
+            put_b = await store.txn([], [Put(KEYS.subspace("nodes") + "b", b"b")])
             assert (put_a.revision, put_b.revision) == (start + 1, start + 2)
             assert _meta_revision(db) == 1  # puts alone never touch the counter row
-            gone = await store.txn([], [Delete(KEYS.node("b"))])
+            gone = await store.txn([], [Delete(KEYS.subspace("nodes") + "b")])
             assert gone.revision == start + 3 == await _revision(store)
             ranged = await store.txn(
-                [], [Delete(KEYS.nodes_prefix, prefix_range_end(KEYS.nodes_prefix))]
+                [], [Delete(KEYS.subspace("nodes"), prefix_range_end(KEYS.subspace("nodes")))]
             )
             assert ranged.revision == start + 4 == await _revision(store)
-            again = await store.txn([], [Put(KEYS.node("c"), b"c")])
+            again = await store.txn([], [Put(KEYS.subspace("nodes") + "c", b"c")])
             assert again.revision == start + 5
             # A watch from after the deletions sees the new key at its own revision.
             seen = await _first_change(store, start + 5)
-            assert [(k, v, r) for k, v, r in seen.changes] == [(KEYS.node("c"), b"c", start + 5)]
+            assert [(k, v, r) for k, v, r in seen.changes] == [
+                (KEYS.subspace("nodes") + "c", b"c", start + 5)
+            ]
 
     run(scenario)
 
@@ -93,21 +97,25 @@ def test_an_expired_lease_removed_by_a_write_keeps_the_revision_of_its_key(
     async def scenario() -> None:
         async with _store(db) as store:
             lease = await store.grant_lease(60)
-            newest = (await store.txn([], [Put(KEYS.node("n1"), b"info", lease)])).revision
+            newest = (
+                await store.txn([], [Put(KEYS.subspace("nodes") + "n1", b"info", lease)])
+            ).revision
             with sqlite3.connect(db) as conn:  # the lease runs out
                 conn.execute("UPDATE kv_lease SET expires_ms = 0 WHERE id = ?", (lease,))
             # A write whose compare fails changes no key, but removes the expired one: the
             # revision stays, it does not fall back to the row before.
             failed = await store.txn(
                 [equals(KEYS.version, b"never stored")],
-                [Put(KEYS.node("x"), b"x")],
+                [Put(KEYS.subspace("nodes") + "x", b"x")],
                 [Get(KEYS.version)],
             )
             assert not failed.succeeded and failed.revision == newest
             with sqlite3.connect(db) as conn:
                 assert conn.execute("SELECT count(*) FROM kv").fetchone()[0] == 0
             assert await _revision(store) == newest
-            assert (await store.txn([], [Put(KEYS.node("n2"), b"i")])).revision == newest + 1
+            assert (
+                await store.txn([], [Put(KEYS.subspace("nodes") + "n2", b"i")])
+            ).revision == newest + 1
 
     run(scenario)
 
@@ -119,7 +127,7 @@ def test_a_file_that_counted_every_commit_opens_at_its_revision(tmp_path: Path) 
         log = SqliteUpdateLog(db)
         try:
             for i in range(3):
-                await log.store.txn([], [Put(KEYS.node(f"n{i}"), b"i")])
+                await log.store.txn([], [Put(KEYS.subspace("nodes") + f"n{i}", b"i")])
         finally:
             await log.close()
 
@@ -133,7 +141,9 @@ def test_a_file_that_counted_every_commit_opens_at_its_revision(tmp_path: Path) 
     async def reopen() -> None:
         log = SqliteUpdateLog(db)
         try:
-            assert (await log.store.txn([], [Put(KEYS.node("n9"), b"i")])).revision == 41
+            assert (
+                await log.store.txn([], [Put(KEYS.subspace("nodes") + "n9", b"i")])
+            ).revision == 41
         finally:
             await log.close()
 

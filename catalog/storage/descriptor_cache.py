@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from catalog.descriptors import Descriptor, IndexDescriptor, TableDescriptor
-from catalog.records import NAME, VALUE, History, Record, records_of
+from catalog.storage.records import NAME, VALUE, History, Record, records_of
 from catalog.wire import decode_descriptor, encode_descriptor
 from updatelog.errors import FormatError
 

@@ -1,6 +1,6 @@
 """Data commits as values: the files of a table a commit makes visible, and their stored form.
 
-``catalog.data_commits`` runs the commits; these models are what clients send and read back.
+``catalog.data.commits`` runs the commits; these models are what clients send and read back.
 """
 
 from __future__ import annotations
@@ -205,49 +205,3 @@ def visible_files(commits: list[DataCommit]) -> list[DataCommit]:
         kept.append(commit)
         removed.update(commit.removed or ())
     return kept[::-1]
-
-
-def sequence_numbers(commits: Sequence[DataCommit]) -> list[int]:
-    """Return the Iceberg sequence number of each of a table's data commits (all, in order).
-
-    A commit of the Spark source follows the one before it; an Iceberg commit and a merged
-    commit carry their own.
-    """
-    numbers: list[int] = []
-    for commit in commits:
-        if commit.sequence_number is not None:
-            numbers.append(commit.sequence_number)
-        elif commit.iceberg is not None:
-            numbers.append(commit.iceberg.sequence_number)
-        else:
-            numbers.append(numbers[-1] + 1 if numbers else 1)
-    return numbers
-
-
-def merged(commits: Sequence[DataCommit]) -> DataCommit:
-    """Return one commit that stands for ``commits`` (a table's first ones, in order).
-
-    Every read at or after the last of them sees through it what it sees through them: the
-    files visible after the last one, each with the schema version it was written with, as
-    an overwrite (so nothing before it counts), with the last one's number, time, snapshot
-    and request id, and its sequence number kept (it can no longer be counted).
-    """
-    last = commits[-1]
-    files: list[DataFile] = []
-    for commit in visible_files(list(commits)):
-        for file in commit.files:
-            version = commit.schema_version_of(file)
-            kept = None if version == last.schema_version else version
-            files.append(
-                file
-                if file.schema_version == kept
-                else file.model_copy(update={"schema_version": kept})
-            )
-    return last.model_copy(
-        update={
-            "mode": "overwrite",
-            "files": tuple(files),
-            "removed": None,
-            "sequence_number": sequence_numbers(commits)[-1],
-        }
-    )

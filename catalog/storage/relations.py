@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 
 from immutables import Map
 
-from catalog.descriptor_cache import checked_descriptor, table_descriptor_named
 from catalog.descriptors import IndexDescriptor, TableDescriptor
 from catalog.errors import ErrorCode, NotFoundError
-from catalog.records import SCHEMA_ID, VALUE, ZONE_ID, Record, visible
-from catalog.store import RelationStore, index_ids, live_records
+from catalog.storage.descriptor_cache import checked_descriptor, table_descriptor_named
+from catalog.storage.records import SCHEMA_ID, VALUE, ZONE_ID, Record, visible
+from catalog.storage.relation_store import RelationStore, index_ids, live_records
 
 _MISSING: Any = object()
 

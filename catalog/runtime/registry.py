@@ -29,7 +29,7 @@ from typing import Any
 import msgpack
 
 from catalog.errors import ValidationError
-from catalog.registry_entries import RegistryEntries
+from catalog.runtime.registry_entries import RegistryEntries
 from schemasync.clock import Clock
 from schemasync.watermark import Watermark
 from updatelog.errors import FormatError, StorageUnavailableError, UpdateLogError

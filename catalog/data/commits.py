@@ -10,20 +10,18 @@ Files no commit names (a failed or killed job) are invisible and are cleaned up 
 
 from __future__ import annotations
 
-import asyncio
-import random
 from collections.abc import Sequence
 
-from catalog.data_cache import DataCommitCache
-from catalog.data_files import (
+from catalog.data.cache import DataCommitCache
+from catalog.data.files import (
     DataCommit,
     DataFile,
     DataMode,
     IcebergSnapshot,
     visible_files,
 )
-from catalog.data_group import DataCommitGroup
-from catalog.data_log import DataCommitLog
+from catalog.data.group import DataCommitGroup
+from catalog.data.log import DataCommitLog
 from catalog.errors import (
     ConcurrentUpdateError,
     ErrorCode,
@@ -37,6 +35,7 @@ from schemasync.errors import TimestampTooFarError
 from schemasync.service import SchemaSyncService, ms_to_hlc
 from updatelog.errors import FormatError
 from updatelog.log import AppendConflict, UpdateLog
+from updatelog.optimistic import Retry, append_optimistically, catch_up
 
 
 class DataCommits:
@@ -165,9 +164,13 @@ class DataCommits:
             seq = expected_seq + 1
             if removed:
                 await self._check_removed(table_id, expected_seq, removed)
-        for attempt in range(self._max_attempts):
+        next_seq = seq
 
-            def build(commit_ts: int, seq: int = seq) -> DataCommit:
+        async def round_(attempt: int) -> DataCommit | Retry:
+            nonlocal next_seq
+            seq = next_seq
+
+            def build(commit_ts: int) -> DataCommit:
                 return DataCommit(
                     table_id=table_id,
                     seq=seq,
@@ -189,9 +192,7 @@ class DataCommits:
                 if not record.same_request(digest):
                     raise request_id_reused("committed other files or another table")
                 return await self._read_commit(table_id, record.version)
-            if result.conflict is AppendConflict.SAFE_TIME:
-                self._clock.update(result.safe_time)
-            elif expected_seq is not None:
+            if result.conflict is AppendConflict.VERSION and expected_seq is not None:
                 raise ConcurrentUpdateError(
                     f"the latest data commit of table {table_id} is {result.version}, not "
                     f"{expected_seq} as the write expected (its data changed since the writer "
@@ -199,14 +200,21 @@ class DataCommits:
                     "expecting the latest",
                     code=ErrorCode.PRECONDITION_FAILED,
                 )
-            else:
-                seq = result.version + 1
-                self._latest[table_id] = result.version
-            if result.conflict is not AppendConflict.SAFE_TIME:
-                await asyncio.sleep(random.uniform(0, min(0.2, 0.002 * 2**attempt)))
-        raise ConcurrentUpdateError(
-            f"gave up committing data of table {table_id} after {self._max_attempts} attempts"
-        )
+
+            async def winner(latest: int) -> None:  # known at once: nothing to wait for
+                nonlocal next_seq
+                next_seq = latest + 1
+                self._latest[table_id] = latest
+
+            await catch_up(result, self._clock.update, winner)
+            return Retry(pause=result.conflict is not AppendConflict.SAFE_TIME)
+
+        def gave_up() -> DataCommit:
+            raise ConcurrentUpdateError(
+                f"gave up committing data of table {table_id} after {self._max_attempts} attempts"
+            )
+
+        return await append_optimistically(round_, gave_up, max_attempts=self._max_attempts)
 
     async def commits_at(
         self, table_id: int, ts: int, *, history: bool = False

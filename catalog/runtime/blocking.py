@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
-from catalog.node import CatalogNode
-from catalog.node_options import NodeOptions
-from catalog.registry import NodeRecord
+from catalog.runtime.node import CatalogNode
+from catalog.runtime.options import NodeOptions
+from catalog.runtime.registry import NodeRecord
 from updatelog.log import UpdateLog
 
 T = TypeVar("T")

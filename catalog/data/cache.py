@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from catalog.data_files import DataCommit, committed_by, decode_data_commit
-from catalog.data_log import DataCommitLog
+from catalog.data.files import DataCommit, committed_by, decode_data_commit
+from catalog.data.log import DataCommitLog
 from catalog.errors import CatalogError, ErrorCode
 from schemasync.clock import describe_ts
 

@@ -23,8 +23,8 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from catalog.data_files import DataCommit, encode_data_commit
-from catalog.data_log import DataCommitLog, Together
+from catalog.data.files import DataCommit, encode_data_commit
+from catalog.data.log import DataCommitLog, Together
 from schemasync.clock import Clock
 from updatelog.log import AppendConflict, AppendResult
 

@@ -15,15 +15,15 @@ import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from catalog.data_commits import DataCommits
-from catalog.descriptor_cache import CACHE
+from catalog.data.commits import DataCommits
 from catalog.errors import CatalogError
 from catalog.manager import CatalogManager
 from catalog.marshalling import encode_update
-from catalog.node_options import CompactionPolicy, NodeOptions
-from catalog.registry import NodeRecord, NodeRegistry, decode_nodes
-from catalog.registry_entries import RegistryEntries
+from catalog.runtime.options import CompactionPolicy, NodeOptions
+from catalog.runtime.registry import NodeRecord, NodeRegistry, decode_nodes
+from catalog.runtime.registry_entries import RegistryEntries
 from catalog.service import CatalogService
+from catalog.storage.descriptor_cache import CACHE
 from catalog.update import initial_update
 from schemasync.clock import Clock, HybridClock, physical_of
 from schemasync.service import SchemaSyncService, ms_to_hlc

@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from catalog.data.keys import DataKeys
 from schemasync.clock import hlc
 from updatelog import envelope, kv, requests
 from updatelog.backoff import send_repeatable
 from updatelog.envelope import Kind
-from updatelog.keys import VERSION_DIGITS, KeyLayout, check_int, prefix_range_end
+from updatelog.keys import VERSION_DIGITS, check_int, prefix_range_end
 from updatelog.log import AppendConflict, AppendResult, LogEntry, UpdateLog
 
 _TABLES_PAGE = 256
@@ -77,7 +78,10 @@ class DataCommitLog:
 
     def __init__(self, log: UpdateLog) -> None:
         self.store: kv.KvStore = log.store
-        self.keys: KeyLayout = log.keys
+        self.keys = DataKeys(log.keys)
+        self.safe_time_key = log.keys.safe_time
+        # Data commits' request records expire as the log's do: its collection sweeps them.
+        log.collect_requests_under(self.keys.request_prefix)
         self.request_ttl_ms = log.request_ttl_ms
 
     def settled_before(self, now_ms: int) -> int:
@@ -106,8 +110,8 @@ class DataCommitLog:
         check_int("seq", seq, 1)
         check_int("commit_ts", commit_ts, 1)
         keys = self.keys
-        seq_key, request_key = keys.data_seq(table_id), keys.data_request(request_id)
-        reads = [kv.Get(seq_key), kv.Get(keys.safe_time), kv.Get(request_key)]
+        seq_key, request_key = keys.seq(table_id), keys.request(request_id)
+        reads = [kv.Get(seq_key), kv.Get(self.safe_time_key), kv.Get(request_key)]
         safe_time = envelope.encode_int(Kind.SAFE_TIME, commit_ts)
         one = Together(table_id, seq, payload, request_id, digest)
         replace: bytes | None = None  # an expired record of the id, overwritten at most once
@@ -116,8 +120,8 @@ class DataCommitLog:
             result = await send_repeatable(
                 self.store,
                 "commit_data",
-                [kv.less_or_absent(keys.safe_time, safe_time), *compares],
-                [kv.Put(keys.safe_time, safe_time), *puts],
+                [kv.less_or_absent(self.safe_time_key, safe_time), *compares],
+                [kv.Put(self.safe_time_key, safe_time), *puts],
                 reads,
             )
             if result.succeeded:
@@ -159,14 +163,14 @@ class DataCommitLog:
             raise ValueError("commits sent together must be of different tables and requests")
         expires = requests.wall_ms() + self.request_ttl_ms
         safe_time = envelope.encode_int(Kind.SAFE_TIME, commit_ts)
-        compares = [kv.less_or_absent(keys.safe_time, safe_time)]
-        success: list[kv.Op] = [kv.Put(keys.safe_time, safe_time)]
-        reads = [kv.Get(keys.safe_time)]
+        compares = [kv.less_or_absent(self.safe_time_key, safe_time)]
+        success: list[kv.Op] = [kv.Put(self.safe_time_key, safe_time)]
+        reads = [kv.Get(self.safe_time_key)]
         for c in commits:
             more_compares, puts = self._ops(c, expires, None)
             compares += more_compares
             success += puts
-            reads += [kv.Get(keys.data_seq(c.table_id)), kv.Get(keys.data_request(c.request_id))]
+            reads += [kv.Get(keys.seq(c.table_id)), kv.Get(keys.request(c.request_id))]
         result = await self.store.txn(compares, success, reads)
         if result.succeeded:
             return None
@@ -185,17 +189,15 @@ class DataCommitLog:
         unrecorded).
         """
         keys = self.keys
-        seq, seq_key = commit.seq, keys.data_seq(commit.table_id)
-        request_key = keys.data_request(commit.request_id)
+        seq, seq_key = commit.seq, keys.seq(commit.table_id)
+        request_key = keys.request(commit.request_id)
         previous = (
             kv.absent(seq_key)
             if seq == 1
             else kv.equals(seq_key, encode_int(Kind.VERSION, seq - 1))
         )
         return [previous, kv.equals(request_key, replace)], [
-            kv.Put(
-                keys.data_commit(commit.table_id, seq), envelope.encode(Kind.UPDATE, commit.payload)
-            ),
+            kv.Put(keys.commit(commit.table_id, seq), envelope.encode(Kind.UPDATE, commit.payload)),
             kv.Put(seq_key, encode_int(Kind.VERSION, seq)),
             kv.Put(request_key, requests.encode_committed(seq, expires, commit.digest)),
         ]
@@ -208,8 +210,8 @@ class DataCommitLog:
         only for the ones after the last it holds; the first it gets may be a merged one,
         numbered past ``after + 1``.
         """
-        first, end = self.keys.data_commit_range(table_id)
-        start = self.keys.data_commit(table_id, after + 1)
+        first, end = self.keys.commit_range(table_id)
+        start = self.keys.commit(table_id, after + 1)
         prefix = len(first) - VERSION_DIGITS
         read = await self.store.range(start, end)
         return [
@@ -219,7 +221,7 @@ class DataCommitLog:
 
     async def latest(self, table_id: int) -> int:
         """Return the number of the table's latest data commit (0: none yet)."""
-        read = await self.store.txn([], [kv.Get(self.keys.data_seq(table_id))])
+        read = await self.store.txn([], [kv.Get(self.keys.seq(table_id))])
         return _int(read.reads[0].value, Kind.VERSION)
 
     async def latest_commits(self, table_ids: Sequence[int]) -> dict[int, LogEntry]:
@@ -231,7 +233,7 @@ class DataCommitLog:
         found: dict[int, LogEntry] = {}
         for first in range(0, len(table_ids), _READS_PER_TXN):
             chunk = table_ids[first : first + _READS_PER_TXN]
-            seqs = await self.store.txn([], [kv.Get(self.keys.data_seq(t)) for t in chunk])
+            seqs = await self.store.txn([], [kv.Get(self.keys.seq(t)) for t in chunk])
             numbered = [
                 (table_id, seq)
                 for table_id, read in zip(chunk, seqs.reads, strict=True)
@@ -239,7 +241,7 @@ class DataCommitLog:
             ]
             if not numbered:
                 continue
-            gets = [kv.Get(self.keys.data_commit(table_id, seq)) for table_id, seq in numbered]
+            gets = [kv.Get(self.keys.commit(table_id, seq)) for table_id, seq in numbered]
             commits = await self.store.txn([], gets)
             for (table_id, seq), read in zip(numbered, commits.reads, strict=True):
                 if read.value is not None:
@@ -254,7 +256,7 @@ class DataCommitLog:
         keys of the table it ends in: a table costs at most one page, however many commits
         it has, and the request records (under the same prefix) are skipped in one step.
         """
-        prefix = self.keys.data_prefix
+        prefix = self.keys.prefix
         start, end = prefix, prefix_range_end(prefix)
         found: set[int] = set()
         while True:
@@ -275,13 +277,13 @@ class DataCommitLog:
             table_id: the table.
             seq: the last commit merged.
             stored: that commit as read (``read``): nothing is written unless it still is.
-            merged: the commit that stands for them all (``data_files.merged``).
+            merged: the commit that stands for them all (``catalog.data.merge.merged``).
 
         Returns:
             Whether it was written (False: another merge came first).
         """
-        first, _ = self.keys.data_commit_range(table_id)
-        key = self.keys.data_commit(table_id, seq)
+        first, _ = self.keys.commit_range(table_id)
+        key = self.keys.commit(table_id, seq)
         result = await self.store.txn(
             [kv.equals(key, envelope.encode(Kind.UPDATE, stored))],
             [kv.Delete(first, key), kv.Put(key, envelope.encode(Kind.UPDATE, merged))],
@@ -290,5 +292,5 @@ class DataCommitLog:
 
     async def drop(self, table_id: int) -> None:
         """Delete every data commit of ``table_id`` (a table no retained version holds)."""
-        start, end = self.keys.data_commit_range(table_id)
-        await self.store.txn([], [kv.Delete(self.keys.data_seq(table_id)), kv.Delete(start, end)])
+        start, end = self.keys.commit_range(table_id)
+        await self.store.txn([], [kv.Delete(self.keys.seq(table_id)), kv.Delete(start, end)])

@@ -3,6 +3,10 @@
 Each ``register`` sends its lease one keep-alive, then writes the entry attached to it; a lease
 that expired meanwhile (the process was paused, the store lost it) is replaced by a new one. An
 entry disappears on its own once its lease runs out, so a node that dies or hangs drops out.
+
+Keys, under the log's ``nodes`` subspace (``KeyLayout.subspace``)::
+
+    <prefix>/catalog.nodes.<name>       the entry of node <name>
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import math
 from updatelog import envelope
 from updatelog.envelope import Kind
 from updatelog.errors import StorageUnavailableError
-from updatelog.keys import KeyLayout, prefix_range_end
+from updatelog.keys import KeyLayout, check_key_part, prefix_range_end
 from updatelog.kv import Delete, KvStore, LeaseExpiredError, Put
 
 
@@ -33,9 +37,18 @@ class RegistryEntries:
 
     def __init__(self, store: KvStore, keys: KeyLayout) -> None:
         self.store = store
-        self.keys = keys
+        self.prefix = keys.subspace("nodes")
+        """The root of every entry's key."""
         self._leases: dict[int, int] = {}
         self._lock = asyncio.Lock()
+
+    def key(self, name: str) -> str:
+        """Return the key of node ``name``'s entry.
+
+        Raises:
+            ValueError: the name is empty or contains control characters.
+        """
+        return self.prefix + check_key_part("node name", name)
 
     async def register(self, name: str, info: bytes, ttl_s: float) -> None:
         """Create or refresh ``name``'s entry; it lives ``ttl_s`` (whole seconds) from now.
@@ -44,7 +57,7 @@ class RegistryEntries:
             StorageUnavailableError: the store did not answer, or lost two fresh leases.
             ValueError: an empty or malformed name, or a ttl that is not positive.
         """
-        key = self.keys.node(name)
+        key = self.key(name)
         value = envelope.encode(Kind.NODE, info)
         ttl = lease_ttl(ttl_s)
         async with self._lock:
@@ -67,7 +80,7 @@ class RegistryEntries:
         Raises:
             FormatError: a stored entry is corrupted or of an unknown format.
         """
-        prefix = self.keys.nodes_prefix
+        prefix = self.prefix
         read = await self.store.range(prefix, prefix_range_end(prefix))
         return {
             kv.key[len(prefix) :]: envelope.decode_as(kv.value, Kind.NODE).body for kv in read.kvs
@@ -75,4 +88,4 @@ class RegistryEntries:
 
     async def deregister(self, name: str) -> None:
         """Remove ``name``'s entry at once (a node leaving cleanly)."""
-        await self.store.txn([], [Delete(self.keys.node(name))])
+        await self.store.txn([], [Delete(self.key(name))])

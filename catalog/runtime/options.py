@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from catalog.descriptor_cache import DEFAULT_CACHE_SIZE
-from catalog.registry import DEFAULT_TTL_S
+from catalog.runtime.registry import DEFAULT_TTL_S
+from catalog.storage.descriptor_cache import DEFAULT_CACHE_SIZE
 from schemasync.clock import Clock
 
 

@@ -8,7 +8,7 @@ to its record, or to the list of its records when it changed, each record stampe
 seal that wrote it. A catalog reads the store "as of" its own stamp, so older versions never
 see a later seal, and sealing version N adds N's changes in place, in O(changes).
 
-Records (``catalog.records``) keep the descriptor as its marshalled bytes; the first lookup
+Records (``catalog.storage.records``) keep the descriptor as its marshalled bytes; the first lookup
 decodes it into the ``DescriptorCache`` shared by every version.
 """
 
@@ -23,10 +23,10 @@ from operator import attrgetter
 from typing import Any
 
 from catalog.collector import full_collection_ahead
-from catalog.counts import CountKey, StampedCounts
-from catalog.descriptor_cache import CACHE, table_descriptor_named, value_id
 from catalog.descriptors import IndexDescriptor, TableDescriptor
-from catalog.records import (
+from catalog.storage.counts import CountKey, StampedCounts
+from catalog.storage.descriptor_cache import CACHE, table_descriptor_named, value_id
+from catalog.storage.records import (
     ALIVE,
     NAME,
     SCHEMA_ID,

@@ -18,8 +18,9 @@ are merged into the later one, which only delays deletions, so the record stays 
 The data commits of unreachable tables are deleted at once (reads no longer list them). Those of
 a retained table are merged when its dead files are gone (at once for a table that records no
 location: its files are where each job put them, not the catalog's to delete). The commits at
-or before the horizon become one (``data_files.merged``: the files visible after them, with the
-last one's number, time, snapshot id and sequence number), so a table that takes a commit every
+or before the horizon become one (``catalog.data.merge.merged``: the files visible after
+them, with the last one's number, time, snapshot id and sequence number; the invariant is in
+``catalog.data.iceberg_identity``), so a table that takes a commit every
 few seconds keeps about as many records as it took in the grace and the request window, not one
 per commit forever. Commits whose request ids may still answer on some node are not merged, so a
 retried request finds the commit it made; nor are those whose merged record the store would
@@ -51,16 +52,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catalog.catalog import Catalog
-from catalog.data_files import (
+from catalog.data.files import (
     DataCommit,
     committed_by,
     decode_data_commit,
     encode_data_commit,
-    merged,
     visible_files,
 )
-from catalog.data_log import DataCommitLog
-from catalog.warehouse import table_folder
+from catalog.data.log import DataCommitLog
+from catalog.data.merge import merged
+from catalog.data.warehouse import table_folder
 from updatelog import envelope
 from updatelog.envelope import Kind
 from updatelog.errors import StoreQuotaExceededError, UpdateTooLargeError
@@ -229,8 +230,8 @@ class DataExpiry:
         since the first, or its latest commit is mergeable and not a merged one (``_to_read``).
         A round that could not finish moves neither.
         """
-        keys = self._log.keys
-        swept, merged_to = await self._mark(keys.data_swept), await self._mark(keys.data_merged)
+        keys = self._commits.keys
+        swept, merged_to = await self._mark(keys.swept), await self._mark(keys.merged)
         now_ms = time.time_ns() // 1_000_000
         settled = self._commits.settled_before(now_ms - self.max_clock_skew_ms)
         limit = max(0, min(horizon, settled - 1))
@@ -257,8 +258,8 @@ class DataExpiry:
         for table_id, folder in folders.items():
             complete &= await self._expire_files(table_id, folder, horizon, swept, limit)
         if complete:
-            await self._raise_mark(keys.data_swept, horizon)
-            await self._raise_mark(keys.data_merged, limit)
+            await self._raise_mark(keys.swept, horizon)
+            await self._raise_mark(keys.merged, limit)
 
     async def _mark(self, key: str) -> int:
         """Return the moment a mark (``catalog.data.swept`` or ``.merged``) is at (0: none)."""
@@ -274,7 +275,7 @@ class DataExpiry:
         self, this: Compaction, due_before_ms: int, merge_within_ms: int
     ) -> list[Compaction] | None:
         """Add ``this`` to the record and take out the compactions due; None on a race."""
-        key = self._log.keys.data_expiry
+        key = self._commits.keys.expiry
         stored = (await self._log.store.txn([], [Get(key)])).reads[0].value
         compactions = [] if stored is None else decode_compactions(stored)
         due = [c for c in compactions if c.at_ms <= due_before_ms]
