@@ -7,8 +7,9 @@ object from time T knows it changed since when its token is greater than T.
 
 The stamps are derived from the update itself, so every node that applies a version stamps the
 same objects with the same time. Only updates that say so (``VersionedUpdate.stamps``) stamp:
-versions written before tokens existed leave their objects at 0 on every node, whether a node
-replays them or loads a snapshot holding their result.
+an update of the stored format without stamps (``update_v1.bin`` among the golden files) leaves
+its objects at 0 on every node, whether a node replays it or loads a snapshot holding its
+result.
 """
 
 from __future__ import annotations

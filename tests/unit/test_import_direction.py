@@ -1,5 +1,8 @@
 """Imports point down: api, spark → catalog → schemasync → updatelog, and never in a circle.
 
+``spark`` uses one part of ``api``, the client (``api.client`` and the wire shapes it
+answers with), and nothing imports ``spark``.
+
 Inside ``api``, one subpackage per job, with its own direction (``API_ALLOWED``)::
 
     api.cli ──→ api.client ──→ api.wire ──→ catalog (its models)
@@ -120,6 +123,15 @@ def test_the_parts_of_api_import_in_their_direction(part: str, path: Path) -> No
     assert not wrong, f"{path.relative_to(ROOT)} imports {sorted(wrong)}"
     inner = [m for m in imported for f in API_FORBIDDEN.get(part, ()) if m.startswith(f)]
     assert not inner, f"{path.relative_to(ROOT)} imports {inner}"
+
+
+SPARK_MAY_USE_OF_API = {"api.client", "api.wire"}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "spark").rglob("*.py")), ids=str)
+def test_spark_uses_only_the_client_of_api(path: Path) -> None:
+    used = {_part(m) for m in _full_imports(path) if m.split(".")[0] == "api"}
+    assert used <= SPARK_MAY_USE_OF_API, f"{path.relative_to(ROOT)} imports {sorted(used)}"
 
 
 def test_every_part_of_api_is_named() -> None:
