@@ -36,10 +36,6 @@ NO_IDENTIFIER_FIELDS = (
     "properties (Spark: owner; Trino: write.format.default, format-version, "
     "commit.retry.num-retries, write.parquet.compression-codec) would be refused next"
 )
-OWNER_PROPERTY = (
-    'Spark\'s CREATE NAMESPACE sends POST /v1/namespaces with properties {"owner": <user>}, '
-    "refused with 400 (a schema keeps no properties)"
-)
 NO_SCHEME = (
     "the table's location (and so PyIceberg's manifest-list and data file paths) is a bare "
     "path with no URI scheme (/tmp/.../table_N, not file:///tmp/...): Trino's file system "
@@ -53,9 +49,6 @@ GAPS: dict[tuple[str, str], str] = {
     ("test_drops_a_seeded_table", "duckdb"): DOC_NULL,
     ("test_creates_a_table", "duckdb"): STAGED_CREATE,
     ("test_round_trip", "duckdb"): STAGED_CREATE,
-    ("test_creates_and_drops_a_namespace", "spark"): OWNER_PROPERTY,
-    ("test_creates_a_table", "spark"): NO_IDENTIFIER_FIELDS,
-    ("test_round_trip", "spark"): OWNER_PROPERTY,
     ("test_reads_seeded_rows", "trino"): NO_SCHEME,
     ("test_inserts_into_a_seeded_table", "trino"): NO_SCHEME,
     ("test_creates_a_table", "trino"): NO_IDENTIFIER_FIELDS,
