@@ -21,9 +21,9 @@ from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
-from pyiceberg.table import Table
+from pyiceberg.table import Table, Transaction
 from pyiceberg.table.sorting import NullOrder, SortDirection, SortField, SortOrder
-from pyiceberg.transforms import BucketTransform, IdentityTransform
+from pyiceberg.transforms import BucketTransform, IdentityTransform, Transform
 from pyiceberg.typedef import Record
 from pyiceberg.types import IntegerType, NestedField, StringType, StructType
 
@@ -56,7 +56,7 @@ TABLE_SPEC = PartitionSpec(
 
 
 def _ascending(source_id: int, bucket: bool) -> SortField:
-    transform = BucketTransform(16) if bucket else IdentityTransform()
+    transform: Transform[Any, Any] = BucketTransform(16) if bucket else IdentityTransform()
     return SortField(
         source_id=source_id,
         transform=transform,
@@ -81,13 +81,14 @@ def struct(schema: Schema) -> StructType:
     return schema.as_struct()
 
 
-def data_file(table: Table, name: str, partition: Record | None = None) -> DataFile:
+def data_file(table: Table | Transaction, name: str, partition: Record | None = None) -> DataFile:
     """Write a two-row Parquet file ``name`` under ``table``'s data folder; return its entry.
 
     ``FILE_A``, ``FILE_B`` and ``FILE_C`` are ``data_file(t, "data-a.parquet", Record(0))`` and
     so on: partition ``id_bucket`` 0, 1 and 2 of ``SPEC``.
     """
-    written = Path(table.location()) / "data" / name
+    metadata = table.metadata if isinstance(table, Table) else table.table_metadata
+    written = Path(metadata.location) / "data" / name
     written.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(ROWS, written)
     entry = DataFile.from_args(
@@ -98,7 +99,7 @@ def data_file(table: Table, name: str, partition: Record | None = None) -> DataF
         record_count=2,
         file_size_in_bytes=written.stat().st_size,
     )
-    entry.spec_id = table.spec().spec_id
+    entry.spec_id = metadata.default_spec_id
     return entry
 
 
@@ -159,4 +160,3 @@ def raises_wire(error: type[Exception], answer: str) -> AbstractContextManager[A
     exception, and the message Java's assertion reads).
     """
     return pytest.raises(error, match="^" + re.escape(answer))
-

@@ -63,7 +63,9 @@ def test_create_namespace_with_properties(iceberg: RestCatalog) -> None:
 @pytest.mark.xfail(strict=True, reason=NS_MISSING_WORDS)
 def test_load_namespace_metadata(iceberg: RestCatalog) -> None:
     assert not iceberg.namespace_exists(NS)
-    with raises_wire(NoSuchNamespaceError, "NoSuchNamespaceException: Namespace does not exist: newdb"):
+    with raises_wire(
+        NoSuchNamespaceError, "NoSuchNamespaceException: Namespace does not exist: newdb"
+    ):
         iceberg.load_namespace_properties(NS)
     iceberg.create_namespace(NS)
     assert iceberg.namespace_exists(NS)
@@ -96,7 +98,9 @@ def test_update_and_set_namespace_properties(iceberg: RestCatalog) -> None:
 
 @pytest.mark.xfail(strict=True, reason=NS_MISSING_WORDS)
 def test_set_namespace_properties_namespace_does_not_exist(iceberg: RestCatalog) -> None:
-    with raises_wire(NoSuchNamespaceError, "NoSuchNamespaceException: Namespace does not exist: newdb"):
+    with raises_wire(
+        NoSuchNamespaceError, "NoSuchNamespaceException: Namespace does not exist: newdb"
+    ):
         iceberg.update_namespace_properties(NS, updates={"test": "value"})
 
 
@@ -112,7 +116,9 @@ def test_remove_namespace_properties(iceberg: RestCatalog) -> None:
 
 @pytest.mark.xfail(strict=True, reason=NS_MISSING_WORDS)
 def test_remove_namespace_properties_namespace_does_not_exist(iceberg: RestCatalog) -> None:
-    with raises_wire(NoSuchNamespaceError, "NoSuchNamespaceException: Namespace does not exist: newdb"):
+    with raises_wire(
+        NoSuchNamespaceError, "NoSuchNamespaceException: Namespace does not exist: newdb"
+    ):
         iceberg.update_namespace_properties(NS, removals={"a", "b"})
 
 
@@ -233,4 +239,4 @@ def test_namespace_properties_on_empty_namespace(iceberg: RestCatalog) -> None:
 
 @pytest.mark.skip(reason=EMPTY)
 def test_list_tables_in_empty_namespace(iceberg: RestCatalog) -> None:
-    iceberg.create_table(((), "table_1"), SCHEMA)  # type: ignore[arg-type]
+    iceberg.create_table(((), "table_1"), SCHEMA)

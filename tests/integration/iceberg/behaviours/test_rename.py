@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pyiceberg.catalog.rest import RestCatalog
 import requests
+from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
 
 from tests.integration.api.servers import RunningServer

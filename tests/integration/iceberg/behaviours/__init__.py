@@ -1,0 +1,53 @@
+"""Apache Iceberg's ``CatalogTests``, the suite its REST Compatibility Kit runs, through PyIceberg.
+
+One pytest test per Java test method, named after it in snake case, written anew from the
+Java's semantics (``core/src/test/java/org/apache/iceberg/catalog/CatalogTests.java`` at
+apache/iceberg HEAD 7f879b1), driven through PyIceberg's ``RestCatalog`` against a real server.
+The RCK's settings for this server: ``requiresNamespaceCreate()`` true (a table needs its
+schema), ``supportsServerSideRetry()`` true (the RCK's default: conflicts are the server's
+"Requirement failed: ..." answers), ``supportsNestedNamespaces()``, ``supportsEmptyNamespace()``
+and ``supportsVariant()`` false, ``overridesRequestedLocation()`` false.
+
+Counts (Java test methods; a parameterized method is one behaviour, its cases one pytest item
+each):
+
+| | methods |
+|---|---|
+| Java behaviours at HEAD (100 ``@Test`` + 4 ``@ParameterizedTest``) | 104 |
+| ported | 78 |
+| passing | 31 |
+| xfail, strict (server gaps; the mark goes when the server is fixed) | 36 |
+| skipped (a deliberate difference of this catalog) | 11 |
+| not expressible through PyIceberg | 26 |
+
+Skipped on purpose: ``test_drop_namespace_with_nested_namespace`` and
+``test_list_nested_namespaces`` (namespaces are schemas, one level);
+``test_list_namespaces_with_empty_namespace``, ``test_create_and_drop_empty_namespace``,
+``test_namespace_properties_on_empty_namespace``, ``test_list_tables_in_empty_namespace`` (no
+empty namespace; the RCK skips them too); ``test_namespace_with_slash``,
+``test_table_name_with_slash`` (a catalog name may not hold '/'; the RCK skips them too);
+``test_create_table_with_variant_column``, ``test_create_v2_table_with_variant_column_fails``,
+``test_add_variant_column_to_existing_table`` (no variant type; the RCK skips them by default).
+
+Not expressible through PyIceberg 0.12 (no test is written for them):
+
+| Java test | why |
+|---|---|
+| testDefaultTableProperties, testOverrideTableProperties, and their CreateTransaction and ReplaceTransaction forms (6) | ``table-default.*`` / ``table-override.*`` are merged into a create by Java's client; PyIceberg has no such merging (the replace forms also need a replace transaction) |
+| testLoadMetadataTable | Java resolves ``ns.tbl.files`` to a metadata table client-side; PyIceberg's ``inspect`` sends nothing |
+| testLoadTableWithMissingMetadataFile | moves the metadata file on disk; metadata-file level |
+| testRemoveUnusedSpec, testRemoveUnusedSchemas | ``expireSnapshots().cleanExpiredMetadata(true)``: PyIceberg's expiry has no counterpart |
+| testCreateOrReplaceReplaceTransactionReplace, testCompleteCreateOrReplaceTransactionReplace | replace half of ``createOrReplaceTransaction``: PyIceberg has none |
+| testReplaceTransaction, testCompleteReplaceTransaction, testReplaceTransactionRequiresTableExists, testReplaceTableKeepsSnapshotLog | ``replaceTransaction`` / ``newReplaceTableTransaction`` of an existing table |
+| testConcurrentReplaceTransactions, ...Schema, ...Schema2, ...SchemaConflict, ...PartitionSpec, ...PartitionSpec2, ...PartitionSpecConflict, ...SortOrder, ...SortOrderConflict (9) | replace transactions |
+| testCatalogWithCustomMetricsReporter | Java's client-side metrics reporter |
+
+Ported through requests Java's client sends that PyIceberg words differently:
+``createOrReplaceTransaction`` and ``newReplaceTableTransaction(orCreate=true)`` of a missing
+table (a staged create, as ``create_table_transaction`` sends); the commit of
+``test_update_table_schema_assignment_conflict`` (Java's requirements, via ``commit_table``);
+the rename of ``test_rename_table_namespace_missing`` (PyIceberg refuses it before sending).
+``createTableInUniqueLocation`` is disabled by the RCK but ported: this server picks locations.
+
+The server gaps are the strict xfails' reasons; ``pytest -rx`` lists them.
+"""
