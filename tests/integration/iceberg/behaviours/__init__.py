@@ -31,16 +31,24 @@ empty namespace; the RCK skips them too); ``test_namespace_with_slash``,
 
 Not expressible through PyIceberg 0.12 (no test is written for them):
 
-| Java test | why |
-|---|---|
-| testDefaultTableProperties, testOverrideTableProperties, and their CreateTransaction and ReplaceTransaction forms (6) | ``table-default.*`` / ``table-override.*`` are merged into a create by Java's client; PyIceberg has no such merging (the replace forms also need a replace transaction) |
-| testLoadMetadataTable | Java resolves ``ns.tbl.files`` to a metadata table client-side; PyIceberg's ``inspect`` sends nothing |
-| testLoadTableWithMissingMetadataFile | moves the metadata file on disk; metadata-file level |
-| testRemoveUnusedSpec, testRemoveUnusedSchemas | ``expireSnapshots().cleanExpiredMetadata(true)``: PyIceberg's expiry has no counterpart |
-| testCreateOrReplaceReplaceTransactionReplace, testCompleteCreateOrReplaceTransactionReplace | replace half of ``createOrReplaceTransaction``: PyIceberg has none |
-| testReplaceTransaction, testCompleteReplaceTransaction, testReplaceTransactionRequiresTableExists, testReplaceTableKeepsSnapshotLog | ``replaceTransaction`` / ``newReplaceTableTransaction`` of an existing table |
-| testConcurrentReplaceTransactions, ...Schema, ...Schema2, ...SchemaConflict, ...PartitionSpec, ...PartitionSpec2, ...PartitionSpecConflict, ...SortOrder, ...SortOrderConflict (9) | replace transactions |
-| testCatalogWithCustomMetricsReporter | Java's client-side metrics reporter |
+- testDefaultTableProperties, testOverrideTableProperties and their CreateTransaction and
+  ReplaceTransaction forms (6): ``table-default.*`` / ``table-override.*`` are merged into a
+  create by Java's client; PyIceberg has no such merging (the replace forms also need a
+  replace transaction).
+- testLoadMetadataTable: Java resolves ``ns.tbl.files`` to a metadata table client-side;
+  PyIceberg's ``inspect`` sends nothing.
+- testLoadTableWithMissingMetadataFile: moves the metadata file on disk (metadata-file level).
+- testRemoveUnusedSpec, testRemoveUnusedSchemas: ``expireSnapshots().cleanExpiredMetadata``
+  has no PyIceberg counterpart.
+- testCreateOrReplaceReplaceTransactionReplace, testCompleteCreateOrReplaceTransactionReplace:
+  the replace half of ``createOrReplaceTransaction``; PyIceberg has none.
+- testReplaceTransaction, testCompleteReplaceTransaction,
+  testReplaceTransactionRequiresTableExists, testReplaceTableKeepsSnapshotLog: a replace
+  transaction of an existing table.
+- testConcurrentReplaceTransactions and ...Schema, ...Schema2, ...SchemaConflict,
+  ...PartitionSpec, ...PartitionSpec2, ...PartitionSpecConflict, ...SortOrder,
+  ...SortOrderConflict (9): replace transactions.
+- testCatalogWithCustomMetricsReporter: Java's client-side metrics reporter.
 
 Ported through requests Java's client sends that PyIceberg words differently:
 ``createOrReplaceTransaction`` and ``newReplaceTableTransaction(orCreate=true)`` of a missing
