@@ -6,8 +6,8 @@ Commands name columns by name, as every command does; the state keeps their ids 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import uuid
+from collections.abc import Sequence
 from typing import ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
