@@ -242,7 +242,7 @@ def test_unreadable_or_missing_files_are_refused_and_the_server_stays_up(
     written.parent.mkdir()
     gone = parquet_file(table, written)
     written.unlink()
-    with pytest.raises(BadRequestError, match=f"data file {written} does not exist"):
+    with pytest.raises(BadRequestError, match=f"data file file://{written} does not exist"):
         fast_append(table, gone)
     assert client.data_commits(client.table("PUBLIC", "EVENTS").id).commits == []
     assert requests.get(f"{iceberg_server.url}/healthz", timeout=5).status_code == 200
