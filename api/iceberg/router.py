@@ -367,7 +367,7 @@ async def _create_in_commit(
     changes = CreateChanges(name, body.updates)
     chain = added_snapshots(changes.snapshots)
     command = changes.command(schema)
-    precondition = changes.precondition(cat, _warehouse(request))
+    precondition = changes.precondition(schema, command, _warehouse(request))
     try:
         result = await execute_batch(request, [command], precondition=precondition)
     except AlreadyExistsError as e:

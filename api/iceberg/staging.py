@@ -11,11 +11,11 @@ add-sort-order, set-default-sort-order, set-location, set-properties, and, for a
 created with data, add-snapshot and set-snapshot-ref (branch main).
 
 The table is created as one catalog version, with the uuid the engine assigned. Its
-location is ``<warehouse>/table_<id>`` and its id is the next object id of the catalog it is
-created in, so the staged answer names the folder of the next id; ``set-location`` must
-name that folder (as a path or a ``file:`` URI), and the create holds only if that id is
-still the next one when its batch is judged (``next_id_unchanged``). Another object created
-in between fails the commit with 409 ``CommitFailedException``: the engine's data files are
+location is ``<warehouse>/table_<id>``, its id the next object id of the catalog it is
+created in, so the staged answer names the folder the table would get in the latest catalog;
+``set-location`` must name the folder it gets in the catalog its batch is judged on (as a
+path or a ``file:`` URI; ``CreateChanges.precondition``). Another object created in
+between fails the commit with 409 ``CommitFailedException``: the engine's data files are
 in a folder that is no longer the table's, and nothing is created (a staged create that
 writes no data before its commit, DuckDB's, just runs again). A commit that also adds a
 snapshot makes it the table's first data commit right after the create; if that data
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY, create_table_command
 from api.iceberg.errors import bad_request
 from api.iceberg.manifests import local_path
-from api.iceberg.metadata import location_uri, table_metadata
+from api.iceberg.metadata import table_metadata
 from api.iceberg.models import (
     CreateTableRequest,
     IcebergSchema,
@@ -57,7 +57,7 @@ from api.iceberg.updates import (
 )
 from catalog.catalog import Catalog
 from catalog.commands.tables import CreateTableCommand
-from catalog.data.warehouse import table_folder, warehouse_path
+from catalog.data.warehouse import data_folder, warehouse_path
 from catalog.errors import ConcurrentUpdateError, ErrorCode
 from catalog.manager import Precondition
 from catalog.prepare import prepare
@@ -79,12 +79,6 @@ def with_uuid(command: CreateTableCommand, table_uuid: str) -> CreateTableComman
     return command.model_copy(update={"iceberg": checked})
 
 
-def next_location(cat: Catalog, warehouse: str) -> tuple[int, str]:
-    """Return the next object id of ``cat`` and the folder a table of that id gets, as a URI."""
-    table_id = cat.object_id_gen
-    return table_id, location_uri(table_folder(warehouse_path(warehouse), table_id))
-
-
 def staged_metadata(
     cat: Catalog, schema: str, body: CreateTableRequest, warehouse: str
 ) -> TableMetadata:
@@ -98,17 +92,18 @@ def staged_metadata(
             than the one the table will get.
         CatalogError: the schema is missing, the table exists, or the command is refused.
     """
-    _, location = next_location(cat, warehouse)
-    if body.location is not None and not same_folder(body.location, location):
-        raise bad_request(
-            f"table {body.name}: this catalog places each table's data in its warehouse folder; "
-            f"this one will be {location}: create the table without a location"
-        )
     asked = body.model_copy(update={"stage_create": False, "location": None})
     command = with_uuid(create_table_command(schema, asked), str(uuid.uuid4()))
     prepared = prepare(cat, [command], warehouse=str(warehouse_path(warehouse)))
-    table = prepared.catalog.table(schema, body.name)
-    return table_metadata(table, warehouse, cat.activation_ts)
+    metadata = table_metadata(
+        prepared.catalog.table(schema, body.name), warehouse, cat.activation_ts
+    )
+    if body.location is not None and not same_folder(body.location, metadata.location):
+        raise bad_request(
+            f"table {body.name}: this catalog places each table's data in its warehouse folder; "
+            f"this one will be {metadata.location}: create the table without a location"
+        )
+    return metadata
 
 
 def same_folder(asked: str, location: str) -> bool:
@@ -209,36 +204,29 @@ class CreateChanges:
         command = create_table_command(schema, body)
         return command if self.table_uuid is None else with_uuid(command, self.table_uuid)
 
-    def precondition(self, cat: Catalog, warehouse: str) -> Precondition | None:
+    def precondition(
+        self, schema: str, command: CreateTableCommand, warehouse: str
+    ) -> Precondition | None:
         """Return the check that the table gets the location the engine was given.
 
-        Raises:
-            IcebergError: BadRequestException when ``set-location`` names no table folder of
-                the warehouse.
-            ConcurrentUpdateError: PRECONDITION_FAILED, that folder went to another object.
+        The check creates the table in the catalog its batch is judged on, as the batch
+        will, and compares the folder it gets with ``set-location``'s.
         """
-        if self.location is None:
+        asked = self.location
+        if asked is None:
             return None
-        table_id, location = next_location(cat, warehouse)
-        folder = os.path.normpath(local_path(self.location))
-        base = str(warehouse_path(warehouse))
-        parent, leaf = os.path.split(folder)
-        digits = leaf.removeprefix("table_")
-        if parent != base or digits == leaf or not digits.isdigit():
-            raise bad_request(
-                f"table {self.name}: location {self.location} cannot be given: this catalog "
-                f"places each table in its warehouse folder (next: {location}); stage the "
-                "create again"
-            )
-        wanted = int(digits)
-        if wanted < table_id:
-            raise_moved(self.name, self.location)
 
         def check(current: Catalog) -> None:
-            if current.object_id_gen != wanted:
-                raise_moved(self.name, self.location or "")
+            if not same_folder(asked, _created_folder(current, schema, command, warehouse)):
+                raise_moved(self.name, asked)
 
         return check
+
+
+def _created_folder(cat: Catalog, schema: str, command: CreateTableCommand, warehouse: str) -> str:
+    """Return the folder the table ``command`` creates gets when created in ``cat``."""
+    prepared = prepare(cat, [command], warehouse=str(warehouse_path(warehouse)))
+    return str(data_folder(prepared.catalog.table(schema, command.name), warehouse))
 
 
 def raise_moved(name: str, location: str) -> None:

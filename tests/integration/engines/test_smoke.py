@@ -34,7 +34,7 @@ DOC_NULL = (
 )
 STAGED_CREATE_DOC_NULL = (
     'DuckDB creates a table by POST /v1/namespaces/{ns}/tables with "stage-create": true '
-    "(then a commit with assert-create); the staged answer's fields carry \"doc\": null, "
+    '(then a commit with assert-create); the staged answer\'s fields carry "doc": null, '
     "which DuckDB refuses (StructField property 'doc' is not of type 'string')"
 )
 LOCATION_NOT_EMPTY = (
