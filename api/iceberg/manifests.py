@@ -94,11 +94,12 @@ def local_path(location: str) -> str:
 
 
 def relative_path(folder: str, location: str, what: str) -> str:
-    """Return ``location`` relative to the table's ``folder``.
+    """Return ``location`` relative to the table's ``folder`` (each a path or a ``file:`` URI).
 
     Raises:
         IcebergError: BadRequestException naming ``what`` when it is outside the folder.
     """
+    folder = os.path.normpath(local_path(folder))
     path = os.path.normpath(local_path(location))
     inside = PurePosixPath(path).is_relative_to(folder) and path != folder
     if not inside or not os.path.isabs(path):
@@ -236,7 +237,7 @@ def check_present(folder: str, paths: Sequence[str]) -> None:
         IcebergError: BadRequestException naming the first that is missing.
     """
     for path in paths:
-        if not os.path.isfile(os.path.join(folder, path)):
+        if not os.path.isfile(os.path.join(local_path(folder), path)):
             raise bad_request(f"data file {folder}/{path} does not exist")
 
 

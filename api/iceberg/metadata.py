@@ -10,6 +10,7 @@ order, format version 2.
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 from api.iceberg.errors import bad_request
 from api.iceberg.models import (
@@ -29,10 +30,21 @@ from catalog.descriptors import TableDescriptor, TableVersion
 from schemasync.clock import physical_of
 
 
-def metadata_location(location: str, catalog_version: int, data_seq: int = 0) -> str:
-    """Return the metadata location a commit answers with (no file is written there).
+def location_uri(folder: Path) -> str:
+    """Return a local folder as the location served: a ``file://`` URI.
 
-    It names the catalog version and, once the table has data commits, the latest one.
+    Engines resolve a location by its scheme (Trino finds no file system for a bare path);
+    the path is kept as it is (not percent-encoded), so it reads back by stripping the scheme
+    (``manifests.local_path``).
+    """
+    return f"file://{folder}"
+
+
+def metadata_location(location: str, catalog_version: int, data_seq: int = 0) -> str:
+    """Return the metadata file of a table's state (``metadata_files`` writes it).
+
+    It names the catalog version that last changed the table and, once the table has data
+    commits, the latest one's sequence number.
     """
     data = f"-data-{data_seq}" if data_seq else ""
     return f"{location}/metadata/catalog-v{catalog_version}{data}.metadata.json"
@@ -154,8 +166,8 @@ def table_metadata(
         last_partition_id=state.last_partition_id,
         sort_orders=_orders(state),
         default_sort_order_id=state.default_sort_order_id,
-        table_uuid=table_uuid(table.id),
-        location=str(data_folder(table, warehouse)),
+        table_uuid=table_uuid(table.id, state.table_uuid),
+        location=location_uri(data_folder(table, warehouse)),
         last_sequence_number=data.last_sequence_number,
         last_updated_ms=max(physical_of(changed), data.last_commit_ms),
         last_column_id=table.next_column_id - 1,

@@ -46,12 +46,12 @@ def _differs(member: str, actual: int, asked: int) -> str | None:
 
 
 class AssertCreate(BaseRequirement):
-    """The table must not exist yet (a create transaction)."""
+    """The table must not exist yet (a create transaction's; ``staging`` handles those)."""
 
     type: Literal["assert-create"] = "assert-create"
 
     def failure(self, metadata: TableMetadata) -> str | None:
-        """Fail always: a commit is checked against a table that exists."""
+        """Fail always: a commit checked against a table's metadata finds the table exists."""
         return "the table already exists"
 
 

@@ -11,6 +11,7 @@ reader role, changes the writer role, as on ``/v1``.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -24,8 +25,9 @@ from api.iceberg.commits import (
     unchanged_since_read,
 )
 from api.iceberg.creation import create_table_command
-from api.iceberg.errors import IcebergError, bad_request, documented_errors
+from api.iceberg.errors import IcebergError, bad_request, commit_failed, documented_errors
 from api.iceberg.metadata import metadata_location, table_metadata
+from api.iceberg.metadata_files import metadata_log, write_metadata_file
 from api.iceberg.models import (
     CatalogConfig,
     CommitTableResponse,
@@ -50,6 +52,7 @@ from api.iceberg.paths import (
     schema_name,
 )
 from api.iceberg.snapshots import ensure_manifests, snapshots_of
+from api.iceberg.staging import CreateChanges, is_create, staged_metadata
 from api.server.auth import require
 from api.server.execution import execute_batch, node_of
 from api.server.responses import json_response
@@ -63,6 +66,7 @@ from catalog.commands.schemas import (
 from catalog.commands.tables import DropTableCommand, RenameTableCommand
 from catalog.data.files import DataCommit
 from catalog.descriptors import TableDescriptor
+from catalog.errors import AlreadyExistsError, CatalogError, ErrorCode
 from catalog.properties import properties_dict
 
 router = APIRouter(prefix="/v1", tags=["iceberg"], responses=documented_errors())
@@ -95,6 +99,36 @@ async def _metadata(
     await ensure_manifests(plain.location, plain.schemas[-1], table.columns, commits)
     snapshots = snapshots_of(plain.location, commits, horizon_ts=_horizon(request))
     return table_metadata(table, _warehouse(request), cat.activation_ts, snapshots), commits
+
+
+async def _written(
+    request: Request, table: TableDescriptor, metadata: TableMetadata
+) -> tuple[str, TableMetadata]:
+    """Return the metadata file of ``table``'s state and the metadata it holds, written first.
+
+    The file is named by the catalog version that last changed the table (the earliest
+    version the node keeps, when that one is compacted away) and its latest data commit.
+
+    Raises:
+        IcebergError: ServiceUnavailableException when the warehouse cannot be written.
+    """
+    service = node_of(request).service
+    try:
+        version = service.active_catalog_version(table.update_ts)
+    except CatalogError:
+        version = service.earliest_version
+    file = metadata_location(metadata.location, version, metadata.last_sequence_number)
+    logged = await asyncio.to_thread(metadata_log, metadata.location, file)
+    written = metadata.model_copy(update={"metadata_log": logged})
+    try:
+        await asyncio.to_thread(write_metadata_file, file, written)
+    except OSError as e:
+        raise IcebergError(
+            "ServiceUnavailableException",
+            503,
+            f"the metadata file {file} of table {table.name} cannot be written: {e.strerror}",
+        ) from e
+    return file, written
 
 
 def _horizon(request: Request) -> int:
@@ -219,13 +253,23 @@ async def list_tables(
 async def create_table(
     request: Request, namespace: NamespacePath, body: CreateTableRequest
 ) -> Response:
-    """Create a table (one ``CREATE TABLE``); the answer carries the catalog's column ids."""
+    """Create a table (one ``CREATE TABLE``); the answer carries the catalog's column ids.
+
+    A staged create (``stage-create``) creates nothing and answers the metadata the table
+    would have, without a metadata file (``staging``).
+    """
     schema = schema_name(namespace)
+    if body.stage_create:
+        cat = _latest(request)
+        staged = staged_metadata(cat, schema, body, _warehouse(request))
+        return json_response(LoadTableResult(metadata=staged))
     result = await execute_batch(request, [create_table_command(schema, body)])
     cat = node_of(request).service.catalog(result.version)
     found = cat.table(schema, body.name)
-    metadata = table_metadata(found, _warehouse(request), cat.activation_ts)
-    return json_response(LoadTableResult(metadata=metadata))
+    file, metadata = await _written(
+        request, found, table_metadata(found, _warehouse(request), cat.activation_ts)
+    )
+    return json_response(LoadTableResult(metadata_location=file, metadata=metadata))
 
 
 @router.get(
@@ -237,11 +281,15 @@ async def load_table(
     table: TablePath,
     snapshots: Annotated[str | None, Query(pattern="^(all|refs)$")] = None,
 ) -> Response:
-    """A table's metadata, projected from its descriptor and its recorded data commits."""
+    """A table's metadata, projected from its descriptor and its recorded data commits.
+
+    Its metadata file is written first when missing.
+    """
     cat = _latest(request)
     found = cat.table(schema_name(namespace), table)
     metadata, _ = await _metadata(request, cat, found)
-    return json_response(LoadTableResult(metadata=metadata))
+    file, metadata = await _written(request, found, metadata)
+    return json_response(LoadTableResult(metadata_location=file, metadata=metadata))
 
 
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204, dependencies=READ)
@@ -262,9 +310,15 @@ async def commit_table(
     """Check a commit's requirements, then make its changes: one data commit or one batch.
 
     A commit that adds a snapshot becomes one data commit; one that changes the schema or
-    properties becomes one batch of catalog commands.
+    properties becomes one batch of catalog commands; a create transaction's (``assert-create``)
+    creates the table (``staging``). The answer's metadata file is written first.
     """
     schema, name = schema_name(namespace), table
+    if is_create(body.requirements):
+        cat, found = await _create_in_commit(request, schema, name, body)
+        metadata, _ = await _metadata(request, cat, found)
+        file, metadata = await _written(request, found, metadata)
+        return json_response(CommitTableResponse(metadata_location=file, metadata=metadata))
     cat = _latest(request)
     found = cat.table(schema, name)
     metadata, commits = await _metadata(request, cat, found)
@@ -288,14 +342,52 @@ async def commit_table(
             cat = node_of(request).service.catalog(result.version)
             found = cat.table_by_id(found.id)
             metadata = table_metadata(found, _warehouse(request), cat.activation_ts, snapshots)
-    return json_response(
-        CommitTableResponse(
-            metadata_location=metadata_location(
-                metadata.location, cat.version, metadata.last_sequence_number
-            ),
-            metadata=metadata,
+    file, metadata = await _written(request, found, metadata)
+    return json_response(CommitTableResponse(metadata_location=file, metadata=metadata))
+
+
+async def _create_in_commit(
+    request: Request, schema: str, name: str, body: CommitTableRequest
+) -> tuple[Catalog, TableDescriptor]:
+    """Create the table of a create transaction's commit, with its first data commit if any.
+
+    Returns the catalog the table was created in and the table. A data commit that is
+    refused drops the table again (``staging``).
+
+    Raises:
+        IcebergError: CommitFailedException when the table exists or its staged location
+            went to another object; BadRequestException for what a create refuses.
+    """
+    cat = _latest(request)
+    if cat.find_table(schema, name) is not None:
+        raise commit_failed(
+            f"requirement assert-create failed for table {schema}.{name}: the table already "
+            "exists; nothing was written"
         )
-    )
+    changes = CreateChanges(name, body.updates)
+    chain = added_snapshots(changes.snapshots)
+    command = changes.command(schema)
+    precondition = changes.precondition(schema, command, _warehouse(request))
+    try:
+        result = await execute_batch(request, [command], precondition=precondition)
+    except AlreadyExistsError as e:
+        if e.code is not ErrorCode.TABLE_EXISTS:
+            raise
+        raise commit_failed(
+            f"requirement assert-create failed for table {schema}.{name}: the table already "
+            "exists; nothing was written"
+        ) from e
+    cat = node_of(request).service.catalog(result.version)
+    found = cat.table(schema, name)
+    if chain is not None:
+        try:
+            metadata, commits = await _metadata(request, cat, found)
+            await commit_snapshots(request, found, f"{schema}.{name}", metadata, commits, [], chain)
+        except Exception:
+            drop = DropTableCommand(**{"schema": schema, "name": name, "if_exists": True})
+            await execute_batch(request, [drop])
+            raise
+    return cat, found
 
 
 @router.delete("/namespaces/{namespace}/tables/{table}", status_code=204, dependencies=WRITE)

@@ -96,7 +96,7 @@ class BaseUpdate(IcebergModel):
 
 
 class AssignUUIDUpdate(BaseUpdate):
-    """Give the table a uuid (refused: a table's uuid is fixed by the catalog)."""
+    """Give the table a uuid: taken by a create transaction (``staging``), else refused."""
 
     action: Literal["assign-uuid"] = "assign-uuid"
     uuid: str
@@ -244,7 +244,7 @@ class RemoveSnapshotRefUpdate(BaseUpdate):
 
 
 class SetLocationUpdate(BaseUpdate):
-    """Move the table (refused: a table keeps its location)."""
+    """Move the table: a create transaction's names the table's folder, else refused."""
 
     action: Literal["set-location"] = "set-location"
     location: str

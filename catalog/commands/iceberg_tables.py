@@ -6,8 +6,9 @@ Commands name columns by name, as every command does; the state keeps their ids 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
-from typing import Literal, Self
+from typing import ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -107,12 +108,32 @@ class IcebergTableSpec(Model):
     order becomes order 1 (or the unsorted order 0 when it has no fields).
     """
 
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("table_uuid",)
+    """Fields appended to the stored form after its first format; older payloads lack them."""
+
     format_version: int = DEFAULT_FORMAT_VERSION
     partition_spec: NewPartitionSpec | None = None
     sort_order: NewSortOrder | None = None
     properties: dict[str, str] = Field(default_factory=dict)
     column_docs: dict[str, str] = Field(default_factory=dict)
     """Column name → documentation."""
+    table_uuid: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The ``table-uuid`` the engine assigned (a create transaction's); None: the catalog's.
+
+    Left out of the stored command when None, so a command without one is stored as before."""
+
+    @model_validator(mode="after")
+    def _check_uuid(self) -> Self:
+        if self.table_uuid is not None:
+            try:
+                canonical = str(uuid.UUID(self.table_uuid))
+            except ValueError as e:
+                raise ValidationError(f"table uuid {self.table_uuid!r} is not a uuid") from e
+            if canonical != self.table_uuid:
+                raise ValidationError(
+                    f"table uuid {self.table_uuid!r} is not in canonical form ({canonical})"
+                )
+        return self
 
     def state(self, table: str, columns: Sequence[ColumnDescriptor]) -> IcebergTableState:
         """Return the state a new table with ``columns`` starts with.
@@ -135,6 +156,7 @@ class IcebergTableSpec(Model):
                 "default_spec_id": UNPARTITIONED_SPEC_ID,
                 "default_sort_order_id": 1 if order.fields else UNSORTED_ORDER_ID,
                 "properties": properties_of(self.properties),
+                "table_uuid": self.table_uuid,
             }
         )
         edit.set_docs(self.column_docs)

@@ -4,7 +4,8 @@ Iceberg readers remember ids: a snapshot id names what a reader read, a sequence
 deletes against data, the table uuid tells a table from one re-created under its name. So
 each is a pure function of what the log keeps, the same on every node and on every load:
 
-- ``table_uuid``: a uuid5 of the table id (ids are never reused within a cluster).
+- ``table_uuid``: the uuid the creating engine assigned (a create transaction's, a registered
+  table's), else a uuid5 of the table id (ids are never reused within a cluster).
 - ``snapshot_id_of``: the writer's id for a commit made through the Iceberg REST catalog;
   for a commit of the Spark source, ``spark_snapshot_id`` of the table and the commit number.
 - ``sequence_numbers``: the writer's number for an Iceberg commit; one more than the commit
@@ -36,11 +37,15 @@ TABLE_UUID_NAMESPACE = uuid.UUID("6f1c1d2e-8a51-5b0e-9d3c-2a7f4e0b9c11")
 """The uuid5 namespace of table uuids (a fixed value: uuids must never change)."""
 
 
-def table_uuid(table_id: int) -> str:
+def table_uuid(table_id: int, assigned: str | None = None) -> str:
     """Return the table's ``table-uuid``: stable for its life, new for a table created again.
 
-    A table's id is never reused within a cluster, so it names the table.
+    It is the uuid the engine that created the table assigned (kept in its Iceberg state),
+    else one derived from its id: a table's id is never reused within a cluster, so it names
+    the table.
     """
+    if assigned is not None:
+        return assigned
     return str(uuid.uuid5(TABLE_UUID_NAMESPACE, f"table:{table_id}"))
 
 

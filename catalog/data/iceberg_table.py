@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from catalog.column_types import ColumnType
 from catalog.errors import ValidationError
@@ -108,6 +108,9 @@ UNSORTED = SortOrder(order_id=UNSORTED_ORDER_ID)
 class IcebergTableState(Model):
     """A table's Iceberg state: what a table without one is served as, by default."""
 
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("table_uuid",)
+    """Fields appended to the stored form after its first format; older payloads lack them."""
+
     format_version: int = DEFAULT_FORMAT_VERSION
     specs: tuple[PartitionSpec, ...] = (UNPARTITIONED,)
     default_spec_id: int = UNPARTITIONED_SPEC_ID
@@ -118,6 +121,9 @@ class IcebergTableState(Model):
     """Iceberg table properties other than the catalog's own, kept verbatim, sorted by name."""
     column_docs: tuple[ColumnDoc, ...] = ()
     """Column documentation by column id, sorted by id."""
+    table_uuid: str | None = None
+    """The ``table-uuid`` the engine that created the table assigned (a create transaction's
+    ``assign-uuid``, a registered table's own); None: the catalog's (``iceberg_identity``)."""
 
     def spec(self, spec_id: int) -> PartitionSpec | None:
         """Return the spec of id ``spec_id``, if any."""

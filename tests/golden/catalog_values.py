@@ -177,6 +177,27 @@ def golden_iceberg_commands() -> list[CommandBase]:
     ]
 
 
+def golden_uuid_commands() -> list[CommandBase]:
+    """Return a create transaction's table: created with the uuid its engine assigned."""
+    return [
+        c.CreateTable(
+            schema="LAKE",
+            name="STAGED",
+            columns=[c.Column(name="id", type=ColumnType.INT64)],
+            primary_key=[],
+            keyless=True,
+            iceberg=c.IcebergTableSpec(table_uuid="0b7e2c55-4a8e-4d6f-9c31-5f1e2d3c4b5a"),
+        ),
+    ]
+
+
+def golden_uuid_catalog() -> Catalog:
+    """Return the catalog after the Iceberg commands and ``golden_uuid_commands``."""
+    v1 = catalog_with_default_zone(activation_ts=1_700_000_000_000 << 16)
+    commands = [*golden_commands_v2(), *golden_iceberg_commands(), *golden_uuid_commands()]
+    return prepare(v1, commands).catalog
+
+
 def golden_iceberg_catalog() -> Catalog:
     """Return the catalog after ``golden_commands_v2`` and ``golden_iceberg_commands``."""
     v1 = catalog_with_default_zone(activation_ts=1_700_000_000_000 << 16)
@@ -382,6 +403,8 @@ def golden_files() -> dict[str, bytes]:
             golden_iceberg_catalog().table("LAKE", "EVENTS")
         ),
         "descriptor_schema_v3.bin": encode_descriptor(golden_iceberg_catalog().schema("LAKE")),
+        "commands_v4.bin": encode_commands(golden_uuid_commands()),
+        "descriptor_table_v4.bin": encode_descriptor(golden_uuid_catalog().table("LAKE", "STAGED")),
         "snapshot_iceberg_v2.bin": encode_snapshot(golden_iceberg_catalog()),
         "descriptor_table_v1.bin": encode_descriptor(table),
         "descriptor_table_v2.bin": encode_descriptor(golden_keyed_table()),

@@ -218,8 +218,8 @@ def test_unreadable_or_missing_files_are_refused_and_the_server_stays_up(
     iceberg: RestCatalog, client: CatalogClient, iceberg_server: RunningServer
 ) -> None:
     table = iceberg.create_table("PUBLIC.EVENTS", EVENTS)
-    metadata = Path(table.location()) / "metadata"
-    metadata.mkdir(parents=True)
+    metadata = Path(table.location().removeprefix("file://")) / "metadata"
+    metadata.mkdir(parents=True, exist_ok=True)
     garbage = metadata / "snap-1-garbage.avro"
     garbage.write_bytes(bytes(range(256)) * 4)
     snapshot: dict[str, Any] = {"snapshot-id": 1, "sequence-number": 1, "timestamp-ms": 1}
@@ -238,11 +238,11 @@ def test_unreadable_or_missing_files_are_refused_and_the_server_stays_up(
         f"manifest list {garbage} cannot be read as an Iceberg manifest list"
     )
     # A real snapshot whose data file is gone: PyIceberg writes it, the file is removed.
-    written = Path(table.location()) / "data" / "gone.parquet"
+    written = Path(table.location().removeprefix("file://")) / "data" / "gone.parquet"
     written.parent.mkdir()
     gone = parquet_file(table, written)
     written.unlink()
-    with pytest.raises(BadRequestError, match=f"data file {written} does not exist"):
+    with pytest.raises(BadRequestError, match=f"data file file://{written} does not exist"):
         fast_append(table, gone)
     assert client.data_commits(client.table("PUBLIC", "EVENTS").id).commits == []
     assert requests.get(f"{iceberg_server.url}/healthz", timeout=5).status_code == 200

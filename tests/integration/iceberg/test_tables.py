@@ -65,7 +65,7 @@ def test_a_created_table_has_the_identifier_fields_as_its_primary_key(
         assert answer.metadata.current_snapshot_id is None
         assert answer.spec().is_unpartitioned()
         warehouse = Path(str(iceberg_server.settings.warehouse)).resolve()
-        assert answer.location() == str(warehouse / f"table_{table.id}")
+        assert answer.location() == f"file://{warehouse}/table_{table.id}"
     assert created.metadata.table_uuid == loaded.metadata.table_uuid
     assert loaded.schema().find_field("AMOUNT").field_type == DecimalType(12, 2)
     assert loaded.properties == {"stale-rows-fraction": "0.2", "min-stale-rows-count": "500"}

@@ -33,6 +33,8 @@ from tests.golden.catalog_values import (
     golden_stamped,
     golden_system_view_commands,
     golden_timed_zone,
+    golden_uuid_catalog,
+    golden_uuid_commands,
     golden_viewed,
 )
 
@@ -80,6 +82,8 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "entries_v3.bin": golden_iceberg_entries(),
         "descriptor_table_v3.bin": golden_iceberg_catalog().table("LAKE", "EVENTS"),
         "descriptor_schema_v3.bin": golden_iceberg_catalog().schema("LAKE"),
+        "commands_v4.bin": golden_uuid_commands(),
+        "descriptor_table_v4.bin": golden_uuid_catalog().table("LAKE", "STAGED"),
         "snapshot_iceberg_v2.bin": golden_iceberg_catalog(),
         "descriptor_table_v1.bin": v2.table("SALES", "ORDERS"),
         "descriptor_table_v2.bin": golden_keyed_table(),

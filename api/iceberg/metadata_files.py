@@ -1,0 +1,102 @@
+"""A table's metadata files: the served metadata written as Iceberg's ``metadata.json``.
+
+Every table answer (create, load, commit) names a metadata file, and the file is there: a
+reader given only that file (DuckDB's ``iceberg_scan('<file>')``, a migration tool, another
+catalog's ``register``) reads the table from it. Its name is fixed by the table's state
+(``metadata.metadata_location``: the catalog version that last changed the table and the
+latest data commit's sequence number), so every node names the same file for the same state
+and the first to answer writes it: a commit writes it before it answers, a load writes it
+when it is missing (a node that stopped between its commit and the write, a state made by
+the Spark source, or by another node). A file is written under a fresh name and renamed, so a
+reader never sees half of one, and two nodes writing it at once leave one whole file.
+
+The JSON is what Iceberg's ``TableMetadataParser`` writes for format version 2: no nulls
+(``current-snapshot-id`` -1 before the first snapshot), ``statistics`` and
+``partition-statistics`` empty, and ``metadata-log`` the table's earlier metadata files
+still in its folder (the last ``PREVIOUS_VERSIONS_MAX``, oldest first).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from typing import Any
+
+from api.iceberg.manifests import local_path
+from api.iceberg.models import TableMetadata
+
+PREVIOUS_VERSIONS_MAX = 100
+"""How many earlier metadata files ``metadata-log`` lists (Iceberg's default for
+``write.metadata.previous-versions-max``)."""
+
+_NAME = re.compile(r"catalog-v(\d+)(?:-data-(\d+))?\.metadata\.json")
+
+
+def metadata_json(metadata: TableMetadata) -> dict[str, Any]:
+    """Return ``metadata`` as the Iceberg spec's JSON object (no null members)."""
+    body = metadata.model_dump(mode="json", by_alias=True, exclude_none=True)
+    body["current-snapshot-id"] = (
+        -1 if metadata.current_snapshot_id is None else metadata.current_snapshot_id
+    )
+    body.setdefault("statistics", [])
+    body.setdefault("partition-statistics", [])
+    return body
+
+
+def _order(name: str) -> tuple[int, int] | None:
+    match = _NAME.fullmatch(name)
+    if match is None:
+        return None
+    return int(match.group(1)), int(match.group(2) or 0)
+
+
+def metadata_log(location: str, current: str) -> list[dict[str, Any]]:
+    """Return the table's earlier metadata files in its folder, oldest first (``metadata-log``).
+
+    Args:
+        location: the table's location.
+        current: the metadata file being answered (left out, with any later one).
+    """
+    folder = os.path.join(local_path(location), "metadata")
+    limit = _order(os.path.basename(current))
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        order = _order(name)
+        if order is None or (limit is not None and order >= limit):
+            continue
+        try:
+            written_ms = int(os.path.getmtime(os.path.join(folder, name)) * 1000)
+        except OSError:
+            continue
+        found.append((order, name, written_ms))
+    found.sort()
+    return [
+        {"timestamp-ms": ms, "metadata-file": f"{location}/metadata/{name}"}
+        for _, name, ms in found[-PREVIOUS_VERSIONS_MAX:]
+    ]
+
+
+def write_metadata_file(file: str, metadata: TableMetadata) -> None:
+    """Write ``metadata`` to ``file`` unless it exists (under a fresh name, then renamed).
+
+    Raises:
+        OSError: the warehouse cannot be written.
+    """
+    target = local_path(file)
+    if os.path.exists(target):
+        return
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    partial = f"{target}.{uuid.uuid4().hex}.partial"
+    try:
+        with open(partial, "x", encoding="utf-8") as out:
+            json.dump(metadata_json(metadata), out, separators=(",", ":"))
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)

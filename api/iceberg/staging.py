@@ -1,0 +1,242 @@
+"""Create transactions: a staged create, then one commit that creates the table.
+
+An engine that creates a table with its data (``CREATE TABLE ... AS SELECT``) or builds it
+before it exists (DuckDB's ``CREATE TABLE``) first asks for the table's metadata without
+creating it (``stage-create``): the answer (``staged_metadata``) is the metadata the
+table would have, with a fresh table uuid and the location it will get, and nothing is
+written. The engine then writes its data files under that location and commits with the
+requirement ``assert-create`` and the create's updates (``CreateChanges``): assign-uuid,
+upgrade-format-version, add-schema, set-current-schema, add-spec, set-default-spec,
+add-sort-order, set-default-sort-order, set-location, set-properties, and, for a table
+created with data, add-snapshot and set-snapshot-ref (branch main).
+
+The table is created as one catalog version, with the uuid the engine assigned. Its
+location is ``<warehouse>/table_<id>``, its id the next object id of the catalog it is
+created in, so the staged answer names the folder the table would get in the latest catalog;
+``set-location`` must name the folder it gets in the catalog its batch is judged on (as a
+path or a ``file:`` URI; ``CreateChanges.precondition``). Another object created in
+between fails the commit with 409 ``CommitFailedException``: the engine's data files are
+in a folder that is no longer the table's, and nothing is created (a staged create that
+writes no data before its commit, DuckDB's, just runs again). A commit that also adds a
+snapshot makes it the table's first data commit right after the create; if that data
+commit is refused, the table is dropped again, so the create stands with its data or not at
+all (a reader may see the empty table in between).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Sequence
+
+from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY, create_table_command
+from api.iceberg.errors import bad_request
+from api.iceberg.manifests import local_path
+from api.iceberg.metadata import table_metadata
+from api.iceberg.models import (
+    CreateTableRequest,
+    IcebergSchema,
+    PartitionSpec,
+    SortOrder,
+    TableMetadata,
+)
+from api.iceberg.requirements import AssertCreate, TableRequirement
+from api.iceberg.updates import (
+    AddPartitionSpecUpdate,
+    AddSchemaUpdate,
+    AddSortOrderUpdate,
+    AssignUUIDUpdate,
+    SetCurrentSchemaUpdate,
+    SetDefaultSortOrderUpdate,
+    SetDefaultSpecUpdate,
+    SetLocationUpdate,
+    SetPropertiesUpdate,
+    SnapshotUpdate,
+    TableUpdate,
+    UpgradeFormatVersionUpdate,
+)
+from catalog.catalog import Catalog
+from catalog.commands.tables import CreateTableCommand
+from catalog.data.warehouse import data_folder, warehouse_path
+from catalog.errors import ConcurrentUpdateError, ErrorCode
+from catalog.manager import Precondition
+from catalog.prepare import prepare
+
+LAST_ADDED = -1
+
+
+def with_uuid(command: CreateTableCommand, table_uuid: str) -> CreateTableCommand:
+    """Return ``command`` creating its table with the engine's ``table_uuid``.
+
+    Raises:
+        ValidationError: not a uuid in canonical form.
+    """
+    if command.iceberg is None:
+        return command
+    spec = command.iceberg.model_copy(update={"table_uuid": table_uuid})
+    # Validated again: model_copy does not validate.
+    checked = type(spec).model_validate(spec.model_dump())
+    return command.model_copy(update={"iceberg": checked})
+
+
+def staged_metadata(
+    cat: Catalog, schema: str, body: CreateTableRequest, warehouse: str
+) -> TableMetadata:
+    """Return the metadata the table ``body`` asks for would have; nothing is created.
+
+    The table is checked as its create would be (names, types, spec, order), given a fresh
+    uuid and the location of the next object id.
+
+    Raises:
+        IcebergError: BadRequestException for what a create refuses, or a location other
+            than the one the table will get.
+        CatalogError: the schema is missing, the table exists, or the command is refused.
+    """
+    asked = body.model_copy(update={"stage_create": False, "location": None})
+    command = with_uuid(create_table_command(schema, asked), str(uuid.uuid4()))
+    prepared = prepare(cat, [command], warehouse=str(warehouse_path(warehouse)))
+    metadata = table_metadata(
+        prepared.catalog.table(schema, body.name), warehouse, cat.activation_ts
+    )
+    if body.location is not None and not same_folder(body.location, metadata.location):
+        raise bad_request(
+            f"table {body.name}: this catalog places each table's data in its warehouse folder; "
+            f"this one will be {metadata.location}: create the table without a location"
+        )
+    return metadata
+
+
+def same_folder(asked: str, location: str) -> bool:
+    """Return whether two locations name one folder (each a path or a ``file:`` URI)."""
+    return os.path.normpath(local_path(asked)) == os.path.normpath(local_path(location))
+
+
+def is_create(requirements: Sequence[TableRequirement]) -> bool:
+    """Return whether a commit is a create transaction's (it asserts the table is new).
+
+    Raises:
+        IcebergError: BadRequestException for ``assert-create`` with other requirements.
+    """
+    if not any(isinstance(r, AssertCreate) for r in requirements):
+        return False
+    if len(requirements) != 1:
+        raise bad_request("assert-create is a create transaction's only requirement")
+    return True
+
+
+class CreateChanges:
+    """What a create transaction's updates ask for: the table, its uuid and location."""
+
+    def __init__(self, name: str, updates: Sequence[TableUpdate]) -> None:
+        """Read the updates of a create commit for table ``name``.
+
+        Raises:
+            IcebergError: BadRequestException for an update a create does not make, or a
+                default spec, order or schema that is not the one added.
+        """
+        self.name = name
+        self.table_uuid: str | None = None
+        self.location: str | None = None
+        self.properties: dict[str, str] = {}
+        self.snapshots: list[TableUpdate] = []
+        schemas: list[IcebergSchema] = []
+        specs: list[PartitionSpec] = []
+        orders: list[SortOrder] = []
+        for update in updates:
+            if isinstance(update, AssignUUIDUpdate):
+                self.table_uuid = update.uuid
+            elif isinstance(update, UpgradeFormatVersionUpdate):
+                if update.format_version != SERVED_FORMAT_VERSION:
+                    raise bad_request(f"table {name}: {SERVED_ONLY}, not {update.format_version}")
+            elif isinstance(update, AddSchemaUpdate):
+                schemas.append(update.schema_)
+            elif isinstance(update, AddPartitionSpecUpdate):
+                specs.append(update.spec)
+            elif isinstance(update, AddSortOrderUpdate):
+                orders.append(update.sort_order)
+            elif isinstance(update, SetCurrentSchemaUpdate):
+                self._chosen("set-current-schema", update.schema_id, schemas, "schema_id")
+            elif isinstance(update, SetDefaultSpecUpdate):
+                self._chosen("set-default-spec", update.spec_id, specs, "spec_id")
+            elif isinstance(update, SetDefaultSortOrderUpdate):
+                self._chosen("set-default-sort-order", update.sort_order_id, orders, "order_id")
+            elif isinstance(update, SetLocationUpdate):
+                self.location = update.location
+            elif isinstance(update, SetPropertiesUpdate):
+                self.properties.update(update.updates)
+            elif isinstance(update, SnapshotUpdate):
+                self.snapshots.append(update)
+            else:
+                raise bad_request(
+                    f"table {name}: update {update.action} is not part of a create transaction"
+                )
+        if len(schemas) != 1 or len(specs) > 1 or len(orders) > 1:
+            raise bad_request(
+                f"table {name}: a create transaction adds one schema, and at most one "
+                "partition spec and one sort order"
+            )
+        self.schema = schemas[0]
+        self.spec = specs[0] if specs else None
+        self.order = orders[0] if orders else None
+
+    def _chosen(self, what: str, asked: int, added: Sequence[object], member: str) -> None:
+        ids = [getattr(a, member) for a in added]
+        if asked != LAST_ADDED and asked not in ids and not (asked == 0 and not added):
+            raise bad_request(
+                f"table {self.name}: {what} {asked} names none of the create's own; a create "
+                "transaction makes what it adds the default (-1)"
+            )
+
+    def command(self, schema: str) -> CreateTableCommand:
+        """Return the command creating the table.
+
+        Raises:
+            IcebergError: BadRequestException for what a create refuses.
+            ValidationError: a name, column, transform or uuid the catalog refuses.
+        """
+        body = CreateTableRequest(
+            name=self.name,
+            schema_=self.schema,
+            partition_spec=self.spec,
+            write_order=self.order,
+            properties=self.properties,
+        )
+        command = create_table_command(schema, body)
+        return command if self.table_uuid is None else with_uuid(command, self.table_uuid)
+
+    def precondition(
+        self, schema: str, command: CreateTableCommand, warehouse: str
+    ) -> Precondition | None:
+        """Return the check that the table gets the location the engine was given.
+
+        The check creates the table in the catalog its batch is judged on, as the batch
+        will, and compares the folder it gets with ``set-location``'s.
+        """
+        asked = self.location
+        if asked is None:
+            return None
+
+        def check(current: Catalog) -> None:
+            if not same_folder(asked, _created_folder(current, schema, command, warehouse)):
+                raise_moved(self.name, asked)
+
+        return check
+
+
+def _created_folder(cat: Catalog, schema: str, command: CreateTableCommand, warehouse: str) -> str:
+    """Return the folder the table ``command`` creates gets when created in ``cat``."""
+    prepared = prepare(cat, [command], warehouse=str(warehouse_path(warehouse)))
+    return str(data_folder(prepared.catalog.table(schema, command.name), warehouse))
+
+
+def raise_moved(name: str, location: str) -> None:
+    """Refuse a create whose staged location went to another object meanwhile.
+
+    Raises:
+        ConcurrentUpdateError: PRECONDITION_FAILED, always.
+    """
+    raise ConcurrentUpdateError(
+        f"table {name}: the location {location} it was staged with went to another object "
+        "created meanwhile; nothing was created: stage the create again and retry",
+        code=ErrorCode.PRECONDITION_FAILED,
+    )
