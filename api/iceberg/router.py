@@ -49,7 +49,7 @@ from api.iceberg.paths import (
     page,
     schema_name,
 )
-from api.iceberg.snapshots import ensure_manifests, snapshots_of
+from api.iceberg.snapshots import Snapshots, ensure_manifests, snapshots_of
 from api.server.auth import require
 from api.server.execution import execute_batch, node_of
 from api.server.responses import json_response
@@ -81,7 +81,7 @@ def _warehouse(request: Request) -> str:
 
 
 async def _metadata(
-    request: Request, cat: Catalog, table: TableDescriptor
+    request: Request, cat: Catalog, table: TableDescriptor, *, refs_only: bool = False
 ) -> tuple[TableMetadata, list[DataCommit]]:
     """Return the table's metadata as of ``cat`` with the data commits recorded, and those.
 
@@ -93,7 +93,13 @@ async def _metadata(
     plain = table_metadata(table, _warehouse(request), cat.activation_ts)
     commits = await node.data.recorded(table.id)
     await ensure_manifests(plain.location, plain.schemas[-1], table.columns, commits)
-    snapshots = snapshots_of(plain.location, commits, horizon_ts=_horizon(request))
+    snapshots = snapshots_of(
+        plain.location,
+        commits,
+        horizon_ts=_horizon(request),
+        state=table.iceberg,
+        refs_only=refs_only,
+    )
     return table_metadata(table, _warehouse(request), cat.activation_ts, snapshots), commits
 
 
@@ -240,7 +246,7 @@ async def load_table(
     """A table's metadata, projected from its descriptor and its recorded data commits."""
     cat = _latest(request)
     found = cat.table(schema_name(namespace), table)
-    metadata, _ = await _metadata(request, cat, found)
+    metadata, _ = await _metadata(request, cat, found, refs_only=snapshots == "refs")
     return json_response(LoadTableResult(metadata=metadata))
 
 
@@ -280,14 +286,18 @@ async def commit_table(
         check_requirements(body.requirements, metadata, f"{schema}.{name}")
         commands = commit_commands(schema, found, metadata, body.updates)
         if commands:
-            snapshots = snapshots_of(metadata.location, commits, horizon_ts=_horizon(request))
+            horizon, location = _horizon(request), metadata.location
+
+            def listed(judged: TableDescriptor) -> Snapshots:
+                return snapshots_of(location, commits, horizon_ts=horizon, state=judged.iceberg)
+
             unchanged = unchanged_since_read(
-                body.requirements, found.id, _warehouse(request), f"{schema}.{name}", snapshots
+                body.requirements, found.id, _warehouse(request), f"{schema}.{name}", listed
             )
             result = await execute_batch(request, commands, precondition=unchanged)
             cat = node_of(request).service.catalog(result.version)
             found = cat.table_by_id(found.id)
-            metadata = table_metadata(found, _warehouse(request), cat.activation_ts, snapshots)
+            metadata = table_metadata(found, _warehouse(request), cat.activation_ts, listed(found))
     return json_response(
         CommitTableResponse(
             metadata_location=metadata_location(

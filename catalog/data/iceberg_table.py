@@ -18,9 +18,10 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from catalog.column_types import ColumnType
+from catalog.data.iceberg_refs import SnapshotRef, StatisticsDocument
 from catalog.errors import ValidationError
 from catalog.model import Model
 from catalog.properties import Properties, properties_dict
@@ -118,6 +119,24 @@ class IcebergTableState(Model):
     """Iceberg table properties other than the catalog's own, kept verbatim, sorted by name."""
     column_docs: tuple[ColumnDoc, ...] = ()
     """Column documentation by column id, sorted by id."""
+    refs: tuple[SnapshotRef, ...] = ()
+    """Tags and branches other than ``main``, sorted by name (``catalog.data.iceberg_refs``)."""
+    expired_below: int = 0
+    """Snapshots with a lower sequence number are no longer listed, unless a ref names them."""
+    statistics: tuple[StatisticsDocument, ...] = ()
+    """Statistics files, one per snapshot, sorted by snapshot id, kept verbatim."""
+    partition_statistics: tuple[StatisticsDocument, ...] = ()
+    """Partition statistics files, one per snapshot, sorted by snapshot id, kept verbatim."""
+    removed_schemas: tuple[int, ...] = ()
+    """Schema versions no longer served to Iceberg engines (the catalog still keeps them)."""
+
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = (
+        "refs",
+        "expired_below",
+        "statistics",
+        "partition_statistics",
+        "removed_schemas",
+    )
 
     def spec(self, spec_id: int) -> PartitionSpec | None:
         """Return the spec of id ``spec_id``, if any."""
