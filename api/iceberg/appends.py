@@ -32,12 +32,11 @@ from api.iceberg.errors import bad_request, commit_failed
 from api.iceberg.manifests import check_present, snapshot_change
 from api.iceberg.models import TableMetadata
 from api.iceberg.requirements import TableRequirement
-from api.iceberg.snapshots import MAIN, manifest_list_of
+from api.iceberg.snapshots import manifest_list_of
 from api.iceberg.updates import (
     AddedSnapshot,
     AddSnapshotUpdate,
     SetSnapshotRefUpdate,
-    SnapshotUpdate,
     TableUpdate,
 )
 from api.server.auth import scoped_request_id
@@ -50,6 +49,7 @@ from catalog.data.files import (
     visible_files,
 )
 from catalog.data.iceberg_identity import sequence_numbers, snapshot_id_of
+from catalog.data.iceberg_refs import MAIN
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode, ValidationError
 
@@ -60,26 +60,22 @@ def added_snapshots(updates: Sequence[TableUpdate]) -> list[AddedSnapshot] | Non
     """Return the snapshots a commit adds to branch main, in order; None when it adds none.
 
     A commit may add several snapshots, each made on the one before (PyIceberg's overwrite
-    adds a delete and an append); branch main must end at the last.
+    adds a delete and an append); branch main must end at the last. A commit without
+    ``add-snapshot`` (tags, branches, expiry) is not a data commit: None.
 
     Raises:
-        IcebergError: BadRequestException for a commit that touches snapshots otherwise:
-            with other updates, snapshots that do not follow one another, main not moved to
-            the last, another branch or a tag, or a branch moved without a new snapshot.
+        IcebergError: BadRequestException for a commit that adds snapshots otherwise: with
+            other updates, snapshots that do not follow one another, main not moved to the
+            last, or another branch or a tag set (a write to a branch other than main).
     """
-    touching = [u for u in updates if isinstance(u, SnapshotUpdate)]
-    if not touching:
+    chain = [u.snapshot for u in updates if isinstance(u, AddSnapshotUpdate)]
+    if not chain:
         return None
-    if len(touching) != len(updates):
+    refs = [u for u in updates if isinstance(u, SetSnapshotRefUpdate)]
+    if len(chain) + len(refs) != len(updates):
         raise bad_request(
             "a commit that adds a snapshot makes no other change: commit schema and property "
             "changes on their own"
-        )
-    chain = [u.snapshot for u in touching if isinstance(u, AddSnapshotUpdate)]
-    if not chain:
-        raise bad_request(
-            "a commit adds snapshots (add-snapshot) and makes the last the head of branch main "
-            "(set-snapshot-ref); the table's data history moves forward only"
         )
     for before, after in itertools.pairwise(chain):
         if after.parent_snapshot_id != before.snapshot_id:
@@ -88,15 +84,17 @@ def added_snapshots(updates: Sequence[TableUpdate]) -> list[AddedSnapshot] | Non
                 "added before it in the same commit"
             )
     last = chain[-1].snapshot_id
-    refs = [u for u in touching if isinstance(u, SetSnapshotRefUpdate)]
-    if (
-        not refs
-        or any(r.ref_name != MAIN or r.type != "branch" for r in refs)
-        or refs[-1].snapshot_id != last
-    ):
+    others = sorted({r.ref_name for r in refs if r.ref_name != MAIN})
+    if others:
         raise bad_request(
-            f"set-snapshot-ref must make snapshot {last} the head of branch main; this "
-            "catalog's tables have one branch, main, and no tags"
+            f"a new snapshot can only go to branch main, not {others[0]}: a table's data "
+            "history is one line (branch main); other branches and tags stay at the "
+            "snapshot they were made at"
+        )
+    if not refs or any(r.type != "branch" for r in refs) or refs[-1].snapshot_id != last:
+        raise bad_request(
+            f"set-snapshot-ref must make snapshot {last} the head of branch main; a "
+            "commit's new snapshots go to branch main"
         )
     return chain
 

@@ -19,7 +19,7 @@ written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import Field
 
@@ -29,6 +29,7 @@ from api.iceberg.evolution import schema_commands
 from api.iceberg.metadata import table_metadata
 from api.iceberg.models import IcebergModel, IcebergSchema, TableIdentifier, TableMetadata
 from api.iceberg.properties import properties_command, split_properties
+from api.iceberg.refs import snapshot_fields
 from api.iceberg.requirements import TableRequirement
 from api.iceberg.snapshots import Snapshots
 from api.iceberg.updates import CommitChanges, TableUpdate
@@ -65,11 +66,13 @@ def unchanged_since_read(
     table_id: int,
     warehouse: str,
     table: str,
-    snapshots: Snapshots,
+    snapshots: Snapshots | Callable[[TableDescriptor], Snapshots],
 ) -> Precondition:
     """Return the check that holds a commit to its requirements when its batch is judged.
 
-    The table's snapshots are those read before (a batch of commands adds none).
+    The table's snapshots are those read before (a batch of commands adds none), listed as
+    the judged version's table lists them (its tags, branches and expiry) when ``snapshots``
+    is a function of the table.
 
     Raises (when called):
         ConcurrentUpdateError: PRECONDITION_FAILED, a requirement no longer holds.
@@ -78,10 +81,11 @@ def unchanged_since_read(
 
     def check(current: Catalog) -> None:
         found = current.table_by_id(table_id)
+        listed = snapshots(found) if callable(snapshots) else snapshots
         try:
             check_requirements(
                 requirements,
-                table_metadata(found, warehouse, current.activation_ts, snapshots),
+                table_metadata(found, warehouse, current.activation_ts, listed),
                 table,
             )
         except IcebergError as e:
@@ -116,6 +120,12 @@ def commit_commands(
         commands.append(properties)
     current = schema or metadata.schemas[-1]
     iceberg = _iceberg_command(schema_name, table.name, changes, current)
+    snapshot_changes = snapshot_fields(changes, metadata, f"{schema_name}.{table.name}")
+    if snapshot_changes:
+        iceberg = iceberg or AlterTableIcebergCommand(
+            **{"schema": schema_name, "table": table.name}
+        )
+        iceberg = iceberg.model_copy(update=snapshot_changes)
     docs = _docs(table, schema) if schema is not None else {}
     if docs:
         iceberg = iceberg or AlterTableIcebergCommand(

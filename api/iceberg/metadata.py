@@ -10,6 +10,7 @@ order, format version 2.
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 
 from api.iceberg.errors import bad_request
@@ -84,15 +85,19 @@ def _schema(table: TableDescriptor, version: TableVersion) -> IcebergSchema:
 def _schemas(table: TableDescriptor) -> list[IcebergSchema]:
     """Return every schema version the node keeps that has an Iceberg form, the current last.
 
-    An older version with a column Iceberg cannot hold is left out; the current one must
-    have a form.
+    An older version with a column Iceberg cannot hold is left out, as is one an engine
+    removed (``remove-schemas``: the catalog keeps it for its own reads); the current one
+    must have a form.
 
     Raises:
         IcebergError: BadRequestException naming the table, the column and its type when
             a current column's type has no Iceberg counterpart.
     """
     older = []
+    removed = table.iceberg.removed_schemas if table.iceberg is not None else ()
     for version in table.versions[:-1]:
+        if version.version in removed:
+            continue
         with contextlib.suppress(NoCounterpartError):
             older.append(_schema(table, version))
     try:
@@ -159,6 +164,7 @@ def table_metadata(
     changed = table.update_ts or activation_ts
     data = snapshots or Snapshots()
     state = table.iceberg or IcebergTableState()
+    listed = {s["snapshot-id"] for s in data.snapshots}  # an expired one's statistics go too
     return TableMetadata(
         format_version=state.format_version,
         partition_specs=_specs(state),
@@ -178,4 +184,8 @@ def table_metadata(
         snapshot_log=data.snapshot_log,
         refs=data.refs,
         current_snapshot_id=data.current_snapshot_id,
+        statistics=[json.loads(d.document) for d in state.statistics if d.snapshot_id in listed],
+        partition_statistics=[
+            json.loads(d.document) for d in state.partition_statistics if d.snapshot_id in listed
+        ],
     )

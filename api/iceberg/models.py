@@ -179,6 +179,10 @@ class TableMetadata(IcebergModel):
     default_sort_order_id: int = Field(default=UNSORTED_ORDER_ID, alias="default-sort-order-id")
     refs: dict[str, dict[str, Any]] = Field(default_factory=dict)
     current_snapshot_id: int | None = Field(default=None, alias="current-snapshot-id")
+    statistics: list[dict[str, Any]] = Field(default_factory=list)
+    partition_statistics: list[dict[str, Any]] = Field(
+        default_factory=list, alias="partition-statistics"
+    )
 
 
 class LoadTableResult(IcebergModel):

@@ -51,7 +51,7 @@ from api.iceberg.paths import (
     page,
     schema_name,
 )
-from api.iceberg.snapshots import ensure_manifests, snapshots_of
+from api.iceberg.snapshots import Snapshots, ensure_manifests, snapshots_of
 from api.iceberg.staging import CreateChanges, is_create, staged_metadata
 from api.server.auth import require
 from api.server.execution import execute_batch, node_of
@@ -85,7 +85,7 @@ def _warehouse(request: Request) -> str:
 
 
 async def _metadata(
-    request: Request, cat: Catalog, table: TableDescriptor
+    request: Request, cat: Catalog, table: TableDescriptor, *, refs_only: bool = False
 ) -> tuple[TableMetadata, list[DataCommit]]:
     """Return the table's metadata as of ``cat`` with the data commits recorded, and those.
 
@@ -97,7 +97,13 @@ async def _metadata(
     plain = table_metadata(table, _warehouse(request), cat.activation_ts)
     commits = await node.data.recorded(table.id)
     await ensure_manifests(plain.location, plain.schemas[-1], table.columns, commits)
-    snapshots = snapshots_of(plain.location, commits, horizon_ts=_horizon(request))
+    snapshots = snapshots_of(
+        plain.location,
+        commits,
+        horizon_ts=_horizon(request),
+        state=table.iceberg,
+        refs_only=refs_only,
+    )
     return table_metadata(table, _warehouse(request), cat.activation_ts, snapshots), commits
 
 
@@ -289,6 +295,9 @@ async def load_table(
     found = cat.table(schema_name(namespace), table)
     metadata, _ = await _metadata(request, cat, found)
     file, metadata = await _written(request, found, metadata)
+    if snapshots == "refs":  # the file holds every snapshot; the answer those refs name
+        only, _ = await _metadata(request, cat, found, refs_only=True)
+        metadata = only.model_copy(update={"metadata_log": metadata.metadata_log})
     return json_response(LoadTableResult(metadata_location=file, metadata=metadata))
 
 
@@ -334,14 +343,18 @@ async def commit_table(
         check_requirements(body.requirements, metadata, f"{schema}.{name}")
         commands = commit_commands(schema, found, metadata, body.updates)
         if commands:
-            snapshots = snapshots_of(metadata.location, commits, horizon_ts=_horizon(request))
+            horizon, location = _horizon(request), metadata.location
+
+            def listed(judged: TableDescriptor) -> Snapshots:
+                return snapshots_of(location, commits, horizon_ts=horizon, state=judged.iceberg)
+
             unchanged = unchanged_since_read(
-                body.requirements, found.id, _warehouse(request), f"{schema}.{name}", snapshots
+                body.requirements, found.id, _warehouse(request), f"{schema}.{name}", listed
             )
             result = await execute_batch(request, commands, precondition=unchanged)
             cat = node_of(request).service.catalog(result.version)
             found = cat.table_by_id(found.id)
-            metadata = table_metadata(found, _warehouse(request), cat.activation_ts, snapshots)
+            metadata = table_metadata(found, _warehouse(request), cat.activation_ts, listed(found))
     file, metadata = await _written(request, found, metadata)
     return json_response(CommitTableResponse(metadata_location=file, metadata=metadata))
 

@@ -22,11 +22,10 @@ from api.iceberg.manifests import spark_manifest_list, write_manifests
 from api.iceberg.models import IcebergSchema
 from catalog.data.files import DataCommit, committed_by
 from catalog.data.iceberg_identity import sequence_numbers, snapshot_id_of
+from catalog.data.iceberg_refs import MAIN, SnapshotRef
+from catalog.data.iceberg_table import IcebergTableState
 from catalog.descriptors import ColumnDescriptor
 from schemasync.clock import physical_of
-
-MAIN = "main"
-"""The one branch of a table: its current data."""
 
 
 def manifest_list_of(location: str, commit: DataCommit) -> str:
@@ -69,10 +68,11 @@ class Snapshots:
     """The snapshot members of a table's metadata.
 
     Attributes:
-        snapshots: one per data commit, oldest first.
+        snapshots: the snapshots listed, oldest first.
         current_snapshot_id: the latest commit's snapshot; None before the first.
-        refs: branch ``main`` at the current snapshot (none before the first).
-        snapshot_log: when each snapshot became current.
+        refs: branch ``main`` at the current snapshot (none before the first), and the
+            table's tags and branches.
+        snapshot_log: when each snapshot of the unbroken tail of the history became current.
         last_sequence_number: the latest snapshot's sequence number (0 before the first).
         last_commit_ms: when the latest commit became visible (0 before the first).
     """
@@ -84,33 +84,71 @@ class Snapshots:
     last_sequence_number: int = 0
     last_commit_ms: int = 0
 
+    def sequence_numbers(self) -> dict[int, int]:
+        """Return the sequence number of every snapshot listed, by snapshot id."""
+        return {s["snapshot-id"]: s["sequence-number"] for s in self.snapshots}
 
-def snapshots_of(location: str, commits: Sequence[DataCommit], *, horizon_ts: int = 0) -> Snapshots:
+
+def _ref(ref: SnapshotRef) -> dict[str, Any]:
+    served: dict[str, Any] = {"snapshot-id": ref.snapshot_id, "type": str(ref.type)}
+    for key, value in (
+        ("max-ref-age-ms", ref.max_ref_age_ms),
+        ("max-snapshot-age-ms", ref.max_snapshot_age_ms),
+        ("min-snapshots-to-keep", ref.min_snapshots_to_keep),
+    ):
+        if value is not None:
+            served[key] = value
+    return served
+
+
+def snapshots_of(
+    location: str,
+    commits: Sequence[DataCommit],
+    *,
+    horizon_ts: int = 0,
+    state: IcebergTableState | None = None,
+    refs_only: bool = False,
+) -> Snapshots:
     """Return the snapshots of a table whose data commits (every one, in order) are ``commits``.
 
     Snapshots older than the one current at ``horizon_ts`` (the earliest moment the catalog
     still reads; their files may be gone) are left out, as Iceberg's snapshot expiry leaves
     them out: the first one kept still names its parent, unless it is a Spark source commit
-    that merged the ones before it.
+    that merged the ones before it. So are those below the table's expiry mark
+    (``state.expired_below``, Iceberg's ``remove-snapshots``). A snapshot a tag or branch
+    names is listed whatever its age, and the current one always is. ``refs_only`` lists only
+    the snapshots refs name (the protocol's ``snapshots=refs``).
     """
     if not commits:
         return Snapshots()
+    state = state or IcebergTableState()
     parents: list[DataCommit | None] = [None, *commits[:-1]]
     numbers = sequence_numbers(commits)
+    ids = [snapshot_id_of(c) for c in commits]
+    named = {r.snapshot_id for r in state.refs}
     start = max(0, committed_by(commits, horizon_ts) - 1)
-    kept = range(start, len(commits))
-    latest = commits[-1]
-    current = snapshot_id_of(latest)
+    last = len(commits) - 1
+    tail = next((i for i in range(start, last) if numbers[i] >= state.expired_below), last)
+    kept = [
+        i
+        for i in range(len(commits))
+        if (i >= tail and not refs_only) or ids[i] in named or i == last
+    ]
+    current = ids[-1]
+    known = set(ids[i] for i in kept)
+    refs = {MAIN: {"snapshot-id": current, "type": "branch"}}
+    refs.update((r.name, _ref(r)) for r in state.refs if r.snapshot_id in known)
     return Snapshots(
         snapshots=[_snapshot(location, commits[i], parents[i], numbers[i]) for i in kept],
         current_snapshot_id=current,
-        refs={MAIN: {"snapshot-id": current, "type": "branch"}},
+        refs=refs,
         snapshot_log=[
-            {"snapshot-id": snapshot_id_of(c), "timestamp-ms": physical_of(c.commit_ts)}
-            for c in commits[start:]
+            {"snapshot-id": ids[i], "timestamp-ms": physical_of(commits[i].commit_ts)}
+            for i in range(tail, len(commits))
+            if not refs_only or i in kept
         ],
         last_sequence_number=numbers[-1],
-        last_commit_ms=physical_of(latest.commit_ts),
+        last_commit_ms=physical_of(commits[-1].commit_ts),
     )
 
 

@@ -51,6 +51,7 @@ from api.iceberg.updates import (
     SetDefaultSpecUpdate,
     SetLocationUpdate,
     SetPropertiesUpdate,
+    SetSnapshotRefUpdate,
     SnapshotUpdate,
     TableUpdate,
     UpgradeFormatVersionUpdate,
@@ -164,7 +165,7 @@ class CreateChanges:
                 self.location = update.location
             elif isinstance(update, SetPropertiesUpdate):
                 self.properties.update(update.updates)
-            elif isinstance(update, SnapshotUpdate):
+            elif isinstance(update, SnapshotUpdate | SetSnapshotRefUpdate):
                 self.snapshots.append(update)
             else:
                 raise bad_request(

@@ -5,15 +5,19 @@ with its members; ``apply`` records what an update asks in a commit's ``CommitCh
 refuses it: this catalog changes a table's schema (``add-schema``, ``set-current-schema``),
 its properties (``set-properties``, ``remove-properties``), its partition specs and sort
 orders (``add-spec``, ``set-default-spec``, ``remove-partition-specs``, ``add-sort-order``,
-``set-default-sort-order``) and its format version (``upgrade-format-version``), and adds
-snapshots to branch main (``add-snapshot`` and ``set-snapshot-ref``, a data commit:
-``appends``). Every other kind
-is refused by ``BaseUpdate.refused`` (400 ``BadRequestException``) and nothing is written. An
-unknown ``action`` is refused when the body is read (400, naming the tag).
+``set-default-sort-order``), its format version (``upgrade-format-version``), its tags and
+branches other than main (``set-snapshot-ref``, ``remove-snapshot-ref``), which snapshots
+loads list (``remove-snapshots``), its statistics files (``set-statistics``,
+``remove-statistics``, ``set-partition-statistics``, ``remove-partition-statistics``) and
+which schemas it serves (``remove-schemas``); and adds snapshots to branch main
+(``add-snapshot`` and ``set-snapshot-ref`` main, a data commit: ``appends``). Every other
+kind is refused by ``BaseUpdate.refused`` (400 ``BadRequestException``) and nothing is
+written. An unknown ``action`` is refused when the body is read (400, naming the tag).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
@@ -22,14 +26,15 @@ from pydantic import Field
 from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY
 from api.iceberg.errors import IcebergError, bad_request
 from api.iceberg.models import IcebergModel, IcebergSchema, PartitionSpec, Properties, SortOrder
+from catalog.data.iceberg_refs import MAIN, RefType, SnapshotRef, StatisticsDocument
 
 LAST_ADDED = -1
 """``set-current-schema``'s id for "the schema this commit added"."""
 
 NOT_MADE = (
     "this catalog's Iceberg REST catalog changes a table's schema, properties, partition "
-    "specs, sort orders and format version, and adds snapshots to branch main; a table "
-    "keeps its location"
+    "specs, sort orders, format version, tags, branches and statistics, and adds snapshots "
+    "to branch main; a table keeps its location and is not encrypted"
 )
 
 
@@ -47,6 +52,14 @@ class CommitChanges:
     default_order: int | None = None
     removed_specs: list[int] = field(default_factory=list)
     format_version: int | None = None
+    set_refs: list[SnapshotRef] = field(default_factory=list)
+    removed_refs: list[str] = field(default_factory=list)
+    removed_snapshots: list[int] = field(default_factory=list)
+    set_statistics: list[StatisticsDocument] = field(default_factory=list)
+    removed_statistics: list[int] = field(default_factory=list)
+    set_partition_statistics: list[StatisticsDocument] = field(default_factory=list)
+    removed_partition_statistics: list[int] = field(default_factory=list)
+    removed_schemas: list[int] = field(default_factory=list)
 
     def new_schema(self, current_schema_id: int) -> IcebergSchema | None:
         """Return the schema the commit makes current, or None when it keeps the current one.
@@ -217,8 +230,12 @@ class AddSnapshotUpdate(SnapshotUpdate):
     snapshot: AddedSnapshot
 
 
-class SetSnapshotRefUpdate(SnapshotUpdate):
-    """Point branch or tag ``ref-name`` at a snapshot (only main, at the last one added)."""
+class SetSnapshotRefUpdate(BaseUpdate):
+    """Point branch or tag ``ref-name`` at a snapshot.
+
+    Branch ``main`` is moved only by a commit that adds snapshots (``appends``); any other
+    ref is kept in the table's Iceberg state, a catalog version.
+    """
 
     action: Literal["set-snapshot-ref"] = "set-snapshot-ref"
     ref_name: str = Field(alias="ref-name")
@@ -228,19 +245,46 @@ class SetSnapshotRefUpdate(SnapshotUpdate):
     max_snapshot_age_ms: int | None = Field(default=None, alias="max-snapshot-age-ms")
     min_snapshots_to_keep: int | None = Field(default=None, alias="min-snapshots-to-keep")
 
+    def apply(self, changes: CommitChanges) -> None:
+        """Record a tag or branch to set; main without a new snapshot is refused."""
+        if self.ref_name == MAIN:
+            raise bad_request(
+                "set-snapshot-ref main without a new snapshot (a rollback) is refused: branch "
+                "main is the table's data history, at its latest data commit, and moves forward "
+                "only"
+            )
+        changes.set_refs.append(
+            SnapshotRef(
+                name=self.ref_name,
+                snapshot_id=self.snapshot_id,
+                type=RefType(self.type),
+                max_ref_age_ms=self.max_ref_age_ms,
+                max_snapshot_age_ms=self.max_snapshot_age_ms,
+                min_snapshots_to_keep=self.min_snapshots_to_keep,
+            )
+        )
+
 
 class RemoveSnapshotsUpdate(BaseUpdate):
-    """Remove snapshots (refused: the catalog expires them itself)."""
+    """Remove snapshots: the oldest ones, up to the newest named (an expiry mark)."""
 
     action: Literal["remove-snapshots"] = "remove-snapshots"
     snapshot_ids: list[int] = Field(alias="snapshot-ids")
 
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the snapshots to remove."""
+        changes.removed_snapshots += self.snapshot_ids
+
 
 class RemoveSnapshotRefUpdate(BaseUpdate):
-    """Remove a branch or tag (refused: a table has one branch, main)."""
+    """Remove a branch or tag (never main)."""
 
     action: Literal["remove-snapshot-ref"] = "remove-snapshot-ref"
     ref_name: str = Field(alias="ref-name")
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the ref to remove."""
+        changes.removed_refs.append(self.ref_name)
 
 
 class SetLocationUpdate(BaseUpdate):
@@ -300,34 +344,58 @@ class PartitionStatisticsFile(IcebergModel):
     file_size_in_bytes: int = Field(alias="file-size-in-bytes")
 
 
+def _document(snapshot_id: int, body: IcebergModel) -> StatisticsDocument:
+    """Return a statistics file as kept: its JSON as given (by alias, compact, keys sorted)."""
+    text = json.dumps(body.model_dump(by_alias=True), separators=(",", ":"), sort_keys=True)
+    return StatisticsDocument(snapshot_id=snapshot_id, document=text)
+
+
 class SetStatisticsUpdate(BaseUpdate):
-    """Set a snapshot's statistics file (refused)."""
+    """Set a snapshot's statistics file (kept verbatim)."""
 
     action: Literal["set-statistics"] = "set-statistics"
     snapshot_id: int | None = Field(default=None, alias="snapshot-id")
     """Deprecated by the protocol for ``statistics.snapshot-id``."""
     statistics: StatisticsFile
 
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the statistics file."""
+        snapshot_id = self.statistics.snapshot_id
+        changes.set_statistics.append(_document(snapshot_id, self.statistics))
+
 
 class RemoveStatisticsUpdate(BaseUpdate):
-    """Remove a snapshot's statistics file (refused)."""
+    """Remove a snapshot's statistics file."""
 
     action: Literal["remove-statistics"] = "remove-statistics"
     snapshot_id: int = Field(alias="snapshot-id")
 
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the statistics file to remove."""
+        changes.removed_statistics.append(self.snapshot_id)
+
 
 class SetPartitionStatisticsUpdate(BaseUpdate):
-    """Set a snapshot's partition statistics file (refused)."""
+    """Set a snapshot's partition statistics file (kept verbatim)."""
 
     action: Literal["set-partition-statistics"] = "set-partition-statistics"
     partition_statistics: PartitionStatisticsFile = Field(alias="partition-statistics")
 
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the partition statistics file."""
+        snapshot_id = self.partition_statistics.snapshot_id
+        changes.set_partition_statistics.append(_document(snapshot_id, self.partition_statistics))
+
 
 class RemovePartitionStatisticsUpdate(BaseUpdate):
-    """Remove a snapshot's partition statistics file (refused)."""
+    """Remove a snapshot's partition statistics file."""
 
     action: Literal["remove-partition-statistics"] = "remove-partition-statistics"
     snapshot_id: int = Field(alias="snapshot-id")
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the partition statistics file to remove."""
+        changes.removed_partition_statistics.append(self.snapshot_id)
 
 
 class RemovePartitionSpecsUpdate(BaseUpdate):
@@ -342,10 +410,14 @@ class RemovePartitionSpecsUpdate(BaseUpdate):
 
 
 class RemoveSchemasUpdate(BaseUpdate):
-    """Remove old schemas (refused: the catalog keeps the schemas a table has had)."""
+    """Stop serving old schemas (never the current one); the catalog still keeps them."""
 
     action: Literal["remove-schemas"] = "remove-schemas"
     schema_ids: list[int] = Field(alias="schema-ids")
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the schemas to stop serving."""
+        changes.removed_schemas += self.schema_ids
 
 
 class EncryptedKey(IcebergModel):

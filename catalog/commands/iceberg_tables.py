@@ -13,6 +13,7 @@ from typing import ClassVar, Literal, Self
 from pydantic import Field, model_validator
 
 from catalog.commands.base import Name, TableCommand, UpdateContext
+from catalog.data.iceberg_refs import RefType, SnapshotRef, StatisticsDocument, check_ref_name
 from catalog.data.iceberg_table import (
     DEFAULT_FORMAT_VERSION,
     FORMAT_VERSIONS,
@@ -298,6 +299,30 @@ class AlterTableIcebergCommand(TableCommand):
     column_docs: dict[str, str] = Field(default_factory=dict)
     format_version: int | None = None
     if_table_exists: bool = False
+    set_refs: tuple[SnapshotRef, ...] = ()
+    """Tags and branches to set (never ``main``); the API checks their snapshots exist."""
+    remove_refs: tuple[str, ...] = ()
+    """Tags and branches to remove (never ``main``; one the table lacks is ignored)."""
+    expire_below: int | None = None
+    """Raise the expiry mark: snapshots below this sequence number are no longer listed."""
+    set_statistics: tuple[StatisticsDocument, ...] = ()
+    remove_statistics: tuple[int, ...] = ()
+    """Snapshot ids whose statistics file goes."""
+    set_partition_statistics: tuple[StatisticsDocument, ...] = ()
+    remove_partition_statistics: tuple[int, ...] = ()
+    remove_schemas: tuple[int, ...] = ()
+    """Schema versions no longer served to Iceberg engines (never the current one)."""
+
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = (
+        "set_refs",
+        "remove_refs",
+        "expire_below",
+        "set_statistics",
+        "remove_statistics",
+        "set_partition_statistics",
+        "remove_partition_statistics",
+        "remove_schemas",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -306,6 +331,16 @@ class AlterTableIcebergCommand(TableCommand):
                 f"Iceberg format version {self.format_version} is not one of "
                 f"{', '.join(map(str, FORMAT_VERSIONS))}"
             )
+        for name in (*(r.name for r in self.set_refs), *self.remove_refs):
+            check_ref_name(name, self.table)
+        for ref in self.set_refs:
+            if ref.type is RefType.TAG and (
+                ref.max_snapshot_age_ms is not None or ref.min_snapshots_to_keep is not None
+            ):
+                raise ValidationError(
+                    f"table {self.table}: tag {ref.name} cannot have max-snapshot-age-ms or "
+                    "min-snapshots-to-keep; those are a branch's"
+                )
         return self
 
     def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
@@ -340,6 +375,7 @@ class AlterTableIcebergCommand(TableCommand):
                     f"{edit.state.format_version}; it cannot go down to {self.format_version}"
                 )
             edit.state = edit.state.model_copy(update={"format_version": self.format_version})
+        edit.state = _snapshot_changes(self, table, edit.state)
         check_state(edit.state)
         if edit.state == before:
             return []
@@ -352,3 +388,49 @@ def _chosen(asked: int, added: list[int], what: str) -> int:
     if not added:
         raise ValidationError(f"default {what} -1 means the last one added, and none was added")
     return added[-1]
+
+
+def _snapshot_changes(
+    command: AlterTableIcebergCommand, table: TableDescriptor, state: IcebergTableState
+) -> IcebergTableState:
+    """Return ``state`` with the command's refs, expiry mark, statistics and schemas applied."""
+    refs = {r.name: r for r in state.refs}
+    for name in command.remove_refs:
+        refs.pop(name, None)
+    refs.update((r.name, r) for r in command.set_refs)
+    expired = state.expired_below
+    if command.expire_below is not None:
+        expired = max(expired, command.expire_below)
+    if table.schema_version in command.remove_schemas:
+        raise ValidationError(
+            f"table {table.name}: schema {table.schema_version} is the current schema; it "
+            "cannot be removed"
+        )
+    kept = {v.version for v in table.versions}
+    removed = set(state.removed_schemas) | (set(command.remove_schemas) & kept)
+    return state.model_copy(
+        update={
+            "refs": tuple(refs[n] for n in sorted(refs)),
+            "expired_below": expired,
+            "statistics": _documents(
+                state.statistics, command.set_statistics, command.remove_statistics
+            ),
+            "partition_statistics": _documents(
+                state.partition_statistics,
+                command.set_partition_statistics,
+                command.remove_partition_statistics,
+            ),
+            "removed_schemas": tuple(sorted(removed)),
+        }
+    )
+
+
+def _documents(
+    held: tuple[StatisticsDocument, ...],
+    added: tuple[StatisticsDocument, ...],
+    removed: tuple[int, ...],
+) -> tuple[StatisticsDocument, ...]:
+    """Return ``held`` with ``removed`` snapshots' documents dropped, then ``added`` set."""
+    by_snapshot = {d.snapshot_id: d for d in held if d.snapshot_id not in removed}
+    by_snapshot.update((d.snapshot_id, d) for d in added)
+    return tuple(by_snapshot[i] for i in sorted(by_snapshot))

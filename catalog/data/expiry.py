@@ -6,7 +6,8 @@ a moment before V's activation (its horizon) once it has noticed the snapshot, w
 
 - the files of a table no retained version holds (its folder, ``<warehouse>/table_<id>``);
 - the files a table's commits at or before the horizon added and then removed or overwrote,
-  and that no later commit adds again.
+  and that no later commit adds again, nor a snapshot an Iceberg tag or branch names (in any
+  retained version) holds: an engine reads a tagged snapshot whatever its age.
 
 But a job that listed its files before (a long Spark job, reading as of an older moment) may
 still be reading them. So each compaction records itself in the log (``catalog.data.expiry``:
@@ -22,8 +23,10 @@ or before the horizon become one (``catalog.data.merge.merged``: the files visib
 them, with the last one's number, time, snapshot id and sequence number; the invariant is in
 ``catalog.data.iceberg_identity``), so a table that takes a commit every
 few seconds keeps about as many records as it took in the grace and the request window, not one
-per commit forever. Commits whose request ids may still answer on some node are not merged, so a
-retried request finds the commit it made; nor are those whose merged record the store would
+per commit forever; a merge ends at the first tagged commit, so the tag's snapshot stays
+itself (its id, its files), and the commits after it stay as they are while the tag does.
+Commits whose request ids may still answer on some node are not merged, so a retried request
+finds the commit it made; nor are those whose merged record the store would
 refuse as too large (they stay, and the round goes on).
 
 Files dead at a horizon stay dead at every later one, so a round that deleted every file dead at
@@ -47,7 +50,7 @@ import json
 import logging
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +62,7 @@ from catalog.data.files import (
     encode_data_commit,
     visible_files,
 )
+from catalog.data.iceberg_identity import snapshot_id_of
 from catalog.data.log import DataCommitLog
 from catalog.data.merge import merged
 from catalog.data.warehouse import table_folder
@@ -77,18 +81,25 @@ _REQUEST_MARGIN = 4096
 _logger = logging.getLogger(__name__)
 
 
-def dead_files(commits: Sequence[DataCommit], horizon_ts: int) -> list[str]:
+def dead_files(
+    commits: Sequence[DataCommit], horizon_ts: int, tagged: Collection[int] = ()
+) -> list[str]:
     """Return the paths no read at or after ``horizon_ts`` can reach, in order.
 
     Those are the paths the commits at or before ``horizon_ts`` added that are not visible at
-    it, and that no later commit adds again.
+    it, nor at a snapshot a tag or branch names (an Iceberg engine reads it whatever its
+    age), and that no later commit adds again.
 
     Args:
         commits: every data commit of a table, in order.
         horizon_ts: the earliest moment still read.
+        tagged: the snapshot ids the table's tags and branches name (other than main).
     """
     before = [c for c in commits if c.commit_ts <= horizon_ts]
     kept = {f.path for c in visible_files(before) for f in c.files}
+    for i, commit in enumerate(before):
+        if snapshot_id_of(commit) in tagged:
+            kept.update(f.path for c in visible_files(before[: i + 1]) for f in c.files)
     kept.update(f.path for c in commits if c.commit_ts > horizon_ts for f in c.files)
     dead: dict[str, None] = {}
     for commit in before:
@@ -219,9 +230,9 @@ class DataExpiry:
                     self.stats["folders_deleted"] += 1
         horizon = max(c.horizon_ts for c in due)
         await self._log.raise_safe_time(horizon)  # no commit at or before it can come now
-        await self._sweep(latest, horizon)
+        await self._sweep(retained, horizon)
 
-    async def _sweep(self, latest: Catalog, horizon: int) -> None:
+    async def _sweep(self, retained: Sequence[Catalog], horizon: int) -> None:
         """Delete the files dead at ``horizon`` and merge the commits no read tells apart.
 
         Two marks say how far earlier rounds got: ``catalog.data.swept`` (every file dead at
@@ -230,6 +241,7 @@ class DataExpiry:
         since the first, or its latest commit is mergeable and not a merged one (``_to_read``).
         A round that could not finish moves neither.
         """
+        latest = retained[-1]
         keys = self._commits.keys
         swept, merged_to = await self._mark(keys.swept), await self._mark(keys.merged)
         now_ms = time.time_ns() // 1_000_000
@@ -256,7 +268,8 @@ class DataExpiry:
                 if table_id in latest_commits and _to_read(latest_commits[table_id], swept, limit)
             }
         for table_id, folder in folders.items():
-            complete &= await self._expire_files(table_id, folder, horizon, swept, limit)
+            tagged = _tagged(retained, table_id)
+            complete &= await self._expire_files(table_id, folder, horizon, swept, limit, tagged)
         if complete:
             await self._raise_mark(keys.swept, horizon)
             await self._raise_mark(keys.merged, limit)
@@ -292,7 +305,13 @@ class DataExpiry:
         return due if result.succeeded else None
 
     async def _expire_files(
-        self, table_id: int, folder: Path | None, horizon_ts: int, swept_ts: int, limit_ts: int
+        self,
+        table_id: int,
+        folder: Path | None,
+        horizon_ts: int,
+        swept_ts: int,
+        limit_ts: int,
+        tagged: Collection[int] = (),
     ) -> bool:
         """Delete the files of ``table_id`` dead at ``horizon_ts`` that were not at ``swept_ts``.
 
@@ -308,8 +327,8 @@ class DataExpiry:
         commits = await asyncio.to_thread(lambda: [decode_data_commit(e.payload) for e in entries])
 
         def dead() -> list[str]:
-            gone = set(dead_files(commits, swept_ts)) if swept_ts else set()
-            return [path for path in dead_files(commits, horizon_ts) if path not in gone]
+            gone = set(dead_files(commits, swept_ts, tagged)) if swept_ts else set()
+            return [path for path in dead_files(commits, horizon_ts, tagged) if path not in gone]
 
         paths = await asyncio.to_thread(dead)
         complete = True
@@ -319,7 +338,7 @@ class DataExpiry:
             removed, complete = await asyncio.to_thread(remove_files, folder, paths)
             self.stats["files_deleted"] += removed
         if complete:  # the files merging forgets are gone: no later round needs to find them
-            complete = await self._merge(table_id, commits, entries, limit_ts)
+            complete = await self._merge(table_id, commits, entries, limit_ts, tagged)
         return complete
 
     async def _merge(
@@ -328,6 +347,7 @@ class DataExpiry:
         commits: Sequence[DataCommit],
         entries: Sequence[LogEntry],
         limit_ts: int,
+        tagged: Collection[int] = (),
     ) -> bool:
         """Put one commit in place of the table's commits at or before ``limit_ts``.
 
@@ -341,6 +361,9 @@ class DataExpiry:
             False when the store was full (a later round tries again), else True.
         """
         count = committed_by(commits, limit_ts)
+        named = [i for i, c in enumerate(commits[:count]) if snapshot_id_of(c) in tagged]
+        if named:  # a tagged snapshot stays itself: merge at most up to it (it ends the merge)
+            count = named[0] + 1
         if count < 2:
             return True  # nothing to gain: one commit stands for itself
         payload = encode_data_commit(merged(commits[:count]))
@@ -358,6 +381,17 @@ class DataExpiry:
         if done:
             self.stats["commits_merged"] += count - (1 if commits[0].merged else 0)
         return True
+
+
+def _tagged(retained: Sequence[Catalog], table_id: int) -> set[int]:
+    """Return the snapshots the table's tags and branches name in any retained version."""
+    tagged: set[int] = set()
+    for catalog in retained:
+        if catalog.has_table(table_id):
+            state = catalog.table_by_id(table_id).iceberg
+            if state is not None:
+                tagged.update(r.snapshot_id for r in state.refs)
+    return tagged
 
 
 def _to_read(last: DataCommit, swept: int, limit: int) -> bool:

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import ClassVar, Protocol
 
 from catalog.column_types import ColumnType
+from catalog.data.iceberg_refs import SnapshotRef, StatisticsDocument
 from catalog.errors import ValidationError
 from catalog.model import Model
 from catalog.properties import Properties, properties_dict
@@ -108,9 +109,6 @@ UNSORTED = SortOrder(order_id=UNSORTED_ORDER_ID)
 class IcebergTableState(Model):
     """A table's Iceberg state: what a table without one is served as, by default."""
 
-    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("table_uuid",)
-    """Fields appended to the stored form after its first format; older payloads lack them."""
-
     format_version: int = DEFAULT_FORMAT_VERSION
     specs: tuple[PartitionSpec, ...] = (UNPARTITIONED,)
     default_spec_id: int = UNPARTITIONED_SPEC_ID
@@ -124,6 +122,26 @@ class IcebergTableState(Model):
     table_uuid: str | None = None
     """The ``table-uuid`` the engine that created the table assigned (a create transaction's
     ``assign-uuid``, a registered table's own); None: the catalog's (``iceberg_identity``)."""
+    refs: tuple[SnapshotRef, ...] = ()
+    """Tags and branches other than ``main``, sorted by name (``catalog.data.iceberg_refs``)."""
+    expired_below: int = 0
+    """Snapshots with a lower sequence number are no longer listed, unless a ref names them."""
+    statistics: tuple[StatisticsDocument, ...] = ()
+    """Statistics files, one per snapshot, sorted by snapshot id, kept verbatim."""
+    partition_statistics: tuple[StatisticsDocument, ...] = ()
+    """Partition statistics files, one per snapshot, sorted by snapshot id, kept verbatim."""
+    removed_schemas: tuple[int, ...] = ()
+    """Schema versions no longer served to Iceberg engines (the catalog still keeps them)."""
+
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = (
+        "table_uuid",
+        "refs",
+        "expired_below",
+        "statistics",
+        "partition_statistics",
+        "removed_schemas",
+    )
+    """Fields appended to the stored form after its first format; older payloads lack them."""
 
     def spec(self, spec_id: int) -> PartitionSpec | None:
         """Return the spec of id ``spec_id``, if any."""

@@ -191,11 +191,56 @@ def golden_uuid_commands() -> list[CommandBase]:
     ]
 
 
+def golden_iceberg_snapshot_commands() -> list[CommandBase]:
+    """Return what Iceberg keeps of a table's snapshots: a tag and a branch with retention,
+    an expiry mark, statistics files and a removed schema (on ``golden_iceberg_commands``)."""
+    stats = '{"snapshot-id":8000000000000000001,"statistics-path":"/w/s.puffin"}'
+    return [
+        c.AddColumns(
+            schema="LAKE", table="EVENTS", columns=[c.Column(name="n", type=ColumnType.INT32)]
+        ),
+        c.AlterTableIceberg(
+            schema="LAKE",
+            table="EVENTS",
+            set_refs=[
+                {"name": "v1", "snapshot_id": 8_000_000_000_000_000_001, "type": "tag"},
+                {
+                    "name": "audit",
+                    "snapshot_id": 8_000_000_000_000_000_002,
+                    "type": "branch",
+                    "max_ref_age_ms": 86_400_000,
+                    "max_snapshot_age_ms": 3_600_000,
+                    "min_snapshots_to_keep": 2,
+                },
+            ],
+            remove_refs=["old"],
+            expire_below=3,
+            set_statistics=[{"snapshot_id": 8_000_000_000_000_000_001, "document": stats}],
+            remove_statistics=[7],
+            set_partition_statistics=[
+                {"snapshot_id": 8_000_000_000_000_000_002, "document": '{"snapshot-id":1}'}
+            ],
+            remove_partition_statistics=[8],
+            remove_schemas=[1],
+        ),
+    ]
+
+
 def golden_uuid_catalog() -> Catalog:
     """Return the catalog after the Iceberg commands and ``golden_uuid_commands``."""
     v1 = catalog_with_default_zone(activation_ts=1_700_000_000_000 << 16)
     commands = [*golden_commands_v2(), *golden_iceberg_commands(), *golden_uuid_commands()]
     return prepare(v1, commands).catalog
+
+
+def golden_snapshots_catalog() -> Catalog:
+    """Return the catalog after ``golden_iceberg_snapshot_commands`` too."""
+    return prepare(golden_iceberg_catalog(), golden_iceberg_snapshot_commands()).catalog
+
+
+def golden_snapshots_entries() -> list[EntryBase]:
+    """Return the entries ``golden_iceberg_snapshot_commands`` make."""
+    return list(prepare(golden_iceberg_catalog(), golden_iceberg_snapshot_commands()).entries)
 
 
 def golden_iceberg_catalog() -> Catalog:
@@ -320,6 +365,7 @@ OLDER_FORMAT_FILES = {
     "update_v1.bin": "update_v3.bin",
     "commands_v1.bin": "commands_v2.bin",
     "commands_v2.bin": "commands_v3.bin",
+    "commands_v3.bin": "commands_v5.bin",
 }
 """Golden files today's writers no longer produce, each with the file of the format written now
 that replaces it (for catalogs and updates, the same value)."""
@@ -397,7 +443,13 @@ def golden_files() -> dict[str, bytes]:
         "snapshot_v2.bin": encode_snapshot(v2),
         "entries_v1.bin": encode_entries(update.entries),
         "entries_v2.bin": encode_entries(golden_keyed_entries()),
-        "commands_v3.bin": encode_commands([*golden_commands_v2(), *golden_iceberg_commands()]),
+        "commands_v5.bin": encode_commands(
+            [*golden_commands_v2(), *golden_iceberg_commands(), *golden_iceberg_snapshot_commands()]
+        ),
+        "entries_v4.bin": encode_entries(golden_snapshots_entries()),
+        "descriptor_table_v5.bin": encode_descriptor(
+            golden_snapshots_catalog().table("LAKE", "EVENTS")
+        ),
         "entries_v3.bin": encode_entries(golden_iceberg_entries()),
         "descriptor_table_v3.bin": encode_descriptor(
             golden_iceberg_catalog().table("LAKE", "EVENTS")

@@ -14,6 +14,7 @@ from catalog import CatalogError, ColumnType, ErrorCode
 from catalog import commands as c
 from catalog.data.expiry import dead_files
 from catalog.data.files import DataCommit, DataFile, DataMode, decode_data_commit
+from catalog.data.iceberg_identity import snapshot_id_of
 from catalog.data.keys import DataKeys
 from catalog.data.log import DataCommitLog
 from catalog.runtime.node import CatalogNode
@@ -54,6 +55,17 @@ def test_dead_files_are_those_removed_or_overwritten_by_the_horizon() -> None:
     assert dead_files(commits, 30) == ["a", "c"]  # b comes back at 50
     assert dead_files(commits, 40) == ["a", "c", "d"]
     assert dead_files(commits[:4], 40) == ["a", "b", "c", "d"]
+
+
+def test_files_a_tagged_snapshot_holds_are_not_dead() -> None:
+    commits = [
+        _commit(1, 10, ["a", "b"]),
+        _commit(2, 20, ["c"], removed=["a"]),
+        _commit(3, 30, ["d"], mode="overwrite"),
+    ]
+    tagged = {snapshot_id_of(commits[0])}
+    assert dead_files(commits, 30, tagged) == ["c"]  # a and b are what tag v1 reads
+    assert dead_files(commits, 30, {snapshot_id_of(commits[1])}) == ["a"]
 
 
 def _touch(folder: Path, name: str) -> DataFile:

@@ -43,6 +43,10 @@ def main(argv: list[str]) -> int:
             java = getattr(e, "java_exception", None)
             if java is not None:
                 text = f"{java.getClass().getName()}: {java.getMessage()}"
+                cause = java.getCause()
+                while cause is not None:  # an internal error says what it is only in its cause
+                    text += f" (caused by {cause.getClass().getName()}: {cause.getMessage()})"
+                    cause = cause.getCause()
             answer = {"error": f"{type(e).__name__}: {text}"}
         out.write(json.dumps(answer) + "\n")
         out.flush()

@@ -12,7 +12,7 @@ from api.iceberg.commits import check_requirements
 from api.iceberg.errors import IcebergError
 from api.iceberg.models import TableMetadata
 from api.iceberg.requirements import TableRequirement
-from api.iceberg.updates import SetPropertiesUpdate, TableUpdate
+from api.iceberg.updates import CommitChanges, SetPropertiesUpdate, TableUpdate
 
 UPDATE: TypeAdapter[TableUpdate] = TypeAdapter(TableUpdate)
 REQUIREMENT: TypeAdapter[TableRequirement] = TypeAdapter(TableRequirement)
@@ -47,10 +47,10 @@ def test_snapshots_made_one_on_another_are_one_chain() -> None:
     ("updates", "reason"),
     [
         ([_snapshot(1, None), _ref(1), SetPropertiesUpdate(updates={})], "no other change"),
-        ([_ref(1)], "moves forward only"),
         ([_snapshot(1, None)], "head of branch main"),
-        ([_snapshot(1, None), _ref(1, name="dev")], "one branch, main"),
-        ([_snapshot(1, None), _ref(1, kind="tag")], "one branch, main"),
+        ([_snapshot(1, None), _ref(1, name="dev")], "only go to branch main, not dev"),
+        ([_snapshot(1, None), _ref(1), _ref(1, name="v1", kind="tag")], "not v1"),
+        ([_snapshot(1, None), _ref(1, kind="tag")], "head of branch main"),
         ([_snapshot(1, None), _ref(2)], "head of branch main"),
         ([_snapshot(1, None), _snapshot(2, 7), _ref(2)], "is not made on snapshot 1"),
     ],
@@ -59,6 +59,21 @@ def test_other_snapshot_updates_are_refused(updates: list[TableUpdate], reason: 
     with pytest.raises(IcebergError, match=reason) as refused:
         added_snapshots(updates)
     assert refused.value.status == 400
+
+
+def test_main_is_not_moved_without_a_new_snapshot() -> None:
+    assert added_snapshots([_ref(1)]) is None  # not a data commit: the update refuses itself
+    with pytest.raises(IcebergError, match="moves forward only") as refused:
+        _ref(1).apply(CommitChanges())
+    assert refused.value.status == 400
+
+
+def test_a_tag_or_branch_without_a_new_snapshot_is_no_data_commit() -> None:
+    changes = CommitChanges()
+    for update in [_ref(1, name="v1", kind="tag"), _ref(1, name="dev")]:
+        assert added_snapshots([update]) is None
+        update.apply(changes)
+    assert [(r.name, r.type) for r in changes.set_refs] == [("v1", "tag"), ("dev", "branch")]
 
 
 def _metadata(refs: dict[str, dict[str, Any]]) -> TableMetadata:

@@ -88,12 +88,12 @@ def data_file(table: Table | Transaction, name: str, partition: Record | None = 
     so on: partition ``id_bucket`` 0, 1 and 2 of ``SPEC``.
     """
     metadata = table.metadata if isinstance(table, Table) else table.table_metadata
-    written = Path(metadata.location) / "data" / name
+    written = Path(metadata.location.removeprefix("file://")) / "data" / name
     written.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(ROWS, written)
     entry = DataFile.from_args(
         content=DataFileContent.DATA,
-        file_path=str(written),
+        file_path=f"file://{written}",
         file_format=FileFormat.PARQUET,
         partition=partition if partition is not None else Record(),
         record_count=2,

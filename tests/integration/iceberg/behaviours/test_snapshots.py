@@ -70,7 +70,6 @@ def test_concurrent_append_non_empty_table(iceberg: RestCatalog) -> None:
     assert_files(iceberg.load_table(TABLE), a, b, c)
 
 
-@pytest.mark.xfail(strict=True, reason=NO_METADATA_FILE)
 def test_update_transaction(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
     table = iceberg.create_table(TABLE, SCHEMA)

@@ -242,7 +242,6 @@ def test_drop_table_with_purge(iceberg: RestCatalog) -> None:
     assert not iceberg.table_exists(TABLE)
 
 
-@pytest.mark.xfail(strict=True, reason=NO_METADATA_FILE)
 def test_drop_table_without_purge(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
     assert not iceberg.table_exists(TABLE)

@@ -48,6 +48,10 @@ STAGED = (
     "POST /v1/namespaces/newdb/tables with `stage-create` true answers 400 (a staged create is"
     " refused), so no create transaction can begin"
 )
+ONLY_V2 = (
+    "a create that asks for a format version other than 2 is refused with 400: the server "
+    "serves format version 2 only"
+)
 STAGED_WITH_LOCATION = STAGED + "; a create with a `location` answers 400 too"
 
 
@@ -118,7 +122,6 @@ def concurrent_create(iceberg: RestCatalog) -> None:
     assert_files(table)
 
 
-@pytest.mark.xfail(strict=True, reason=STAGED)
 def test_create_transaction(iceberg: RestCatalog) -> None:
     simple_create(iceberg)
 
@@ -204,7 +207,6 @@ def test_concurrent_create_transaction(iceberg: RestCatalog) -> None:
     concurrent_create(iceberg)
 
 
-@pytest.mark.xfail(strict=True, reason=STAGED)
 def test_create_or_replace_transaction_create(iceberg: RestCatalog) -> None:
     simple_create(iceberg)
 
@@ -224,13 +226,9 @@ def test_create_or_replace_transaction_concurrent_create(iceberg: RestCatalog) -
 @pytest.mark.parametrize(
     "format_version",
     [
-        pytest.param(
-            1, marks=pytest.mark.xfail(strict=True, reason=STAGED + "; and v1 is refused")
-        ),
-        pytest.param(2, marks=pytest.mark.xfail(strict=True, reason=STAGED)),
-        pytest.param(
-            3, marks=pytest.mark.xfail(strict=True, reason=STAGED + "; and v3 is refused")
-        ),
+        pytest.param(1, marks=pytest.mark.xfail(strict=True, reason=ONLY_V2 + " (v1 asked)")),
+        2,
+        pytest.param(3, marks=pytest.mark.xfail(strict=True, reason=ONLY_V2 + " (v3 asked)")),
     ],
 )
 def test_create_table_transaction(iceberg: RestCatalog, format_version: int) -> None:
@@ -244,10 +242,8 @@ def test_create_table_transaction(iceberg: RestCatalog, format_version: int) -> 
 @pytest.mark.parametrize(
     "format_version",
     [
-        pytest.param(
-            1, marks=pytest.mark.xfail(strict=True, reason=STAGED + "; and v1 is refused")
-        ),
-        pytest.param(2, marks=pytest.mark.xfail(strict=True, reason=STAGED)),
+        pytest.param(1, marks=pytest.mark.xfail(strict=True, reason=ONLY_V2 + " (v1 asked)")),
+        2,
     ],
 )
 def test_replace_table_transaction(iceberg: RestCatalog, format_version: int) -> None:

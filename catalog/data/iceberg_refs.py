@@ -1,0 +1,153 @@
+"""What Iceberg keeps of a table's snapshots besides the data: refs, expiry, statistics.
+
+A table's data history is one line of data commits (``catalog.data.files``), and branch
+``main`` is always its latest commit. What Iceberg engines add on top changes no data, so it is
+kept in the table's Iceberg state (``IcebergTableState``), a catalog version per change:
+
+- named refs other than ``main``: tags, and branches that stay where they were made (a write
+  goes to ``main`` only), each at a snapshot of the table, with Iceberg's retention fields;
+- the expiry mark: snapshots whose sequence number is below it are no longer listed by loads,
+  unless a ref names them (Iceberg's ``remove-snapshots``); reads "as of" an earlier moment
+  answer what they did, and the catalog's own data expiry deletes files no read reaches;
+- statistics files and partition statistics files, one of each per snapshot, kept verbatim.
+
+The checks (``check_ref``, ``check_ref_name``, ``check_expiry``) say in plain words what
+Iceberg's rules refuse; each raises ``ValidationError`` (code ``VALIDATION_ERROR``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Collection, Iterable, Mapping
+
+from catalog.errors import ValidationError
+from catalog.model import Model
+
+MAIN = "main"
+"""The branch of a table's data: always at its latest data commit, never a stored ref."""
+
+
+class RefType(enum.StrEnum):
+    """What a ref is (Iceberg's spelling; stable wire values)."""
+
+    BRANCH = "branch"
+    TAG = "tag"
+
+
+class SnapshotRef(Model):
+    """A named ref other than ``main`` at one snapshot, with Iceberg's retention fields."""
+
+    name: str
+    snapshot_id: int
+    type: RefType
+    max_ref_age_ms: int | None = None
+    max_snapshot_age_ms: int | None = None
+    min_snapshots_to_keep: int | None = None
+
+
+class StatisticsDocument(Model):
+    """A statistics (or partition statistics) file of one snapshot, as its writer gave it.
+
+    ``document`` is the protocol's JSON object, kept verbatim (compact, keys sorted).
+    """
+
+    snapshot_id: int
+    document: str
+
+
+def check_ref_name(name: str, table: str) -> None:
+    """Refuse a ref named ``main`` or with an empty name (the data's branch is not a ref).
+
+    Raises:
+        ValidationError: the name is empty or ``main``.
+    """
+    if not name:
+        raise ValidationError(f"table {table}: a branch or tag needs a name")
+    if name == MAIN:
+        raise ValidationError(
+            f"table {table}: branch main is the table's data history, at its latest data "
+            "commit; it cannot be set, moved back or removed"
+        )
+
+
+def check_ref(ref: SnapshotRef, table: str, listed: Collection[int]) -> None:
+    """Check a ref being set against the snapshots a load lists.
+
+    Raises:
+        ValidationError: the name is ``main`` or empty, the snapshot is not one of the
+            table's, a tag has branch-only retention fields, or a retention field is not
+            positive.
+    """
+    check_ref_name(ref.name, table)
+    if ref.snapshot_id not in listed:
+        raise ValidationError(
+            f"table {table}: {ref.type} {ref.name} cannot be set to snapshot {ref.snapshot_id}: "
+            "the table has no such snapshot (or it has expired)"
+        )
+    if ref.type is RefType.TAG and (
+        ref.max_snapshot_age_ms is not None or ref.min_snapshots_to_keep is not None
+    ):
+        raise ValidationError(
+            f"table {table}: tag {ref.name} cannot have max-snapshot-age-ms or "
+            "min-snapshots-to-keep; those are a branch's"
+        )
+    for what, value in (
+        ("max-ref-age-ms", ref.max_ref_age_ms),
+        ("max-snapshot-age-ms", ref.max_snapshot_age_ms),
+        ("min-snapshots-to-keep", ref.min_snapshots_to_keep),
+    ):
+        if value is not None and value <= 0:
+            raise ValidationError(f"table {table}: {ref.name}'s {what} must be positive")
+
+
+def check_expiry(
+    removed: Iterable[int],
+    sequence_numbers: Mapping[int, int],
+    refs: Iterable[SnapshotRef],
+    current: int | None,
+    table: str,
+) -> int | None:
+    """Return the expiry mark that removes ``removed``, or None when none is listed.
+
+    The catalog's data history is one line, so snapshots expire oldest first: every listed
+    snapshot older than the newest one removed goes with it, except those a ref names.
+
+    Args:
+        removed: the snapshot ids to remove (ids not listed are ignored: already gone).
+        sequence_numbers: the sequence number of every listed snapshot, by id.
+        refs: the table's refs other than ``main``.
+        current: the current snapshot (``main``), None for none.
+        table: the table's name, for messages.
+
+    Raises:
+        ValidationError: a removed snapshot is the current one or a ref names it, or a
+            listed older snapshot that no ref names is left while a newer one goes.
+    """
+    named = {r.snapshot_id: r for r in refs}
+    gone = {i for i in removed if i in sequence_numbers}
+    for snapshot_id in sorted(gone):
+        if snapshot_id == current:
+            raise ValidationError(
+                f"table {table}: snapshot {snapshot_id} is the current snapshot (branch main); "
+                "it cannot be removed"
+            )
+        if snapshot_id in named:
+            ref = named[snapshot_id]
+            raise ValidationError(
+                f"table {table}: snapshot {snapshot_id} is {ref.type} {ref.name}'s; remove "
+                f"the {ref.type} first"
+            )
+    if not gone:
+        return None
+    newest = max(sequence_numbers[i] for i in gone)
+    left = sorted(
+        i
+        for i, number in sequence_numbers.items()
+        if number < newest and i not in gone and i not in named
+    )
+    if left:
+        raise ValidationError(
+            f"table {table}: snapshots expire oldest first (the table's history is one line): "
+            f"removing snapshot(s) up to sequence number {newest} also needs {left[0]}"
+        )
+    return newest + 1
