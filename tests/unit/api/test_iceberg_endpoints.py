@@ -16,7 +16,7 @@ def test_the_advertised_endpoints_are_the_routes_served() -> None:
         f"{method} {route.path.replace('/v1/', '/v1/{prefix}/', 1)}"
         for route in router.routes
         if isinstance(route, APIRoute)
-        for method in route.methods
+        for method in route.methods or ()
     }
     assert served - {e.replace("/v1/", "/v1/{prefix}/", 1) for e in UNLISTED} == set(ENDPOINTS)
     assert len(ENDPOINTS) == len(set(ENDPOINTS))
