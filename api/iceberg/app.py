@@ -4,7 +4,9 @@ It answers every error in the protocol's shape (its own exception handlers) and 
 server's state (the node, settings, token authority, metrics, DDL slots): a mounted app has
 a state of its own, and the routes read ``request.app.state``. The server's middleware (host
 check, body limit, timeout, security headers) runs around it as around every request; the
-per-request checks run as its app-wide dependency, as on the server's own routes.
+body check runs as its app-wide dependency, as on the server's own routes; unknown query
+parameters are ignored, not refused as the server's own routes refuse them (the protocol
+grows, and a server ignores what it does not know).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from api.iceberg import router
 from api.iceberg.errors import IcebergError, on_iceberg_error
 from api.server.errors import ApiError
-from api.server.request_checks import check_request
+from api.server.request_checks import check_body
 from catalog.errors import CatalogError
 from schemasync.errors import SchemaSyncError
 from updatelog.errors import UpdateLogError
@@ -47,7 +49,7 @@ def create_iceberg_app(state: State) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
-        dependencies=[Depends(check_request)],
+        dependencies=[Depends(check_body)],
         generate_unique_id_function=_operation_id,
     )
     app.state = state

@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.iceberg.models import ErrorModel, IcebergErrorResponse
 from api.server.errors import ApiError
-from api.wire.codes import Code, IcebergType, code_of
+from api.wire.codes import Code, IcebergType, Retry, code_of
 from catalog.errors import CatalogError
 from schemasync.errors import SchemaSyncError
 from updatelog.errors import UnknownOutcomeError, UpdateLogError
@@ -30,15 +30,17 @@ _TYPE_BY_HTTP_STATUS = {
     403: IcebergType.FORBIDDEN,
     404: IcebergType.NOT_FOUND,
     405: IcebergType.METHOD_NOT_ALLOWED,
+    406: IcebergType.UNSUPPORTED_OPERATION,
     409: IcebergType.COMMIT_FAILED,
     413: IcebergType.BAD_REQUEST,
     422: IcebergType.BAD_REQUEST,
+    429: IcebergType.TOO_MANY_REQUESTS,
     503: IcebergType.SERVICE_UNAVAILABLE,
 }
 """The exception type of a routing error (unknown path, wrong method), which has a status and
 no code; a code's own type is in the registry."""
 
-ERROR_STATUSES = (400, 401, 403, 404, 409, 503)
+ERROR_STATUSES = (400, 401, 403, 404, 406, 409, 429, 503)
 """The statuses every Iceberg route documents."""
 
 
@@ -57,15 +59,22 @@ def bad_request(message: str) -> IcebergError:
     return IcebergError(IcebergType.BAD_REQUEST, 400, message)
 
 
+def unsupported(message: str) -> IcebergError:
+    """Return a 406 ``UnsupportedOperationException``: the protocol has it, this catalog not."""
+    return IcebergError(IcebergType.UNSUPPORTED_OPERATION, 406, message)
+
+
 def commit_failed(message: str) -> IcebergError:
     """Return a 409 ``CommitFailedException`` saying ``message``."""
     return IcebergError(IcebergType.COMMIT_FAILED, 409, message)
 
 
-def error_response(type_: str, status: int, message: str) -> JSONResponse:
-    """Return the protocol's error answer."""
+def error_response(type_: str, status: int, message: str, *, retry: bool = False) -> JSONResponse:
+    """Return the protocol's error answer (with ``Retry-After`` when ``retry``)."""
     body = IcebergErrorResponse(error=ErrorModel(message=message, type=type_, code=status))
-    headers = {"WWW-Authenticate": 'Bearer realm="catalog"'} if status == 401 else None
+    headers = {"Retry-After": "1"} if retry else None
+    if status == 401:
+        headers = {"WWW-Authenticate": 'Bearer realm="catalog"'}
     return JSONResponse(body.model_dump(by_alias=True), status_code=status, headers=headers)
 
 
@@ -73,7 +82,9 @@ def _by_code(code: str, message: str) -> JSONResponse:
     registered = code_of(code)
     if registered is None:
         return error_response(IcebergType.SERVICE_UNAVAILABLE, 500, message)
-    return error_response(registered.iceberg, registered.iceberg_status, message)
+    # The spec lets a client send a request again on 503 only with Retry-After.
+    retry = registered.retry is not Retry.NEVER
+    return error_response(registered.iceberg, registered.iceberg_status, message, retry=retry)
 
 
 def iceberg_error(e: Exception) -> JSONResponse:

@@ -26,7 +26,7 @@ from api.iceberg.snapshots import Snapshots
 from api.iceberg.types import NoCounterpartError, iceberg_type
 from catalog.data.iceberg_identity import table_uuid
 from catalog.data.iceberg_table import IcebergTableState
-from catalog.data.warehouse import data_folder
+from catalog.data.warehouse import data_folder, metadata_folder
 from catalog.descriptors import TableDescriptor, TableVersion
 from schemasync.clock import physical_of
 
@@ -48,7 +48,7 @@ def metadata_location(location: str, catalog_version: int, data_seq: int = 0) ->
     commits, the latest one's sequence number.
     """
     data = f"-data-{data_seq}" if data_seq else ""
-    return f"{location}/metadata/catalog-v{catalog_version}{data}.metadata.json"
+    return f"{metadata_folder(location)}/catalog-v{catalog_version}{data}.metadata.json"
 
 
 def _schema(table: TableDescriptor, version: TableVersion) -> IcebergSchema:

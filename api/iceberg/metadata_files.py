@@ -26,6 +26,7 @@ from typing import Any
 
 from api.iceberg.manifests import local_path
 from api.iceberg.models import TableMetadata
+from catalog.data.warehouse import metadata_folder
 
 PREVIOUS_VERSIONS_MAX = 100
 """How many earlier metadata files ``metadata-log`` lists (Iceberg's default for
@@ -59,7 +60,7 @@ def metadata_log(location: str, current: str) -> list[dict[str, Any]]:
         location: the table's location.
         current: the metadata file being answered (left out, with any later one).
     """
-    folder = os.path.join(local_path(location), "metadata")
+    folder = local_path(metadata_folder(location))
     limit = _order(os.path.basename(current))
     try:
         names = os.listdir(folder)
@@ -77,7 +78,7 @@ def metadata_log(location: str, current: str) -> list[dict[str, Any]]:
         found.append((order, name, written_ms))
     found.sort()
     return [
-        {"timestamp-ms": ms, "metadata-file": f"{location}/metadata/{name}"}
+        {"timestamp-ms": ms, "metadata-file": f"{metadata_folder(location)}/{name}"}
         for _, name, ms in found[-PREVIOUS_VERSIONS_MAX:]
     ]
 

@@ -2,15 +2,17 @@
 
 Field names follow the protocol (``schema-id``, ``identifier-field-ids``); each model takes
 them by that alias or by its Python name. Request bodies ignore members they do not know, so
-a newer client's additions do not break it. A commit's body (``commits.CommitTableRequest``)
-is made of the kinds in ``requirements`` and ``updates``.
+a newer client's additions do not break it. An optional member with no value is left out of
+an answer, never sent as ``null``: readers such as DuckDB refuse ``"doc": null``, and the
+protocol's optional members are absent, not nullable. A commit's body
+(``commits.CommitTableRequest``) is made of the kinds in ``requirements`` and ``updates``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 FORMAT_VERSION: Literal[2] = 2
 UNPARTITIONED_SPEC_ID = 0
@@ -28,6 +30,16 @@ class IcebergModel(BaseModel):
     model_config = ConfigDict(
         frozen=True, populate_by_name=True, serialize_by_alias=True, extra="ignore"
     )
+
+    # No return annotation: pydantic would document the answers by it (an opaque object)
+    # instead of by their members.
+    @model_serializer(mode="wrap")
+    def _without_none(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        """Serialise the members, leaving out those that hold no value (see the module doc)."""
+        dumped = handler(self)
+        if not isinstance(dumped, dict):
+            return dumped
+        return {k: v for k, v in dumped.items() if v is not None}
 
 
 class ErrorModel(IcebergModel):

@@ -1,7 +1,13 @@
-"""Path parameters of the Iceberg routes, the endpoint list, and paging of name lists.
+"""Path parameters of the Iceberg routes, what names resolve to, endpoints, paging of lists.
 
 A namespace in a path is its levels joined by the unit separator (``%1F``); the catalog's
 namespaces are its schemas, one level each, so a path of several levels names none.
+
+A name in a path resolves to the object of that exact name or, when there is none, to the
+one object whose name matches it ignoring case: Trino lower-cases every identifier
+(``cat.public.orders`` must reach ``PUBLIC.ORDERS``), while PyIceberg and Spark send names
+as written and always get the exact match. Two objects matching ignoring case and none
+exactly is a 400 naming both, never a guess.
 """
 
 from __future__ import annotations
@@ -10,14 +16,29 @@ from typing import Annotated
 
 from fastapi import Path
 
+from api.iceberg.errors import bad_request
+from catalog.catalog import Catalog
+from catalog.descriptors import SchemaDescriptor, TableDescriptor
 from catalog.errors import ErrorCode, NotFoundError
 
 NAMESPACE_SEPARATOR = "\x1f"
 
 NamespacePath = Annotated[
-    str, Path(min_length=1, max_length=1000, description="A schema's exact name.")
+    str,
+    Path(
+        min_length=1,
+        max_length=1000,
+        description="A schema's name (exact, or the only one matching it ignoring case).",
+    ),
 ]
-TablePath = Annotated[str, Path(min_length=1, max_length=1000, description="A table's exact name.")]
+TablePath = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=1000,
+        description="A table's name (exact, or the only one matching it ignoring case).",
+    ),
+]
 
 ENDPOINTS = (
     "GET /v1/{prefix}/namespaces",
@@ -32,9 +53,11 @@ ENDPOINTS = (
     "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/tables/rename",
 )
-"""The protocol's endpoints this server implements, as ``GET /v1/config`` lists them."""
+"""The protocol's endpoints this server implements, as ``GET /v1/config`` lists them (a test
+checks them against the routes served)."""
 
 
 def schema_name(namespace: str) -> str:
@@ -52,13 +75,74 @@ def schema_name(namespace: str) -> str:
     return namespace
 
 
+def resolve_schema(cat: Catalog, namespace: str) -> SchemaDescriptor:
+    """Return the schema a namespace path names, exactly or ignoring case (module doc).
+
+    Raises:
+        NotFoundError: SCHEMA_NOT_FOUND.
+        IcebergError: 400 when several schemas match ignoring case and none exactly.
+    """
+    name = schema_name(namespace)
+    exact = cat.find_schema(name)
+    if exact is not None:
+        return exact
+    folded = name.casefold()
+    matches = [s for s in cat.schemas() if s.name.casefold() == folded]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise _ambiguous(f"namespace {name}", [s.name for s in matches])
+    return cat.schema(name)  # SCHEMA_NOT_FOUND, in the catalog's words
+
+
+def resolve_table(
+    cat: Catalog, namespace: str, table: str
+) -> tuple[SchemaDescriptor, TableDescriptor]:
+    """Return the table a namespace and table path name, and its schema (see the module doc).
+
+    A table in a missing namespace is a missing table (Iceberg's ``NoSuchTableException``),
+    as the protocol's table operations answer it.
+
+    Raises:
+        NotFoundError: TABLE_NOT_FOUND.
+        IcebergError: 400 when several schemas or tables match ignoring case, none exactly.
+    """
+    try:
+        schema = resolve_schema(cat, namespace)
+    except NotFoundError as e:
+        shown = ".".join(namespace.split(NAMESPACE_SEPARATOR))
+        raise NotFoundError(
+            f"table {shown}.{table} not found: {e.message}",
+            code=ErrorCode.TABLE_NOT_FOUND,
+        ) from e
+    exact = cat.find_table(schema.name, table)
+    if exact is not None:
+        return schema, exact
+    folded = table.casefold()
+    matches = [t for t in cat.schema_tables(schema.id) if t.name.casefold() == folded]
+    if len(matches) == 1:
+        return schema, matches[0]
+    if matches:
+        raise _ambiguous(f"table {schema.name}.{table}", [t.name for t in matches])
+    return schema, cat.table(schema.name, table)  # TABLE_NOT_FOUND, in the catalog's words
+
+
+def _ambiguous(what: str, names: list[str]) -> Exception:
+    shown = " and ".join(sorted(names))
+    return bad_request(f"{what} is ambiguous: it matches {shown} ignoring case; name one exactly")
+
+
 def page(names: list[str], token: str | None, size: int | None) -> tuple[list[str], str | None]:
     """Return one page of sorted ``names`` after ``token``, and the next page's token.
 
-    The token is the last name of the page before, so a page stays right while names are
-    created or dropped.
+    Without a token every name is answered (the protocol's rule: a client that does not
+    page, sends no token; one that does, starts with an empty one). The token is the last
+    name of the page before, so a page stays right while names are created or dropped;
+    there is a next token only when names are left.
     """
-    rest = [n for n in names if token is None or n > token]
+    if token is None:
+        return names, None
+    rest = [n for n in names if n > token]
     if size is None or len(rest) <= size:
         return rest, None
     return rest[:size], rest[size - 1]

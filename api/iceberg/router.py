@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Body, Depends, Header, Query, Request
 from fastapi.responses import Response
 
 from api.iceberg.appends import added_snapshots, commit_snapshots
@@ -25,7 +25,8 @@ from api.iceberg.commits import (
     unchanged_since_read,
 )
 from api.iceberg.creation import create_table_command
-from api.iceberg.errors import IcebergError, bad_request, commit_failed, documented_errors
+from api.iceberg.errors import IcebergError, commit_failed, documented_errors, unsupported
+from api.iceberg.etags import tagged_response
 from api.iceberg.metadata import metadata_location, table_metadata
 from api.iceberg.metadata_files import metadata_log, write_metadata_file
 from api.iceberg.models import (
@@ -49,8 +50,10 @@ from api.iceberg.paths import (
     NamespacePath,
     TablePath,
     page,
-    schema_name,
+    resolve_schema,
+    resolve_table,
 )
+from api.iceberg.reports import COMMIT_REPORT, SCAN_REPORT, report_type
 from api.iceberg.snapshots import Snapshots, ensure_manifests, snapshots_of
 from api.iceberg.staging import CreateChanges, is_create, staged_metadata
 from api.server.auth import require
@@ -74,8 +77,17 @@ router = APIRouter(prefix="/v1", tags=["iceberg"], responses=documented_errors()
 READ = [Depends(require(Role.READER))]
 WRITE = [Depends(require(Role.WRITER))]
 
-PageToken = Annotated[str | None, Query(alias="pageToken", max_length=300)]
+PageToken = Annotated[str | None, Query(alias="pageToken", max_length=1000)]
 PageSize = Annotated[int | None, Query(alias="pageSize", ge=1, le=10_000)]
+AccessDelegation = Annotated[
+    str | None,
+    Header(
+        alias="X-Iceberg-Access-Delegation",
+        max_length=1000,
+        description="Accepted and ignored: tables live on the server's local file system, "
+        "which a client reads with no credentials vended or requests signed.",
+    ),
+]
 
 
 def _warehouse(request: Request) -> str:
@@ -162,8 +174,14 @@ async def list_namespaces(
     page_token: PageToken = None,
     page_size: PageSize = None,
 ) -> Response:
-    """The schemas, each a one-level namespace; a namespace has no children."""
-    names = [] if parent else sorted(s.name for s in _latest(request).schemas())
+    """The schemas, each a one-level namespace; a namespace has no children.
+
+    A ``parent`` answers none, or 404 when it is no namespace.
+    """
+    cat = _latest(request)
+    if parent:
+        resolve_schema(cat, parent)
+    names = [] if parent else sorted(s.name for s in cat.schemas())
     shown, token = page(names, page_token, page_size)
     return json_response(
         ListNamespacesResponse(namespaces=[[n] for n in shown], next_page_token=token)
@@ -174,7 +192,7 @@ async def list_namespaces(
 async def create_namespace(request: Request, body: CreateNamespaceRequest) -> Response:
     """Create a schema (``CREATE SCHEMA``) with its properties, kept verbatim."""
     if len(body.namespace) != 1:
-        raise bad_request("namespaces are the catalog's schemas: give exactly one level")
+        raise unsupported("namespaces are the catalog's schemas: give exactly one level")
     command = CreateSchemaCommand(name=body.namespace[0], properties=body.properties)
     await execute_batch(request, [command])
     return json_response(NamespaceResponse(namespace=body.namespace, properties=body.properties))
@@ -183,7 +201,7 @@ async def create_namespace(request: Request, body: CreateNamespaceRequest) -> Re
 @router.get("/namespaces/{namespace}", response_model=NamespaceResponse, dependencies=READ)
 async def load_namespace(request: Request, namespace: NamespacePath) -> Response:
     """One schema, with its properties."""
-    found = _latest(request).schema(schema_name(namespace))
+    found = resolve_schema(_latest(request), namespace)
     return json_response(
         NamespaceResponse(namespace=[found.name], properties=properties_dict(found.properties))
     )
@@ -209,8 +227,8 @@ async def update_namespace_properties(
             422,
             f"properties {', '.join(both)} are both updated and removed; give each once",
         )
-    name = schema_name(namespace)
-    held = properties_dict(_latest(request).schema(name).properties)
+    schema = resolve_schema(_latest(request), namespace)
+    name, held = schema.name, properties_dict(schema.properties)
     command = AlterSchemaPropertiesCommand(
         name=name, set_properties=body.updates, remove_properties=tuple(body.removals)
     )
@@ -228,14 +246,15 @@ async def update_namespace_properties(
 @router.head("/namespaces/{namespace}", status_code=204, dependencies=READ)
 async def namespace_exists(request: Request, namespace: NamespacePath) -> Response:
     """204 when the schema exists, else 404."""
-    _latest(request).schema(schema_name(namespace))
+    resolve_schema(_latest(request), namespace)
     return Response(status_code=204)
 
 
 @router.delete("/namespaces/{namespace}", status_code=204, dependencies=WRITE)
 async def drop_namespace(request: Request, namespace: NamespacePath) -> Response:
     """Drop an empty schema (``DROP SCHEMA``)."""
-    await execute_batch(request, [DropSchemaCommand(name=schema_name(namespace))])
+    name = resolve_schema(_latest(request), namespace).name
+    await execute_batch(request, [DropSchemaCommand(name=name)])
     return Response(status_code=204)
 
 
@@ -248,7 +267,7 @@ async def list_tables(
 ) -> Response:
     """The tables of a schema."""
     cat = _latest(request)
-    schema = cat.schema(schema_name(namespace))
+    schema = resolve_schema(cat, namespace)
     names = sorted(t.name for t in cat.schema_tables(schema.id))
     shown, token = page(names, page_token, page_size)
     identifiers = [TableIdentifier(namespace=[schema.name], name=n) for n in shown]
@@ -264,10 +283,9 @@ async def create_table(
     A staged create (``stage-create``) creates nothing and answers the metadata the table
     would have, without a metadata file (``staging``).
     """
-    schema = schema_name(namespace)
+    schema = resolve_schema(_latest(request), namespace).name
     if body.stage_create:
-        cat = _latest(request)
-        staged = staged_metadata(cat, schema, body, _warehouse(request))
+        staged = staged_metadata(_latest(request), schema, body, _warehouse(request))
         return json_response(LoadTableResult(metadata=staged))
     result = await execute_batch(request, [create_table_command(schema, body)])
     cat = node_of(request).service.catalog(result.version)
@@ -275,7 +293,7 @@ async def create_table(
     file, metadata = await _written(
         request, found, table_metadata(found, _warehouse(request), cat.activation_ts)
     )
-    return json_response(LoadTableResult(metadata_location=file, metadata=metadata))
+    return tagged_response(LoadTableResult(metadata_location=file, metadata=metadata))
 
 
 @router.get(
@@ -286,25 +304,31 @@ async def load_table(
     namespace: NamespacePath,
     table: TablePath,
     snapshots: Annotated[str | None, Query(pattern="^(all|refs)$")] = None,
+    if_none_match: Annotated[str | None, Header(max_length=10_000)] = None,
+    access_delegation: AccessDelegation = None,
 ) -> Response:
     """A table's metadata, projected from its descriptor and its recorded data commits.
 
-    Its metadata file is written first when missing.
+    Its metadata file is written first when missing. ``snapshots=refs`` answers only the
+    snapshots a branch or tag names (``all``, the default, every one); the answer's ``ETag``
+    in ``If-None-Match`` answers 304 while the table is unchanged.
     """
     cat = _latest(request)
-    found = cat.table(schema_name(namespace), table)
+    _, found = resolve_table(cat, namespace, table)
     metadata, _ = await _metadata(request, cat, found)
     file, metadata = await _written(request, found, metadata)
     if snapshots == "refs":  # the file holds every snapshot; the answer those refs name
         only, _ = await _metadata(request, cat, found, refs_only=True)
         metadata = only.model_copy(update={"metadata_log": metadata.metadata_log})
-    return json_response(LoadTableResult(metadata_location=file, metadata=metadata))
+    return tagged_response(
+        LoadTableResult(metadata_location=file, metadata=metadata), if_none_match
+    )
 
 
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204, dependencies=READ)
 async def table_exists(request: Request, namespace: NamespacePath, table: TablePath) -> Response:
     """204 when the table exists, else 404."""
-    _latest(request).table(schema_name(namespace), table)
+    resolve_table(_latest(request), namespace, table)
     return Response(status_code=204)
 
 
@@ -322,14 +346,15 @@ async def commit_table(
     properties becomes one batch of catalog commands; a create transaction's (``assert-create``)
     creates the table (``staging``). The answer's metadata file is written first.
     """
-    schema, name = schema_name(namespace), table
     if is_create(body.requirements):
-        cat, found = await _create_in_commit(request, schema, name, body)
+        schema = resolve_schema(_latest(request), namespace).name
+        cat, found = await _create_in_commit(request, schema, table, body)
         metadata, _ = await _metadata(request, cat, found)
         file, metadata = await _written(request, found, metadata)
-        return json_response(CommitTableResponse(metadata_location=file, metadata=metadata))
+        return tagged_response(CommitTableResponse(metadata_location=file, metadata=metadata))
     cat = _latest(request)
-    found = cat.table(schema, name)
+    schema_found, found = resolve_table(cat, namespace, table)
+    schema, name = schema_found.name, found.name
     metadata, commits = await _metadata(request, cat, found)
     chain = added_snapshots(body.updates)
     if chain is not None:
@@ -356,7 +381,7 @@ async def commit_table(
             found = cat.table_by_id(found.id)
             metadata = table_metadata(found, _warehouse(request), cat.activation_ts, listed(found))
     file, metadata = await _written(request, found, metadata)
-    return json_response(CommitTableResponse(metadata_location=file, metadata=metadata))
+    return tagged_response(CommitTableResponse(metadata_location=file, metadata=metadata))
 
 
 async def _create_in_commit(
@@ -411,7 +436,8 @@ async def drop_table(
     purge_requested: Annotated[bool, Query(alias="purgeRequested")] = False,
 ) -> Response:
     """Drop a table (``DROP TABLE``); its data files go with the catalog's own clean-up."""
-    command = DropTableCommand(**{"schema": schema_name(namespace), "name": table})
+    schema, found = resolve_table(_latest(request), namespace, table)
+    command = DropTableCommand(**{"schema": schema.name, "name": found.name})
     await execute_batch(request, [command])
     return Response(status_code=204)
 
@@ -420,14 +446,31 @@ async def drop_table(
 async def rename_table(request: Request, body: RenameTableRequest) -> Response:
     """Rename a table within its schema (the catalog does not move tables between schemas)."""
     source, destination = body.source, body.destination
-    if source.namespace != destination.namespace:
-        raise bad_request(
+    cat = _latest(request)
+    schema, found = resolve_table(cat, NAMESPACE_SEPARATOR.join(source.namespace), source.name)
+    target = NAMESPACE_SEPARATOR.join(destination.namespace)
+    if resolve_schema(cat, target).id != schema.id:
+        raise unsupported(
             f"table {source.name} cannot move to namespace {'.'.join(destination.namespace)}: "
             "this catalog renames a table within its schema only"
         )
-    schema = schema_name(NAMESPACE_SEPARATOR.join(source.namespace))
     command = RenameTableCommand(
-        **{"schema": schema, "name": source.name, "new_name": destination.name}
+        **{"schema": schema.name, "name": found.name, "new_name": destination.name}
     )
     await execute_batch(request, [command])
+    return Response(status_code=204)
+
+
+@router.post("/namespaces/{namespace}/tables/{table}/metrics", status_code=204, dependencies=READ)
+async def report_metrics(
+    request: Request,
+    namespace: NamespacePath,
+    table: TablePath,
+    body: Annotated[dict[str, object], Body(description="A ReportMetricsRequest.")],
+) -> Response:
+    """Count a client's scan or commit report of a table (``reports``); 404 without the table."""
+    resolve_table(_latest(request), namespace, table)
+    kind = report_type(body)
+    label = kind if kind in (SCAN_REPORT, COMMIT_REPORT) else "other"
+    request.app.state.metrics.iceberg_reports.labels(report_type=label).inc()
     return Response(status_code=204)

@@ -83,6 +83,12 @@ class ApiMetrics:
             registry=self.registry,
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 5, 10),
         )
+        self.iceberg_reports = Counter(
+            "catalog_iceberg_metrics_reports",
+            "Iceberg clients' metrics reports received, by report type (scan-report, ...)",
+            ["report_type"],
+            registry=self.registry,
+        )
         self.sse_subscribers = Gauge(
             "catalog_sse_subscribers", "Open event streams", registry=self.registry
         )

@@ -4,6 +4,9 @@ A query parameter the operation does not take (a typo, ``?timeout_s=`` where the
 has no timeout) is refused with 400 ``UNKNOWN_PARAMETER`` naming it and the ones accepted,
 instead of being silently ignored; a body that is not JSON is refused with 415
 ``UNSUPPORTED_MEDIA_TYPE`` instead of a validation error about its shape.
+
+The Iceberg REST routes check the body only (``check_body``): the protocol grows query
+parameters that a server must ignore when it does not know them.
 """
 
 from __future__ import annotations
@@ -33,12 +36,32 @@ async def check_request(request: Request) -> None:
     route = request.scope.get("route")
     if not isinstance(route, APIRoute):
         return
+    _check_query(request, route)
+    _check_body(request, route)
+
+
+async def check_body(request: Request) -> None:
+    """Refuse a body that is not JSON; any query parameter is let through (module doc).
+
+    Raises:
+        ApiError: UNSUPPORTED_MEDIA_TYPE.
+    """
+    route = request.scope.get("route")
+    if isinstance(route, APIRoute):
+        _check_body(request, route)
+
+
+def _path(request: Request, route: APIRoute) -> str:
+    # A mounted sub-application's routes are named by their full path (``/iceberg/v1/...``).
+    root = request.scope.get("root_path", "")
+    return str(root[len(request.scope.get("app_root_path", root)) :] + route.path)
+
+
+def _check_query(request: Request, route: APIRoute) -> None:
     accepted = _ACCEPTED.get(id(route))
     if accepted is None:
         accepted = _ACCEPTED[id(route)] = frozenset(_query_names(route.dependant))
-    # A mounted sub-application's routes are named by their full path (``/iceberg/v1/...``).
-    root = request.scope.get("root_path", "")
-    path = root[len(request.scope.get("app_root_path", root)) :] + route.path
+    path = _path(request, route)
     unknown = sorted(set(request.query_params) - accepted)
     if unknown:
         named = ", ".join(repr(name) for name in unknown)
@@ -47,6 +70,10 @@ async def check_request(request: Request) -> None:
             Code.UNKNOWN_PARAMETER,
             f"{request.method} {path} does not take {named}; it takes {takes}",
         )
+
+
+def _check_body(request: Request, route: APIRoute) -> None:
+    path = _path(request, route)
     if route.body_field is not None and request.method in ("POST", "PUT", "PATCH"):
         content_type = request.headers.get("content-type")
         if content_type is not None and not _is_json(content_type):

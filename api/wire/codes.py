@@ -39,6 +39,8 @@ class IcebergType(enum.StrEnum):
     METHOD_NOT_ALLOWED = "MethodNotAllowedException"
     COMMIT_FAILED = "CommitFailedException"
     COMMIT_STATE_UNKNOWN = "CommitStateUnknownException"
+    UNSUPPORTED_OPERATION = "UnsupportedOperationException"
+    TOO_MANY_REQUESTS = "TooManyRequestsException"
     SERVICE_UNAVAILABLE = "ServiceUnavailableException"
     INTERNAL = "InternalServerError"
 
@@ -122,8 +124,10 @@ class Code(enum.StrEnum):
     COLUMN_EXISTS = "COLUMN_EXISTS", 409, _I.COMMIT_FAILED, 409, _C.ALREADY_EXISTS
     INDEX_EXISTS = "INDEX_EXISTS", 409, _I.ALREADY_EXISTS, 409, _C.ALREADY_EXISTS
     ZONE_EXISTS = "ZONE_EXISTS", 409, _I.COMMIT_FAILED, 409, _C.ALREADY_EXISTS
+    # A lost compare-and-set wrote nothing: Iceberg's commit failed (409, the client reloads
+    # and retries), never 503, which a Java client takes as "commit state unknown".
     CONCURRENT_UPDATE = (
-        "CONCURRENT_UPDATE", 503, _I.SERVICE_UNAVAILABLE, 503, _C.UNAVAILABLE, Retry.AUTOMATIC
+        "CONCURRENT_UPDATE", 503, _I.COMMIT_FAILED, 409, _C.UNAVAILABLE, Retry.AUTOMATIC
     )
     PRECONDITION_FAILED = "PRECONDITION_FAILED", 409, _I.COMMIT_FAILED, 409, _C.CONFLICT
     PRIMARY_KEY_VIOLATION = "PRIMARY_KEY_VIOLATION", 409, _I.COMMIT_FAILED, 409, _C.CONFLICT
@@ -174,7 +178,7 @@ class Code(enum.StrEnum):
         "TOO_MANY_SUBSCRIBERS", 503, _I.SERVICE_UNAVAILABLE, 503, _C.UNAVAILABLE, Retry.ADVISED
     )
     TOO_MANY_REQUESTS = (
-        "TOO_MANY_REQUESTS", 429, _I.SERVICE_UNAVAILABLE, 503, _C.SERVER, Retry.AUTOMATIC
+        "TOO_MANY_REQUESTS", 429, _I.TOO_MANY_REQUESTS, 429, _C.SERVER, Retry.AUTOMATIC
     )
     # Only ever in an event stream's error frame.
     SUBSCRIBER_TOO_SLOW = "SUBSCRIBER_TOO_SLOW", 503, _I.SERVICE_UNAVAILABLE, 503, _C.UNAVAILABLE

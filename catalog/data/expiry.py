@@ -65,7 +65,7 @@ from catalog.data.files import (
 from catalog.data.iceberg_identity import snapshot_id_of
 from catalog.data.log import DataCommitLog
 from catalog.data.merge import merged
-from catalog.data.warehouse import table_folder
+from catalog.data.warehouse import metadata_folder, table_folder
 from updatelog import envelope
 from updatelog.envelope import Kind
 from updatelog.errors import StoreQuotaExceededError, UpdateTooLargeError
@@ -131,8 +131,11 @@ def remove_files(folder: Path, paths: Sequence[str]) -> tuple[int, bool]:
 
 
 def remove_table_folder(warehouse: Path, table_id: int) -> bool:
-    """Delete a dropped table's folder in the warehouse; True when there was one to delete."""
+    """Delete a dropped table's folder and its metadata files; True when it had a folder."""
     folder = table_folder(warehouse, table_id)
+    metadata = Path(metadata_folder(str(folder)))
+    if metadata.is_dir():
+        shutil.rmtree(metadata, ignore_errors=True)
     if not folder.is_dir():
         return False
     try:

@@ -30,6 +30,21 @@ def table_folder(warehouse: Path, table_id: int) -> Path:
     return warehouse / f"table_{table_id}"
 
 
+METADATA_FOLDER = "metadata"
+"""The warehouse's folder of the tables' Iceberg metadata files, beside the table folders."""
+
+
+def metadata_folder(location: str) -> str:
+    """Return the folder of the Iceberg metadata files of the table at ``location``.
+
+    That is ``<warehouse>/metadata/table_<id>`` for ``<warehouse>/table_<id>`` (a path or a
+    URI alike): beside the table's folder, not in it, so a table no engine has written to has
+    an empty location (Trino refuses to create a table on a location that holds files).
+    """
+    head, _, name = location.rstrip("/").rpartition("/")
+    return f"{head}/{METADATA_FOLDER}/{name}"
+
+
 def table_location(warehouse: str, table_id: int) -> str:
     """Return the location a new table records: its folder in the cluster's warehouse."""
     return str(table_folder(Path(warehouse), table_id))

@@ -8,6 +8,7 @@ unexpectedly and its entry goes.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +20,7 @@ from tests.integration.engines.conftest import (
     Recorder,
     Seed,
     SparkShell,
+    TrinoServer,
     engine_failure,
 )
 from tests.integration.engines.engines import DuckDBEngine, Engine, SparkEngine, TrinoEngine
@@ -27,33 +29,14 @@ pytestmark = pytest.mark.timeout(240)
 
 ROWS = [(1, "ann"), (2, None)]
 
-DOC_NULL = (
-    'GET /v1/namespaces/{ns}/tables/{t} answers each schema field with "doc": null; '
-    "DuckDB's iceberg extension refuses the load (StructField property 'doc' is not of type "
-    "'string', found 'null')"
-)
 STAGED_CREATE_DOC_NULL = (
     'DuckDB creates a table by POST /v1/namespaces/{ns}/tables with "stage-create": true '
     '(then a commit with assert-create); the staged answer\'s fields carry "doc": null, '
     "which DuckDB refuses (StructField property 'doc' is not of type 'string')"
 )
-LOCATION_NOT_EMPTY = (
-    "Trino's CREATE TABLE creates the table (POST /v1/namespaces/{ns}/tables, not staged), "
-    "loads it, then refuses its location as non-empty (ICEBERG_FILESYSTEM_ERROR: Cannot "
-    "create a table on a non-empty location): the location holds the metadata file the "
-    "create wrote"
-)
-
-
 GAPS: dict[tuple[str, str], str] = {
-    ("test_reads_seeded_rows", "duckdb"): DOC_NULL,
-    ("test_reads_an_empty_table", "duckdb"): DOC_NULL,
-    ("test_inserts_into_a_seeded_table", "duckdb"): DOC_NULL,
-    ("test_drops_a_seeded_table", "duckdb"): DOC_NULL,
     ("test_creates_a_table", "duckdb"): STAGED_CREATE_DOC_NULL,
     ("test_round_trip", "duckdb"): STAGED_CREATE_DOC_NULL,
-    ("test_creates_a_table", "trino"): LOCATION_NOT_EMPTY,
-    ("test_round_trip", "trino"): LOCATION_NOT_EMPTY,
 }
 """(scenario, engine) -> the server gap that makes it fail (strict xfail)."""
 
@@ -158,7 +141,9 @@ def test_duckdb_scans_a_table_from_its_metadata_file_alone(
     """The metadata file a load names is on disk and holds the whole table."""
     seed(namespace, "people", ROWS)
     loaded = pyiceberg.load_table(f"{namespace}.people")
-    assert loaded.metadata_location.startswith(loaded.location() + "/metadata/")
+    # Beside the table's folder: <warehouse>/metadata/table_<id>/ for <warehouse>/table_<id>.
+    warehouse, _, folder = loaded.location().rpartition("/")
+    assert loaded.metadata_location.startswith(f"{warehouse}/metadata/{folder}/")
     rows = duckdb.execute(
         f"SELECT id, name FROM iceberg_scan('{loaded.metadata_location}') ORDER BY id"
     ).fetchall()
@@ -180,4 +165,35 @@ def test_spark_creates_a_table_as_select(
     table = pyiceberg.load_table(f"{namespace}.t")
     assert sorted(table.scan().to_arrow().column("id").to_pylist()) == [1, 2]
     rows = run(engine, f"SELECT id, name FROM cat.{namespace}.t ORDER BY id", recorder)
+    assert [tuple(r) for r in rows] == ROWS
+
+
+# --- Trino folds every name to lower case ---------------------------------------------------
+
+
+def _upper_case_table(seed: Seed, rows: list[tuple[int, str | None]]) -> str:
+    """Seed a table of its own in the catalog's PUBLIC schema; return its (upper-case) name."""
+    name = f"ORDERS_{uuid.uuid4().hex[:8].upper()}"
+    seed("PUBLIC", name, rows)
+    return name
+
+
+def test_trino_lists_and_reads_the_upper_case_public_schema_by_lower_case_names(
+    trino_engine: TrinoServer, seed: Seed, recorder: Recorder
+) -> None:
+    engine = TrinoEngine(trino_engine)
+    name = _upper_case_table(seed, [])
+    assert "public" in engine.namespaces()
+    assert name.lower() in engine.tables("public")
+    columns = run(engine, f"DESCRIBE cat.public.{name.lower()}", recorder)
+    assert [c[0] for c in columns] == ["id", "name"]
+    assert run(engine, f"SELECT count(*) FROM cat.public.{name.lower()}", recorder) == [[0]]
+
+
+def test_trino_reads_rows_of_the_upper_case_public_schema_by_lower_case_names(
+    trino_engine: TrinoServer, seed: Seed, recorder: Recorder
+) -> None:
+    engine = TrinoEngine(trino_engine)
+    name = _upper_case_table(seed, ROWS)
+    rows = run(engine, f"SELECT id, name FROM cat.public.{name.lower()} ORDER BY id", recorder)
     assert [tuple(r) for r in rows] == ROWS

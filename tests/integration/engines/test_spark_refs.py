@@ -50,15 +50,6 @@ def test_a_tag_reads_its_snapshot_and_a_branch_takes_no_writes(
     assert set(pyiceberg.load_table(f"{namespace}.people").metadata.refs) == {"main"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Spark's CALL cat.system.expire_snapshots fails in Spark's analysis with an internal "
-        "error (NullPointerException on String.contains) before it sends any request; the "
-        "cause is not found yet (a suspect: the table's metadata-location is null, as no "
-        "metadata file is written); the server's remove-snapshots is tested through PyIceberg"
-    ),
-)
 def test_expire_snapshots_leaves_the_current_and_the_tagged_snapshots(
     spark_engine: SparkShell,
     seed: Seed,

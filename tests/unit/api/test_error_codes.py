@@ -92,3 +92,20 @@ def test_the_named_types_and_classes_exist() -> None:
 
     assert all(hasattr(client_errors, str(name)) for name in ClientClass)
     assert all(str(t).endswith(("Exception", "Error")) for t in IcebergType)
+
+
+def test_iceberg_answers_are_read_by_the_java_client_as_meant() -> None:
+    """A lost compare-and-set wrote nothing: 409 (the client retries), never 503 (a Java
+    client's "commit state unknown"); throttling is 429; both say Retry-After."""
+    from catalog.errors import ConcurrentUpdateError
+
+    lost = iceberg_error(ConcurrentUpdateError("lost the race"))
+    assert lost.status_code == 409
+    assert json.loads(bytes(lost.body))["error"]["type"] == "CommitFailedException"
+    assert lost.headers["Retry-After"] == "1"
+    throttled = iceberg_error(ApiError(Code.TOO_MANY_REQUESTS, "busy"))
+    assert throttled.status_code == 429
+    assert throttled.headers["Retry-After"] == "1"
+    # The catalog's own API keeps its statuses.
+    assert problem(Code.CONCURRENT_UPDATE, "why").status_code == 503
+    assert problem(Code.TOO_MANY_REQUESTS, "why").status_code == 429
