@@ -47,10 +47,10 @@ FACTS_COLUMNS = "(ID BIGINT PRIMARY KEY, V1 DOUBLE, V2 INT, NAME VARCHAR(32))"
 """The columns of a facts table (after its name in CREATE TABLE)."""
 
 
-def facts_frame(spark: Any, files: int) -> Any:
-    """Return ``files * ROWS_PER_FILE`` facts rows in ``files`` Spark partitions of consecutive
+def facts_frame(spark: Any, files: int, rows_per_file: int = ROWS_PER_FILE) -> Any:
+    """Return ``files * rows_per_file`` facts rows in ``files`` Spark partitions of consecutive
     ids, so one write makes one file of each."""
-    return spark.range(0, files * ROWS_PER_FILE, 1, files).selectExpr(
+    return spark.range(0, files * rows_per_file, 1, files).selectExpr(
         "id as ID",
         "rand() * 1000 as V1",
         "cast(id % 1000 as int) as V2",
@@ -66,9 +66,9 @@ def aggregate_all(frame: Any) -> None:
     frame.agg(F.count("*"), F.sum(F.xxhash64(*cols) % 1024)).collect()
 
 
-def size_label(files: int, quick: bool) -> str:
+def size_label(files: int, quick: bool, rows_per_file: int = ROWS_PER_FILE) -> str:
     """Return ``"<rows> rows in <files> files"``, marked as scaled down in a quick run."""
-    rows = files * ROWS_PER_FILE
+    rows = files * rows_per_file
     return f"{rows:,} rows in {files} files" + (" (quick: scaled down)" if quick else "")
 
 
