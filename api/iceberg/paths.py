@@ -92,7 +92,7 @@ def resolve_schema(cat: Catalog, namespace: str) -> SchemaDescriptor:
         return matches[0]
     if matches:
         raise _ambiguous(f"namespace {name}", [s.name for s in matches])
-    return cat.schema(name)  # SCHEMA_NOT_FOUND, in the catalog's words
+    raise NotFoundError(f"Namespace does not exist: {name}", code=ErrorCode.SCHEMA_NOT_FOUND)
 
 
 def resolve_table(
@@ -112,7 +112,7 @@ def resolve_table(
     except NotFoundError as e:
         shown = ".".join(namespace.split(NAMESPACE_SEPARATOR))
         raise NotFoundError(
-            f"table {shown}.{table} not found: {e.message}",
+            f"Table does not exist: {shown}.{table} ({e.message})",
             code=ErrorCode.TABLE_NOT_FOUND,
         ) from e
     exact = cat.find_table(schema.name, table)
@@ -124,7 +124,9 @@ def resolve_table(
         return schema, matches[0]
     if matches:
         raise _ambiguous(f"table {schema.name}.{table}", [t.name for t in matches])
-    return schema, cat.table(schema.name, table)  # TABLE_NOT_FOUND, in the catalog's words
+    raise NotFoundError(
+        f"Table does not exist: {schema.name}.{table}", code=ErrorCode.TABLE_NOT_FOUND
+    )
 
 
 def _ambiguous(what: str, names: list[str]) -> Exception:

@@ -10,7 +10,7 @@ read (400 ``BadRequestException`` naming the tag), before anything is checked.
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
@@ -22,6 +22,9 @@ class BaseRequirement(IcebergModel):
     """What every requirement does: hold of a table's metadata, or fail the commit."""
 
     type: str
+    CHANGED: ClassVar[str]
+    """What no longer holds, in the words of Iceberg's own ``UpdateRequirement`` (clients and
+    Iceberg's catalog tests read them after ``Requirement failed:``)."""
 
     def check(self, metadata: TableMetadata, table: str) -> None:
         """Check this requirement against ``table``'s current metadata.
@@ -32,9 +35,13 @@ class BaseRequirement(IcebergModel):
         reason = self.failure(metadata)
         if reason is not None:
             raise commit_failed(
-                f"requirement {self.type} failed for table {table}: {reason}; nothing "
-                "was written: load the table again and retry"
+                f"Requirement failed: {self.changed()} ({self.type} of table {table}: "
+                f"{reason}); nothing was written: load the table again and retry"
             )
+
+    def changed(self) -> str:
+        """Return what no longer holds (``CHANGED``)."""
+        return self.CHANGED
 
     @abstractmethod
     def failure(self, metadata: TableMetadata) -> str | None:
@@ -49,6 +56,7 @@ class AssertCreate(BaseRequirement):
     """The table must not exist yet (a create transaction's; ``staging`` handles those)."""
 
     type: Literal["assert-create"] = "assert-create"
+    CHANGED: ClassVar[str] = "table already exists"
 
     def failure(self, metadata: TableMetadata) -> str | None:
         """Fail always: a commit checked against a table's metadata finds the table exists."""
@@ -59,6 +67,7 @@ class AssertTableUUID(BaseRequirement):
     """The table's uuid must be ``uuid`` (it was not dropped and created again)."""
 
     type: Literal["assert-table-uuid"] = "assert-table-uuid"
+    CHANGED: ClassVar[str] = "UUID does not match"
     uuid: str
 
     def failure(self, metadata: TableMetadata) -> str | None:
@@ -70,8 +79,13 @@ class AssertRefSnapshotId(BaseRequirement):
     """Branch or tag ``ref`` must be at ``snapshot-id``; when that is null, must not exist."""
 
     type: Literal["assert-ref-snapshot-id"] = "assert-ref-snapshot-id"
+    CHANGED: ClassVar[str] = "branch or tag has changed"
     ref: str
     snapshot_id: int | None = Field(default=None, alias="snapshot-id")
+
+    def changed(self) -> str:
+        """Return Iceberg's words for a moved, missing or concurrently created ref."""
+        return f"branch or tag {self.ref} has changed"
 
     def failure(self, metadata: TableMetadata) -> str | None:
         """Fail when the ref is elsewhere, or exists when it should not, or not when it should."""
@@ -89,6 +103,7 @@ class AssertLastAssignedFieldId(BaseRequirement):
     """The table's last assigned column id must be ``last-assigned-field-id``."""
 
     type: Literal["assert-last-assigned-field-id"] = "assert-last-assigned-field-id"
+    CHANGED: ClassVar[str] = "last assigned field id changed"
     last_assigned_field_id: int = Field(alias="last-assigned-field-id")
 
     def failure(self, metadata: TableMetadata) -> str | None:
@@ -102,6 +117,7 @@ class AssertCurrentSchemaId(BaseRequirement):
     """The table's current schema must be ``current-schema-id``."""
 
     type: Literal["assert-current-schema-id"] = "assert-current-schema-id"
+    CHANGED: ClassVar[str] = "current schema changed"
     current_schema_id: int = Field(alias="current-schema-id")
 
     def failure(self, metadata: TableMetadata) -> str | None:
@@ -113,6 +129,7 @@ class AssertLastAssignedPartitionId(BaseRequirement):
     """The table's last assigned partition field id must be ``last-assigned-partition-id``."""
 
     type: Literal["assert-last-assigned-partition-id"] = "assert-last-assigned-partition-id"
+    CHANGED: ClassVar[str] = "last assigned partition id changed"
     last_assigned_partition_id: int = Field(alias="last-assigned-partition-id")
 
     def failure(self, metadata: TableMetadata) -> str | None:
@@ -128,6 +145,7 @@ class AssertDefaultSpecId(BaseRequirement):
     """The table's default partition spec must be ``default-spec-id``."""
 
     type: Literal["assert-default-spec-id"] = "assert-default-spec-id"
+    CHANGED: ClassVar[str] = "default partition spec changed"
     default_spec_id: int = Field(alias="default-spec-id")
 
     def failure(self, metadata: TableMetadata) -> str | None:
@@ -139,6 +157,7 @@ class AssertDefaultSortOrderId(BaseRequirement):
     """The table's default sort order must be ``default-sort-order-id``."""
 
     type: Literal["assert-default-sort-order-id"] = "assert-default-sort-order-id"
+    CHANGED: ClassVar[str] = "default sort order id changed"
     default_sort_order_id: int = Field(alias="default-sort-order-id")
 
     def failure(self, metadata: TableMetadata) -> str | None:

@@ -384,6 +384,14 @@ async def commit_table(
     return tagged_response(CommitTableResponse(metadata_location=file, metadata=metadata))
 
 
+def _created_concurrently(schema: str, name: str) -> IcebergError:
+    """Return the failure of a create transaction whose table exists (``assert-create``)."""
+    return commit_failed(
+        f"Requirement failed: table already exists (assert-create of table {schema}.{name}); "
+        "nothing was written"
+    )
+
+
 async def _create_in_commit(
     request: Request, schema: str, name: str, body: CommitTableRequest
 ) -> tuple[Catalog, TableDescriptor]:
@@ -398,10 +406,7 @@ async def _create_in_commit(
     """
     cat = _latest(request)
     if cat.find_table(schema, name) is not None:
-        raise commit_failed(
-            f"requirement assert-create failed for table {schema}.{name}: the table already "
-            "exists; nothing was written"
-        )
+        raise _created_concurrently(schema, name)
     changes = CreateChanges(name, body.updates)
     chain = added_snapshots(changes.snapshots)
     command = changes.command(schema)
@@ -411,10 +416,7 @@ async def _create_in_commit(
     except AlreadyExistsError as e:
         if e.code is not ErrorCode.TABLE_EXISTS:
             raise
-        raise commit_failed(
-            f"requirement assert-create failed for table {schema}.{name}: the table already "
-            "exists; nothing was written"
-        ) from e
+        raise _created_concurrently(schema, name) from e
     cat = node_of(request).service.catalog(result.version)
     found = cat.table(schema, name)
     if chain is not None:

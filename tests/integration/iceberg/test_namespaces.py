@@ -49,7 +49,7 @@ def test_namespace_errors_are_pyicebergs_own(iceberg: RestCatalog, client: Catal
     iceberg.create_namespace("SALES")
     with pytest.raises(NamespaceAlreadyExistsError, match="schema SALES already exists"):
         iceberg.create_namespace("SALES")
-    with pytest.raises(NoSuchNamespaceError, match="schema NOPE not found"):
+    with pytest.raises(NoSuchNamespaceError, match="Namespace does not exist: NOPE"):
         iceberg.load_namespace_properties("NOPE")
     with pytest.raises(NoSuchNamespaceError):
         iceberg.drop_namespace("NOPE")

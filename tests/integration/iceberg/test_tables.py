@@ -130,11 +130,11 @@ def test_table_errors_are_pyicebergs_own(iceberg: RestCatalog) -> None:
     iceberg.create_table("PUBLIC.ORDERS", ORDERS)
     with pytest.raises(TableAlreadyExistsError, match="ORDERS already exists"):
         iceberg.create_table("PUBLIC.ORDERS", ORDERS)
-    with pytest.raises(NoSuchTableError, match=r"table PUBLIC\.NOPE not found"):
+    with pytest.raises(NoSuchTableError, match=r"Table does not exist: PUBLIC\.NOPE"):
         iceberg.load_table("PUBLIC.NOPE")
     with pytest.raises(NoSuchTableError):
         iceberg.drop_table("PUBLIC.NOPE")
-    with pytest.raises(NoSuchNamespaceError, match="schema NOPE not found"):
+    with pytest.raises(NoSuchNamespaceError, match="Namespace does not exist: NOPE"):
         iceberg.create_table("NOPE.ORDERS", ORDERS)
     with pytest.raises(NoSuchNamespaceError):
         iceberg.list_tables("NOPE")

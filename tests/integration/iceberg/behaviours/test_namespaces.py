@@ -26,10 +26,6 @@ SLASH = (
     " 400 'a name must not contain '/''); the RCK does not run this either"
     " (supportsNamesWithSlashes() is false)"
 )
-NS_MISSING_WORDS = (
-    "a missing namespace answers 404 NoSuchNamespaceException 'schema newdb not found', not"
-    " Iceberg's 'Namespace does not exist: newdb'"
-)
 
 
 def test_create_namespace(iceberg: RestCatalog) -> None:
@@ -60,7 +56,6 @@ def test_create_namespace_with_properties(iceberg: RestCatalog) -> None:
     assert iceberg.load_namespace_properties(NS).items() >= {"prop": "val"}.items()
 
 
-@pytest.mark.xfail(strict=True, reason=NS_MISSING_WORDS)
 def test_load_namespace_metadata(iceberg: RestCatalog) -> None:
     assert not iceberg.namespace_exists(NS)
     with raises_wire(
@@ -96,7 +91,6 @@ def test_update_and_set_namespace_properties(iceberg: RestCatalog) -> None:
     assert iceberg.load_namespace_properties(NS).items() >= updated.items()
 
 
-@pytest.mark.xfail(strict=True, reason=NS_MISSING_WORDS)
 def test_set_namespace_properties_namespace_does_not_exist(iceberg: RestCatalog) -> None:
     with raises_wire(
         NoSuchNamespaceError, "NoSuchNamespaceException: Namespace does not exist: newdb"
@@ -114,7 +108,6 @@ def test_remove_namespace_properties(iceberg: RestCatalog) -> None:
     assert dict(properties.items() & actual.items()) == {"owner": "user"}
 
 
-@pytest.mark.xfail(strict=True, reason=NS_MISSING_WORDS)
 def test_remove_namespace_properties_namespace_does_not_exist(iceberg: RestCatalog) -> None:
     with raises_wire(
         NoSuchNamespaceError, "NoSuchNamespaceException: Namespace does not exist: newdb"
@@ -213,11 +206,6 @@ def test_list_namespaces_with_empty_namespace(iceberg: RestCatalog) -> None:
     assert NS in iceberg.list_namespaces(())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="GET /v1/namespaces?parent=non-existing answers 200 with no namespaces, not 404"
-    " NoSuchNamespaceException 'Namespace does not exist: non-existing'",
-)
 def test_list_non_existing_namespace(iceberg: RestCatalog) -> None:
     with raises_wire(
         NoSuchNamespaceError, "NoSuchNamespaceException: Namespace does not exist: non-existing"

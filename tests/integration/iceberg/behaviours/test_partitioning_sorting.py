@@ -61,12 +61,6 @@ def test_update_table_spec_server_side_retry(iceberg: RestCatalog) -> None:
     assert iceberg.load_table(TABLE).spec().fields == (SHARD,)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a commit whose assert-default-spec-id no longer holds answers 409"
-    " CommitFailedException without Iceberg's 'Requirement failed: default partition spec"
-    " changed'",
-)
 def test_update_table_spec_conflict(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
     table = iceberg.create_table(TABLE, SCHEMA, partition_spec=SPEC)
@@ -80,12 +74,6 @@ def test_update_table_spec_conflict(iceberg: RestCatalog) -> None:
     assert iceberg.load_table(TABLE).spec().fields == ()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a commit whose assert-last-assigned-partition-id no longer holds answers 409"
-    " CommitFailedException without Iceberg's 'Requirement failed: last assigned partition id"
-    " changed'",
-)
 def test_update_table_assignment_spec_conflict(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
     table = iceberg.create_table(TABLE, SCHEMA)

@@ -65,11 +65,6 @@ def test_drop_after_rename_doesnt_corrupt_table(iceberg: RestCatalog) -> None:
         assert Path(task.file.file_path.removeprefix("file://")).exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a rename of a missing table answers 404 NoSuchTableException 'table"
-    " newdb.newtable not found', without Iceberg's 'Table does not exist'",
-)
 def test_rename_table_missing_source_table(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
     assert not iceberg.table_exists(TABLE)
@@ -79,13 +74,6 @@ def test_rename_table_missing_source_table(iceberg: RestCatalog) -> None:
     assert not iceberg.table_exists(RENAMED_TABLE)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="POST /v1/tables/rename from ns.tbl to non_existing.renamedTable answers 400"
-    " BadRequestException (a rename into another namespace is refused) before it looks for"
-    " the namespace; Iceberg expects 404 NoSuchNamespaceException 'Namespace does not exist:"
-    " non_existing'",
-)
 def test_rename_table_namespace_missing(
     iceberg: RestCatalog, iceberg_server: RunningServer
 ) -> None:

@@ -42,11 +42,6 @@ def test_update_table_schema(iceberg: RestCatalog) -> None:
     assert struct(iceberg.load_table(TABLE).schema()) == struct(expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a commit whose assert-table-uuid names the dropped table answers 409"
-    " CommitFailedException without Iceberg's 'Requirement failed: UUID does not match'",
-)
 def test_uuid_validation(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
     table = iceberg.create_table(TABLE, SCHEMA)
@@ -70,11 +65,6 @@ def test_update_table_schema_server_side_retry(iceberg: RestCatalog) -> None:
     assert struct(iceberg.load_table(TABLE).schema()) == struct(expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a commit whose assert-current-schema-id no longer holds answers 409"
-    " CommitFailedException without Iceberg's 'Requirement failed: current schema changed'",
-)
 def test_update_table_schema_conflict(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
     table = iceberg.create_table(TABLE, SCHEMA)
@@ -87,12 +77,6 @@ def test_update_table_schema_conflict(iceberg: RestCatalog) -> None:
     assert struct(iceberg.load_table(TABLE).schema()) == struct(expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a commit whose assert-last-assigned-field-id no longer holds answers 409"
-    " CommitFailedException without Iceberg's 'Requirement failed: last assigned field id"
-    " changed'",
-)
 def test_update_table_schema_assignment_conflict(iceberg: RestCatalog) -> None:
     """PyIceberg's schema update asserts only the current schema id; Java's also asserts the
     last assigned field id, first, so the commit is sent as Java's client sends it."""

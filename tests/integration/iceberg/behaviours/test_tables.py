@@ -53,10 +53,6 @@ NO_METADATA_FILE = (
     "a load answers `metadata-location` null: no metadata file is written, so there is no"
     " metadata file to name, keep after a drop or register"
 )
-TABLE_MISSING_WORDS = (
-    "a missing table answers 404 NoSuchTableException 'table ns.tbl not found', not Iceberg's"
-    " 'Table does not exist: ns.tbl'"
-)
 VARIANT = "the catalog has no variant type (its column types are the type table's)"
 SLASH = (
     "a catalog name may not contain '/' (a create of table 'tab/le' answers 400); the RCK does"
@@ -201,12 +197,6 @@ def test_add_variant_column_to_existing_table() -> None:
     pass
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="GET /v1/namespaces/non-existing/tables/tbl answers 404 NoSuchNamespaceException"
-    " 'schema non-existing not found'; Java's client then raises NoSuchNamespaceException where"
-    " the suite expects NoSuchTableException 'Table does not exist: non-existing.tbl'",
-)
 def test_load_table_with_non_existing_namespace(iceberg: RestCatalog) -> None:
     ident = ("non-existing", "tbl")
     assert not iceberg.table_exists(ident)
@@ -216,7 +206,6 @@ def test_load_table_with_non_existing_namespace(iceberg: RestCatalog) -> None:
         iceberg.load_table(ident)
 
 
-@pytest.mark.xfail(strict=True, reason=TABLE_MISSING_WORDS)
 def test_load_missing_table(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(TBL[0])  # requiresNamespaceCreate: only the table is missing
     assert not iceberg.table_exists(TBL)
@@ -291,11 +280,6 @@ def test_list_tables(iceberg: RestCatalog) -> None:
     assert iceberg.list_tables(ns2) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a create in a missing namespace answers 404 NoSuchNamespaceException"
-    " 'schema non-existing not found', not Iceberg's 'Namespace does not exist: non-existing'",
-)
 def test_table_creation_without_namespace(iceberg: RestCatalog) -> None:
     with pytest.raises(NoSuchNamespaceError, match="Namespace does not exist: non-existing"):
         iceberg.create_table(("non-existing", "table"), SCHEMA)

@@ -202,7 +202,6 @@ def test_complete_create_transaction_v2(iceberg: RestCatalog, tmp_path: Path) ->
     assert len(table.metadata.metadata_log) == 0
 
 
-@pytest.mark.xfail(strict=True, reason=STAGED)
 def test_concurrent_create_transaction(iceberg: RestCatalog) -> None:
     concurrent_create(iceberg)
 
@@ -218,7 +217,6 @@ def test_complete_create_or_replace_transaction_create(
     complete_create(iceberg, tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason=STAGED)
 def test_create_or_replace_transaction_concurrent_create(iceberg: RestCatalog) -> None:
     concurrent_create(iceberg)
 
