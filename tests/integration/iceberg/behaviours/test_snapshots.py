@@ -24,10 +24,10 @@ from tests.integration.iceberg.behaviours.support import (
 
 pytestmark = pytest.mark.timeout(60)
 
-NO_METADATA_FILE = (
-    "a commit's answer names <location>/metadata/catalog-v<N>.metadata.json but its"
-    " `metadata-log` stays empty (no metadata file is written), so no previous metadata file"
-    " is ever listed"
+METADATA_FILES_KEPT = (
+    "metadata files are never deleted after a commit (write.metadata.delete-after-commit."
+    "enabled and write.metadata.previous-versions-max are not honoured): the table keeps"
+    " every earlier metadata file"
 )
 
 
@@ -87,7 +87,7 @@ def test_update_transaction(iceberg: RestCatalog) -> None:
     assert len(loaded.metadata.metadata_log) == 1  # assertPreviousMetadataFileCount(loaded, 1)
 
 
-@pytest.mark.xfail(strict=True, reason=NO_METADATA_FILE)
+@pytest.mark.xfail(strict=True, reason=METADATA_FILES_KEPT)
 def test_metadata_file_locations_removal_after_commit(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
     table = iceberg.create_table(TABLE, SCHEMA)

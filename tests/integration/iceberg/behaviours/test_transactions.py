@@ -44,15 +44,13 @@ from tests.integration.iceberg.behaviours.support import (
 pytestmark = pytest.mark.timeout(60)
 
 PROPERTIES = {"user": "someone", "created-at": "2022-02-25T00:38:19"}
-STAGED = (
-    "POST /v1/namespaces/newdb/tables with `stage-create` true answers 400 (a staged create is"
-    " refused), so no create transaction can begin"
-)
 ONLY_V2 = (
     "a create that asks for a format version other than 2 is refused with 400: the server "
     "serves format version 2 only"
 )
-STAGED_WITH_LOCATION = STAGED + "; a create with a `location` answers 400 too"
+STAGED_WITH_LOCATION = (
+    "a staged create with a `location` answers 400: the catalog gives each table its location"
+)
 
 
 def append_in(transaction: CreateTableTransaction, name: str, bucket: int | None) -> str:
