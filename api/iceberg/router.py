@@ -193,7 +193,10 @@ async def create_namespace(request: Request, body: CreateNamespaceRequest) -> Re
     """Create a schema (``CREATE SCHEMA``) with its properties, kept verbatim."""
     if len(body.namespace) != 1:
         raise unsupported("namespaces are the catalog's schemas: give exactly one level")
-    command = CreateSchemaCommand(name=body.namespace[0], properties=body.properties)
+    name = body.namespace[0]
+    if _latest(request).find_schema(name) is not None:
+        raise AlreadyExistsError(f"Namespace already exists: {name}", code=ErrorCode.SCHEMA_EXISTS)
+    command = CreateSchemaCommand(name=name, properties=body.properties)
     await execute_batch(request, [command])
     return json_response(NamespaceResponse(namespace=body.namespace, properties=body.properties))
 
@@ -284,6 +287,8 @@ async def create_table(
     would have, without a metadata file (``staging``).
     """
     schema = resolve_schema(_latest(request), namespace).name
+    if _latest(request).find_table(schema, body.name) is not None:
+        raise _table_exists(schema, body.name)
     if body.stage_create:
         staged = staged_metadata(_latest(request), schema, body, _warehouse(request))
         return json_response(LoadTableResult(metadata=staged))
@@ -384,6 +389,11 @@ async def commit_table(
     return tagged_response(CommitTableResponse(metadata_location=file, metadata=metadata))
 
 
+def _table_exists(schema: str, name: str) -> AlreadyExistsError:
+    """Return the refusal of a table name that is taken, in Iceberg's words first."""
+    return AlreadyExistsError(f"Table already exists: {schema}.{name}", code=ErrorCode.TABLE_EXISTS)
+
+
 def _created_concurrently(schema: str, name: str) -> IcebergError:
     """Return the failure of a create transaction whose table exists (``assert-create``)."""
     return commit_failed(
@@ -456,6 +466,8 @@ async def rename_table(request: Request, body: RenameTableRequest) -> Response:
             f"table {source.name} cannot move to namespace {'.'.join(destination.namespace)}: "
             "this catalog renames a table within its schema only"
         )
+    if cat.find_table(schema.name, destination.name) is not None:
+        raise _table_exists(schema.name, destination.name)
     command = RenameTableCommand(
         **{"schema": schema.name, "name": found.name, "new_name": destination.name}
     )

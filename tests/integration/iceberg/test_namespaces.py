@@ -47,7 +47,7 @@ def test_namespaces_are_created_listed_loaded_and_dropped(
 
 def test_namespace_errors_are_pyicebergs_own(iceberg: RestCatalog, client: CatalogClient) -> None:
     iceberg.create_namespace("SALES")
-    with pytest.raises(NamespaceAlreadyExistsError, match="schema SALES already exists"):
+    with pytest.raises(NamespaceAlreadyExistsError, match="Namespace already exists: SALES"):
         iceberg.create_namespace("SALES")
     with pytest.raises(NoSuchNamespaceError, match="Namespace does not exist: NOPE"):
         iceberg.load_namespace_properties("NOPE")

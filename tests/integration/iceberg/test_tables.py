@@ -128,7 +128,7 @@ def test_creation_refuses_what_the_catalog_does_not_keep(iceberg: RestCatalog) -
 
 def test_table_errors_are_pyicebergs_own(iceberg: RestCatalog) -> None:
     iceberg.create_table("PUBLIC.ORDERS", ORDERS)
-    with pytest.raises(TableAlreadyExistsError, match="ORDERS already exists"):
+    with pytest.raises(TableAlreadyExistsError, match=r"Table already exists: PUBLIC\.ORDERS"):
         iceberg.create_table("PUBLIC.ORDERS", ORDERS)
     with pytest.raises(NoSuchTableError, match=r"Table does not exist: PUBLIC\.NOPE"):
         iceberg.load_table("PUBLIC.NOPE")

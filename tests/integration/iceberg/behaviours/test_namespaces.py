@@ -35,11 +35,6 @@ def test_create_namespace(iceberg: RestCatalog) -> None:
     assert iceberg.namespace_exists(NS)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="POST /v1/namespaces for an existing namespace answers 409 AlreadyExistsException"
-    " 'schema newdb already exists', not Iceberg's 'Namespace already exists: newdb'",
-)
 def test_create_existing_namespace(iceberg: RestCatalog) -> None:
     assert not iceberg.namespace_exists(NS)
     iceberg.create_namespace(NS)

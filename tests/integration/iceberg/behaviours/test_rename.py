@@ -94,11 +94,6 @@ def test_rename_table_namespace_missing(
     assert "Namespace does not exist: non_existing" in error["message"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a rename onto an existing table answers 409 AlreadyExistsException 'table"
-    " newdb.table_renamed already exists', without Iceberg's 'Table already exists'",
-)
 def test_rename_table_destination_table_already_exists(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
     assert not iceberg.table_exists(TABLE)

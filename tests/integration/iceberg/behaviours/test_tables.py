@@ -98,11 +98,6 @@ def test_table_name_with_dot(iceberg: RestCatalog) -> None:
     assert not iceberg.table_exists(ident)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a create of an existing table answers 409 AlreadyExistsException"
-    " 'table ns.tbl already exists', not Iceberg's 'Table already exists: ns.tbl'",
-)
 def test_basic_create_table_that_already_exists(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(TBL[0])
     assert not iceberg.table_exists(TBL)
