@@ -20,18 +20,13 @@ from pyspark.sql import SparkSession
 from tests.integration.api.servers import RunningServer
 from tests.integration.engines.conftest import Recorder
 from tests.integration.engines.engines import DuckDBEngine, Engine, SparkEngine, TrinoEngine
-from tests.integration.engines.test_smoke import run
+from tests.integration.engines.test_smoke import DUCKDB_CREATE, run
 from tests.integration.spark.conftest import spark  # noqa: F401  (the catalog's own Spark)
 
 pytestmark = pytest.mark.timeout(300)
 
 ENGINES = ["duckdb", "spark", "trino"]
 ROWS = [(1, "ann"), (2, None), (3, "cy")]
-DUCKDB_CREATE = (
-    "DuckDB 1.4.4's CREATE TABLE fails inside DuckDB after the server answers its staged create "
-    "(InternalException in PhysicalCreateTable::GetData: an optional pointer that is not set), "
-    "before it sends the commit"
-)
 
 
 def _engine(request: pytest.FixtureRequest, name: str) -> Engine:
