@@ -60,7 +60,7 @@ def test_concurrent_append_non_empty_table(iceberg: RestCatalog) -> None:
     assert_files(table)
     a, b, c = file_a(table), file_b(table), file_c(table)
     fast_append(iceberg.load_table(TABLE), c)
-    table = iceberg.load_table(TABLE)  # Java's FastAppend refreshes first (its TODO says so)
+    table = iceberg.load_table(TABLE)  # Java's FastAppend refreshes the table first
     pending = table.transaction()
     with pending.update_snapshot().fast_append() as append:
         append.append_data_file(a)

@@ -83,9 +83,20 @@ def simple_create(iceberg: RestCatalog) -> None:
     assert len(table.metadata.metadata_log) == 0
 
 
-def complete_create(iceberg: RestCatalog, tmp_path: Path) -> None:
+def _requested(tmp_path: Path) -> str:
+    """Return the location a complete create asks for."""
+    return str(tmp_path / "requested" / "newdb" / "newtable")
+
+
+def _begin_complete_create(
+    iceberg: RestCatalog, tmp_path: Path
+) -> tuple[CreateTableTransaction, str]:
+    """Start a create transaction with a location, spec, order and properties; append one file.
+
+    Returns the transaction and the appended file's path; the table does not exist yet.
+    """
     iceberg.create_namespace(NS)
-    location = str(tmp_path / "requested" / "newdb" / "newtable")
+    location = _requested(tmp_path)
     create = iceberg.create_table_transaction(
         TABLE,
         SCHEMA,
@@ -96,11 +107,16 @@ def complete_create(iceberg: RestCatalog, tmp_path: Path) -> None:
     )
     assert not iceberg.table_exists(TABLE)
     a = append_in(create, "data-a.parquet", 0)
+    return create, a
+
+
+def complete_create(iceberg: RestCatalog, tmp_path: Path) -> None:
+    create, a = _begin_complete_create(iceberg, tmp_path)
     assert not iceberg.table_exists(TABLE)
     create.commit_transaction()
     assert iceberg.table_exists(TABLE)
     table = iceberg.load_table(TABLE)
-    check_complete(table, location)
+    check_complete(table, _requested(tmp_path))
     assert file_paths(table) == [a]
     assert {t.file.spec_id for t in table.scan().plan_files()} == {table.spec().spec_id}
     assert len(table.metadata.metadata_log) == 0
@@ -131,18 +147,7 @@ def test_complete_create_transaction(iceberg: RestCatalog, tmp_path: Path) -> No
 
 @pytest.mark.xfail(strict=True, reason=STAGED_WITH_LOCATION)
 def test_complete_create_transaction_multiple_schemas(iceberg: RestCatalog, tmp_path: Path) -> None:
-    iceberg.create_namespace(NS)
-    location = str(tmp_path / "requested" / "newdb" / "newtable")
-    create = iceberg.create_table_transaction(
-        TABLE,
-        SCHEMA,
-        location=location,
-        partition_spec=SPEC,
-        sort_order=WRITE_ORDER,
-        properties=PROPERTIES,
-    )
-    assert not iceberg.table_exists(TABLE)
-    a = append_in(create, "data-a.parquet", 0)
+    create, a = _begin_complete_create(iceberg, tmp_path)
     with create.update_schema() as schema:
         schema.add_column("new_col", LongType())
     with create.update_spec() as spec:
@@ -169,7 +174,7 @@ def test_complete_create_transaction_multiple_schemas(iceberg: RestCatalog, tmp_
     ]
     assert table.sort_order().order_id == 2
     assert table.properties.items() >= PROPERTIES.items()
-    assert table.location() == location
+    assert table.location() == _requested(tmp_path)
     specs = {t.file.file_path: t.file.spec_id for t in table.scan().plan_files()}
     assert specs == {a: 0, another.file_path: 1}
     assert len(table.metadata.metadata_log) == 0
@@ -178,7 +183,7 @@ def test_complete_create_transaction_multiple_schemas(iceberg: RestCatalog, tmp_
 @pytest.mark.xfail(strict=True, reason=STAGED_WITH_LOCATION)
 def test_complete_create_transaction_v2(iceberg: RestCatalog, tmp_path: Path) -> None:
     iceberg.create_namespace(NS)
-    location = str(tmp_path / "requested" / "newdb" / "newtable")
+    location = _requested(tmp_path)
     create = iceberg.create_table_transaction(
         TABLE,
         SCHEMA,
@@ -192,7 +197,7 @@ def test_complete_create_transaction_v2(iceberg: RestCatalog, tmp_path: Path) ->
     assert not iceberg.table_exists(TABLE)
     create.commit_transaction()
     table = iceberg.load_table(TABLE)
-    check_complete(table, location)
+    check_complete(table, _requested(tmp_path))
     assert "format-version" not in table.properties
     snapshot = table.current_snapshot()
     assert snapshot is not None and snapshot.sequence_number == 1
