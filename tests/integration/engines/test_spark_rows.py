@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.table import Table
@@ -85,6 +86,15 @@ class SparkTable:
         """Return the table's folder."""
         return Path(local_path(self.loaded().location()))
 
+    def data_commits(self) -> list[dict[str, Any]]:
+        """Return the table's data commits as the catalog records them, every one."""
+        table_id = int(self.location().name.removeprefix("table_"))
+        query = {"table_id": str(table_id), "history": "true"}
+        answer = httpx.get(f"{self.server.url}/v1/data/commits", params=query)
+        answer.raise_for_status()
+        commits: list[dict[str, Any]] = answer.json()["commits"]
+        return commits
+
     def operations(self) -> list[str]:
         """Return the operation of each snapshot of the table, oldest first."""
         return [s.summary.operation.value for s in self.loaded().snapshots() if s.summary]
@@ -131,6 +141,12 @@ def test_copy_on_write_delete_removes_the_rows_in_place(table: SparkTable) -> No
     rewritten = table.loaded().current_snapshot()
     assert rewritten is not None and rewritten.summary is not None
     assert rewritten.summary["deleted-data-files"] == "2"
+    # One data commit: the two rewritten files in, the two files they replace out.
+    *earlier, last = table.data_commits()
+    assert last["iceberg"]["snapshot_id"] == rewritten.snapshot_id
+    written = {f["path"] for c in earlier for f in c["files"]}
+    assert len(last["files"]) == 2 and set(last["removed"]) <= written
+    assert len(last["removed"]) == 2
 
 
 def test_a_delete_of_whole_partitions_drops_their_files(table: SparkTable) -> None:
