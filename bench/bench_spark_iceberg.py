@@ -95,7 +95,7 @@ def run(quick: bool) -> list[Figure]:
         progress(f"P14 skipped: {', '.join(missing)} missing (`make bench-tools` fetches them)")
         return []
     rows, append_rows = (100_000, 100) if quick else (1_000_000, 1_000)
-    repeats = 2
+    repeats = 2 if quick else 3
     steps: dict[str, dict[str, list[float]]] = {"cat": {}, "jdbc": {}}
     with tempfile.TemporaryDirectory(prefix="bench-spark-iceberg-") as tmp:
         folder = Path(tmp)
