@@ -159,11 +159,16 @@ async def commit_snapshots(
     commits: list[DataCommit],
     requirements: Sequence[TableRequirement],
     chain: list[AddedSnapshot],
+    *,
+    replace: bool = False,
 ) -> DataCommit:
     """Record the snapshots a commit adds as one data commit; return it.
 
     The data commit holds what the last snapshot holds and the table did not: the files it
-    adds, and as removed the table's files it no longer holds.
+    adds, and as removed the table's files it no longer holds. A replace's snapshot is made
+    on none: its data commit is an overwrite of every file its manifest list holds, and its
+    sequence number is its writer's (one the table gave out already, when a concurrent
+    replace came first, as Iceberg allows a snapshot made on none).
 
     Args:
         request: the commit's request (its node and caller).
@@ -173,6 +178,7 @@ async def commit_snapshots(
         commits: every data commit of the table, in order (``metadata``'s snapshots).
         requirements: the commit's requirements.
         chain: the snapshots it adds, in order.
+        replace: the commit replaces the table (``replaces``): its snapshots are made on none.
 
     Raises:
         IcebergError: CommitFailedException when a requirement fails or the snapshots are
@@ -192,27 +198,32 @@ async def commit_snapshots(
     else:
         check_requirements(requirements, metadata, name)
         base = commits
-    head = snapshot_id_of(base[-1]) if base else None
+    tip = base[-1] if base and not base[-1].main_removed else None
+    head = None if replace or tip is None else snapshot_id_of(tip)
     if chain[0].parent_snapshot_id != head:
         raise commit_failed(
             f"snapshot {chain[0].snapshot_id} of table {name} is made on snapshot "
             f"{chain[0].parent_snapshot_id}, but the table's current snapshot is {head}; "
             "nothing was written: load the table again and retry"
         )
-    numbers = sequence_numbers(base)
-    expected = (numbers[-1] if numbers else 0) + 1
+    expected = max(sequence_numbers(base), default=0) + 1
+    if replace and 1 <= (chain[0].sequence_number or 0) < expected:
+        expected = chain[0].sequence_number or expected
     for offset, snapshot in enumerate(chain):
         if snapshot.sequence_number != expected + offset:
             raise bad_request(
                 f"snapshot {snapshot.snapshot_id} has sequence number "
                 f"{snapshot.sequence_number}; the table's next is {expected + offset}"
             )
-    schema_version = last.schema_id or table.schema_version
+    # A replace's snapshot is written with the replacement's schema, which its writer
+    # numbered itself; the catalog's number for it is the table's current one.
+    schema_version = table.schema_version if replace else (last.schema_id or table.schema_version)
     if not 1 <= schema_version <= table.schema_version:
         raise bad_request(f"snapshot {last.snapshot_id} names schema {schema_version}")
     operation = _operation(last)
-    held = {f.path for c in visible_files(base) for f in c.files}
-    parent_list = manifest_list_of(metadata.location, base[-1]) if base else None
+    on = None if replace else tip
+    held = {f.path for c in visible_files(base) for f in c.files} if on else set()
+    parent_list = manifest_list_of(metadata.location, on) if on else None
     added, dropped = await asyncio.to_thread(
         snapshot_change,
         metadata.location,
@@ -229,9 +240,11 @@ async def commit_snapshots(
             table.id,
             files,
             schema_version=schema_version,
-            mode="append",
+            mode="overwrite" if replace else "append",
             request_id=scoped_request_id(request, f"iceberg-{table.id}-{last.snapshot_id}"),
-            expected_seq=base[-1].seq if base else 0,
+            # A replace's catalog version is made already: its data goes on whatever came in
+            # between, as the overwrite it is.
+            expected_seq=None if replace else (base[-1].seq if base else 0),
             removed=sorted(dropped),
             iceberg=IcebergSnapshot(
                 snapshot_id=last.snapshot_id,

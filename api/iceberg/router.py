@@ -53,6 +53,7 @@ from api.iceberg.paths import (
     resolve_schema,
     resolve_table,
 )
+from api.iceberg.replaces import replace_table, replacement
 from api.iceberg.reports import COMMIT_REPORT, SCAN_REPORT, report_type
 from api.iceberg.snapshots import Snapshots, ensure_manifests, snapshots_of
 from api.iceberg.staging import CreateChanges, is_create, staged_metadata
@@ -361,8 +362,27 @@ async def commit_table(
     schema_found, found = resolve_table(cat, namespace, table)
     schema, name = schema_found.name, found.name
     metadata, commits = await _metadata(request, cat, found)
-    chain = added_snapshots(body.updates)
-    if chain is not None:
+    horizon, location = _horizon(request), metadata.location
+
+    def listed(judged: TableDescriptor) -> Snapshots:
+        return snapshots_of(location, commits, horizon_ts=horizon, state=judged.iceberg)
+
+    replace = replacement(body.updates)
+    chain = None if replace is not None else added_snapshots(body.updates)
+    if replace is not None:
+        found = await replace_table(
+            request,
+            schema,
+            found,
+            metadata,
+            commits,
+            body.requirements,
+            replace,
+            _warehouse(request),
+            listed,
+        )
+        metadata, _ = await _metadata(request, _latest(request), found)
+    elif chain is not None:
         await commit_snapshots(
             request, found, f"{schema}.{name}", metadata, commits, body.requirements, chain
         )
@@ -373,11 +393,6 @@ async def commit_table(
         check_requirements(body.requirements, metadata, f"{schema}.{name}")
         commands = commit_commands(schema, found, metadata, body.updates)
         if commands:
-            horizon, location = _horizon(request), metadata.location
-
-            def listed(judged: TableDescriptor) -> Snapshots:
-                return snapshots_of(location, commits, horizon_ts=horizon, state=judged.iceberg)
-
             unchanged = unchanged_since_read(
                 body.requirements, found.id, _warehouse(request), f"{schema}.{name}", listed
             )

@@ -18,6 +18,7 @@ written. An unknown ``action`` is refused when the body is read (400, naming the
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
@@ -61,8 +62,15 @@ class CommitChanges:
     removed_partition_statistics: list[int] = field(default_factory=list)
     removed_schemas: list[int] = field(default_factory=list)
 
-    def new_schema(self, current_schema_id: int) -> IcebergSchema | None:
+    def new_schema(
+        self, current_schema_id: int, earlier: Sequence[IcebergSchema] = ()
+    ) -> IcebergSchema | None:
         """Return the schema the commit makes current, or None when it keeps the current one.
+
+        Args:
+            current_schema_id: the table's current schema.
+            earlier: the schemas that may be made current again (a replace's: Iceberg reuses
+                the id of an earlier schema equal to the new one); none for other commits.
 
         Raises:
             IcebergError: BadRequestException for a schema added but not made current, or
@@ -84,6 +92,9 @@ class CommitChanges:
                 return schema
         if self.current == current_schema_id:
             return None
+        for schema in earlier:
+            if schema.schema_id == self.current:
+                return schema
         raise bad_request(
             f"schema {self.current} cannot be made current: a table's schema moves forward "
             "only; add the schema you want instead"

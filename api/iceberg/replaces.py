@@ -1,0 +1,151 @@
+"""A replace of a table (``REPLACE TABLE``, RTAS, the replace half of create-or-replace).
+
+Java's client (Spark's Iceberg runtime) replaces a table with one commit whose requirements
+are ``UpdateRequirements.forReplaceTable``'s (``assert-table-uuid``, and
+``assert-last-assigned-field-id`` / ``assert-last-assigned-partition-id`` when it adds a
+schema or a spec) and whose updates are ``TableMetadata.buildReplacement``'s: the new schema
+(fields keep the ids of the current fields of the same name, new ones come after
+``last-column-id``; an earlier schema equal to it is made current again by its id), spec,
+order and properties, and ``remove-snapshot-ref`` of branch main; an RTAS adds its snapshot,
+made on none, and sets main to it.
+
+The table's changes become one catalog version (``commit_commands``: columns dropped, added
+and kept by field id, the Iceberg state's new spec, order and properties; the uuid stays),
+judged with the requirements as every commit's batch is. Then its data: an RTAS snapshot is
+one data commit, an overwrite of every earlier file; a replace without one is a data commit
+that removes branch main (``main_removed``: an overwrite with no files and no snapshot), so
+the table's current data is only what the replace committed for every reader, Iceberg
+engines and the catalog's own. A replace that adds no snapshot on a table with none changes
+no data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from api.iceberg.appends import added_snapshots, commit_snapshots
+from api.iceberg.commits import check_requirements, commit_commands, unchanged_since_read
+from api.iceberg.models import TableMetadata
+from api.iceberg.requirements import TableRequirement
+from api.iceberg.snapshots import Snapshots
+from api.iceberg.updates import (
+    AddedSnapshot,
+    AddSnapshotUpdate,
+    RemoveSnapshotRefUpdate,
+    SetSnapshotRefUpdate,
+    TableUpdate,
+)
+from api.server.auth import scoped_request_id
+from api.server.execution import execute_batch, node_of
+from catalog.data.files import DataCommit
+from catalog.data.iceberg_refs import MAIN
+from catalog.descriptors import TableDescriptor
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """What a replace commit asks: the table's changes, and its data.
+
+    Attributes:
+        changes: the updates that change the table (schema, spec, order, properties, ...).
+        chain: the snapshots it adds to branch main (RTAS), None for none.
+    """
+
+    changes: list[TableUpdate]
+    chain: list[AddedSnapshot] | None
+
+
+def _is_data(update: TableUpdate) -> bool:
+    """Whether an update is part of a commit's new data (a snapshot, or main set to it)."""
+    if isinstance(update, SetSnapshotRefUpdate):
+        return update.ref_name == MAIN
+    return isinstance(update, AddSnapshotUpdate)
+
+
+def replacement(updates: Sequence[TableUpdate]) -> Replacement | None:
+    """Return what a replace commit asks; None when the commit is not a replace.
+
+    A replace removes branch main (a table with a snapshot), or adds a snapshot together with
+    changes to the table (a table without one): no other commit does either.
+
+    Raises:
+        IcebergError: BadRequestException for snapshots added otherwise than to main, each
+            made on the one before (``added_snapshots``).
+    """
+    removes_main = any(
+        isinstance(u, RemoveSnapshotRefUpdate) and u.ref_name == MAIN for u in updates
+    )
+    data = [u for u in updates if _is_data(u)]
+    adds = any(isinstance(u, AddSnapshotUpdate) for u in data)
+    if not removes_main and not (adds and len(data) < len(updates)):
+        return None
+    changes = [
+        u
+        for u in updates
+        if not _is_data(u) and not (isinstance(u, RemoveSnapshotRefUpdate) and u.ref_name == MAIN)
+    ]
+    return Replacement(changes=changes, chain=added_snapshots(data) if adds else None)
+
+
+async def replace_table(
+    request: Request,
+    schema: str,
+    table: TableDescriptor,
+    metadata: TableMetadata,
+    commits: list[DataCommit],
+    requirements: Sequence[TableRequirement],
+    replace: Replacement,
+    warehouse: str,
+    listed: Callable[[TableDescriptor], Snapshots],
+) -> TableDescriptor:
+    """Make a replace: its table changes as one catalog version, then its data commit.
+
+    Args:
+        request: the commit's request (its node and caller).
+        schema: the table's schema.
+        table: the table, as of the node's latest catalog.
+        metadata: the table's current metadata, its snapshots included.
+        commits: every data commit of the table, in order (``metadata``'s snapshots).
+        requirements: the commit's requirements, checked now and on the judged version.
+        replace: what the commit asks.
+        warehouse: the cluster's warehouse.
+        listed: the snapshots a version of the table lists (for the judged version's check).
+
+    Returns:
+        The table after the replace.
+
+    Raises:
+        IcebergError: CommitFailedException when a requirement fails; BadRequestException
+            for a change the catalog does not make.
+        CatalogError: the catalog refuses a change (a type it cannot change to, a new key);
+            nothing was written.
+    """
+    name = f"{schema}.{table.name}"
+    check_requirements(requirements, metadata, name)
+    commands = commit_commands(schema, table, metadata, replace.changes, replace=True)
+    if commands:
+        unchanged = unchanged_since_read(requirements, table.id, warehouse, name, listed)
+        result = await execute_batch(request, commands, precondition=unchanged)
+        table = node_of(request).service.catalog(result.version).table_by_id(table.id)
+    if replace.chain is not None:
+        await commit_snapshots(
+            request, table, name, metadata, commits, [], replace.chain, replace=True
+        )
+    elif commits and not commits[-1].main_removed:
+        # Named by the commit it follows: a replace sent again, or a concurrent one on the
+        # same data, is answered with the commit already made.
+        request_id = (
+            f"iceberg-{table.id}-main-removed-after-{commits[-1].seq}-v{table.schema_version}"
+        )
+        await node_of(request).data.commit(
+            table.id,
+            [],
+            schema_version=table.schema_version,
+            mode="overwrite",
+            request_id=scoped_request_id(request, request_id),
+            main_removed=True,
+        )
+    return table
