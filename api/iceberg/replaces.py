@@ -28,6 +28,7 @@ from fastapi import Request
 
 from api.iceberg.appends import added_snapshots, commit_snapshots
 from api.iceberg.commits import check_requirements, commit_commands, unchanged_since_read
+from api.iceberg.errors import commit_failed
 from api.iceberg.models import TableMetadata
 from api.iceberg.requirements import TableRequirement
 from api.iceberg.snapshots import Snapshots
@@ -35,6 +36,7 @@ from api.iceberg.updates import (
     AddedSnapshot,
     AddSnapshotUpdate,
     RemoveSnapshotRefUpdate,
+    SetCurrentSchemaUpdate,
     SetSnapshotRefUpdate,
     TableUpdate,
 )
@@ -52,10 +54,12 @@ class Replacement:
     Attributes:
         changes: the updates that change the table (schema, spec, order, properties, ...).
         chain: the snapshots it adds to branch main (RTAS), None for none.
+        removes_main: it removes branch main (sent when the table has a current snapshot).
     """
 
     changes: list[TableUpdate]
     chain: list[AddedSnapshot] | None
+    removes_main: bool
 
 
 def _is_data(update: TableUpdate) -> bool:
@@ -68,8 +72,11 @@ def _is_data(update: TableUpdate) -> bool:
 def replacement(updates: Sequence[TableUpdate]) -> Replacement | None:
     """Return what a replace commit asks; None when the commit is not a replace.
 
-    A replace removes branch main (a table with a snapshot), or adds a snapshot together with
-    changes to the table (a table without one): no other commit does either.
+    A replace sets the current schema (Java's client always sends ``set-current-schema`` in
+    one, the current id when the schema stays) and removes branch main (a table with a
+    snapshot) or adds a snapshot made on none (a table without one). Branch main removed
+    otherwise stays refused (``check_ref_name``), as does a snapshot added with other changes
+    on the table's current one (``added_snapshots``).
 
     Raises:
         IcebergError: BadRequestException for snapshots added otherwise than to main, each
@@ -80,14 +87,17 @@ def replacement(updates: Sequence[TableUpdate]) -> Replacement | None:
     )
     data = [u for u in updates if _is_data(u)]
     adds = any(isinstance(u, AddSnapshotUpdate) for u in data)
-    if not removes_main and not (adds and len(data) < len(updates)):
+    sets_schema = any(isinstance(u, SetCurrentSchemaUpdate) for u in updates)
+    chain = added_snapshots(data) if adds else None
+    on_none = chain is not None and chain[0].parent_snapshot_id is None
+    if not sets_schema or not (removes_main or on_none):
         return None
     changes = [
         u
         for u in updates
         if not _is_data(u) and not (isinstance(u, RemoveSnapshotRefUpdate) and u.ref_name == MAIN)
     ]
-    return Replacement(changes=changes, chain=added_snapshots(data) if adds else None)
+    return Replacement(changes=changes, chain=chain, removes_main=removes_main)
 
 
 async def replace_table(
@@ -125,6 +135,12 @@ async def replace_table(
     """
     name = f"{schema}.{table.name}"
     check_requirements(requirements, metadata, name)
+    if not replace.removes_main and metadata.current_snapshot_id is not None:
+        raise commit_failed(
+            f"table {name} has a current snapshot, {metadata.current_snapshot_id}, and the "
+            "replace did not remove branch main; nothing was written: load the table again "
+            "and retry"
+        )
     commands = commit_commands(schema, table, metadata, replace.changes, replace=True)
     if commands:
         unchanged = unchanged_since_read(requirements, table.id, warehouse, name, listed)
