@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from api.iceberg.appends import added_snapshots, commit_snapshots
+from api.iceberg.appends import added_snapshots, read_snapshots, record_snapshots
 from api.iceberg.commits import check_requirements, commit_commands, unchanged_since_read
 from api.iceberg.errors import commit_failed
 from api.iceberg.models import TableMetadata
@@ -142,14 +142,17 @@ async def replace_table(
             "and retry"
         )
     commands = commit_commands(schema, table, metadata, replace.changes, replace=True)
+    # The snapshot's manifests are read before anything is written, so a snapshot that
+    # cannot be recorded refuses the replace whole.
+    change = None
+    if replace.chain is not None:
+        change = await read_snapshots(name, metadata, commits, [], replace.chain, replace=True)
     if commands:
         unchanged = unchanged_since_read(requirements, table.id, warehouse, name, listed)
         result = await execute_batch(request, commands, precondition=unchanged)
         table = node_of(request).service.catalog(result.version).table_by_id(table.id)
-    if replace.chain is not None:
-        await commit_snapshots(
-            request, table, name, metadata, commits, [], replace.chain, replace=True
-        )
+    if change is not None:
+        await record_snapshots(request, table, name, change)
     elif commits and not commits[-1].main_removed:
         # Named by the commit it follows: a replace sent again, or a concurrent one on the
         # same data, is answered with the commit already made.

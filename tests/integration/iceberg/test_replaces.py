@@ -258,6 +258,20 @@ def test_a_replace_the_catalog_refuses_is_a_400_and_writes_nothing(
     assert iceberg.load_table("PUBLIC.PEOPLE").current_snapshot() == table.current_snapshot()
 
 
+def test_an_rtas_whose_manifest_list_is_missing_writes_nothing(
+    iceberg: RestCatalog, client: CatalogClient, iceberg_server: RunningServer
+) -> None:
+    table = _people(iceberg)
+    version, files = client.versions().latest, _visible(client)
+    added, main = _rtas_snapshot(iceberg, table, REPLACED, [{"id": 7, "score": 70}])
+    listed = added["snapshot"]["manifest-list"]
+    added["snapshot"]["manifest-list"] = listed.replace("snap-", "missing-snap-")
+    answer = _commit(iceberg_server, _requirements(table), [*_replace_updates(table), added, main])
+    assert answer.status_code == 400, answer.text
+    assert client.versions().latest == version
+    assert _visible(client) == files
+
+
 def test_a_replace_of_another_table_or_a_missing_one_is_refused(
     iceberg: RestCatalog, client: CatalogClient, iceberg_server: RunningServer
 ) -> None:
