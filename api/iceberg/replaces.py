@@ -62,11 +62,8 @@ class Replacement:
     removes_main: bool
 
 
-def _is_data(update: TableUpdate) -> bool:
-    """Whether an update is part of a commit's new data (a snapshot, or main set to it)."""
-    if isinstance(update, SetSnapshotRefUpdate):
-        return update.ref_name == MAIN
-    return isinstance(update, AddSnapshotUpdate)
+def _is_main_removal(update: TableUpdate) -> bool:
+    return isinstance(update, RemoveSnapshotRefUpdate) and update.ref_name == MAIN
 
 
 def replacement(updates: Sequence[TableUpdate]) -> Replacement | None:
@@ -82,21 +79,19 @@ def replacement(updates: Sequence[TableUpdate]) -> Replacement | None:
         IcebergError: BadRequestException for snapshots added otherwise than to main, each
             made on the one before (``added_snapshots``).
     """
-    removes_main = any(
-        isinstance(u, RemoveSnapshotRefUpdate) and u.ref_name == MAIN for u in updates
-    )
-    data = [u for u in updates if _is_data(u)]
-    adds = any(isinstance(u, AddSnapshotUpdate) for u in data)
-    sets_schema = any(isinstance(u, SetCurrentSchemaUpdate) for u in updates)
-    chain = added_snapshots(data) if adds else None
-    on_none = chain is not None and chain[0].parent_snapshot_id is None
-    if not sets_schema or not (removes_main or on_none):
+    if not any(isinstance(u, SetCurrentSchemaUpdate) for u in updates):
         return None
-    changes = [
+    adds = any(isinstance(u, AddSnapshotUpdate) for u in updates)
+    data = [
         u
         for u in updates
-        if not _is_data(u) and not (isinstance(u, RemoveSnapshotRefUpdate) and u.ref_name == MAIN)
+        if isinstance(u, AddSnapshotUpdate) or (adds and isinstance(u, SetSnapshotRefUpdate))
     ]
+    chain = added_snapshots(data) if adds else None
+    removes_main = any(_is_main_removal(u) for u in updates)
+    if not removes_main and (chain is None or chain[0].parent_snapshot_id is not None):
+        return None
+    changes = [u for u in updates if u not in data and not _is_main_removal(u)]
     return Replacement(changes=changes, chain=chain, removes_main=removes_main)
 
 
