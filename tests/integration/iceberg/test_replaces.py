@@ -182,6 +182,42 @@ def test_a_replace_without_data_leaves_no_current_snapshot(
     assert len(_visible(client)) == 1
 
 
+def test_a_replace_with_a_spec_and_an_order_makes_them_the_defaults(
+    iceberg: RestCatalog, iceberg_server: RunningServer
+) -> None:
+    table = _people(iceberg)
+    bucket = {"source-id": 1, "field-id": 1000, "name": "id_bucket", "transform": "bucket[16]"}
+    by_id = {
+        "source-id": 1,
+        "transform": "identity",
+        "direction": "asc",
+        "null-order": "nulls-first",
+    }
+    kept, _, _, *removal = _replace_updates(table, None)  # the defaults are set below
+    updates = [
+        kept,
+        *removal,
+        {"action": "add-spec", "spec": {"spec-id": 1, "fields": [bucket]}},
+        {"action": "set-default-spec", "spec-id": -1},
+        {"action": "add-sort-order", "sort-order": {"order-id": 1, "fields": [by_id]}},
+        {"action": "set-default-sort-order", "sort-order-id": -1},
+    ]
+    requirements = [
+        *_requirements(table)[:1],
+        {"type": "assert-last-assigned-partition-id", "last-assigned-partition-id": 999},
+    ]
+    answer = _commit(iceberg_server, requirements, updates)
+    assert answer.status_code == 200, answer.text
+    replaced = iceberg.load_table("PUBLIC.PEOPLE")
+    assert [(f.field_id, str(f.transform)) for f in replaced.spec().fields] == [
+        (1000, "bucket[16]")
+    ]
+    assert [f.source_id for f in replaced.sort_order().fields] == [1]
+    again = _commit(iceberg_server, requirements, updates)  # staged on the table before
+    assert again.status_code == 409, again.text
+    assert "last assigned partition id changed" in again.json()["error"]["message"]
+
+
 def test_a_replace_that_keeps_the_schema_sets_the_current_one(
     iceberg: RestCatalog, client: CatalogClient, iceberg_server: RunningServer
 ) -> None:
