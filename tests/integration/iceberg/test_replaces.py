@@ -187,12 +187,8 @@ def test_a_replace_with_a_spec_and_an_order_makes_them_the_defaults(
 ) -> None:
     table = _people(iceberg)
     bucket = {"source-id": 1, "field-id": 1000, "name": "id_bucket", "transform": "bucket[16]"}
-    by_id = {
-        "source-id": 1,
-        "transform": "identity",
-        "direction": "asc",
-        "null-order": "nulls-first",
-    }
+    by_id = {"source-id": 1, "transform": "identity"}
+    by_id.update({"direction": "asc", "null-order": "nulls-first"})
     kept, _, _, *removal = _replace_updates(table, None)  # the defaults are set below
     updates = [
         kept,
