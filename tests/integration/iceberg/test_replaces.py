@@ -22,6 +22,9 @@ from pyiceberg.types import IntegerType, LongType, NestedField, StringType
 
 from api.client import CatalogClient
 from tests.integration.api.servers import RunningServer
+from tests.integration.iceberg.schemas import EVENTS
+from tests.integration.iceberg.test_appends import ids
+from tests.integration.iceberg.test_spark_commits import spark_commit
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -121,9 +124,12 @@ def check_made_on_none(before: Table, after: Table) -> None:
 
 
 def _commit(
-    server: RunningServer, requirements: list[dict[str, Any]], updates: list[dict[str, Any]]
+    server: RunningServer,
+    requirements: list[dict[str, Any]],
+    updates: list[dict[str, Any]],
+    table: str = "PEOPLE",
 ) -> requests.Response:
-    url = f"{server.url}/iceberg/v1/namespaces/PUBLIC/tables/PEOPLE"
+    url = f"{server.url}/iceberg/v1/namespaces/PUBLIC/tables/{table}"
     return requests.post(url, json={"requirements": requirements, "updates": updates}, timeout=30)
 
 
@@ -212,6 +218,24 @@ def test_a_replace_with_a_spec_and_an_order_makes_them_the_defaults(
     again = _commit(iceberg_server, requirements, updates)  # staged on the table before
     assert again.status_code == 409, again.text
     assert "last assigned partition id changed" in again.json()["error"]["message"]
+
+
+def test_the_spark_sources_commit_after_a_replace_is_made_on_none(
+    iceberg: RestCatalog, client: CatalogClient, iceberg_server: RunningServer
+) -> None:
+    iceberg.create_table("PUBLIC.EVENTS", EVENTS)
+    spark_commit(client, iceberg_server, range(1, 3))
+    table = iceberg.load_table("PUBLIC.EVENTS")
+    answer = _commit(
+        iceberg_server, _requirements(table)[:1], _replace_updates(table, None), "EVENTS"
+    )
+    assert answer.status_code == 200, answer.text
+    spark_commit(client, iceberg_server, range(5, 7))
+    loaded = iceberg.load_table("PUBLIC.EVENTS")
+    assert ids(loaded) == [5, 6]
+    current = loaded.current_snapshot()
+    assert current is not None and current.parent_snapshot_id is None
+    assert len(loaded.snapshots()) == 2
 
 
 def test_a_replace_that_keeps_the_schema_sets_the_current_one(
