@@ -223,12 +223,10 @@ def test_a_replace_with_a_spec_and_an_order_makes_them_the_defaults(
 def test_the_spark_sources_commit_after_a_replace_is_made_on_none(
     iceberg: RestCatalog, client: CatalogClient, iceberg_server: RunningServer
 ) -> None:
-    iceberg.create_table("PUBLIC.EVENTS", EVENTS)
+    requirements = _requirements(iceberg.create_table("PUBLIC.EVENTS", EVENTS))[:1]
     spark_commit(client, iceberg_server, range(1, 3))
-    table = iceberg.load_table("PUBLIC.EVENTS")
-    answer = _commit(
-        iceberg_server, _requirements(table)[:1], _replace_updates(table, None), "EVENTS"
-    )
+    updates = _replace_updates(iceberg.load_table("PUBLIC.EVENTS"), None)
+    answer = _commit(iceberg_server, requirements, updates, "EVENTS")
     assert answer.status_code == 200, answer.text
     spark_commit(client, iceberg_server, range(5, 7))
     loaded = iceberg.load_table("PUBLIC.EVENTS")
