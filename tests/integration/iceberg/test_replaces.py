@@ -10,6 +10,7 @@ the replace leaves it (no branch main, the new schema current).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -367,3 +368,28 @@ def test_concurrent_replaces_both_land_and_the_later_reads_alone(
     answer = _commit(iceberg_server, _requirements(table), [*_replace_updates(table), *stale])
     assert answer.status_code == 409, answer.text
     assert "last assigned field id changed" in answer.json()["error"]["message"]
+
+
+SAME_FILE_NAME = (
+    "a replace staged before another one that landed, changing nothing in the catalog, gets "
+    "the other's metadata file name (same catalog version, same last sequence number, its "
+    "snapshot reusing the other's number), and the file already there holds the other's state"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=SAME_FILE_NAME)
+def test_the_later_of_two_staged_replaces_names_a_file_of_its_own(
+    iceberg: RestCatalog, iceberg_server: RunningServer
+) -> None:
+    table = _people(iceberg)
+    staged = [
+        _rtas_snapshot(iceberg, table, Schema(*PEOPLE.fields), [{"id": i, "name": "x"}])
+        for i in (3, 4)
+    ]
+    answers = [
+        _commit(iceberg_server, _requirements(table)[:1], [*_replace_updates(table, None), *s])
+        for s in staged
+    ]
+    last = answers[-1].json()
+    written = Path(last["metadata-location"].removeprefix("file://")).read_text()
+    assert json.loads(written)["current-snapshot-id"] == last["metadata"]["current-snapshot-id"]
