@@ -32,6 +32,10 @@ PREVIOUS_VERSIONS_MAX = 100
 """How many earlier metadata files ``metadata-log`` lists (Iceberg's default for
 ``write.metadata.previous-versions-max``)."""
 
+ENGINE_FOLDERS = ("data", "metadata")
+"""Where engines put a table's data files and manifests, under its location (Iceberg's
+defaults for ``write.data.path`` and ``write.metadata.path``)."""
+
 _NAME = re.compile(r"catalog-v(\d+)(?:-data-(\d+))?\.metadata\.json")
 
 
@@ -86,9 +90,16 @@ def metadata_log(location: str, current: str) -> list[dict[str, Any]]:
 def write_metadata_file(file: str, metadata: TableMetadata) -> None:
     """Write ``metadata`` to ``file`` unless it exists (under a fresh name, then renamed).
 
+    The table's engine folders (``<location>/data`` and ``<location>/metadata``) are made
+    too, empty: DuckDB writes its data files and manifests there and cannot make a folder
+    named by a ``file:`` URI, only write into one that exists (empty folders do not make the
+    location "hold files" for Trino).
+
     Raises:
         OSError: the warehouse cannot be written.
     """
+    for folder in ENGINE_FOLDERS:
+        os.makedirs(os.path.join(local_path(metadata.location), folder), exist_ok=True)
     target = local_path(file)
     if os.path.exists(target):
         return

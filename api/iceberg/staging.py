@@ -64,6 +64,7 @@ from catalog.manager import Precondition
 from catalog.prepare import prepare
 
 LAST_ADDED = -1
+INITIAL_SCHEMA_ID = 0
 
 
 def with_uuid(command: CreateTableCommand, table_uuid: str) -> CreateTableCommand:
@@ -104,7 +105,19 @@ def staged_metadata(
             f"table {body.name}: this catalog places each table's data in its warehouse folder; "
             f"this one will be {metadata.location}: create the table without a location"
         )
-    return metadata
+    return first_schema_numbered_zero(metadata)
+
+
+def first_schema_numbered_zero(metadata: TableMetadata) -> TableMetadata:
+    """Return a staged table's metadata with its one schema numbered 0, as Iceberg would.
+
+    Iceberg numbers a new table's first schema 0. The table gets its first catalog schema
+    version when its create commits; until then an engine holds the staged metadata, and
+    DuckDB looks its schema up by that number.
+    """
+    (schema,) = metadata.schemas
+    first = schema.model_copy(update={"schema_id": INITIAL_SCHEMA_ID})
+    return metadata.model_copy(update={"schemas": [first], "current_schema_id": INITIAL_SCHEMA_ID})
 
 
 def same_folder(asked: str, location: str) -> bool:

@@ -29,15 +29,7 @@ pytestmark = pytest.mark.timeout(240)
 
 ROWS = [(1, "ann"), (2, None)]
 
-DUCKDB_CREATE = (
-    "DuckDB 1.4.4's CREATE TABLE fails inside DuckDB after the server answers its staged create "
-    "(InternalException in PhysicalCreateTable::GetData: an optional pointer that is not set), "
-    "before it sends the commit"
-)
-GAPS: dict[tuple[str, str], str] = {
-    ("test_creates_a_table", "duckdb"): DUCKDB_CREATE,
-    ("test_round_trip", "duckdb"): DUCKDB_CREATE,
-}
+GAPS: dict[tuple[str, str], str] = {}
 """(scenario, engine) -> the server gap that makes it fail (strict xfail)."""
 
 
