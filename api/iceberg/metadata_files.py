@@ -87,19 +87,29 @@ def metadata_log(location: str, current: str) -> list[dict[str, Any]]:
     ]
 
 
-def write_metadata_file(file: str, metadata: TableMetadata) -> None:
-    """Write ``metadata`` to ``file`` unless it exists (under a fresh name, then renamed).
+def make_engine_folders(location: str) -> None:
+    """Make a table location's ``data`` and ``metadata`` folders, empty, if missing.
 
-    The table's engine folders (``<location>/data`` and ``<location>/metadata``) are made
-    too, empty: DuckDB writes its data files and manifests there and cannot make a folder
-    named by a ``file:`` URI, only write into one that exists (empty folders do not make the
-    location "hold files" for Trino).
+    DuckDB writes its data files and manifests there and cannot make a folder named by a
+    ``file:`` URI, only write into one that exists; empty folders do not make the location
+    "hold files" for Trino's create.
 
     Raises:
         OSError: the warehouse cannot be written.
     """
     for folder in ENGINE_FOLDERS:
-        os.makedirs(os.path.join(local_path(metadata.location), folder), exist_ok=True)
+        os.makedirs(os.path.join(local_path(location), folder), exist_ok=True)
+
+
+def write_metadata_file(file: str, metadata: TableMetadata) -> None:
+    """Write ``metadata`` to ``file`` unless it exists (under a fresh name, then renamed).
+
+    The table's engine folders are made too (``make_engine_folders``).
+
+    Raises:
+        OSError: the warehouse cannot be written.
+    """
+    make_engine_folders(metadata.location)
     target = local_path(file)
     if os.path.exists(target):
         return
