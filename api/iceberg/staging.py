@@ -2,13 +2,14 @@
 
 An engine that creates a table with its data (``CREATE TABLE ... AS SELECT``) or builds it
 before it exists (DuckDB's ``CREATE TABLE``) first asks for the table's metadata without
-creating it (``stage-create``): the answer (``staged_metadata``) is the metadata the
-table would have, with a fresh table uuid and the location it will get, and nothing is
-written but the location's empty engine folders. The engine then writes its data files under that location and commits with the
-requirement ``assert-create`` and the create's updates (``CreateChanges``): assign-uuid,
-upgrade-format-version, add-schema, set-current-schema, add-spec, set-default-spec,
-add-sort-order, set-default-sort-order, set-location, set-properties, and, for a table
-created with data, add-snapshot and set-snapshot-ref (branch main).
+creating it (``stage-create``): the answer (``staged_metadata``) is the metadata the table
+would have, with a fresh table uuid and the location it will get, and nothing is written but
+the location's empty engine folders. The engine then writes its data files under that
+location and commits with the requirement ``assert-create`` and the create's updates
+(``CreateChanges``): assign-uuid, upgrade-format-version, add-schema, set-current-schema,
+add-spec, set-default-spec, add-sort-order, set-default-sort-order, set-location, set-
+properties, and, for a table created with data, add-snapshot and set-snapshot-ref (branch
+main).
 
 The table is created as one catalog version, with the uuid the engine assigned. Its
 location is ``<warehouse>/table_<id>``, its id the next object id of the catalog it is

@@ -19,7 +19,6 @@ from tests.integration.engines.conftest import (
     EngineError,
     Recorder,
     Seed,
-    SparkShell,
     TrinoServer,
     engine_failure,
 )
