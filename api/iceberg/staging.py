@@ -7,9 +7,9 @@ would have, with a fresh table uuid and the location it will get, and nothing is
 the location's empty engine folders. The engine then writes its data files under that
 location and commits with the requirement ``assert-create`` and the create's updates
 (``CreateChanges``): assign-uuid, upgrade-format-version, add-schema, set-current-schema,
-add-spec, set-default-spec, add-sort-order, set-default-sort-order, set-location, set-
-properties, and, for a table created with data, add-snapshot and set-snapshot-ref (branch
-main).
+add-spec, set-default-spec, add-sort-order, set-default-sort-order, set-location,
+set-properties, and, for a table created with data, add-snapshot and set-snapshot-ref
+(branch main).
 
 The table is created as one catalog version, with the uuid the engine assigned. Its
 location is ``<warehouse>/table_<id>``, its id the next object id of the catalog it is
