@@ -28,7 +28,12 @@ from api.iceberg.creation import create_table_command
 from api.iceberg.errors import IcebergError, commit_failed, documented_errors, unsupported
 from api.iceberg.etags import tagged_response
 from api.iceberg.metadata import metadata_location, table_metadata
-from api.iceberg.metadata_files import make_engine_folders, metadata_log, write_metadata_file
+from api.iceberg.metadata_files import (
+    delete_unlogged_files,
+    make_engine_folders,
+    metadata_log,
+    write_metadata_file,
+)
 from api.iceberg.models import (
     CatalogConfig,
     CommitTableResponse,
@@ -154,10 +159,11 @@ async def _written(
     except CatalogError:
         version = service.earliest_version
     file = metadata_location(metadata.location, version, metadata.last_sequence_number)
-    logged = await asyncio.to_thread(metadata_log, metadata.location, file)
+    logged = await asyncio.to_thread(metadata_log, metadata.location, file, metadata.properties)
     written = metadata.model_copy(update={"metadata_log": logged})
     try:
         await asyncio.to_thread(write_metadata_file, file, written)
+        await asyncio.to_thread(delete_unlogged_files, metadata.location, file, metadata.properties)
     except OSError as e:
         raise _unwritable(f"the metadata file {file} of table {table.name}", e) from e
     return file, written
