@@ -1,0 +1,31 @@
+"""The Java client's fixtures: one JVM for the session, a ``RESTCatalog`` per test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from py4j.java_gateway import JavaObject
+
+from tests.integration.api.servers import RunningServer
+from tests.integration.iceberg.behaviours.java_client import JavaSide
+
+
+@pytest.fixture(scope="session")
+def java(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaSide]:
+    """A JVM with Iceberg's Java client, for every test of the session that asks."""
+    side = JavaSide(tmp_path_factory.mktemp("java-classes"))
+    try:
+        yield side
+    finally:
+        side.stop()
+
+
+@pytest.fixture
+def java_catalog(java: JavaSide, iceberg_server: RunningServer) -> Iterator[JavaObject]:
+    """Iceberg's ``RESTCatalog`` of this test's server (Java's ``catalog()``)."""
+    catalog = java.catalog(iceberg_server.url)
+    try:
+        yield catalog
+    finally:
+        catalog.close()
