@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from py4j.java_gateway import JavaObject
 
 from tests.integration.api.servers import RunningServer
-from tests.integration.iceberg.behaviours.java_client import JavaSide
+from tests.integration.iceberg.behaviours.java_client import JavaCatalog, JavaSide
 
 
 @pytest.fixture(scope="session")
-def java(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaSide]:
+def java_side(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaSide]:
     """A JVM with Iceberg's Java client, for every test of the session that asks."""
     side = JavaSide(tmp_path_factory.mktemp("java-classes"))
     try:
@@ -22,10 +21,10 @@ def java(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaSide]:
 
 
 @pytest.fixture
-def java_catalog(java: JavaSide, iceberg_server: RunningServer) -> Iterator[JavaObject]:
+def java(java_side: JavaSide, iceberg_server: RunningServer) -> Iterator[JavaCatalog]:
     """Iceberg's ``RESTCatalog`` of this test's server (Java's ``catalog()``)."""
-    catalog = java.catalog(iceberg_server.url)
+    catalog = java_side.rest_catalog(iceberg_server.url)
     try:
-        yield catalog
+        yield JavaCatalog(java_side, catalog, iceberg_server.url)
     finally:
         catalog.close()

@@ -20,8 +20,9 @@ import collections
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 import pytest
@@ -44,6 +45,25 @@ RCK_PROPERTIES = {
     "table-override.override-key4": "catalog-override-key4",
 }
 """The table defaults and overrides the RCK's client is initialized with."""
+PROPERTY_CASES = {
+    "default": (
+        "default-key2",
+        "catalog-overridden-key2",
+        {"default-key1": "catalog-default-key1", "default-key2": "catalog-overridden-key2"},
+    ),
+    "override": (
+        "override-key4",
+        "catalog-overridden-key4",
+        {
+            "default-key1": "catalog-default-key1",
+            "default-key2": "catalog-default-key2",
+            "override-key3": "catalog-override-key3",
+            "override-key4": "catalog-override-key4",
+        },
+    ),
+}
+"""``testDefaultTableProperties``' and ``testOverrideTableProperties``' property set by the
+create, its value, and the properties the table must then hold besides ``prop1``."""
 
 
 class JavaSide:
@@ -79,7 +99,7 @@ class JavaSide:
             gateway_parameters=GatewayParameters(port=port, auto_convert=True)
         )
         self.jvm: Any = self.gateway.jvm
-        self.suite = JavaSuite(self.jvm)
+        self.suite = JavaSuite(self)
 
     def stop(self) -> None:
         """Close the gateway and end the JVM (its stdin closes; killed by pid if it lingers)."""
@@ -92,7 +112,7 @@ class JavaSide:
             self.process.kill()
             self.process.wait(STOP_TIMEOUT_S)
 
-    def catalog(self, server_url: str, **extra: str) -> JavaObject:
+    def rest_catalog(self, server_url: str, **extra: str) -> JavaObject:
         """Return a ``RESTCatalog`` of the server at ``server_url``, as the RCK initializes one."""
         catalog = self.jvm.org.apache.iceberg.rest.RESTCatalog()
         catalog.setConf(self.jvm.org.apache.hadoop.conf.Configuration())
@@ -117,11 +137,34 @@ class JavaSide:
         return count
 
 
-class JavaSuite:
-    """``CatalogTests``' schemas, specs and orders, as Java objects of one JVM."""
+@dataclass(frozen=True)
+class JavaCatalog:
+    """A test's ``RESTCatalog`` (Java's ``catalog()``) of its server, and the JVM it lives in."""
 
-    def __init__(self, jvm: Any) -> None:
-        """Build the constants with ``jvm``'s classes."""
+    side: JavaSide
+    catalog: JavaObject
+    server_url: str
+
+    @property
+    def suite(self) -> JavaSuite:
+        """``CatalogTests``' constants in this JVM."""
+        return self.side.suite
+
+    @property
+    def jvm(self) -> Any:
+        """The JVM's classes (``jvm.org.apache.iceberg...``)."""
+        return self.side.jvm
+
+
+class JavaSuite:
+    """``CatalogTests``' identifiers, schemas, specs and orders, as Java objects of one JVM."""
+
+    def __init__(self, side: JavaSide) -> None:
+        """Build the constants with ``side``'s classes."""
+        jvm = side.jvm
+        self.ns = side.namespace("newdb")
+        self.table = side.identifier("newdb.newtable")
+        self.tbl = side.identifier("ns.tbl")
         iceberg = jvm.org.apache.iceberg
         types = iceberg.types.Types
         field = types.NestedField
@@ -247,3 +290,37 @@ def raises_java(jvm: Any, error: str, message_start: str) -> Iterator[None]:
     described = f"{thrown.getClass().getName()}: {thrown.getMessage()}"
     assert jvm.java.lang.Class.forName(error).isInstance(thrown), described
     assert str(thrown.getMessage()).startswith(message_start), described
+
+
+def check_table_properties(
+    java: JavaCatalog,
+    case: Literal["default", "override"],
+    how: Literal["create", "create transaction", "replace transaction"],
+) -> None:
+    """``testDefaultTableProperties`` and ``testOverrideTableProperties`` and their forms.
+
+    ``TBL`` is created (or, for a replace, replaced with ``OTHER_SCHEMA``) with one property
+    of ``PROPERTY_CASES`` and ``prop1``; it must hold the catalog's defaults under the
+    create's properties and its overrides over them; then it is dropped.
+    """
+    key, value, expected = PROPERTY_CASES[case]
+    catalog, suite = java.catalog, java.suite
+    catalog.createNamespace(suite.tbl.namespace())
+    schema = suite.schema
+    if how == "replace transaction":
+        catalog.createTable(suite.tbl, schema)
+        assert catalog.tableExists(suite.tbl)
+        schema = suite.other_schema
+    else:
+        assert not catalog.tableExists(suite.tbl)
+    builder = catalog.buildTable(suite.tbl, schema).withProperty(key, value)
+    builder = builder.withProperty("prop1", "val1")
+    expected = {**expected, "prop1": "val1"}
+    if how == "create":
+        assert dict(builder.create().properties()).items() >= expected.items()
+    elif how == "create transaction":
+        builder.createTransaction().commitTransaction()
+    else:
+        builder.replaceTransaction().commitTransaction()
+    assert dict(catalog.loadTable(suite.tbl).properties()).items() >= expected.items()
+    assert catalog.dropTable(suite.tbl)
