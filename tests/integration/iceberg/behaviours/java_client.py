@@ -2,8 +2,8 @@
 
 The behaviours PyIceberg cannot express run through the client the Java suite runs: one JVM
 (py4j's gateway) per test session, with Iceberg's Spark runtime jar and the Hadoop of the
-PySpark it is built for on its class path (both from ``make engines``), stopped by its own
-process at the end. Each test builds a ``RESTCatalog`` on its own server, initialized with the
+PySpark it is built for on its class path (both from ``make engines``), ended through its
+own process at the end. Each test builds a ``RESTCatalog`` on its own server, initialized with the
 properties the RCK gives its client (``RCKUtils.initCatalogClient``: ``table-default.*`` and
 ``table-override.*``), and Java objects (schemas, specs, orders, data files) through
 ``java.jvm``; ``JavaSuite`` holds ``CatalogTests``' constants as Java objects.
@@ -16,7 +16,6 @@ and message as Java's ``assertThatThrownBy`` does.
 
 from __future__ import annotations
 
-import collections
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -70,7 +69,7 @@ class JavaSide:
     """A JVM with Iceberg's client on its class path, reached through a py4j gateway."""
 
     def __init__(self, folder: Path) -> None:
-        """Compile the test reporter into ``folder`` and start the JVM.
+        """Compile the test reporter into ``folder`` and start the JVM (its output: ``jvm.log``).
 
         Raises:
             pytest.skip.Exception: the engines are not fetched (``make engines``).
@@ -86,13 +85,14 @@ class JavaSide:
         )
         if compiled.returncode != 0:
             raise RuntimeError(f"javac could not compile {REPORTER_SOURCE}: {compiled.stderr}")
-        self.log: collections.deque[str] = collections.deque(maxlen=200)
+        self.log_path = folder / "jvm.log"
+        self._log = self.log_path.open("w")
         port, self.process = launch_gateway(
             classpath=":".join([str(folder), *classpath]),
             javaopts=["-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"],
             die_on_exit=True,
-            redirect_stdout=self.log,
-            redirect_stderr=self.log,
+            redirect_stdout=self._log,
+            redirect_stderr=self._log,
             return_proc=True,
         )
         self.gateway = JavaGateway(
@@ -111,6 +111,7 @@ class JavaSide:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(STOP_TIMEOUT_S)
+        self._log.close()
 
     def rest_catalog(self, server_url: str, **extra: str) -> JavaObject:
         """Return a ``RESTCatalog`` of the server at ``server_url``, as the RCK initializes one."""
@@ -169,10 +170,12 @@ class JavaSuite:
         types = iceberg.types.Types
         field = types.NestedField
 
-        def schema(first_id: int, name: str = "id") -> JavaObject:
+        bucket = iceberg.expressions.Expressions.bucket("id", 16)
+
+        def schema(first_id: int) -> JavaObject:
             return iceberg.Schema(
                 [
-                    field.required(first_id, name, types.IntegerType.get(), "unique ID 🤪"),
+                    field.required(first_id, "id", types.IntegerType.get(), "unique ID 🤪"),
                     field.required(first_id + 1, "data", types.StringType.get()),
                 ]
             )
@@ -181,7 +184,6 @@ class JavaSuite:
             return iceberg.PartitionSpec.builderFor(of).bucket("id", 16)
 
         def order(of: JavaObject) -> JavaObject:
-            bucket = iceberg.expressions.Expressions.bucket("id", 16)
             return iceberg.SortOrder.builderFor(of).asc(bucket).asc("id").build()
 
         self.schema = schema(3)
@@ -194,7 +196,6 @@ class JavaSuite:
         self.write_order = order(self.schema)
         self.table_write_order = order(self.table_schema)
         self.replace_write_order = order(self.replace_schema)
-        bucket = iceberg.expressions.Expressions.bucket("id", 16)
         self.descending_order = (
             iceberg.SortOrder.builderFor(self.schema).desc(bucket).desc("id").build()
         )
