@@ -37,9 +37,20 @@ REPLACE = (
     "made current; main removed and the transaction's snapshot added) is refused with 400: "
     "the server does not serve REPLACE TABLE"
 )
+REQUIRED_FIELDS = (
+    "a replace transaction whose schema has required fields the table lacks (OTHER_SCHEMA "
+    "replaced by SCHEMA, or the reverse) is refused with 400: the catalog adds a column as "
+    "NOT NULL only with a default"
+)
 REPLACE_ELSEWHERE = (
-    REPLACE + "; and a replace that moves the table to a location it asks for (set-location) "
-    "is refused with 400: the catalog gives each table its location"
+    "a replace transaction that asks for a location of its own (set-location) is refused with "
+    "400: the catalog gives each table its location (and the replace's required fields are "
+    "refused as well: " + REQUIRED_FIELDS + ")"
+)
+ORDER_ID_TAKEN = (
+    "a replace transaction whose add-sort-order names an order id that another order took in "
+    "between (the racing replace committed first) is refused with 400 (sort order 1 exists); "
+    "Iceberg gives the added order a fresh id and set-default-sort-order -1 names it"
 )
 COMMIT_FAILED = "org.apache.iceberg.exceptions.CommitFailedException"
 PROPERTIES = {"user": "someone", "created-at": "2022-02-25T00:38:19"}
@@ -200,7 +211,7 @@ def unchanged_layout(table: JavaObject, original: JavaObject) -> None:
     assert table.sortOrder().isUnsorted()
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
+@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_default_table_properties_replace_transaction(java: JavaCatalog) -> None:
     check_table_properties(java, "default", "replace transaction")
 
@@ -212,7 +223,7 @@ def test_replace_transaction_requires_table_exists(java: JavaCatalog) -> None:
         java.catalog.buildTable(java.suite.table, java.suite.schema).replaceTransaction()
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
+@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_override_table_properties_replace_transaction(java: JavaCatalog) -> None:
     check_table_properties(java, "override", "replace transaction")
 
@@ -237,7 +248,7 @@ def test_replace_table_keeps_snapshot_log(java: JavaCatalog) -> None:
     assert not after.get(1).equals(before.get(0))
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
+@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_create_or_replace_replace_transaction_replace(java: JavaCatalog) -> None:
     simple_replace(java, "create or replace")
 
@@ -254,7 +265,7 @@ def test_complete_create_or_replace_transaction_replace(java: JavaCatalog, tmp_p
     complete_replace(java, "create or replace", tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
+@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_concurrent_replace_transaction_schema(java: JavaCatalog) -> None:
     other = Replace(schema="other_schema")
     raced = race(java, "other_schema", other, Replace())
@@ -263,12 +274,12 @@ def test_concurrent_replace_transaction_schema(java: JavaCatalog) -> None:
     assert_equal(after_second.schema().asStruct(), raced.original.schema().asStruct())
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
+@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_replace_transaction(java: JavaCatalog) -> None:
     simple_replace(java, "replace")
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
+@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_concurrent_replace_transaction_schema2(java: JavaCatalog) -> None:
     other = Replace(schema="other_schema")
     raced = race(java, "other_schema", Replace(), other)
@@ -282,7 +293,7 @@ def test_complete_replace_transaction(java: JavaCatalog, tmp_path: Path) -> None
     complete_replace(java, "replace", tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
+@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_concurrent_replace_transaction_schema_conflict(java: JavaCatalog) -> None:
     raced = race(java, "other_schema", Replace(), Replace())
     assert_equal(raced.after_first.schema().asStruct(), java.suite.replace_schema.asStruct())
@@ -319,7 +330,7 @@ def test_concurrent_replace_transaction_sort_order(java: JavaCatalog) -> None:
     assert raced.finish(java).sortOrder().isUnsorted()
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
+@pytest.mark.xfail(strict=True, reason=ORDER_ID_TAKEN)
 def test_concurrent_replace_transaction_sort_order_conflict(java: JavaCatalog) -> None:
     second, first = Replace(order="write_order"), Replace(order="descending_order")
     raced = race(java, "schema", second, first)
