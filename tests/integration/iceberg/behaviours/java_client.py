@@ -16,6 +16,7 @@ and message as Java's ``assertThatThrownBy`` does.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -73,11 +74,14 @@ class JavaSide:
 
         Raises:
             pytest.skip.Exception: the engines are not fetched (``make engines``).
+            RuntimeError: no ``javac`` on the path, or it refused the reporter.
         """
         jars = ICEBERG_PYSPARK / "pyspark" / "jars"
         if not ICEBERG_SPARK_JAR.exists() or not jars.is_dir():
             pytest.skip(f"{ICEBERG_SPARK_JAR} or {jars} is missing: {SETUP_HINT}")
         classpath = [str(ICEBERG_SPARK_JAR), str(jars / "*")]
+        if shutil.which("javac") is None:
+            raise RuntimeError(f"javac (a JDK) is needed to compile {REPORTER_SOURCE}")
         compiled = subprocess.run(
             ["javac", "-d", str(folder), "-cp", ":".join(classpath), str(REPORTER_SOURCE)],
             capture_output=True,
