@@ -122,7 +122,7 @@ def simple_replace(java: JavaCatalog, how: How) -> None:
 
 
 def complete_replace(java: JavaCatalog, how: How, tmp_path: Path) -> None:
-    requested = tmp_path / "requested" / "newdb" / "newtable"
+    requested = tmp_path / "warehouse" / "requested" / "newdb" / "newtable"  # the server's
     original, replace, file_a = replace_of_existing(java, how, requested)
     replace.commitTransaction()
     original.refresh()
