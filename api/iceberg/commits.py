@@ -105,8 +105,8 @@ def commit_commands(
 ) -> list[CommandBase]:
     """Return the catalog commands a commit's updates make, in order (possibly none).
 
-    A replace (``replaces``) may make an earlier schema current again, and drops its columns
-    last, once the new default spec and order no longer use them.
+    A replace (``replaces``) drops its columns last, once the new default spec and order no
+    longer use them.
 
     Raises:
         IcebergError: BadRequestException for an update the catalog does not make.
@@ -117,7 +117,7 @@ def commit_commands(
         update.apply(changes)
     commands: list[CommandBase] = []
     drops: list[CommandBase] = []
-    schema = changes.new_schema(metadata.current_schema_id, metadata.schemas if replace else ())
+    schema = changes.new_schema(metadata.current_schema_id, metadata.schemas)
     if schema is not None:
         commands += schema_commands(schema_name, table, schema)
         if replace:
