@@ -32,11 +32,6 @@ from tests.integration.iceberg.behaviours.java_client import (
 
 pytestmark = pytest.mark.timeout(120)
 
-REPLACE = (
-    "a replace transaction's commit (assert-table-uuid; a new schema, spec and sort order "
-    "made current; main removed and the transaction's snapshot added) is refused with 400: "
-    "the server does not serve REPLACE TABLE"
-)
 REQUIRED_FIELDS = (
     "a replace transaction whose schema has required fields the table lacks (OTHER_SCHEMA "
     "replaced by SCHEMA, or the reverse) is refused with 400: the catalog adds a column as "
@@ -228,7 +223,6 @@ def test_override_table_properties_replace_transaction(java: JavaCatalog) -> Non
     check_table_properties(java, "override", "replace transaction")
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
 def test_replace_table_keeps_snapshot_log(java: JavaCatalog) -> None:
     catalog, suite = java.catalog, java.suite
     catalog.createNamespace(suite.ns)
@@ -253,7 +247,6 @@ def test_create_or_replace_replace_transaction_replace(java: JavaCatalog) -> Non
     simple_replace(java, "create or replace")
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
 def test_concurrent_replace_transactions(java: JavaCatalog) -> None:
     raced = race(java, "schema", Replace(), Replace())
     unchanged_layout(raced.after_first, raced.original)
@@ -300,14 +293,12 @@ def test_concurrent_replace_transaction_schema_conflict(java: JavaCatalog) -> No
     raced.refused(java, "field")  # though its schema is alike
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
 def test_concurrent_replace_transaction_partition_spec(java: JavaCatalog) -> None:
     raced = race(java, "schema", Replace(), Replace(spec="spec"))
     assert_equal(raced.after_first.spec().fields(), java.suite.table_spec.fields())
     assert raced.finish(java).spec().isUnpartitioned()
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
 def test_concurrent_replace_transaction_partition_spec2(java: JavaCatalog) -> None:
     raced = race(java, "schema", Replace(spec="spec"), Replace())
     assert raced.after_first.spec().isUnpartitioned()
@@ -315,7 +306,6 @@ def test_concurrent_replace_transaction_partition_spec2(java: JavaCatalog) -> No
     assert_equal(after_second.spec().fields(), java.suite.table_spec.fields())
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
 def test_concurrent_replace_transaction_partition_spec_conflict(java: JavaCatalog) -> None:
     partitioned = Replace(spec="spec")
     raced = race(java, "schema", partitioned, partitioned)
@@ -323,7 +313,6 @@ def test_concurrent_replace_transaction_partition_spec_conflict(java: JavaCatalo
     raced.refused(java, "partition")  # though its spec is alike
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
 def test_concurrent_replace_transaction_sort_order(java: JavaCatalog) -> None:
     raced = race(java, "schema", Replace(), Replace(order="write_order"))
     assert_equal(raced.after_first.sortOrder(), java.suite.table_write_order)
