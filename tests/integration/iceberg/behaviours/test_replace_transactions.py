@@ -42,11 +42,6 @@ REPLACE_ELSEWHERE = (
     "400: the catalog gives each table its location (and the replace's required fields are "
     "refused as well: " + REQUIRED_FIELDS + ")"
 )
-ORDER_ID_TAKEN = (
-    "a replace transaction whose add-sort-order names an order id that another order took in "
-    "between (the racing replace committed first) is refused with 400 (sort order 1 exists); "
-    "Iceberg gives the added order a fresh id and set-default-sort-order -1 names it"
-)
 COMMIT_FAILED = "org.apache.iceberg.exceptions.CommitFailedException"
 PROPERTIES = {"user": "someone", "created-at": "2022-02-25T00:38:19"}
 How = Literal["replace", "create or replace"]
@@ -319,7 +314,6 @@ def test_concurrent_replace_transaction_sort_order(java: JavaCatalog) -> None:
     assert raced.finish(java).sortOrder().isUnsorted()
 
 
-@pytest.mark.xfail(strict=True, reason=ORDER_ID_TAKEN)
 def test_concurrent_replace_transaction_sort_order_conflict(java: JavaCatalog) -> None:
     second, first = Replace(order="write_order"), Replace(order="descending_order")
     raced = race(java, "schema", second, first)
