@@ -28,7 +28,12 @@ from api.iceberg.creation import create_table_command
 from api.iceberg.errors import IcebergError, commit_failed, documented_errors, unsupported
 from api.iceberg.etags import tagged_response
 from api.iceberg.metadata import metadata_location, table_metadata
-from api.iceberg.metadata_files import metadata_log, write_metadata_file
+from api.iceberg.metadata_files import (
+    delete_unlogged_files,
+    make_engine_folders,
+    metadata_log,
+    write_metadata_file,
+)
 from api.iceberg.models import (
     CatalogConfig,
     CommitTableResponse,
@@ -53,6 +58,7 @@ from api.iceberg.paths import (
     resolve_schema,
     resolve_table,
 )
+from api.iceberg.replaces import replace_table, replacement
 from api.iceberg.reports import COMMIT_REPORT, SCAN_REPORT, report_type
 from api.iceberg.snapshots import Snapshots, ensure_manifests, snapshots_of
 from api.iceberg.staging import CreateChanges, is_create, staged_metadata
@@ -119,6 +125,24 @@ async def _metadata(
     return table_metadata(table, _warehouse(request), cat.activation_ts, snapshots), commits
 
 
+async def _engine_folders(location: str, name: str) -> None:
+    """Make the folders an engine writes a staged table's files into (``make_engine_folders``).
+
+    Raises:
+        IcebergError: ServiceUnavailableException when the warehouse cannot be written.
+    """
+    try:
+        await asyncio.to_thread(make_engine_folders, location)
+    except OSError as e:
+        raise _unwritable(f"the folders of table {name} at {location}", e) from e
+
+
+def _unwritable(what: str, e: OSError) -> IcebergError:
+    return IcebergError(
+        "ServiceUnavailableException", 503, f"{what} cannot be written: {e.strerror}"
+    )
+
+
 async def _written(
     request: Request, table: TableDescriptor, metadata: TableMetadata
 ) -> tuple[str, TableMetadata]:
@@ -136,16 +160,13 @@ async def _written(
     except CatalogError:
         version = service.earliest_version
     file = metadata_location(metadata.location, version, metadata.last_sequence_number)
-    logged = await asyncio.to_thread(metadata_log, metadata.location, file)
+    logged = await asyncio.to_thread(metadata_log, metadata.location, file, metadata.properties)
     written = metadata.model_copy(update={"metadata_log": logged})
     try:
         await asyncio.to_thread(write_metadata_file, file, written)
+        await asyncio.to_thread(delete_unlogged_files, metadata.location, file, metadata.properties)
     except OSError as e:
-        raise IcebergError(
-            "ServiceUnavailableException",
-            503,
-            f"the metadata file {file} of table {table.name} cannot be written: {e.strerror}",
-        ) from e
+        raise _unwritable(f"the metadata file {file} of table {table.name}", e) from e
     return file, written
 
 
@@ -284,13 +305,15 @@ async def create_table(
     """Create a table (one ``CREATE TABLE``); the answer carries the catalog's column ids.
 
     A staged create (``stage-create``) creates nothing and answers the metadata the table
-    would have, without a metadata file (``staging``).
+    would have, without a metadata file (``staging``); the location's empty engine folders
+    are made, for the engine writes its files before it commits.
     """
     schema = resolve_schema(_latest(request), namespace).name
     if _latest(request).find_table(schema, body.name) is not None:
         raise _table_exists(schema, body.name)
     if body.stage_create:
         staged = staged_metadata(_latest(request), schema, body, _warehouse(request))
+        await _engine_folders(staged.location, body.name)
         return json_response(LoadTableResult(metadata=staged))
     result = await execute_batch(request, [create_table_command(schema, body)])
     cat = node_of(request).service.catalog(result.version)
@@ -361,8 +384,27 @@ async def commit_table(
     schema_found, found = resolve_table(cat, namespace, table)
     schema, name = schema_found.name, found.name
     metadata, commits = await _metadata(request, cat, found)
-    chain = added_snapshots(body.updates)
-    if chain is not None:
+    horizon, location = _horizon(request), metadata.location
+
+    def listed(judged: TableDescriptor) -> Snapshots:
+        return snapshots_of(location, commits, horizon_ts=horizon, state=judged.iceberg)
+
+    replace = replacement(body.updates)
+    chain = None if replace is not None else added_snapshots(body.updates)
+    if replace is not None:
+        found = await replace_table(
+            request,
+            schema,
+            found,
+            metadata,
+            commits,
+            body.requirements,
+            replace,
+            _warehouse(request),
+            listed,
+        )
+        metadata, _ = await _metadata(request, _latest(request), found)
+    elif chain is not None:
         await commit_snapshots(
             request, found, f"{schema}.{name}", metadata, commits, body.requirements, chain
         )
@@ -373,11 +415,6 @@ async def commit_table(
         check_requirements(body.requirements, metadata, f"{schema}.{name}")
         commands = commit_commands(schema, found, metadata, body.updates)
         if commands:
-            horizon, location = _horizon(request), metadata.location
-
-            def listed(judged: TableDescriptor) -> Snapshots:
-                return snapshots_of(location, commits, horizon_ts=horizon, state=judged.iceberg)
-
             unchanged = unchanged_since_read(
                 body.requirements, found.id, _warehouse(request), f"{schema}.{name}", listed
             )

@@ -2,13 +2,14 @@
 
 An engine that creates a table with its data (``CREATE TABLE ... AS SELECT``) or builds it
 before it exists (DuckDB's ``CREATE TABLE``) first asks for the table's metadata without
-creating it (``stage-create``): the answer (``staged_metadata``) is the metadata the
-table would have, with a fresh table uuid and the location it will get, and nothing is
-written. The engine then writes its data files under that location and commits with the
-requirement ``assert-create`` and the create's updates (``CreateChanges``): assign-uuid,
-upgrade-format-version, add-schema, set-current-schema, add-spec, set-default-spec,
-add-sort-order, set-default-sort-order, set-location, set-properties, and, for a table
-created with data, add-snapshot and set-snapshot-ref (branch main).
+creating it (``stage-create``): the answer (``staged_metadata``) is the metadata the table
+would have, with a fresh table uuid and the location it will get, and nothing is written but
+the location's empty engine folders. The engine then writes its data files under that
+location and commits with the requirement ``assert-create`` and the create's updates
+(``CreateChanges``): assign-uuid, upgrade-format-version, add-schema, set-current-schema,
+add-spec, set-default-spec, add-sort-order, set-default-sort-order, set-location,
+set-properties, and, for a table created with data, add-snapshot and set-snapshot-ref
+(branch main).
 
 The table is created as one catalog version, with the uuid the engine assigned. Its
 location is ``<warehouse>/table_<id>``, its id the next object id of the catalog it is
@@ -64,6 +65,7 @@ from catalog.manager import Precondition
 from catalog.prepare import prepare
 
 LAST_ADDED = -1
+INITIAL_SCHEMA_ID = 0
 
 
 def with_uuid(command: CreateTableCommand, table_uuid: str) -> CreateTableCommand:
@@ -104,7 +106,19 @@ def staged_metadata(
             f"table {body.name}: this catalog places each table's data in its warehouse folder; "
             f"this one will be {metadata.location}: create the table without a location"
         )
-    return metadata
+    return first_schema_numbered_zero(metadata)
+
+
+def first_schema_numbered_zero(metadata: TableMetadata) -> TableMetadata:
+    """Return a staged table's metadata with its one schema numbered 0, as Iceberg would.
+
+    Iceberg numbers a new table's first schema 0. The table gets its first catalog schema
+    version when its create commits; until then an engine holds the staged metadata, and
+    DuckDB looks its schema up by that number.
+    """
+    (schema,) = metadata.schemas
+    first = schema.model_copy(update={"schema_id": INITIAL_SCHEMA_ID})
+    return metadata.model_copy(update={"schemas": [first], "current_schema_id": INITIAL_SCHEMA_ID})
 
 
 def same_folder(asked: str, location: str) -> bool:

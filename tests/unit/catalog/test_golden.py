@@ -29,6 +29,7 @@ from tests.golden.catalog_values import (
     golden_keyed_entries,
     golden_keyed_table,
     golden_located_refusal,
+    golden_main_removed_data_commit,
     golden_merged_data_commit,
     golden_refusal,
     golden_snapshots_catalog,
@@ -110,6 +111,7 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "refusal_v2.bin": _refusal_fields(golden_located_refusal()),
         "datacommit_v1.bin": golden_data_commit(),
         "datacommit_merged_v1.bin": golden_merged_data_commit(),
+        "datacommit_replace_v1.bin": golden_main_removed_data_commit(),
         "dataexpiry_v1.bin": golden_compactions(),
     }
     assert decoded == expected[name]
