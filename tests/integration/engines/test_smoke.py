@@ -188,3 +188,19 @@ def test_trino_reads_rows_of_the_upper_case_public_schema_by_lower_case_names(
     name = _upper_case_table(seed, ROWS)
     rows = run(engine, f"SELECT id, name FROM cat.public.{name.lower()} ORDER BY id", recorder)
     assert [tuple(r) for r in rows] == ROWS
+
+
+def test_duckdb_delete_writes_delete_files_and_is_refused(
+    duckdb: Any, seed: Seed, namespace: str, recorder: Recorder
+) -> None:
+    """DuckDB deletes and updates merge-on-read (delete files), which the catalog refuses."""
+    engine = DuckDBEngine(duckdb)
+    seed(namespace, "people", ROWS)
+    for statement in (
+        f"DELETE FROM cat.{namespace}.people WHERE id = 1",
+        f"UPDATE cat.{namespace}.people SET name = 'bo' WHERE id = 2",
+    ):
+        with pytest.raises(EngineError, match="takes no delete files"):
+            engine.sql(statement)
+    rows = run(engine, f"SELECT id, name FROM cat.{namespace}.people ORDER BY id", recorder)
+    assert [tuple(r) for r in rows] == ROWS
