@@ -210,37 +210,70 @@ async def commit_snapshots(
     schema_version = last.schema_id or table.schema_version
     if not 1 <= schema_version <= table.schema_version:
         raise bad_request(f"snapshot {last.snapshot_id} names schema {schema_version}")
-    operation = _operation(last)
-    held = {f.path for c in visible_files(base) for f in c.files}
-    parent_list = manifest_list_of(metadata.location, base[-1]) if base else None
-    added, dropped = await asyncio.to_thread(
-        snapshot_change,
-        metadata.location,
-        last.manifest_list,
-        parent_list,
-        held,
-        last.snapshot_id,
+    made = last.model_copy(
+        update={
+            "parent_snapshot_id": chain[0].parent_snapshot_id,
+            "sequence_number": expected + len(chain) - 1,
+            "schema_id": schema_version,
+        }
     )
-    await asyncio.to_thread(check_present, metadata.location, list(added))
+    return await record_snapshot(request, table, name, metadata.location, base, made)
+
+
+async def record_snapshot(
+    request: Request,
+    table: TableDescriptor,
+    name: str,
+    location: str,
+    base: list[DataCommit],
+    snapshot: AddedSnapshot,
+) -> DataCommit:
+    """Record one snapshot as the data commit after ``base``; return it.
+
+    The data commit holds the files the snapshot's manifests hold and ``base``'s files did
+    not, and as removed ``base``'s files it no longer holds.
+
+    Args:
+        request: the request (its node and caller).
+        table: the table.
+        name: the table's name, for messages.
+        location: the table's location (the snapshot's files must be in it).
+        base: the table's data commits before it, in order.
+        snapshot: the snapshot, with its parent, sequence number and schema version as
+            recorded.
+
+    Raises:
+        IcebergError: BadRequestException when it cannot be recorded (see
+            ``manifests.snapshot_change`` and ``_data_files``).
+        ConcurrentUpdateError: PRECONDITION_FAILED, another data commit came first.
+    """
+    operation = _operation(snapshot)
+    held = {f.path for c in visible_files(base) for f in c.files}
+    parent_list = manifest_list_of(location, base[-1]) if base else None
+    added, dropped = await asyncio.to_thread(
+        snapshot_change, location, snapshot.manifest_list, parent_list, held, snapshot.snapshot_id
+    )
+    await asyncio.to_thread(check_present, location, list(added))
+    schema_version = snapshot.schema_id or table.schema_version
     files = _data_files(table, schema_version, added)
-    summary = {k: v for k, v in last.summary.items() if k != "operation"}
+    summary = {k: v for k, v in snapshot.summary.items() if k != "operation"}
     try:
         return await node_of(request).data.commit(
             table.id,
             files,
             schema_version=schema_version,
             mode="append",
-            request_id=scoped_request_id(request, f"iceberg-{table.id}-{last.snapshot_id}"),
+            request_id=scoped_request_id(request, f"iceberg-{table.id}-{snapshot.snapshot_id}"),
             expected_seq=base[-1].seq if base else 0,
             removed=sorted(dropped),
             iceberg=IcebergSnapshot(
-                snapshot_id=last.snapshot_id,
-                parent_id=chain[0].parent_snapshot_id,
-                manifest_list=last.manifest_list,
+                snapshot_id=snapshot.snapshot_id,
+                parent_id=snapshot.parent_snapshot_id,
+                manifest_list=snapshot.manifest_list,
                 operation=operation,
                 summary=summary,
-                timestamp_ms=last.timestamp_ms,
-                sequence_number=expected + len(chain) - 1,
+                timestamp_ms=snapshot.timestamp_ms,
+                sequence_number=snapshot.sequence_number or 0,
             ),
         )
     except ConcurrentUpdateError as e:
@@ -254,6 +287,6 @@ async def commit_snapshots(
         if e.code is not ErrorCode.REQUEST_ID_REUSED:
             raise
         raise bad_request(
-            f"snapshot {last.snapshot_id} is already committed to table {name} with other "
+            f"snapshot {snapshot.snapshot_id} is already committed to table {name} with other "
             "files; a new commit needs a new snapshot id"
         ) from e

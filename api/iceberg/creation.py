@@ -6,8 +6,9 @@ fields the primary key; a schema without identifier fields makes a table without
 in field order, as Iceberg does on create); the answer carries those. The partition spec,
 write order, properties other than the catalog's own and field docs become the table's
 Iceberg state (``IcebergTableSpec``), as Iceberg assigns them on create: spec 0 with field
-ids from 1000, order 1. The table lives where the server's warehouse puts it and is created
-at once (no staged creation).
+ids from 1000, order 1. The table lives at the location the request names, if it names one
+the catalog honours (``catalog.data.locations``), else in its warehouse folder
+``<warehouse>/table_<id>``, and is created at once (no staged creation).
 """
 
 from __future__ import annotations
@@ -97,20 +98,16 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
 
     Raises:
         IcebergError: BadRequestException for what the catalog does not do: a staged
-            creation, a location, a property value of the catalog's own it cannot read, a
+            creation, a property value of the catalog's own it cannot read, a
             spec or order naming no field, or a type with no counterpart.
-        ValidationError: a name, column, transform or format version the catalog refuses.
+        ValidationError: a name, column, transform, format version or location the catalog
+            refuses (``catalog.data.locations``).
     """
     name = request.name
     if request.stage_create:
         raise bad_request(
             f"table {name}: this catalog creates tables at once; staged creation (a create "
             "transaction) is not supported"
-        )
-    if request.location is not None:
-        raise bad_request(
-            f"table {name}: this catalog places each table's data in its warehouse folder "
-            "(<warehouse>/table_<id>); create the table without a location"
         )
     schema = request.schema_
     by_id = {f.id: f for f in schema.fields}
@@ -145,6 +142,7 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
             "primary_key": key,
             "keyless": not key,
             "iceberg": iceberg,
+            "location": request.location,
             **property_fields(own),
         }
     )

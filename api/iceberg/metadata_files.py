@@ -26,7 +26,6 @@ from typing import Any
 
 from api.iceberg.manifests import local_path
 from api.iceberg.models import TableMetadata
-from catalog.data.warehouse import metadata_folder
 
 PREVIOUS_VERSIONS_MAX = 100
 """How many earlier metadata files ``metadata-log`` lists (Iceberg's default for
@@ -53,14 +52,14 @@ def _order(name: str) -> tuple[int, int] | None:
     return int(match.group(1)), int(match.group(2) or 0)
 
 
-def metadata_log(location: str, current: str) -> list[dict[str, Any]]:
+def metadata_log(files: str, current: str) -> list[dict[str, Any]]:
     """Return the table's earlier metadata files in its folder, oldest first (``metadata-log``).
 
     Args:
-        location: the table's location.
+        files: the folder of the table's metadata files.
         current: the metadata file being answered (left out, with any later one).
     """
-    folder = local_path(metadata_folder(location))
+    folder = local_path(files)
     limit = _order(os.path.basename(current))
     try:
         names = os.listdir(folder)
@@ -78,7 +77,7 @@ def metadata_log(location: str, current: str) -> list[dict[str, Any]]:
         found.append((order, name, written_ms))
     found.sort()
     return [
-        {"timestamp-ms": ms, "metadata-file": f"{metadata_folder(location)}/{name}"}
+        {"timestamp-ms": ms, "metadata-file": f"{files}/{name}"}
         for _, name, ms in found[-PREVIOUS_VERSIONS_MAX:]
     ]
 

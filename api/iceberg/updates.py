@@ -33,8 +33,9 @@ LAST_ADDED = -1
 
 NOT_MADE = (
     "this catalog's Iceberg REST catalog changes a table's schema, properties, partition "
-    "specs, sort orders, format version, tags, branches and statistics, and adds snapshots "
-    "to branch main; a table keeps its location and is not encrypted"
+    "specs, sort orders, format version, tags, branches and statistics, adds snapshots to "
+    "branch main and moves a table without snapshots; a table keeps its uuid and is not "
+    "encrypted"
 )
 
 
@@ -60,6 +61,7 @@ class CommitChanges:
     set_partition_statistics: list[StatisticsDocument] = field(default_factory=list)
     removed_partition_statistics: list[int] = field(default_factory=list)
     removed_schemas: list[int] = field(default_factory=list)
+    location: str | None = None
 
     def new_schema(self, current_schema_id: int) -> IcebergSchema | None:
         """Return the schema the commit makes current, or None when it keeps the current one.
@@ -288,10 +290,14 @@ class RemoveSnapshotRefUpdate(BaseUpdate):
 
 
 class SetLocationUpdate(BaseUpdate):
-    """Move the table: a create transaction's names the table's folder, else refused."""
+    """Move the table (``catalog.data.locations``' rules; a table with snapshots stays)."""
 
     action: Literal["set-location"] = "set-location"
     location: str
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the new location."""
+        changes.location = self.location
 
 
 class SetPropertiesUpdate(BaseUpdate):
