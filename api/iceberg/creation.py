@@ -18,7 +18,7 @@ from typing import Any
 
 from api.iceberg.errors import bad_request
 from api.iceberg.evolution import column_of
-from api.iceberg.models import CreateTableRequest, PartitionSpec, SortOrder
+from api.iceberg.models import CreateTableRequest, IcebergSchema, PartitionSpec, SortOrder
 from api.iceberg.properties import FORMAT_VERSION_PROPERTY, property_fields, split_properties
 from catalog.commands.iceberg_tables import (
     IcebergTableSpec,
@@ -110,15 +110,6 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
             "transaction) is not supported"
         )
     schema = request.schema_
-    by_id = {f.id: f for f in schema.fields}
-    missing = [i for i in schema.identifier_field_ids if i not in by_id]
-    if missing:
-        raise bad_request(
-            f"table {name}: identifier field ids {', '.join(map(str, missing))} are not "
-            "fields of the schema"
-        )
-    if len(by_id) != len(schema.fields):
-        raise bad_request(f"table {name}: the schema repeats a field id")
     own, others = split_properties(request.properties)
     format_version = others.pop(FORMAT_VERSION_PROPERTY, str(SERVED_FORMAT_VERSION))
     if format_version != str(SERVED_FORMAT_VERSION):
@@ -133,6 +124,36 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
         properties=others,
         column_docs={f.name: f.doc for f in schema.fields if f.doc},
     )
+    return table_command(namespace, name, schema, iceberg, own, location=request.location)
+
+
+def table_command(
+    namespace: str,
+    name: str,
+    schema: IcebergSchema,
+    iceberg: IcebergTableSpec,
+    own: Mapping[str, str],
+    **more: object,
+) -> CreateTableCommand:
+    """Return the ``CREATE TABLE`` of an Iceberg schema, with its Iceberg state.
+
+    Its fields become the columns, its identifier fields the key (none: a table without a
+    key); ``own`` are the catalog's own properties, ``more`` further fields of the command.
+
+    Raises:
+        IcebergError: BadRequestException for identifier fields that are not fields, a
+            repeated field id, or a type with no counterpart.
+        ValidationError: a name or column the catalog refuses.
+    """
+    by_id = {f.id: f for f in schema.fields}
+    missing = [i for i in schema.identifier_field_ids if i not in by_id]
+    if missing:
+        raise bad_request(
+            f"table {name}: identifier field ids {', '.join(map(str, missing))} are not "
+            "fields of the schema"
+        )
+    if len(by_id) != len(schema.fields):
+        raise bad_request(f"table {name}: the schema repeats a field id")
     key = [by_id[i].name for i in schema.identifier_field_ids]
     return CreateTableCommand(
         **{
@@ -142,7 +163,7 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
             "primary_key": key,
             "keyless": not key,
             "iceberg": iceberg,
-            "location": request.location,
+            **more,
             **property_fields(own),
         }
     )

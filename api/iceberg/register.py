@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -32,23 +33,16 @@ import pydantic
 from fastapi import Request
 from pydantic import Field
 
-from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY
+from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY, table_command
 from api.iceberg.errors import bad_request
-from api.iceberg.evolution import column_of
 from api.iceberg.models import IcebergModel, IcebergSchema, TableMetadata
-from api.iceberg.properties import property_fields, split_properties
+from api.iceberg.properties import split_properties
 from api.iceberg.updates import AddedSnapshot
 from api.server.execution import execute_batch
 from catalog.commands.iceberg_tables import IcebergTableSpec
 from catalog.commands.tables import CreateTableCommand, DropTableCommand
 from catalog.data.iceberg_refs import MAIN, SnapshotRef
-from catalog.data.iceberg_table import (
-    IcebergTableState,
-    PartitionField,
-    PartitionSpec,
-    SortField,
-    SortOrder,
-)
+from catalog.data.iceberg_table import IcebergTableState, PartitionSpec, SortOrder
 from catalog.data.warehouse import local_folder, warehouse_path
 from catalog.descriptors.tables import INITIAL_TABLE_VERSION
 from catalog.errors import ValidationError
@@ -86,9 +80,10 @@ def read_metadata_file(location: str, warehouse: str) -> TableMetadata:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as e:
         raise bad_request(f"metadata file {location} cannot be read: {e.strerror}") from e
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise bad_request(f"metadata file {location} is not a regular file")
     with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-            raise bad_request(f"metadata file {location} is not a regular file")
         data = file.read(MAX_METADATA_FILE_BYTES + 1)
     if len(data) > MAX_METADATA_FILE_BYTES:
         raise bad_request(
@@ -120,49 +115,67 @@ def _current_schema(metadata: TableMetadata, file: str) -> IcebergSchema:
     return found[0]
 
 
+_SPEC_FIELD = {
+    "source-id": "source_id",
+    "field-id": "field_id",
+    "name": "name",
+    "transform": "transform",
+}
+_SORT_FIELD = {
+    "source-id": "source_id",
+    "transform": "transform",
+    "direction": "direction",
+    "null-order": "null_order",
+}
+
+
+_KEPT_AS_THEY_ARE = (
+    "format_version",
+    "default_spec_id",
+    "last_partition_id",
+    "default_sort_order_id",
+    "table_uuid",
+)
+"""The members of a metadata file the table's state keeps unchanged (same names in both)."""
+
+
+def _fields(fields: list[dict[str, Any]], names: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Return a spec's or order's fields with the catalog's member names."""
+    return [{ours: field[theirs] for theirs, ours in names.items()} for field in fields]
+
+
 def _state(metadata: TableMetadata, others: Mapping[str, str], file: str) -> IcebergTableState:
     """Return the file's specs, orders, refs, properties and uuid as the table's state."""
     try:
-        return IcebergTableState(
-            format_version=metadata.format_version,
-            specs=tuple(
-                PartitionSpec(
-                    spec_id=s.spec_id,
-                    fields=tuple(
-                        PartitionField(
-                            source_id=f["source-id"],
-                            field_id=f["field-id"],
-                            name=f["name"],
-                            transform=f["transform"],
-                        )
-                        for f in s.fields
-                    ),
-                )
-                for s in metadata.partition_specs
-            ),
-            default_spec_id=metadata.default_spec_id,
-            last_partition_id=metadata.last_partition_id,
-            sort_orders=tuple(
-                SortOrder(
-                    order_id=o.order_id,
-                    fields=tuple(
-                        SortField(
-                            source_id=f["source-id"],
-                            transform=f["transform"],
-                            direction=f["direction"],
-                            null_order=f["null-order"],
-                        )
-                        for f in o.fields
-                    ),
-                )
-                for o in metadata.sort_orders
-            ),
-            default_sort_order_id=metadata.default_sort_order_id,
-            properties=properties_of(dict(others)),
-            table_uuid=metadata.table_uuid,
-            refs=tuple(sorted(_refs(metadata.refs), key=lambda r: r.name)),
+        canonical = str(uuid.UUID(metadata.table_uuid))
+    except ValueError as e:
+        raise bad_request(f"metadata file {file}: table-uuid is not a uuid") from e
+    if canonical != metadata.table_uuid:
+        raise bad_request(f"metadata file {file}: table-uuid is not in canonical form")
+    try:
+        specs = [
+            PartitionSpec.model_validate(
+                {"spec_id": s.spec_id, "fields": _fields(s.fields, _SPEC_FIELD)}
+            )
+            for s in metadata.partition_specs
+        ]
+        orders = [
+            SortOrder.model_validate(
+                {"order_id": o.order_id, "fields": _fields(o.fields, _SORT_FIELD)}
+            )
+            for o in metadata.sort_orders
+        ]
+        kept = {member: getattr(metadata, member) for member in _KEPT_AS_THEY_ARE}
+        return IcebergTableState.model_validate(
+            {
+                **kept,
+                "specs": specs,
+                "sort_orders": orders,
+                "properties": properties_of(dict(others)),
+                "refs": sorted(_refs(metadata.refs), key=lambda r: r.name),
+            }
         )
-    except (KeyError, TypeError, pydantic.ValidationError) as e:
+    except (KeyError, TypeError, AttributeError, ValidationError) as e:
         raise bad_request(f"metadata file {file}: a spec, order or ref cannot be read: {e}") from e
 
 
@@ -232,27 +245,22 @@ def register_command(
     if metadata.format_version != SERVED_FORMAT_VERSION:
         raise bad_request(f"metadata file {file}: {SERVED_ONLY}, not {metadata.format_version}")
     schema = _current_schema(metadata, file)
-    by_id = {f.id: f for f in schema.fields}
-    key = [by_id[i].name for i in schema.identifier_field_ids if i in by_id]
     own, others = split_properties(metadata.properties)
-    return CreateTableCommand(
-        **{
-            "schema": namespace,
-            "name": name,
-            "columns": [column_of(name, f) for f in schema.fields],
-            "primary_key": key,
-            "keyless": not key,
-            "iceberg": IcebergTableSpec(
-                format_version=metadata.format_version,
-                registered=_state(metadata, others, file),
-                column_docs={f.name: f.doc for f in schema.fields if f.doc},
-            ),
-            "location": metadata.location,
-            "column_ids": [f.id for f in schema.fields],
-            "schema_version": max(INITIAL_TABLE_VERSION, schema.schema_id or 0),
-            "last_column_id": metadata.last_column_id,
-            **property_fields(own),
-        }
+    iceberg = IcebergTableSpec(
+        format_version=metadata.format_version,
+        registered=_state(metadata, others, file),
+        column_docs={f.name: f.doc for f in schema.fields if f.doc},
+    )
+    return table_command(
+        namespace,
+        name,
+        schema,
+        iceberg,
+        own,
+        location=metadata.location,
+        column_ids=[f.id for f in schema.fields],
+        schema_version=max(INITIAL_TABLE_VERSION, schema.schema_id or 0),
+        last_column_id=metadata.last_column_id,
     )
 
 

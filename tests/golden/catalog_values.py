@@ -251,14 +251,15 @@ def golden_location_commands() -> list[CommandBase]:
         table_uuid="7d3e2c55-4a8e-4d6f-9c31-5f1e2d3c4b5a",
         refs=(SnapshotRef(name="v1", snapshot_id=8_000_000_000_000_000_001, type=RefType.TAG),),
     )
+    columns = [
+        c.Column(name="id", type=ColumnType.INT64, nullable=False),
+        c.Column(name="note", type=ColumnType.STRING),
+    ]
     return [
         c.CreateTable(
             schema="LAKE",
             name="ADOPTED",
-            columns=[
-                c.Column(name="id", type=ColumnType.INT64, nullable=False),
-                c.Column(name="note", type=ColumnType.STRING),
-            ],
+            columns=columns,
             primary_key=[],
             keyless=True,
             iceberg=c.IcebergTableSpec(registered=registered, column_docs={"id": "the id"}),
