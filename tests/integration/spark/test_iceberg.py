@@ -106,6 +106,29 @@ def test_pyiceberg_scans_what_spark_wrote_and_keys_hold_across_both(
     ).cast(scanned.select(["ID", "COUNT"]).schema)
 
 
+def test_the_spark_source_reads_and_writes_a_table_where_it_lives_and_once_registered(
+    spark: SparkSession, server: RunningServer, warehouse: Path
+) -> None:
+    iceberg = rest_catalog(server)
+    folder = warehouse / "lake" / "events"
+    table = iceberg.create_table("PUBLIC.EVENTS", EVENTS, location=str(folder))
+    table.append(rows(table, range(1, 4)))
+    table.delete(EqualTo(term="ID", value=2))
+    options = {"catalog_url": server.url, "warehouse": str(warehouse), "table": "PUBLIC.EVENTS"}
+    assert _ids(_read(spark, options)) == [1, 3]
+    frame = spark.createDataFrame([(4, 40)], "ID BIGINT, COUNT INT")
+    frame.coalesce(1).write.format("catalog").options(**options).mode("append").save()
+    assert any(folder.glob("p*/*.parquet"))
+    loaded = iceberg.load_table("PUBLIC.EVENTS")
+    assert ids(loaded) == [1, 3, 4]
+    assert loaded.metadata_location is not None
+    iceberg.drop_table("PUBLIC.EVENTS")
+    iceberg.create_namespace("COPY")
+    registered = iceberg.register_table(("COPY", "EVENTS"), loaded.metadata_location)
+    assert ids(registered) == [1, 3, 4]
+    assert _ids(_read(spark, {**options, "table": "COPY.EVENTS"})) == [1, 3, 4]
+
+
 CLOCKS = Schema(
     NestedField(1, "ID", LongType(), required=True),
     NestedField(2, "T", TimeType(), required=False),
