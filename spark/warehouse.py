@@ -1,7 +1,8 @@
 """Where a table's Parquet files live, how rows go to partitions, reading one, orphan cleanup.
 
-Layout: ``<warehouse>/table_<id>/p<partition>/<write id>-<task>-<n>.parquet``; the warehouse
-and the table's folder are ``catalog.data.warehouse``'s. A file is visible only once a data commit
+Layout: ``<location>/p<partition>/<write id>-<task>-<n>.parquet``, the table's location being
+``<warehouse>/table_<id>`` or the folder an engine asked for; the warehouse and the table's
+folder are ``catalog.data.warehouse``'s (``data_folder``). A file is visible only once a data commit
 names it; files of a failed or killed job are orphans that ``remove_orphans`` deletes once they
 are older than a grace period.
 """

@@ -1,10 +1,12 @@
 """Where a table's data lives: the warehouse folder, and each table's folder in it.
 
-Layout: ``<warehouse>/table_<id>/...``. The warehouse is a cluster setting, fixed when the
-cluster is created; each table records its folder (``TableDescriptor.location``) when it is
-created. A table re-created under the same name has a new id, hence a new folder: it never
-sees the old files. The Spark source reads and writes there, and the Iceberg REST catalog
-gives it as each table's location.
+Layout: ``<warehouse>/table_<id>/...``, and ``<warehouse>/metadata/table_<id>/`` for each
+table's Iceberg metadata files. The warehouse is a cluster setting, fixed when the cluster is
+created; each table records its folder (``TableDescriptor.location``) when it is created: its
+``table_<id>``, or the folder of the warehouse an engine asked for (``catalog.data.locations``
+has the rules), which ``set-location`` may move. A table re-created under the same name has a
+new id, hence a new folder: it never sees the old files. The Spark source reads and writes
+there (``data_folder``), and the Iceberg REST catalog gives it as each table's location.
 """
 
 from __future__ import annotations
