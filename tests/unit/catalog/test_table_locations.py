@@ -97,13 +97,11 @@ def test_alter_table_iceberg_moves_a_table_by_the_same_rules() -> None:
 
 
 def test_a_registered_table_keeps_its_field_ids_and_schema_id() -> None:
+    pair = [c.Column(name=n, type=ColumnType.INT64, nullable=n != "A") for n in ("A", "B")]
     cat = _with(
         c.CreateTable(
             name="R",
-            columns=[
-                c.Column(name="A", type=ColumnType.INT64, nullable=False),
-                c.Column(name="B", type=ColumnType.STRING),
-            ],
+            columns=pair,
             primary_key=["A"],
             column_ids=[4, 9],
             schema_version=3,
@@ -118,10 +116,7 @@ def test_a_registered_table_keeps_its_field_ids_and_schema_id() -> None:
     with pytest.raises(ValidationError, match="duplicate column id"):
         c.CreateTable(
             name="S",
-            columns=[
-                c.Column(name="A", type=ColumnType.INT64),
-                c.Column(name="B", type=ColumnType.INT64),
-            ],
+            columns=pair,
             primary_key=[],
             keyless=True,
             column_ids=[1, 1],
