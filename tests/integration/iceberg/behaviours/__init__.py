@@ -15,9 +15,9 @@ each):
 |---|---|
 | Java behaviours at HEAD (100 ``@Test`` + 4 ``@ParameterizedTest``) | 104 |
 | ported | 78 |
-| passing | 54 |
+| passing | 60 |
 | passing for format version 2, strict xfail for 1 and 3 (only 2 is served) | 2 |
-| xfail, strict (server gaps; the mark goes when the server is fixed) | 11 |
+| xfail, strict (server gaps; the mark goes when the server is fixed) | 5 |
 | skipped (a deliberate difference of this catalog) | 11 |
 | not expressible through PyIceberg | 26 |
 
@@ -56,7 +56,9 @@ Ported through requests Java's client sends that PyIceberg words differently:
 table (a staged create, as ``create_table_transaction`` sends); the commit of
 ``test_update_table_schema_assignment_conflict`` (Java's requirements, via ``commit_table``);
 the rename of ``test_rename_table_namespace_missing`` (PyIceberg refuses it before sending).
-``createTableInUniqueLocation`` is disabled by the RCK but ported: this server picks locations.
+``createTableInUniqueLocation`` is disabled by the RCK but ported: this server picks a location
+for a table that asks for none. A location a test asks for (Java's ``baseTableLocation``) is
+under the fixture's warehouse: the server refuses one outside it.
 
 The server gaps are the strict xfails' reasons; ``pytest -rx`` lists them.
 """
