@@ -111,7 +111,7 @@ def commit_commands(
     for update in updates:
         update.apply(changes)
     commands: list[CommandBase] = []
-    schema = changes.new_schema(metadata.current_schema_id)
+    schema = changes.new_schema(metadata.current_schema_id, metadata.schemas)
     if schema is not None:
         commands += schema_commands(schema_name, table, schema)
     properties = properties_command(

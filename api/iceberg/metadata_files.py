@@ -18,18 +18,26 @@ still in its folder (the last ``PREVIOUS_VERSIONS_MAX``, oldest first).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from api.iceberg.manifests import local_path
 from api.iceberg.models import TableMetadata
 
+PREVIOUS_VERSIONS_PROPERTY = "write.metadata.previous-versions-max"
 PREVIOUS_VERSIONS_MAX = 100
-"""How many earlier metadata files ``metadata-log`` lists (Iceberg's default for
+"""How many earlier metadata files ``metadata-log`` lists by default (Iceberg's default for
 ``write.metadata.previous-versions-max``)."""
+DELETE_AFTER_COMMIT_PROPERTY = "write.metadata.delete-after-commit.enabled"
+
+ENGINE_FOLDERS = ("data", "metadata")
+"""Where engines put a table's data files and manifests, under its location (Iceberg's
+defaults for ``write.data.path`` and ``write.metadata.path``)."""
 
 _NAME = re.compile(r"catalog-v(\d+)(?:-data-(\d+))?\.metadata\.json")
 
@@ -52,13 +60,21 @@ def _order(name: str) -> tuple[int, int] | None:
     return int(match.group(1)), int(match.group(2) or 0)
 
 
-def metadata_log(files: str, current: str) -> list[dict[str, Any]]:
-    """Return the table's earlier metadata files in its folder, oldest first (``metadata-log``).
+def previous_versions_max(properties: Mapping[str, str]) -> int:
+    """Return how many earlier metadata files a table keeps in its log.
 
-    Args:
-        files: the folder of the table's metadata files.
-        current: the metadata file being answered (left out, with any later one).
+    It is the table's ``write.metadata.previous-versions-max``, at least 1; the files beyond
+    it are deleted after a commit when the table asks for that. A value that is not a whole
+    number counts as Iceberg's default.
     """
+    try:
+        return max(1, int(properties.get(PREVIOUS_VERSIONS_PROPERTY, PREVIOUS_VERSIONS_MAX)))
+    except ValueError:
+        return PREVIOUS_VERSIONS_MAX
+
+
+def _earlier(files: str, current: str) -> list[tuple[tuple[int, int], str, int]]:
+    """Return the metadata files in ``files`` before ``current`` (order, name, ms), oldest first."""
     folder = local_path(files)
     limit = _order(os.path.basename(current))
     try:
@@ -76,18 +92,64 @@ def metadata_log(files: str, current: str) -> list[dict[str, Any]]:
             continue
         found.append((order, name, written_ms))
     found.sort()
+    return found
+
+
+def metadata_log(files: str, current: str, properties: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Return the table's earlier metadata files in its folder, oldest first (``metadata-log``).
+
+    Args:
+        files: the folder of the table's metadata files.
+        current: the metadata file being answered (left out, with any later one).
+        properties: the table's properties (``previous_versions_max``).
+    """
+    keep = previous_versions_max(properties)
     return [
         {"timestamp-ms": ms, "metadata-file": f"{files}/{name}"}
-        for _, name, ms in found[-PREVIOUS_VERSIONS_MAX:]
+        for _, name, ms in _earlier(files, current)[-keep:]
     ]
+
+
+def delete_unlogged_files(files: str, current: str, properties: Mapping[str, str]) -> None:
+    """Delete the earlier metadata files the log no longer names, if the table asks for it.
+
+    A table with ``write.metadata.delete-after-commit.enabled`` true keeps its current file
+    and the ``previous_versions_max`` before it, as Iceberg's own catalogs do after a commit.
+    A file another node writes again meanwhile (one answering an older state) goes with a
+    later commit.
+    """
+    if properties.get(DELETE_AFTER_COMMIT_PROPERTY, "false").lower() != "true":
+        return
+    keep = previous_versions_max(properties)
+    folder = local_path(files)
+    for _, name, _ in _earlier(files, current)[:-keep]:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(folder, name))
+
+
+def make_engine_folders(location: str) -> None:
+    """Make a table location's ``data`` and ``metadata`` folders, empty, if missing.
+
+    DuckDB writes its data files and manifests there and cannot make a folder named by a
+    ``file:`` URI, only write into one that exists; empty folders do not make the location
+    "hold files" for Trino's create.
+
+    Raises:
+        OSError: the warehouse cannot be written.
+    """
+    for folder in ENGINE_FOLDERS:
+        os.makedirs(os.path.join(local_path(location), folder), exist_ok=True)
 
 
 def write_metadata_file(file: str, metadata: TableMetadata) -> None:
     """Write ``metadata`` to ``file`` unless it exists (under a fresh name, then renamed).
 
+    The table's engine folders are made too (``make_engine_folders``).
+
     Raises:
         OSError: the warehouse cannot be written.
     """
+    make_engine_folders(metadata.location)
     target = local_path(file)
     if os.path.exists(target):
         return

@@ -28,7 +28,12 @@ from api.iceberg.creation import create_table_command
 from api.iceberg.errors import IcebergError, commit_failed, documented_errors, unsupported
 from api.iceberg.etags import tagged_response
 from api.iceberg.metadata import metadata_files_folder, metadata_location, table_metadata
-from api.iceberg.metadata_files import metadata_log, write_metadata_file
+from api.iceberg.metadata_files import (
+    delete_unlogged_files,
+    make_engine_folders,
+    metadata_log,
+    write_metadata_file,
+)
 from api.iceberg.models import (
     CatalogConfig,
     CommitTableResponse,
@@ -126,6 +131,24 @@ async def _metadata(
     return table_metadata(table, _warehouse(request), cat.activation_ts, snapshots), commits
 
 
+async def _engine_folders(location: str, name: str) -> None:
+    """Make the folders an engine writes a staged table's files into (``make_engine_folders``).
+
+    Raises:
+        IcebergError: ServiceUnavailableException when the warehouse cannot be written.
+    """
+    try:
+        await asyncio.to_thread(make_engine_folders, location)
+    except OSError as e:
+        raise _unwritable(f"the folders of table {name} at {location}", e) from e
+
+
+def _unwritable(what: str, e: OSError) -> IcebergError:
+    return IcebergError(
+        "ServiceUnavailableException", 503, f"{what} cannot be written: {e.strerror}"
+    )
+
+
 async def _written(
     request: Request, table: TableDescriptor, metadata: TableMetadata
 ) -> tuple[str, TableMetadata]:
@@ -144,16 +167,13 @@ async def _written(
         version = service.earliest_version
     files = metadata_files_folder(table.id, _warehouse(request))
     file = metadata_location(files, version, metadata.last_sequence_number)
-    logged = await asyncio.to_thread(metadata_log, files, file)
+    logged = await asyncio.to_thread(metadata_log, files, file, metadata.properties)
     written = metadata.model_copy(update={"metadata_log": logged})
     try:
         await asyncio.to_thread(write_metadata_file, file, written)
+        await asyncio.to_thread(delete_unlogged_files, files, file, metadata.properties)
     except OSError as e:
-        raise IcebergError(
-            "ServiceUnavailableException",
-            503,
-            f"the metadata file {file} of table {table.name} cannot be written: {e.strerror}",
-        ) from e
+        raise _unwritable(f"the metadata file {file} of table {table.name}", e) from e
     return file, written
 
 
@@ -292,13 +312,15 @@ async def create_table(
     """Create a table (one ``CREATE TABLE``); the answer carries the catalog's column ids.
 
     A staged create (``stage-create``) creates nothing and answers the metadata the table
-    would have, without a metadata file (``staging``).
+    would have, without a metadata file (``staging``); the location's empty engine folders
+    are made, for the engine writes its files before it commits.
     """
     schema = resolve_schema(_latest(request), namespace).name
     if _latest(request).find_table(schema, body.name) is not None:
         raise _table_exists(schema, body.name)
     if body.stage_create:
         staged = staged_metadata(_latest(request), schema, body, _warehouse(request))
+        await _engine_folders(staged.location, body.name)
         return json_response(LoadTableResult(metadata=staged))
     result = await execute_batch(request, [create_table_command(schema, body)])
     cat = node_of(request).service.catalog(result.version)

@@ -2,13 +2,14 @@
 
 An engine that creates a table with its data (``CREATE TABLE ... AS SELECT``) or builds it
 before it exists (DuckDB's ``CREATE TABLE``) first asks for the table's metadata without
-creating it (``stage-create``): the answer (``staged_metadata``) is the metadata the
-table would have, with a fresh table uuid and the location it will get, and nothing is
-written. The engine then writes its data files under that location and commits with the
-requirement ``assert-create`` and the create's updates (``CreateChanges``): assign-uuid,
-upgrade-format-version, add-schema, set-current-schema, add-spec, set-default-spec,
-add-sort-order, set-default-sort-order, set-location, set-properties, and, for a table
-created with data, add-snapshot and set-snapshot-ref (branch main).
+creating it (``stage-create``): the answer (``staged_metadata``) is the metadata the table
+would have, with a fresh table uuid and the location it will get, and nothing is written but
+the location's empty engine folders. The engine then writes its data files under that
+location and commits with the requirement ``assert-create`` and the create's updates
+(``CreateChanges``): assign-uuid, upgrade-format-version, add-schema, set-current-schema,
+add-spec, set-default-spec, add-sort-order, set-default-sort-order, set-location,
+set-properties, and, for a table created with data, add-snapshot and set-snapshot-ref
+(branch main).
 
 The table is created as one catalog version, with the uuid the engine assigned. Its
 location is the one the staged create asked for (``catalog.data.locations``' rules, checked
@@ -68,6 +69,7 @@ from catalog.manager import Precondition
 from catalog.prepare import prepare
 
 LAST_ADDED = -1
+INITIAL_SCHEMA_ID = 0
 _TABLE_FOLDER = re.compile(r"table_\d+")
 
 
@@ -100,7 +102,22 @@ def staged_metadata(
     asked = body.model_copy(update={"stage_create": False})
     command = with_uuid(create_table_command(schema, asked), str(uuid.uuid4()))
     prepared = prepare(cat, [command], warehouse=str(warehouse_path(warehouse)))
-    return table_metadata(prepared.catalog.table(schema, body.name), warehouse, cat.activation_ts)
+    metadata = table_metadata(
+        prepared.catalog.table(schema, body.name), warehouse, cat.activation_ts
+    )
+    return first_schema_numbered_zero(metadata)
+
+
+def first_schema_numbered_zero(metadata: TableMetadata) -> TableMetadata:
+    """Return a staged table's metadata with its one schema numbered 0, as Iceberg would.
+
+    Iceberg numbers a new table's first schema 0. The table gets its first catalog schema
+    version when its create commits; until then an engine holds the staged metadata, and
+    DuckDB looks its schema up by that number.
+    """
+    (schema,) = metadata.schemas
+    first = schema.model_copy(update={"schema_id": INITIAL_SCHEMA_ID})
+    return metadata.model_copy(update={"schemas": [first], "current_schema_id": INITIAL_SCHEMA_ID})
 
 
 def same_folder(asked: str, location: str) -> bool:

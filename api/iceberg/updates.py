@@ -18,6 +18,7 @@ written. An unknown ``action`` is refused when the body is read (400, naming the
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
@@ -63,12 +64,18 @@ class CommitChanges:
     removed_schemas: list[int] = field(default_factory=list)
     location: str | None = None
 
-    def new_schema(self, current_schema_id: int) -> IcebergSchema | None:
+    def new_schema(
+        self, current_schema_id: int, kept: Sequence[IcebergSchema]
+    ) -> IcebergSchema | None:
         """Return the schema the commit makes current, or None when it keeps the current one.
+
+        An earlier schema of the table (one of ``kept``) made current again is the target of
+        a new schema version with its columns: the catalog's schema moves forward, so the
+        table answers a new schema id for it.
 
         Raises:
             IcebergError: BadRequestException for a schema added but not made current, or
-                an older schema made current again.
+                a schema id the table does not have.
         """
         if self.current is None:
             if self.added:
@@ -86,9 +93,11 @@ class CommitChanges:
                 return schema
         if self.current == current_schema_id:
             return None
+        for schema in kept:
+            if schema.schema_id == self.current:
+                return schema
         raise bad_request(
-            f"schema {self.current} cannot be made current: a table's schema moves forward "
-            "only; add the schema you want instead"
+            f"schema {self.current} cannot be made current: the table has no such schema"
         )
 
 

@@ -230,7 +230,10 @@ class AlterColumnCommand(TableCommand):
                     f"cannot change the type of primary-key column {old.name}",
                     code=ErrorCode.UNSUPPORTED_CHANGE,
                 )
-            check_widening(old.params, params)
+            try:
+                check_widening(old.params, params)
+            except ValidationError as e:
+                raise ValidationError(f"column {old.name}: {e.message}", code=e.code) from e
         nullable = old.nullable if self.nullable is None else self.nullable
         if nullable and not old.nullable and is_key:
             raise ValidationError(

@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 from tests.integration.api.servers import RunningServer
 from tests.integration.engines.conftest import Recorder
 from tests.integration.engines.engines import DuckDBEngine, Engine, SparkEngine, TrinoEngine
-from tests.integration.engines.test_smoke import DUCKDB_CREATE, run
+from tests.integration.engines.test_smoke import run
 from tests.integration.spark.conftest import spark  # noqa: F401  (the catalog's own Spark)
 
 pytestmark = pytest.mark.timeout(300)
@@ -61,7 +61,7 @@ def _versions(server: RunningServer) -> list[dict[str, Any]]:
 
 @pytest.fixture(
     params=[
-        pytest.param("duckdb", marks=pytest.mark.xfail(strict=True, reason=DUCKDB_CREATE)),
+        "duckdb",
         "spark",
         "trino",
         "pyiceberg",

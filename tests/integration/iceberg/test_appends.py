@@ -239,7 +239,7 @@ def test_unreadable_or_missing_files_are_refused_and_the_server_stays_up(
     )
     # A real snapshot whose data file is gone: PyIceberg writes it, the file is removed.
     written = Path(table.location().removeprefix("file://")) / "data" / "gone.parquet"
-    written.parent.mkdir()
+    written.parent.mkdir(exist_ok=True)
     gone = parquet_file(table, written)
     written.unlink()
     with pytest.raises(BadRequestError, match=f"data file file://{written} does not exist"):

@@ -8,6 +8,7 @@ import httpx
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import BadRequestError, CommitFailedException
+from pyiceberg.table.update import AssertCurrentSchemaId, SetCurrentSchemaUpdate
 from pyiceberg.table.update.schema import UpdateSchema
 from pyiceberg.types import DecimalType, DoubleType, LongType, StringType
 
@@ -141,4 +142,52 @@ def test_a_refused_or_unknown_kind_is_a_bad_request_in_the_protocols_shape(
     error = answer.json()["error"]
     assert (answer.status_code, error["type"], error["code"]) == (400, "BadRequestException", 400)
     assert named in error["message"]
+    assert _latest(client) == version
+
+
+def _make_current(iceberg: RestCatalog, schema_id: int) -> None:
+    table = iceberg.load_table("PUBLIC.EVENTS")
+    iceberg.commit_table(
+        table,
+        requirements=(AssertCurrentSchemaId(current_schema_id=table.metadata.current_schema_id),),
+        updates=(SetCurrentSchemaUpdate(schema_id=schema_id),),
+    )
+
+
+def test_an_earlier_schema_made_current_again_is_a_new_version_with_its_columns(
+    iceberg: RestCatalog, client: CatalogClient
+) -> None:
+    first = iceberg.create_table("PUBLIC.EVENTS", EVENTS).schema()
+    with iceberg.load_table("PUBLIC.EVENTS").update_schema() as update:
+        update.add_column("NOTE", StringType())
+        update.rename_column("RATIO", "SHARE")
+    before = _latest(client)
+    _make_current(iceberg, first.schema_id)
+    assert _latest(client) == before + 1
+    reverted = iceberg.load_table("PUBLIC.EVENTS").schema()
+    assert reverted.fields == first.fields  # RATIO named again, NOTE dropped
+    # A new schema version: the catalog's schema moves forward.
+    assert reverted.schema_id == client.table("PUBLIC", "EVENTS").schema_version > first.schema_id
+    assert client.table("PUBLIC", "EVENTS").column("NOTE") is None
+
+
+def test_an_earlier_schema_the_catalog_cannot_go_back_to_is_refused(
+    iceberg: RestCatalog, client: CatalogClient
+) -> None:
+    first = iceberg.create_table("PUBLIC.EVENTS", EVENTS).schema()
+    with iceberg.load_table("PUBLIC.EVENTS").update_schema() as update:
+        update.update_column("COUNT", LongType())  # widened: it cannot narrow again
+    version = _latest(client)
+    with pytest.raises(BadRequestError, match="COUNT"):
+        _make_current(iceberg, first.schema_id)
+    with pytest.raises(BadRequestError, match="has no such schema"):
+        _make_current(iceberg, 99)
+    with iceberg.load_table("PUBLIC.EVENTS").update_schema() as update:
+        update.add_column("NOTE", StringType())
+    with_note = iceberg.load_table("PUBLIC.EVENTS").schema().schema_id
+    with iceberg.load_table("PUBLIC.EVENTS").update_schema() as update:
+        update.delete_column("NOTE")
+    version = _latest(client)
+    with pytest.raises(BadRequestError, match="after last-column-id 5"):  # ids are not reused
+        _make_current(iceberg, with_note)
     assert _latest(client) == version

@@ -36,6 +36,9 @@ def test_a_staged_create_creates_nothing_until_its_commit(
     staged = requests.post(url, json=body, timeout=10)
     assert staged.status_code == 200, staged.text
     assert staged.json().get("metadata-location") is None
+    # A new table's first schema is numbered 0, as Iceberg numbers it (DuckDB relies on it).
+    assert staged.json()["metadata"]["current-schema-id"] == 0
+    assert [s["schema-id"] for s in staged.json()["metadata"]["schemas"]] == [0]
     assert not iceberg.table_exists("PUBLIC.STAGED")
     with iceberg.create_table_transaction("PUBLIC.STAGED", ORDERS) as tx:
         tx.set_properties(owner="etl")

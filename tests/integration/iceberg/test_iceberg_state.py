@@ -4,6 +4,8 @@ properties. Each change is one catalog version."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
@@ -175,3 +177,31 @@ def test_namespace_properties_are_kept(iceberg: RestCatalog, client: CatalogClie
     assert iceberg.load_namespace_properties("LAKE") == {"owner": "spark", "location": "s3://lake"}
     with pytest.raises(Exception, match="both updated and removed"):
         iceberg.update_namespace_properties("LAKE", removals={"owner"}, updates={"owner": "x"})
+
+
+def test_a_table_that_asks_for_it_deletes_its_earlier_metadata_files(
+    iceberg: RestCatalog,
+) -> None:
+    table = iceberg.create_table(
+        "PUBLIC.LOG",
+        LOG,
+        properties={
+            "write.metadata.delete-after-commit.enabled": "true",
+            "write.metadata.previous-versions-max": "2",
+        },
+    )
+    folder = Path(table.metadata_location.removeprefix("file://")).parent
+    for name in ("a", "b", "c", "d"):
+        with table.update_schema() as update:
+            update.add_column(name, StringType())
+    on_disk = sorted(p.name for p in folder.iterdir())
+    logged = [Path(e.metadata_file).name for e in table.metadata.metadata_log]
+    assert len(logged) == 2
+    assert on_disk == sorted([*logged, Path(table.metadata_location).name])
+    # A table that does not ask keeps every file (the log lists the last 100).
+    kept = iceberg.create_table("PUBLIC.KEPT", LOG)
+    for name in ("a", "b", "c"):
+        with kept.update_schema() as update:
+            update.add_column(name, StringType())
+    assert len(kept.metadata.metadata_log) == 3
+    assert len(list(Path(kept.metadata_location.removeprefix("file://")).parent.iterdir())) == 4

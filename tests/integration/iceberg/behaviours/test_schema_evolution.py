@@ -108,12 +108,6 @@ def test_update_table_schema_assignment_conflict(iceberg: RestCatalog) -> None:
     assert struct(iceberg.load_table(TABLE).schema()) == struct(expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="set-current-schema back to the table's first schema (the one the three added"
-    " columns left) answers 400 'schema 1 cannot be made current: a table's schema moves"
-    " forward only'",
-)
 def test_update_table_schema_then_revert(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
     table = iceberg.create_table(TABLE, SCHEMA)

@@ -24,12 +24,6 @@ from tests.integration.iceberg.behaviours.support import (
 
 pytestmark = pytest.mark.timeout(60)
 
-METADATA_FILES_KEPT = (
-    "metadata files are never deleted after a commit (write.metadata.delete-after-commit."
-    "enabled and write.metadata.previous-versions-max are not honoured): the table keeps"
-    " every earlier metadata file"
-)
-
 
 def test_append(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
@@ -87,7 +81,6 @@ def test_update_transaction(iceberg: RestCatalog) -> None:
     assert len(loaded.metadata.metadata_log) == 1  # assertPreviousMetadataFileCount(loaded, 1)
 
 
-@pytest.mark.xfail(strict=True, reason=METADATA_FILES_KEPT)
 def test_metadata_file_locations_removal_after_commit(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
     table = iceberg.create_table(TABLE, SCHEMA)
