@@ -81,6 +81,14 @@ def struct(schema: Schema) -> StructType:
     return schema.as_struct()
 
 
+def write_rows(location: Path, name: str) -> Path:
+    """Write ``ROWS`` as the Parquet file ``<location>/data/<name>``; return its path."""
+    written = location / "data" / name
+    written.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(ROWS, written)
+    return written
+
+
 def data_file(table: Table | Transaction, name: str, partition: Record | None = None) -> DataFile:
     """Write a two-row Parquet file ``name`` under ``table``'s data folder; return its entry.
 
@@ -88,9 +96,7 @@ def data_file(table: Table | Transaction, name: str, partition: Record | None = 
     so on: partition ``id_bucket`` 0, 1 and 2 of ``SPEC``.
     """
     metadata = table.metadata if isinstance(table, Table) else table.table_metadata
-    written = Path(metadata.location.removeprefix("file://")) / "data" / name
-    written.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(ROWS, written)
+    written = write_rows(Path(metadata.location.removeprefix("file://")), name)
     entry = DataFile.from_args(
         content=DataFileContent.DATA,
         file_path=f"file://{written}",
