@@ -43,9 +43,9 @@ REQUIRED_FIELDS = (
     "NOT NULL only with a default"
 )
 REPLACE_ELSEWHERE = (
-    "a replace transaction that asks for a location of its own (set-location) is refused with "
-    "400: the catalog gives each table its location (and the replace's required fields are "
-    "refused as well: " + REQUIRED_FIELDS + ")"
+    "a replace transaction that asks for a location of its own commits set-location and its "
+    "schema with its snapshot, refused with 400 (a commit that adds a snapshot makes no other "
+    "change; and: " + REQUIRED_FIELDS + ")"
 )
 ORDER_ID_TAKEN = (
     "a replace transaction whose add-sort-order names an order id that another order took in "
