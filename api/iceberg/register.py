@@ -172,26 +172,35 @@ def _state(metadata: TableMetadata, others: Mapping[str, str], file: str) -> Ice
                 "specs": specs,
                 "sort_orders": orders,
                 "properties": properties_of(dict(others)),
-                "refs": sorted(_refs(metadata.refs), key=lambda r: r.name),
+                "refs": _refs(metadata, file),
             }
         )
     except (KeyError, TypeError, AttributeError, ValidationError) as e:
-        raise bad_request(f"metadata file {file}: a spec, order or ref cannot be read: {e}") from e
+        raise bad_request(f"metadata file {file}: a spec or order cannot be read: {e}") from e
 
 
-def _refs(refs: Mapping[str, Mapping[str, Any]]) -> list[SnapshotRef]:
-    return [
-        SnapshotRef(
-            name=name,
-            snapshot_id=ref["snapshot-id"],
-            type=ref["type"],
-            max_ref_age_ms=ref.get("max-ref-age-ms"),
-            max_snapshot_age_ms=ref.get("max-snapshot-age-ms"),
-            min_snapshots_to_keep=ref.get("min-snapshots-to-keep"),
-        )
-        for name, ref in refs.items()
-        if name != MAIN
-    ]
+def _refs(metadata: TableMetadata, file: str) -> list[SnapshotRef]:
+    """Return the file's tags and branches other than main, by name.
+
+    Raises:
+        IcebergError: BadRequestException for a ref that cannot be read.
+    """
+    try:
+        refs = [
+            SnapshotRef(
+                name=name,
+                snapshot_id=ref["snapshot-id"],
+                type=ref["type"],
+                max_ref_age_ms=ref.get("max-ref-age-ms"),
+                max_snapshot_age_ms=ref.get("max-snapshot-age-ms"),
+                min_snapshots_to_keep=ref.get("min-snapshots-to-keep"),
+            )
+            for name, ref in metadata.refs.items()
+            if name != MAIN
+        ]
+    except (KeyError, ValidationError) as e:
+        raise bad_request(f"metadata file {file}: a ref cannot be read: {e}") from e
+    return sorted(refs, key=lambda r: r.name)
 
 
 def main_line(metadata: TableMetadata, file: str) -> list[AddedSnapshot]:
@@ -224,7 +233,7 @@ def main_line(metadata: TableMetadata, file: str) -> list[AddedSnapshot]:
             f"metadata file {file}: the snapshots of branch main need increasing sequence numbers"
         )
     on_line = {s.snapshot_id for s in line}
-    for ref in _refs(metadata.refs):
+    for ref in _refs(metadata, file):
         if ref.snapshot_id not in on_line:
             raise bad_request(
                 f"metadata file {file}: {ref.type} {ref.name} names snapshot {ref.snapshot_id}, "
