@@ -136,7 +136,10 @@ def remove_files(folder: Path, paths: Sequence[str]) -> tuple[int, bool]:
 def remove_table_folder(
     warehouse: Path, table_id: int, location: str | None, live: Collection[str]
 ) -> bool:
-    """Delete a dropped table's folder and its metadata files; True when it had a folder.
+    """Delete a dropped table's folders and its metadata files; True when it had a folder.
+
+    Its folders are its location and its warehouse folder ``table_<id>`` (where a table moved
+    by ``set-location`` was first; the engine folders a load made may be there).
 
     Args:
         warehouse: the cluster's warehouse.
@@ -145,17 +148,22 @@ def remove_table_folder(
         live: the locations of the tables of the latest catalog: a folder overlapping one
             stays (a table registered from the dropped one's metadata file owns its files).
     """
-    folder = Path(local_folder(location)) if location else table_folder(warehouse, table_id)
     metadata = metadata_folder(warehouse, table_id)
     if metadata.is_dir():
         shutil.rmtree(metadata, ignore_errors=True)
-    if not folder.is_dir() or any(overlaps(str(folder), other) for other in live):
-        return False
-    try:
-        shutil.rmtree(folder)
-    except OSError as e:
-        _logger.warning("data expiry: could not delete all of %s: %s", folder, e)
-    return True
+    folders = [table_folder(warehouse, table_id)]
+    if location:
+        folders.insert(0, Path(local_folder(location)))
+    found = False
+    for folder in folders:
+        if not folder.is_dir() or any(overlaps(str(folder), other) for other in live):
+            continue
+        found = True
+        try:
+            shutil.rmtree(folder)
+        except OSError as e:
+            _logger.warning("data expiry: could not delete all of %s: %s", folder, e)
+    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,10 +83,10 @@ def test_locations_the_catalog_cannot_own_are_refused_and_nothing_is_written(
     assert iceberg.list_tables("PUBLIC") == [("PUBLIC", "TAKEN")]
 
 
-def _set_location(server: RunningServer, location: str) -> httpx.Response:
-    """Commit ``set-location`` to PUBLIC.EVENTS (PyIceberg has no ``update_location``)."""
+def _set_location(server: RunningServer, location: str, table: str = "EVENTS") -> httpx.Response:
+    """Commit ``set-location`` to PUBLIC.<table> (PyIceberg has no ``update_location``)."""
     body = {"requirements": [], "updates": [{"action": "set-location", "location": location}]}
-    url = f"{server.url}/iceberg/v1/namespaces/PUBLIC/tables/EVENTS"
+    url = f"{server.url}/iceberg/v1/namespaces/PUBLIC/tables/{table}"
     return httpx.post(url, json=body, timeout=10)
 
 
@@ -111,13 +111,22 @@ def test_set_location_moves_a_table_without_snapshots_only(
 
 
 def test_a_dropped_tables_own_location_goes_with_the_expiry(
-    iceberg: RestCatalog, iceberg_server: RunningServer
+    iceberg: RestCatalog, client: CatalogClient, iceberg_server: RunningServer
 ) -> None:
-    folder = _warehouse(iceberg_server) / "lake" / "gone"
+    warehouse = _warehouse(iceberg_server)
+    folder = warehouse / "lake" / "gone"
     table = iceberg.create_table("PUBLIC.EVENTS", EVENTS, location=str(folder))
     table.append(rows(table, range(1, 3)))
     assert any(folder.rglob("*.parquet"))
+    iceberg.create_table("PUBLIC.MOVED", EVENTS)
+    first = warehouse / f"table_{client.table('PUBLIC', 'MOVED').id}"
+    assert first.is_dir()  # its engine folders
+    assert _set_location(iceberg_server, str(warehouse / "lake" / "moved"), "MOVED").is_success
+    moved = iceberg.load_table("PUBLIC.MOVED")
+    moved.append(rows(moved, range(1, 3)))
     iceberg.drop_table("PUBLIC.EVENTS")
+    iceberg.drop_table("PUBLIC.MOVED")
     stats = asyncio.run(_compact(iceberg_server))
-    assert stats["folders_deleted"] == 1
-    assert not folder.exists()
+    assert stats["folders_deleted"] == 2
+    assert not folder.exists() and not first.exists()
+    assert not (warehouse / "lake" / "moved").exists()
