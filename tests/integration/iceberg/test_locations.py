@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.table import Table
 
 from api.client import CatalogClient
 from tests.integration.api.servers import RunningServer
@@ -22,13 +23,19 @@ def _warehouse(server: RunningServer) -> Path:
     return Path(server.settings.warehouse or "")
 
 
+def placed_events(iceberg: RestCatalog, location: str, written: range) -> Table:
+    """Create PUBLIC.EVENTS at ``location`` and append the rows of ids ``written``."""
+    table: Table = iceberg.create_table("PUBLIC.EVENTS", EVENTS, location=location)
+    table.append(rows(table, written))
+    return table
+
+
 def test_a_created_table_lives_where_it_asked_and_every_reader_finds_it_there(
     iceberg: RestCatalog, client: CatalogClient, iceberg_server: RunningServer
 ) -> None:
     asked = _warehouse(iceberg_server) / "lake" / "events"
-    table = iceberg.create_table("PUBLIC.EVENTS", EVENTS, location=f"file://{asked}")
+    table = placed_events(iceberg, f"file://{asked}", range(1, 4))
     assert table.location() == f"file://{asked}"
-    table.append(rows(table, range(1, 4)))
     loaded = iceberg.load_table("PUBLIC.EVENTS")
     assert loaded.location() == f"file://{asked}"
     assert ids(loaded) == [1, 2, 3]
@@ -115,8 +122,7 @@ def test_a_dropped_tables_own_location_goes_with_the_expiry(
 ) -> None:
     warehouse = _warehouse(iceberg_server)
     folder = warehouse / "lake" / "gone"
-    table = iceberg.create_table("PUBLIC.EVENTS", EVENTS, location=str(folder))
-    table.append(rows(table, range(1, 3)))
+    placed_events(iceberg, str(folder), range(1, 3))
     assert any(folder.rglob("*.parquet"))
     iceberg.create_table("PUBLIC.MOVED", EVENTS)
     first = warehouse / f"table_{client.table('PUBLIC', 'MOVED').id}"

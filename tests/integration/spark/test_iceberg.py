@@ -32,6 +32,7 @@ from tests.integration.api.servers import RunningServer, ServerFactory
 from tests.integration.iceberg.conftest import rest_catalog
 from tests.integration.iceberg.schemas import EVENTS
 from tests.integration.iceberg.test_appends import ids, rows
+from tests.integration.iceberg.test_locations import placed_events
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -111,9 +112,7 @@ def test_the_spark_source_reads_and_writes_a_table_where_it_lives_and_once_regis
 ) -> None:
     iceberg = rest_catalog(server)
     folder = warehouse / "lake" / "events"
-    table = iceberg.create_table("PUBLIC.EVENTS", EVENTS, location=str(folder))
-    table.append(rows(table, range(1, 4)))
-    table.delete(EqualTo(term="ID", value=2))
+    placed_events(iceberg, str(folder), range(1, 4)).delete(EqualTo(term="ID", value=2))
     options = {"catalog_url": server.url, "warehouse": str(warehouse), "table": "PUBLIC.EVENTS"}
     assert _ids(_read(spark, options)) == [1, 3]
     frame = spark.createDataFrame([(4, 40)], "ID BIGINT, COUNT INT")
