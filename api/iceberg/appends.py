@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pydantic
 from fastapi import Request
@@ -151,34 +152,58 @@ def _data_files(
     return files
 
 
-async def commit_snapshots(
-    request: Request,
-    table: TableDescriptor,
+@dataclass(frozen=True)
+class SnapshotChange:
+    """What a commit's snapshots change, read and checked before anything is written.
+
+    Attributes:
+        chain: the snapshots added, in order.
+        base: the table's data commits the last one is made on (all, unless sent again).
+        sequence_number: the last snapshot's sequence number.
+        operation: the last snapshot's operation.
+        added: the files the last snapshot holds and the table did not, by path.
+        dropped: the table's files it no longer holds.
+        replace: the snapshots are a replace's, made on none (``replaces``).
+    """
+
+    chain: list[AddedSnapshot]
+    base: list[DataCommit]
+    sequence_number: int
+    operation: SnapshotOperation
+    added: dict[str, IcebergDataFile]
+    dropped: set[str]
+    replace: bool
+
+
+async def read_snapshots(
     name: str,
     metadata: TableMetadata,
     commits: list[DataCommit],
     requirements: Sequence[TableRequirement],
     chain: list[AddedSnapshot],
-) -> DataCommit:
-    """Record the snapshots a commit adds as one data commit; return it.
+    *,
+    replace: bool = False,
+) -> SnapshotChange:
+    """Check the snapshots a commit adds and read what they change from their manifests.
 
-    The data commit holds what the last snapshot holds and the table did not: the files it
-    adds, and as removed the table's files it no longer holds.
+    The last snapshot's change is what it holds and the table did not: the files it adds,
+    and as dropped the table's files it no longer holds. A replace's snapshot is made on
+    none: it adds every file its manifest list holds, and its sequence number is its
+    writer's (one the table gave out already, when a concurrent replace came first, as
+    Iceberg allows a snapshot made on none).
 
     Args:
-        request: the commit's request (its node and caller).
-        table: the table, as of the node's latest catalog.
         name: the table's name, for messages.
         metadata: the table's current metadata, its snapshots included.
         commits: every data commit of the table, in order (``metadata``'s snapshots).
         requirements: the commit's requirements.
         chain: the snapshots it adds, in order.
+        replace: the commit replaces the table (``replaces``): its snapshots are made on none.
 
     Raises:
         IcebergError: CommitFailedException when a requirement fails or the snapshots are
             not made on the table's current snapshot; BadRequestException when they cannot
-            be recorded (see ``manifests.snapshot_change`` and ``_data_files``).
-        ConcurrentUpdateError: PRECONDITION_FAILED, another data commit came first.
+            be recorded (see ``manifests.snapshot_change``).
     """
     last = chain[-1]
     done = [c for c in commits if snapshot_id_of(c) == last.snapshot_id]
@@ -192,88 +217,107 @@ async def commit_snapshots(
     else:
         check_requirements(requirements, metadata, name)
         base = commits
-    head = snapshot_id_of(base[-1]) if base else None
+    tip = base[-1] if base and not base[-1].main_removed else None
+    head = None if replace or tip is None else snapshot_id_of(tip)
     if chain[0].parent_snapshot_id != head:
         raise commit_failed(
             f"snapshot {chain[0].snapshot_id} of table {name} is made on snapshot "
             f"{chain[0].parent_snapshot_id}, but the table's current snapshot is {head}; "
             "nothing was written: load the table again and retry"
         )
-    numbers = sequence_numbers(base)
-    expected = (numbers[-1] if numbers else 0) + 1
+    expected = max(sequence_numbers(base), default=0) + 1
+    if replace and 1 <= (chain[0].sequence_number or 0) < expected:
+        expected = chain[0].sequence_number or expected
     for offset, snapshot in enumerate(chain):
         if snapshot.sequence_number != expected + offset:
             raise bad_request(
                 f"snapshot {snapshot.snapshot_id} has sequence number "
                 f"{snapshot.sequence_number}; the table's next is {expected + offset}"
             )
-    schema_version = last.schema_id or table.schema_version
-    if not 1 <= schema_version <= table.schema_version:
-        raise bad_request(f"snapshot {last.snapshot_id} names schema {schema_version}")
-    made = last.model_copy(
-        update={
-            "parent_snapshot_id": chain[0].parent_snapshot_id,
-            "sequence_number": expected + len(chain) - 1,
-            "schema_id": schema_version,
-        }
-    )
-    return await record_snapshot(request, table, name, metadata.location, base, made)
+    number = expected + len(chain) - 1
+    on = None if replace else tip
+    return await change_of(metadata.location, chain, base, number, on=on, replace=replace)
 
 
-async def record_snapshot(
-    request: Request,
-    table: TableDescriptor,
-    name: str,
+async def change_of(
     location: str,
+    chain: list[AddedSnapshot],
     base: list[DataCommit],
-    snapshot: AddedSnapshot,
-) -> DataCommit:
-    """Record one snapshot as the data commit after ``base``; return it.
-
-    The data commit holds the files the snapshot's manifests hold and ``base``'s files did
-    not, and as removed ``base``'s files it no longer holds.
+    sequence_number: int,
+    *,
+    on: DataCommit | None,
+    replace: bool = False,
+) -> SnapshotChange:
+    """Read what the last snapshot of ``chain`` changes from its manifests (no checks).
 
     Args:
-        request: the request (its node and caller).
-        table: the table.
-        name: the table's name, for messages.
         location: the table's location (the snapshot's files must be in it).
-        base: the table's data commits before it, in order.
-        snapshot: the snapshot, with its parent, sequence number and schema version as
-            recorded.
+        chain: the snapshots added, in order.
+        base: the table's data commits the last one is made on.
+        sequence_number: the last snapshot's sequence number.
+        on: the data commit the snapshot is made on (its files are the table's); None: none.
+        replace: the snapshots are a replace's.
 
     Raises:
-        IcebergError: BadRequestException when it cannot be recorded (see
-            ``manifests.snapshot_change`` and ``_data_files``).
-        ConcurrentUpdateError: PRECONDITION_FAILED, another data commit came first.
+        IcebergError: BadRequestException when they cannot be read
+            (``manifests.snapshot_change``) or a file is missing.
     """
-    operation = _operation(snapshot)
-    held = {f.path for c in visible_files(base) for f in c.files}
-    parent_list = manifest_list_of(location, base[-1]) if base else None
+    last = chain[-1]
+    operation = _operation(last)
+    held = {f.path for c in visible_files(base) for f in c.files} if on else set()
+    parent_list = manifest_list_of(location, on) if on else None
     added, dropped = await asyncio.to_thread(
-        snapshot_change, location, snapshot.manifest_list, parent_list, held, snapshot.snapshot_id
+        snapshot_change, location, last.manifest_list, parent_list, held, last.snapshot_id
     )
     await asyncio.to_thread(check_present, location, list(added))
-    schema_version = snapshot.schema_id or table.schema_version
-    files = _data_files(table, schema_version, added)
-    summary = {k: v for k, v in snapshot.summary.items() if k != "operation"}
+    return SnapshotChange(chain, base, sequence_number, operation, added, dropped, replace)
+
+
+async def record_snapshots(
+    request: Request, table: TableDescriptor, name: str, change: SnapshotChange
+) -> DataCommit:
+    """Record what a commit's snapshots change as one data commit; return it.
+
+    Args:
+        request: the commit's request (its node and caller).
+        table: the table, as of the node's latest catalog (after a replace's version).
+        name: the table's name, for messages.
+        change: what the snapshots change (``read_snapshots``).
+
+    Raises:
+        IcebergError: BadRequestException when the files cannot be recorded
+            (``_data_files``) or the snapshot names a schema the table never had;
+            CommitFailedException when another data commit came first.
+    """
+    last, base = change.chain[-1], change.base
+    # A replace's snapshot is written with the replacement's schema, which its writer
+    # numbered itself; the catalog's number for it is the table's current one.
+    schema_version = table.schema_version
+    if not change.replace:
+        schema_version = last.schema_id or schema_version
+    if not 1 <= schema_version <= table.schema_version:
+        raise bad_request(f"snapshot {last.snapshot_id} names schema {schema_version}")
+    files = _data_files(table, schema_version, change.added)
+    summary = {k: v for k, v in last.summary.items() if k != "operation"}
     try:
         return await node_of(request).data.commit(
             table.id,
             files,
             schema_version=schema_version,
-            mode="append",
-            request_id=scoped_request_id(request, f"iceberg-{table.id}-{snapshot.snapshot_id}"),
-            expected_seq=base[-1].seq if base else 0,
-            removed=sorted(dropped),
+            mode="overwrite" if change.replace else "append",
+            request_id=scoped_request_id(request, f"iceberg-{table.id}-{last.snapshot_id}"),
+            # A replace's catalog version is made already: its data goes on whatever came in
+            # between, as the overwrite it is.
+            expected_seq=None if change.replace else (base[-1].seq if base else 0),
+            removed=sorted(change.dropped),
             iceberg=IcebergSnapshot(
-                snapshot_id=snapshot.snapshot_id,
-                parent_id=snapshot.parent_snapshot_id,
-                manifest_list=snapshot.manifest_list,
-                operation=operation,
+                snapshot_id=last.snapshot_id,
+                parent_id=change.chain[0].parent_snapshot_id,
+                manifest_list=last.manifest_list,
+                operation=change.operation,
                 summary=summary,
-                timestamp_ms=snapshot.timestamp_ms,
-                sequence_number=snapshot.sequence_number or 0,
+                timestamp_ms=last.timestamp_ms,
+                sequence_number=change.sequence_number,
             ),
         )
     except ConcurrentUpdateError as e:
@@ -287,6 +331,34 @@ async def record_snapshot(
         if e.code is not ErrorCode.REQUEST_ID_REUSED:
             raise
         raise bad_request(
-            f"snapshot {snapshot.snapshot_id} is already committed to table {name} with other "
+            f"snapshot {last.snapshot_id} is already committed to table {name} with other "
             "files; a new commit needs a new snapshot id"
         ) from e
+
+
+async def commit_snapshots(
+    request: Request,
+    table: TableDescriptor,
+    name: str,
+    metadata: TableMetadata,
+    commits: list[DataCommit],
+    requirements: Sequence[TableRequirement],
+    chain: list[AddedSnapshot],
+) -> DataCommit:
+    """Record the snapshots a commit adds as one data commit; return it.
+
+    Args:
+        request: the commit's request (its node and caller).
+        table: the table, as of the node's latest catalog.
+        name: the table's name, for messages.
+        metadata: the table's current metadata, its snapshots included.
+        commits: every data commit of the table, in order (``metadata``'s snapshots).
+        requirements: the commit's requirements.
+        chain: the snapshots it adds, in order.
+
+    Raises:
+        IcebergError: see ``read_snapshots`` and ``record_snapshots``.
+        ConcurrentUpdateError: PRECONDITION_FAILED, another data commit came first.
+    """
+    change = await read_snapshots(name, metadata, commits, requirements, chain)
+    return await record_snapshots(request, table, name, change)

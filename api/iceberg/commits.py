@@ -35,6 +35,7 @@ from api.iceberg.snapshots import Snapshots
 from api.iceberg.updates import CommitChanges, TableUpdate
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
+from catalog.commands.columns import DropColumnsCommand
 from catalog.commands.iceberg_tables import AlterTableIcebergCommand
 from catalog.data.warehouse import local_folder
 from catalog.descriptors import TableDescriptor
@@ -100,8 +101,13 @@ def commit_commands(
     table: TableDescriptor,
     metadata: TableMetadata,
     updates: Sequence[TableUpdate],
+    *,
+    replace: bool = False,
 ) -> list[CommandBase]:
     """Return the catalog commands a commit's updates make, in order (possibly none).
+
+    A replace (``replaces``) drops its columns last, once the new default spec and order no
+    longer use them.
 
     Raises:
         IcebergError: BadRequestException for an update the catalog does not make.
@@ -111,9 +117,13 @@ def commit_commands(
     for update in updates:
         update.apply(changes)
     commands: list[CommandBase] = []
+    drops: list[CommandBase] = []
     schema = changes.new_schema(metadata.current_schema_id, metadata.schemas)
     if schema is not None:
         commands += schema_commands(schema_name, table, schema)
+        if replace:
+            drops = [c for c in commands if isinstance(c, DropColumnsCommand)]
+            commands = [c for c in commands if not isinstance(c, DropColumnsCommand)]
     properties = properties_command(
         schema_name, table.name, changes.set_properties, changes.removed_properties
     )
@@ -140,7 +150,7 @@ def commit_commands(
         iceberg = iceberg.model_copy(update={"location": changes.location})
     if iceberg is not None:
         commands.append(iceberg)
-    return commands
+    return commands + drops
 
 
 def _iceberg_command(

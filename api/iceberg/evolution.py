@@ -72,6 +72,13 @@ def _check_shape(table: TableDescriptor, schema: IcebergSchema) -> list[StructFi
         )
     known = set(current)
     added = [f for f in schema.fields if f.id not in known]
+    reused = [f for f in added if f.id < table.next_column_id]
+    if reused:
+        raise bad_request(
+            f"field {reused[0].name} of table {table.name} has id {reused[0].id}, given out "
+            "before to a column since dropped; this catalog never reuses a column id (an "
+            "earlier schema cannot be made current again once one of its columns is dropped)"
+        )
     kept = [i for i in requested if i in known]
     if kept + [f.id for f in added] != requested or kept != [i for i in current if i in kept]:
         raise bad_request(

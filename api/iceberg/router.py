@@ -17,7 +17,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Depends, Header, Query, Request
 from fastapi.responses import Response
 
-from api.iceberg.appends import added_snapshots, commit_snapshots, record_snapshot
+from api.iceberg.appends import added_snapshots, change_of, commit_snapshots, record_snapshots
 from api.iceberg.commits import (
     CommitTableRequest,
     check_requirements,
@@ -65,6 +65,7 @@ from api.iceberg.register import (
     read_metadata_file,
     register_command,
 )
+from api.iceberg.replaces import replace_table, replacement
 from api.iceberg.reports import COMMIT_REPORT, SCAN_REPORT, report_type
 from api.iceberg.snapshots import Snapshots, ensure_manifests, snapshots_of
 from api.iceberg.staging import CreateChanges, is_create, staged_metadata
@@ -391,8 +392,27 @@ async def commit_table(
     schema_found, found = resolve_table(cat, namespace, table)
     schema, name = schema_found.name, found.name
     metadata, commits = await _metadata(request, cat, found)
-    chain = added_snapshots(body.updates)
-    if chain is not None:
+    horizon, location = _horizon(request), metadata.location
+
+    def listed(judged: TableDescriptor) -> Snapshots:
+        return snapshots_of(location, commits, horizon_ts=horizon, state=judged.iceberg)
+
+    replace = replacement(body.updates)
+    chain = None if replace is not None else added_snapshots(body.updates)
+    if replace is not None:
+        found = await replace_table(
+            request,
+            schema,
+            found,
+            metadata,
+            commits,
+            body.requirements,
+            replace,
+            _warehouse(request),
+            listed,
+        )
+        metadata, _ = await _metadata(request, _latest(request), found)
+    elif chain is not None:
         await commit_snapshots(
             request, found, f"{schema}.{name}", metadata, commits, body.requirements, chain
         )
@@ -403,11 +423,6 @@ async def commit_table(
         check_requirements(body.requirements, metadata, f"{schema}.{name}")
         commands = commit_commands(schema, found, metadata, body.updates)
         if commands:
-            horizon, location = _horizon(request), metadata.location
-
-            def listed(judged: TableDescriptor) -> Snapshots:
-                return snapshots_of(location, commits, horizon_ts=horizon, state=judged.iceberg)
-
             unchanged = unchanged_since_read(
                 body.requirements, found.id, _warehouse(request), f"{schema}.{name}", listed
             )
@@ -493,8 +508,9 @@ async def register_table(
         base: list[DataCommit] = []
         for snapshot in line:
             kept = snapshot.model_copy(update={"schema_id": found.schema_version})
-            name = f"{schema}.{body.name}"
-            base.append(await record_snapshot(request, found, name, location, base, kept))
+            tip = base[-1] if base else None
+            change = await change_of(location, [kept], base, kept.sequence_number or 0, on=tip)
+            base.append(await record_snapshots(request, found, f"{schema}.{body.name}", change))
     metadata, _ = await _metadata(request, cat, found)
     written, metadata = await _written(request, found, metadata)
     return tagged_response(LoadTableResult(metadata_location=written, metadata=metadata))

@@ -69,11 +69,12 @@ class Snapshots:
 
     Attributes:
         snapshots: the snapshots listed, oldest first.
-        current_snapshot_id: the latest commit's snapshot; None before the first.
-        refs: branch ``main`` at the current snapshot (none before the first), and the
-            table's tags and branches.
+        current_snapshot_id: the latest commit's snapshot; None before the first, and after
+            a replace that removed branch main and added none.
+        refs: branch ``main`` at the current snapshot (none without one), and the table's
+            tags and branches.
         snapshot_log: when each snapshot of the unbroken tail of the history became current.
-        last_sequence_number: the latest snapshot's sequence number (0 before the first).
+        last_sequence_number: the highest sequence number given out (0 before the first).
         last_commit_ms: when the latest commit became visible (0 before the first).
     """
 
@@ -122,7 +123,7 @@ def snapshots_of(
     if not commits:
         return Snapshots()
     state = state or IcebergTableState()
-    parents: list[DataCommit | None] = [None, *commits[:-1]]
+    parents = _parents(commits)
     numbers = sequence_numbers(commits)
     ids = [snapshot_id_of(c) for c in commits]
     named = {r.snapshot_id for r in state.refs}
@@ -132,11 +133,12 @@ def snapshots_of(
     kept = [
         i
         for i in range(len(commits))
-        if (i >= tail and not refs_only) or ids[i] in named or i == last
+        if ((i >= tail and not refs_only) or ids[i] in named or i == last)
+        and not commits[i].main_removed
     ]
-    current = ids[-1]
+    current = None if commits[-1].main_removed else ids[-1]
     known = set(ids[i] for i in kept)
-    refs = {MAIN: {"snapshot-id": current, "type": "branch"}}
+    refs = {} if current is None else {MAIN: {"snapshot-id": current, "type": "branch"}}
     refs.update((r.name, _ref(r)) for r in state.refs if r.snapshot_id in known)
     return Snapshots(
         snapshots=[_snapshot(location, commits[i], parents[i], numbers[i]) for i in kept],
@@ -145,11 +147,25 @@ def snapshots_of(
         snapshot_log=[
             {"snapshot-id": ids[i], "timestamp-ms": physical_of(commits[i].commit_ts)}
             for i in range(tail, len(commits))
-            if not refs_only or i in kept
+            if (not refs_only or i in kept) and not commits[i].main_removed
         ],
-        last_sequence_number=numbers[-1],
+        last_sequence_number=max(numbers),
         last_commit_ms=physical_of(commits[-1].commit_ts),
     )
+
+
+def _parents(commits: Sequence[DataCommit]) -> list[DataCommit | None]:
+    """Return the commit each of a table's commits was made on (None: on no snapshot).
+
+    That is the one before it, except for the first, one made after branch main was removed
+    (a replace's commit that adds no snapshot), and a replace's snapshot (made on none).
+    """
+    parents: list[DataCommit | None] = []
+    for before, commit in zip([None, *commits[:-1]], commits, strict=True):
+        replaced = commit.iceberg is not None and commit.iceberg.parent_id is None
+        on_none = before is None or before.main_removed or replaced
+        parents.append(None if on_none else before)
+    return parents
 
 
 def _write_missing(
@@ -160,6 +176,9 @@ def _write_missing(
 ) -> None:
     parent: tuple[int, str] | None = None
     for commit, number in zip(commits, sequence_numbers(commits), strict=True):
+        if commit.main_removed:  # no snapshot, and the next commit is made on none
+            parent = None
+            continue
         if commit.iceberg is None:
             write_manifests(location, schema, columns, commit, parent, number)
         parent = (snapshot_id_of(commit), manifest_list_of(location, commit))

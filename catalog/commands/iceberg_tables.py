@@ -77,7 +77,7 @@ class PartitionFieldSpec(Model):
 
 
 class NewPartitionSpec(Model):
-    """A partition spec as asked; ``spec_id`` defaults to the next one."""
+    """A partition spec as asked; ``spec_id`` defaults to the next one (so does one taken)."""
 
     spec_id: int | None = None
     fields: tuple[PartitionFieldSpec, ...] = ()
@@ -98,7 +98,7 @@ class SortFieldSpec(Model):
 
 
 class NewSortOrder(Model):
-    """A sort order as asked; ``order_id`` defaults to the next one (0 when it has no fields)."""
+    """A sort order as asked; ``order_id`` defaults to the next one (so does one taken)."""
 
     order_id: int | None = None
     fields: tuple[SortFieldSpec, ...] = ()
@@ -230,10 +230,10 @@ class _Edit:
             if spec.fields == tuple(fields):
                 return spec.spec_id
         spec_id = new.spec_id
-        if spec_id is None:
+        # An id taken meanwhile (a racing commit added a spec) is a hint, as Iceberg takes
+        # it: the spec gets the next id, and the commit names it by -1.
+        if spec_id is None or state.spec(spec_id) is not None:
             spec_id = max((s.spec_id for s in state.specs), default=-1) + 1
-        if state.spec(spec_id) is not None:
-            raise ValidationError(f"table {self.table}: partition spec {spec_id} exists")
         spec = PartitionSpec(spec_id=spec_id, fields=tuple(fields))
         check_new_spec(spec, self.columns)
         self.state = state.model_copy(
@@ -264,10 +264,8 @@ class _Edit:
             if order.fields == fields:
                 return order.order_id
         order_id = new.order_id
-        if order_id is None:
+        if order_id is None or state.sort_order(order_id) is not None:  # as a spec's (above)
             order_id = max((o.order_id for o in state.sort_orders), default=0) + 1
-        if state.sort_order(order_id) is not None:
-            raise ValidationError(f"table {self.table}: sort order {order_id} exists")
         order = SortOrder(order_id=order_id, fields=fields)
         check_new_order(order, self.columns)
         self.state = state.model_copy(update={"sort_orders": (*state.sort_orders, order)})

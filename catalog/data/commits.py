@@ -92,6 +92,7 @@ class DataCommits:
         expected_seq: int | None = None,
         removed: Sequence[str] = (),
         iceberg: IcebergSnapshot | None = None,
+        main_removed: bool = False,
     ) -> DataCommit:
         """Make ``files`` visible at one new timestamp, atomically; return the commit.
 
@@ -112,6 +113,8 @@ class DataCommits:
                 ``expected_seq``, which must then be given.
             iceberg: the Iceberg snapshot the commit is, when it came through the Iceberg
                 REST catalog.
+            main_removed: the commit removes branch ``main`` (an Iceberg replace that adds
+                no snapshot): an overwrite with no files and no snapshot.
 
         Raises:
             NotFoundError: the table does not exist (any more) in the latest catalog.
@@ -126,6 +129,10 @@ class DataCommits:
         check_request_id(request_id)
         if mode not in ("append", "overwrite"):
             raise ValidationError(f"mode must be append or overwrite, got {mode!r}")
+        if main_removed and (mode != "overwrite" or files or removed or iceberg is not None):
+            raise ValidationError(
+                "a commit that removes branch main is an overwrite with no files and no snapshot"
+            )
         if expected_seq is not None and expected_seq < 0:
             raise ValidationError(
                 f"expected_seq is a data commit number, 0 (none yet) or more; got {expected_seq}"
@@ -152,6 +159,8 @@ class DataCommits:
         if removed or iceberg is not None:
             iceberg_shape = None if iceberg is None else iceberg.model_dump(mode="json")
             shape.append({"removed": list(removed), "iceberg": iceberg_shape})
+        if main_removed:
+            shape.append({"main_removed": True})
         digest = content_digest(shape)
         if expected_seq is None:
             if removed:
@@ -181,6 +190,7 @@ class DataCommits:
                     request_id=request_id,
                     removed=tuple(removed) or None,
                     iceberg=iceberg,
+                    main_removed=main_removed or None,
                 )
 
             result, commit = await self._group.commit(table_id, seq, build, request_id, digest)

@@ -44,8 +44,8 @@ class ColumnStats(Model):
 def _absent(value: object) -> bool:
     """Whether an optional field is left out of a commit's JSON.
 
-    Only a merged commit has them, so clients that do not know them read every other commit
-    as before.
+    Only a merged commit or a replace's has them, so clients that do not know them read
+    every other commit as before.
     """
     return value is None
 
@@ -130,6 +130,10 @@ class DataCommit(Model):
         sequence_number: set only on a commit that stands for every commit of the table up
             to its own number (``merged``), which the log holds in their place: its Iceberg
             sequence number, which can no longer be counted from the commits before it.
+        main_removed: set only on the commit of an Iceberg replace that adds no snapshot
+            (``REPLACE TABLE`` without data): an overwrite with no files, so no earlier file
+            is visible after it, and not a snapshot: branch ``main`` has none until the next
+            commit, which is made on no parent.
     """
 
     table_id: int
@@ -142,6 +146,7 @@ class DataCommit(Model):
     removed: tuple[FilePath, ...] | None = Field(default=None, max_length=1_000_000)
     iceberg: IcebergSnapshot | None = None
     sequence_number: int | None = Field(default=None, ge=1, le=2**63 - 1, exclude_if=_absent)
+    main_removed: Literal[True] | None = Field(default=None, exclude_if=_absent)
 
     @property
     def merged(self) -> bool:

@@ -9,7 +9,9 @@ each is a pure function of what the log keeps, the same on every node and on eve
 - ``snapshot_id_of``: the writer's id for a commit made through the Iceberg REST catalog;
   for a commit of the Spark source, ``spark_snapshot_id`` of the table and the commit number.
 - ``sequence_numbers``: the writer's number for an Iceberg commit; one more than the commit
-  before it for a Spark source commit (1 for the first); the number a merged commit carries.
+  before it for a Spark source commit (1 for the first) and for a replace's commit that removes
+  branch main (so the table's last sequence number, and the name of its metadata file, move
+  on); the number a merged commit carries.
 
 The invariant that keeps them stable when data expiry merges a table's first commits into one
 (``catalog.data.merge.merged``, at or before the expiry horizon and only once their request
@@ -65,15 +67,20 @@ def snapshot_id_of(commit: DataCommit) -> int:
 def sequence_numbers(commits: Sequence[DataCommit]) -> list[int]:
     """Return the Iceberg sequence number of each of a table's data commits (all, in order).
 
-    A commit of the Spark source follows the one before it; an Iceberg commit and a merged
-    commit carry their own.
+    A commit of the Spark source, or one that removes branch main, follows the one before
+    it; an Iceberg commit and a merged commit carry their own.
     """
     numbers: list[int] = []
+    # A replace's snapshot may carry a number below an earlier one (its writer numbered it on
+    # the table it read, and a concurrent replace came first); counting on from the highest
+    # keeps every later number new.
+    highest = 0
     for commit in commits:
         if commit.sequence_number is not None:
             numbers.append(commit.sequence_number)
         elif commit.iceberg is not None:
             numbers.append(commit.iceberg.sequence_number)
         else:
-            numbers.append(numbers[-1] + 1 if numbers else 1)
+            numbers.append(highest + 1)
+        highest = max(highest, numbers[-1])
     return numbers

@@ -480,6 +480,19 @@ def golden_merged_data_commit() -> DataCommit:
     return DataCommit.model_validate(body)
 
 
+def golden_main_removed_data_commit() -> DataCommit:
+    """The data commit of an Iceberg replace that adds no snapshot: branch main removed."""
+    body = golden_data_commit().model_dump(exclude={"removed", "iceberg"})
+    body.update(
+        seq=5,
+        mode="overwrite",
+        files=[],
+        request_id="iceberg-12-main-removed-after-4-v2",
+        main_removed=True,
+    )
+    return DataCommit.model_validate(body)
+
+
 def golden_compactions() -> list[Compaction]:
     """The compactions an expiry record keeps: one with dropped tables, one without."""
     return [
@@ -536,6 +549,7 @@ def golden_files() -> dict[str, bytes]:
         "refusal_v2.bin": encode_refusal(golden_located_refusal()),
         "datacommit_v1.bin": encode_data_commit(golden_data_commit()),
         "datacommit_merged_v1.bin": encode_data_commit(golden_merged_data_commit()),
+        "datacommit_replace_v1.bin": encode_data_commit(golden_main_removed_data_commit()),
         "dataexpiry_v1.bin": encode_compactions(golden_compactions()),
         "commands_table_location_v1.bin": encode_commands(golden_location_commands()),
         "entries_table_location_v1.bin": encode_entries(golden_location_prepared()[1]),

@@ -108,3 +108,11 @@ def test_the_identifier_fields_cannot_change() -> None:
     _, table = _table()
     with pytest.raises(IcebergError, match=r"primary key \(ID\) and cannot change"):
         schema_commands("PUBLIC", table, _schema(_current(table), key=(0, 1)))
+
+
+def test_a_dropped_columns_id_is_never_given_again() -> None:
+    cat, table = _table()
+    fields = _current(table)
+    dropped = _applied(cat, [c.DropColumnsCommand(table="T", columns=[fields[2].name])])
+    with pytest.raises(IcebergError, match="never reuses a column id"):
+        schema_commands("PUBLIC", dropped, _schema(fields))

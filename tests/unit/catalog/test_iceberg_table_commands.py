@@ -276,6 +276,23 @@ def test_a_sort_order_is_added_and_made_default(lake: Catalog) -> None:
     assert state.default_sort_order.fields[0].null_order is NullOrder.NULLS_LAST
 
 
+def test_a_spec_or_order_id_taken_meanwhile_gives_the_next_one(lake: Catalog) -> None:
+    by_name = c.NewSortOrder(order_id=1, fields=[c.SortFieldSpec(source="name")])
+    by_id = c.NewSortOrder(order_id=1, fields=[c.SortFieldSpec(source="id")])
+    cat = apply(lake, alter(add_sort_orders=[by_name], add_specs=[spec(("ts", "day"))]))
+    taken = spec(("id", "identity"), spec_id=1)
+    cat = apply(
+        cat,
+        alter(add_sort_orders=[by_id], default_sort_order_id=-1, add_specs=[taken]),
+    )
+    table = cat.table("PUBLIC", "E")
+    state, id_column = table.iceberg, table.column("id")
+    assert state is not None and id_column is not None
+    assert [o.order_id for o in state.sort_orders] == [0, 1, 2]
+    assert state.default_sort_order.fields[0].source_id == id_column.id
+    assert [s.spec_id for s in state.specs] == [0, 1, 2]
+
+
 def test_properties_are_set_and_removed_verbatim(lake: Catalog) -> None:
     cat = apply(lake, alter(set_properties={"owner": "x", "a.b": "1"}))
     cat = apply(cat, alter(remove_properties=["a.b", "missing"]))

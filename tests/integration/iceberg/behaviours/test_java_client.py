@@ -34,8 +34,9 @@ METADATA_FILE_DERIVED = (
 )
 EARLIER_SCHEMA_AGAIN = (
     "a commit that makes an earlier schema current again (set-current-schema naming a schema "
-    "the table had, as Java's client sends when a change gives back that schema) is refused "
-    "with 400: the server moves a table's schema forward only"
+    "the table had, as Java's client sends when a change gives back that schema) makes a new "
+    "schema version with its columns, served under a new id: the table lists one schema more "
+    "than Java counts (4, not 3)"
 )
 
 

@@ -32,11 +32,6 @@ from tests.integration.iceberg.behaviours.java_client import (
 
 pytestmark = pytest.mark.timeout(120)
 
-REPLACE = (
-    "a replace transaction's commit (assert-table-uuid; a new schema, spec and sort order "
-    "made current; main removed and the transaction's snapshot added) is refused with 400: "
-    "the server does not serve REPLACE TABLE"
-)
 REQUIRED_FIELDS = (
     "a replace transaction whose schema has required fields the table lacks (OTHER_SCHEMA "
     "replaced by SCHEMA, or the reverse) is refused with 400: the catalog adds a column as "
@@ -46,11 +41,6 @@ REPLACE_ELSEWHERE = (
     "a replace transaction that asks for a location of its own commits set-location and its "
     "schema with its snapshot, refused with 400 (a commit that adds a snapshot makes no other "
     "change; and: " + REQUIRED_FIELDS + ")"
-)
-ORDER_ID_TAKEN = (
-    "a replace transaction whose add-sort-order names an order id that another order took in "
-    "between (the racing replace committed first) is refused with 400 (sort order 1 exists); "
-    "Iceberg gives the added order a fresh id and set-default-sort-order -1 names it"
 )
 COMMIT_FAILED = "org.apache.iceberg.exceptions.CommitFailedException"
 PROPERTIES = {"user": "someone", "created-at": "2022-02-25T00:38:19"}
@@ -228,7 +218,6 @@ def test_override_table_properties_replace_transaction(java: JavaCatalog) -> Non
     check_table_properties(java, "override", "replace transaction")
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
 def test_replace_table_keeps_snapshot_log(java: JavaCatalog) -> None:
     catalog, suite = java.catalog, java.suite
     catalog.createNamespace(suite.ns)
@@ -253,7 +242,6 @@ def test_create_or_replace_replace_transaction_replace(java: JavaCatalog) -> Non
     simple_replace(java, "create or replace")
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
 def test_concurrent_replace_transactions(java: JavaCatalog) -> None:
     raced = race(java, "schema", Replace(), Replace())
     unchanged_layout(raced.after_first, raced.original)
@@ -300,14 +288,12 @@ def test_concurrent_replace_transaction_schema_conflict(java: JavaCatalog) -> No
     raced.refused(java, "field")  # though its schema is alike
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
 def test_concurrent_replace_transaction_partition_spec(java: JavaCatalog) -> None:
     raced = race(java, "schema", Replace(), Replace(spec="spec"))
     assert_equal(raced.after_first.spec().fields(), java.suite.table_spec.fields())
     assert raced.finish(java).spec().isUnpartitioned()
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
 def test_concurrent_replace_transaction_partition_spec2(java: JavaCatalog) -> None:
     raced = race(java, "schema", Replace(spec="spec"), Replace())
     assert raced.after_first.spec().isUnpartitioned()
@@ -315,7 +301,6 @@ def test_concurrent_replace_transaction_partition_spec2(java: JavaCatalog) -> No
     assert_equal(after_second.spec().fields(), java.suite.table_spec.fields())
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
 def test_concurrent_replace_transaction_partition_spec_conflict(java: JavaCatalog) -> None:
     partitioned = Replace(spec="spec")
     raced = race(java, "schema", partitioned, partitioned)
@@ -323,14 +308,12 @@ def test_concurrent_replace_transaction_partition_spec_conflict(java: JavaCatalo
     raced.refused(java, "partition")  # though its spec is alike
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE)
 def test_concurrent_replace_transaction_sort_order(java: JavaCatalog) -> None:
     raced = race(java, "schema", Replace(), Replace(order="write_order"))
     assert_equal(raced.after_first.sortOrder(), java.suite.table_write_order)
     assert raced.finish(java).sortOrder().isUnsorted()
 
 
-@pytest.mark.xfail(strict=True, reason=ORDER_ID_TAKEN)
 def test_concurrent_replace_transaction_sort_order_conflict(java: JavaCatalog) -> None:
     second, first = Replace(order="write_order"), Replace(order="descending_order")
     raced = race(java, "schema", second, first)
