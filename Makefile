@@ -88,7 +88,14 @@ format: $(STAMP)
 
 # P9 loads the REST server with wrk (Debian package), installed here when missing; where it
 # cannot be installed, P9 is skipped with a line saying so and the other figures still run.
-bench-tools:
+# P14 runs Spark with Iceberg's runtime (the engines above) on this catalog and on Iceberg's
+# JdbcCatalog over SQLite, whose JDBC driver (sqlite-jdbc, Maven Central) is fetched here.
+SQLITE_JDBC_JAR := $(ENGINES)/jars/sqlite-jdbc-3.50.3.0.jar
+
+$(SQLITE_JDBC_JAR):
+	mvn -q dependency:copy -Dartifact=org.xerial:sqlite-jdbc:3.50.3.0 -DoutputDirectory=$(ENGINES)/jars
+
+bench-tools: $(ICEBERG_SPARK_JAR) $(ICEBERG_PYSPARK) $(SQLITE_JDBC_JAR)
 	@command -v wrk >/dev/null 2>&1 || \
 		(apt-get install -y -qq wrk >/dev/null 2>&1 || \
 		 (apt-get update -qq && apt-get install -y -qq wrk >/dev/null 2>&1)) || \

@@ -53,6 +53,14 @@ from catalog.descriptors import ColumnDescriptor
 FILE_SCHEME = "file:"
 AVRO_CODEC: AvroCompressionCodec = "deflate"
 
+NO_DELETE_FILES = (
+    "this catalog takes no delete files (merge-on-read row-level deletes), and nothing was "
+    "written: a data commit names whole data files. Change rows copy-on-write (Iceberg's "
+    "default): set the table's write.delete.mode, write.update.mode and write.merge.mode "
+    "to copy-on-write"
+)
+"""Why a commit with delete files is refused, and what to do instead."""
+
 
 def _checked_decoder(b: bytes) -> BinaryDecoder:
     return StreamingBinaryDecoder(b)
@@ -207,19 +215,15 @@ def _live(
     for manifest in manifests:
         relative_path(folder, manifest.manifest_path, "manifest")
         if manifest.content != ManifestContent.DATA:
-            raise bad_request(
-                f"snapshot {snapshot_id} has a delete manifest: this catalog takes no delete "
-                "files (row-level deletes); delete by rewriting the files (copy-on-write)"
-            )
+            raise bad_request(f"snapshot {snapshot_id} has a delete manifest: {NO_DELETE_FILES}")
         with _reading("manifest", manifest.manifest_path):
             entries = manifest.fetch_manifest_entry(io)
         for entry in entries:
             data_file = entry.data_file
             if data_file.content != DataFileContent.DATA:
                 raise bad_request(
-                    f"snapshot {snapshot_id} has delete file {data_file.file_path}: this "
-                    "catalog takes no delete files (row-level deletes); delete by rewriting "
-                    "the files (copy-on-write)"
+                    f"snapshot {snapshot_id} has delete file {data_file.file_path}: "
+                    + NO_DELETE_FILES
                 )
             if data_file.file_format != FileFormat.PARQUET:
                 raise bad_request(

@@ -523,7 +523,12 @@ async def drop_table(
     table: TablePath,
     purge_requested: Annotated[bool, Query(alias="purgeRequested")] = False,
 ) -> Response:
-    """Drop a table (``DROP TABLE``); its data files go with the catalog's own clean-up."""
+    """Drop a table (``DROP TABLE``); its data files go with the catalog's own clean-up.
+
+    ``purgeRequested`` (Spark's ``DROP TABLE ... PURGE`` with ``rest-catalog-purge``) drops it
+    the same way: the files stay for reads pinned before the drop until the data expiry
+    deletes the folder of a table no kept version holds.
+    """
     schema, found = resolve_table(_latest(request), namespace, table)
     command = DropTableCommand(**{"schema": schema.name, "name": found.name})
     await execute_batch(request, [command])

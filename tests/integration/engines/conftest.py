@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -201,7 +201,10 @@ def duckdb(engine_server: RunningServer) -> Iterator[Any]:
 class SparkShell:
     """A Spark SQL process (``spark_worker.py``) with the catalog as Spark catalog ``cat``."""
 
-    def __init__(self, catalog_uri: str, folder: Path) -> None:
+    def __init__(
+        self, catalog_uri: str, folder: Path, extra: Mapping[str, str] | None = None
+    ) -> None:
+        """Start Spark; ``extra`` settings (other catalogs, more cores) override the defaults."""
         for needed in (ICEBERG_SPARK_JAR, ICEBERG_PYSPARK):
             if not needed.exists():
                 pytest.fail(f"{needed} is missing: {SETUP_HINT}")
@@ -222,6 +225,7 @@ class SparkShell:
             "spark.sql.catalog.cat": "org.apache.iceberg.spark.SparkCatalog",
             "spark.sql.catalog.cat.type": "rest",
             "spark.sql.catalog.cat.uri": catalog_uri,
+            **(extra or {}),
         }
         env = dict(os.environ, PYTHONPATH=f"{ICEBERG_PYSPARK}{os.pathsep}{ROOT}")
         env.pop("SPARK_HOME", None)
