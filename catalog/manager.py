@@ -506,11 +506,12 @@ class CatalogManager:
         payload = await asyncio.to_thread(_encoded, self._service.catalog(version))
         if not await self._log.save_snapshot(version, payload):
             return None
-        self._service.truncate_before(version)
         service = self._service
+        earlier = [service.catalog(v) for v in range(service.earliest_version, version)]
+        service.truncate_before(version)
         retained = [service.catalog(v) for v in range(version, service.latest_version + 1)]
         try:
-            await self.expiry.expire(retained, grace_ms=file_grace_ms)
+            await self.expiry.expire(retained, grace_ms=file_grace_ms, earlier=earlier)
         except Exception as e:  # housekeeping: the next compaction tries again
             _logger.warning("compaction at version %s: data expiry failed: %s", version, e)
         return version

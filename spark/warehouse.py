@@ -1,7 +1,8 @@
 """Where a table's Parquet files live, how rows go to partitions, reading one, orphan cleanup.
 
-Layout: ``<warehouse>/table_<id>/p<partition>/<write id>-<task>-<n>.parquet``; the warehouse
-and the table's folder are ``catalog.data.warehouse``'s. A file is visible only once a data commit
+Layout: ``<location>/p<partition>/<write id>-<task>-<n>.parquet``, the table's location being
+``<warehouse>/table_<id>`` or the folder an engine asked for; the warehouse and the table's
+folder are ``catalog.data.warehouse``'s (``data_folder``). A file is visible only once a data commit
 names it; files of a failed or killed job are orphans that ``remove_orphans`` deletes once they
 are older than a grace period.
 """
@@ -22,7 +23,7 @@ import pyarrow.parquet as pq
 from api.client import CatalogClient
 from catalog.column_types import ColumnType
 from catalog.data.files import DataFile
-from catalog.data.warehouse import table_folder
+from catalog.data.warehouse import local_folder, table_folder
 from catalog.descriptors import ColumnDescriptor
 from spark.evolution import column_ids, for_file, project
 from spark.pruning import Predicate, row_filter
@@ -131,16 +132,29 @@ def delete_files(folder: Path, files: Sequence[DataFile]) -> None:
 
 
 def remove_orphans(
-    client: CatalogClient, warehouse: Path, table_id: int, *, older_than_s: float = 3600.0
+    client: CatalogClient,
+    warehouse: Path,
+    table_id: int,
+    *,
+    older_than_s: float = 3600.0,
+    location: str | None = None,
 ) -> list[Path]:
     """Delete the table's files that no commit names and that are older than the grace period.
 
     The grace period protects files of writes still in progress (written, not yet committed).
 
+    Args:
+        client: a client of the catalog.
+        warehouse: the warehouse, where a table that records no location has its folder.
+        table_id: the table.
+        older_than_s: the grace period.
+        location: the table's location (its descriptor's ``location``); None: its folder
+            ``table_<id>`` in ``warehouse``.
+
     Returns:
         The deleted paths.
     """
-    folder = table_folder(warehouse, table_id)
+    folder = Path(local_folder(location)) if location else table_folder(warehouse, table_id)
     if not folder.exists():
         return []
     named: set[str] = set()

@@ -234,21 +234,43 @@ async def read_snapshots(
                 f"snapshot {snapshot.snapshot_id} has sequence number "
                 f"{snapshot.sequence_number}; the table's next is {expected + offset}"
             )
-    operation = _operation(last)
-    on = None if replace else tip
-    held = {f.path for c in visible_files(base) for f in c.files} if on else set()
-    parent_list = manifest_list_of(metadata.location, on) if on else None
-    added, dropped = await asyncio.to_thread(
-        snapshot_change,
-        metadata.location,
-        last.manifest_list,
-        parent_list,
-        held,
-        last.snapshot_id,
-    )
-    await asyncio.to_thread(check_present, metadata.location, list(added))
     number = expected + len(chain) - 1
-    return SnapshotChange(chain, base, number, operation, added, dropped, replace)
+    on = None if replace else tip
+    return await change_of(metadata.location, chain, base, number, on=on, replace=replace)
+
+
+async def change_of(
+    location: str,
+    chain: list[AddedSnapshot],
+    base: list[DataCommit],
+    sequence_number: int,
+    *,
+    on: DataCommit | None,
+    replace: bool = False,
+) -> SnapshotChange:
+    """Read what the last snapshot of ``chain`` changes from its manifests (no checks).
+
+    Args:
+        location: the table's location (the snapshot's files must be in it).
+        chain: the snapshots added, in order.
+        base: the table's data commits the last one is made on.
+        sequence_number: the last snapshot's sequence number.
+        on: the data commit the snapshot is made on (its files are the table's); None: none.
+        replace: the snapshots are a replace's.
+
+    Raises:
+        IcebergError: BadRequestException when they cannot be read
+            (``manifests.snapshot_change``) or a file is missing.
+    """
+    last = chain[-1]
+    operation = _operation(last)
+    held = {f.path for c in visible_files(base) for f in c.files} if on else set()
+    parent_list = manifest_list_of(location, on) if on else None
+    added, dropped = await asyncio.to_thread(
+        snapshot_change, location, last.manifest_list, parent_list, held, last.snapshot_id
+    )
+    await asyncio.to_thread(check_present, location, list(added))
+    return SnapshotChange(chain, base, sequence_number, operation, added, dropped, replace)
 
 
 async def record_snapshots(

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pydantic import Field
 
 from api.iceberg.creation import new_order, new_spec
-from api.iceberg.errors import IcebergError
+from api.iceberg.errors import IcebergError, bad_request
 from api.iceberg.evolution import schema_commands
 from api.iceberg.metadata import table_metadata
 from api.iceberg.models import IcebergModel, IcebergSchema, TableIdentifier, TableMetadata
@@ -37,6 +37,7 @@ from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.commands.columns import DropColumnsCommand
 from catalog.commands.iceberg_tables import AlterTableIcebergCommand
+from catalog.data.warehouse import local_folder
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
 from catalog.manager import Precondition
@@ -142,6 +143,11 @@ def commit_commands(
             **{"schema": schema_name, "table": table.name}
         )
         iceberg = iceberg.model_copy(update={"column_docs": docs})
+    if changes.location is not None and _moved(changes.location, metadata, table.name):
+        iceberg = iceberg or AlterTableIcebergCommand(
+            **{"schema": schema_name, "table": table.name}
+        )
+        iceberg = iceberg.model_copy(update={"location": changes.location})
     if iceberg is not None:
         commands.append(iceberg)
     return commands + drops
@@ -183,6 +189,24 @@ def _iceberg_command(
         remove_properties=tuple(removed_others),
         format_version=changes.format_version,
     )
+
+
+def _moved(location: str, metadata: TableMetadata, table: str) -> bool:
+    """Return whether ``set-location`` moves the table.
+
+    Raises:
+        ValidationError: a location that is not a local path or ``file:`` URI.
+        IcebergError: BadRequestException for a table with snapshots: the catalog records
+            each data file by its path in the table's folder, so its files stay there.
+    """
+    if local_folder(location) == local_folder(metadata.location):
+        return False
+    if metadata.current_snapshot_id is not None:
+        raise bad_request(
+            f"table {table} has snapshots, whose files the catalog records by their path in "
+            f"its location {metadata.location}: set-location moves only a table without data"
+        )
+    return True
 
 
 def _docs(table: TableDescriptor, schema: IcebergSchema) -> dict[str, str]:

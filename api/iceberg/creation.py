@@ -6,8 +6,9 @@ fields the primary key; a schema without identifier fields makes a table without
 in field order, as Iceberg does on create); the answer carries those. The partition spec,
 write order, properties other than the catalog's own and field docs become the table's
 Iceberg state (``IcebergTableSpec``), as Iceberg assigns them on create: spec 0 with field
-ids from 1000, order 1. The table lives where the server's warehouse puts it and is created
-at once (no staged creation).
+ids from 1000, order 1. The table lives at the location the request names, if it names one
+the catalog honours (``catalog.data.locations``), else in its warehouse folder
+``<warehouse>/table_<id>``, and is created at once (no staged creation).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from api.iceberg.errors import bad_request
 from api.iceberg.evolution import column_of
-from api.iceberg.models import CreateTableRequest, PartitionSpec, SortOrder
+from api.iceberg.models import CreateTableRequest, IcebergSchema, PartitionSpec, SortOrder
 from api.iceberg.properties import FORMAT_VERSION_PROPERTY, property_fields, split_properties
 from catalog.commands.iceberg_tables import (
     IcebergTableSpec,
@@ -97,9 +98,10 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
 
     Raises:
         IcebergError: BadRequestException for what the catalog does not do: a staged
-            creation, a location, a property value of the catalog's own it cannot read, a
+            creation, a property value of the catalog's own it cannot read, a
             spec or order naming no field, or a type with no counterpart.
-        ValidationError: a name, column, transform or format version the catalog refuses.
+        ValidationError: a name, column, transform, format version or location the catalog
+            refuses (``catalog.data.locations``).
     """
     name = request.name
     if request.stage_create:
@@ -107,21 +109,7 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
             f"table {name}: this catalog creates tables at once; staged creation (a create "
             "transaction) is not supported"
         )
-    if request.location is not None:
-        raise bad_request(
-            f"table {name}: this catalog places each table's data in its warehouse folder "
-            "(<warehouse>/table_<id>); create the table without a location"
-        )
     schema = request.schema_
-    by_id = {f.id: f for f in schema.fields}
-    missing = [i for i in schema.identifier_field_ids if i not in by_id]
-    if missing:
-        raise bad_request(
-            f"table {name}: identifier field ids {', '.join(map(str, missing))} are not "
-            "fields of the schema"
-        )
-    if len(by_id) != len(schema.fields):
-        raise bad_request(f"table {name}: the schema repeats a field id")
     own, others = split_properties(request.properties)
     format_version = others.pop(FORMAT_VERSION_PROPERTY, str(SERVED_FORMAT_VERSION))
     if format_version != str(SERVED_FORMAT_VERSION):
@@ -136,6 +124,36 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
         properties=others,
         column_docs={f.name: f.doc for f in schema.fields if f.doc},
     )
+    return table_command(namespace, name, schema, iceberg, own, location=request.location)
+
+
+def table_command(
+    namespace: str,
+    name: str,
+    schema: IcebergSchema,
+    iceberg: IcebergTableSpec,
+    own: Mapping[str, str],
+    **more: object,
+) -> CreateTableCommand:
+    """Return the ``CREATE TABLE`` of an Iceberg schema, with its Iceberg state.
+
+    Its fields become the columns, its identifier fields the key (none: a table without a
+    key); ``own`` are the catalog's own properties, ``more`` further fields of the command.
+
+    Raises:
+        IcebergError: BadRequestException for identifier fields that are not fields, a
+            repeated field id, or a type with no counterpart.
+        ValidationError: a name or column the catalog refuses.
+    """
+    by_id = {f.id: f for f in schema.fields}
+    missing = [i for i in schema.identifier_field_ids if i not in by_id]
+    if missing:
+        raise bad_request(
+            f"table {name}: identifier field ids {', '.join(map(str, missing))} are not "
+            "fields of the schema"
+        )
+    if len(by_id) != len(schema.fields):
+        raise bad_request(f"table {name}: the schema repeats a field id")
     key = [by_id[i].name for i in schema.identifier_field_ids]
     return CreateTableCommand(
         **{
@@ -145,6 +163,7 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
             "primary_key": key,
             "keyless": not key,
             "iceberg": iceberg,
+            **more,
             **property_fields(own),
         }
     )

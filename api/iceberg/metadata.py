@@ -26,7 +26,7 @@ from api.iceberg.snapshots import Snapshots
 from api.iceberg.types import NoCounterpartError, iceberg_type
 from catalog.data.iceberg_identity import table_uuid
 from catalog.data.iceberg_table import IcebergTableState
-from catalog.data.warehouse import data_folder, metadata_folder
+from catalog.data.warehouse import data_folder, metadata_folder, table_folder, warehouse_path
 from catalog.descriptors import TableDescriptor, TableVersion
 from schemasync.clock import physical_of
 
@@ -41,14 +41,31 @@ def location_uri(folder: Path) -> str:
     return f"file://{folder}"
 
 
-def metadata_location(location: str, catalog_version: int, data_seq: int = 0) -> str:
-    """Return the metadata file of a table's state (``metadata_files`` writes it).
+def served_location(table: TableDescriptor, warehouse: str) -> str:
+    """Return the location a table is served with.
+
+    A location an engine asked for is answered as it asked (a path or a ``file:`` URI); the
+    table's own warehouse folder as a ``file://`` URI (``location_uri``).
+    """
+    folder = data_folder(table, warehouse)
+    if table.location is not None and folder != table_folder(warehouse_path(warehouse), table.id):
+        return table.location
+    return location_uri(folder)
+
+
+def metadata_files_folder(table_id: int, warehouse: str) -> str:
+    """Return the folder of a table's metadata files, as a ``file://`` URI."""
+    return location_uri(metadata_folder(warehouse_path(warehouse), table_id))
+
+
+def metadata_location(folder: str, catalog_version: int, data_seq: int = 0) -> str:
+    """Return the metadata file of a table's state in ``folder`` (``metadata_files`` writes it).
 
     It names the catalog version that last changed the table and, once the table has data
     commits, the latest one's sequence number.
     """
     data = f"-data-{data_seq}" if data_seq else ""
-    return f"{metadata_folder(location)}/catalog-v{catalog_version}{data}.metadata.json"
+    return f"{folder}/catalog-v{catalog_version}{data}.metadata.json"
 
 
 def _schema(table: TableDescriptor, version: TableVersion) -> IcebergSchema:
@@ -173,7 +190,7 @@ def table_metadata(
         sort_orders=_orders(state),
         default_sort_order_id=state.default_sort_order_id,
         table_uuid=table_uuid(table.id, state.table_uuid),
-        location=location_uri(data_folder(table, warehouse)),
+        location=served_location(table, warehouse),
         last_sequence_number=data.last_sequence_number,
         last_updated_ms=max(physical_of(changed), data.last_commit_ms),
         last_column_id=table.next_column_id - 1,

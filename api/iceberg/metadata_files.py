@@ -28,7 +28,6 @@ from typing import Any
 
 from api.iceberg.manifests import local_path
 from api.iceberg.models import TableMetadata
-from catalog.data.warehouse import metadata_folder
 
 PREVIOUS_VERSIONS_PROPERTY = "write.metadata.previous-versions-max"
 PREVIOUS_VERSIONS_MAX = 100
@@ -74,9 +73,9 @@ def previous_versions_max(properties: Mapping[str, str]) -> int:
         return PREVIOUS_VERSIONS_MAX
 
 
-def _earlier(location: str, current: str) -> list[tuple[tuple[int, int], str, int]]:
-    """Return the table's metadata files before ``current`` (order, name, ms), oldest first."""
-    folder = local_path(metadata_folder(location))
+def _earlier(files: str, current: str) -> list[tuple[tuple[int, int], str, int]]:
+    """Return the metadata files in ``files`` before ``current`` (order, name, ms), oldest first."""
+    folder = local_path(files)
     limit = _order(os.path.basename(current))
     try:
         names = os.listdir(folder)
@@ -96,24 +95,22 @@ def _earlier(location: str, current: str) -> list[tuple[tuple[int, int], str, in
     return found
 
 
-def metadata_log(
-    location: str, current: str, properties: Mapping[str, str]
-) -> list[dict[str, Any]]:
+def metadata_log(files: str, current: str, properties: Mapping[str, str]) -> list[dict[str, Any]]:
     """Return the table's earlier metadata files in its folder, oldest first (``metadata-log``).
 
     Args:
-        location: the table's location.
+        files: the folder of the table's metadata files.
         current: the metadata file being answered (left out, with any later one).
         properties: the table's properties (``previous_versions_max``).
     """
     keep = previous_versions_max(properties)
     return [
-        {"timestamp-ms": ms, "metadata-file": f"{metadata_folder(location)}/{name}"}
-        for _, name, ms in _earlier(location, current)[-keep:]
+        {"timestamp-ms": ms, "metadata-file": f"{files}/{name}"}
+        for _, name, ms in _earlier(files, current)[-keep:]
     ]
 
 
-def delete_unlogged_files(location: str, current: str, properties: Mapping[str, str]) -> None:
+def delete_unlogged_files(files: str, current: str, properties: Mapping[str, str]) -> None:
     """Delete the earlier metadata files the log no longer names, if the table asks for it.
 
     A table with ``write.metadata.delete-after-commit.enabled`` true keeps its current file
@@ -124,8 +121,8 @@ def delete_unlogged_files(location: str, current: str, properties: Mapping[str, 
     if properties.get(DELETE_AFTER_COMMIT_PROPERTY, "false").lower() != "true":
         return
     keep = previous_versions_max(properties)
-    folder = local_path(metadata_folder(location))
-    for _, name, _ in _earlier(location, current)[:-keep]:
+    folder = local_path(files)
+    for _, name, _ in _earlier(files, current)[:-keep]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(folder, name))
 

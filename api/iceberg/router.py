@@ -17,7 +17,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Depends, Header, Query, Request
 from fastapi.responses import Response
 
-from api.iceberg.appends import added_snapshots, commit_snapshots
+from api.iceberg.appends import added_snapshots, change_of, commit_snapshots, record_snapshots
 from api.iceberg.commits import (
     CommitTableRequest,
     check_requirements,
@@ -27,7 +27,7 @@ from api.iceberg.commits import (
 from api.iceberg.creation import create_table_command
 from api.iceberg.errors import IcebergError, commit_failed, documented_errors, unsupported
 from api.iceberg.etags import tagged_response
-from api.iceberg.metadata import metadata_location, table_metadata
+from api.iceberg.metadata import metadata_files_folder, metadata_location, table_metadata
 from api.iceberg.metadata_files import (
     delete_unlogged_files,
     make_engine_folders,
@@ -57,6 +57,13 @@ from api.iceberg.paths import (
     page,
     resolve_schema,
     resolve_table,
+)
+from api.iceberg.register import (
+    RegisterTableRequest,
+    drop_on_failure,
+    main_line,
+    read_metadata_file,
+    register_command,
 )
 from api.iceberg.replaces import replace_table, replacement
 from api.iceberg.reports import COMMIT_REPORT, SCAN_REPORT, report_type
@@ -159,12 +166,13 @@ async def _written(
         version = service.active_catalog_version(table.update_ts)
     except CatalogError:
         version = service.earliest_version
-    file = metadata_location(metadata.location, version, metadata.last_sequence_number)
-    logged = await asyncio.to_thread(metadata_log, metadata.location, file, metadata.properties)
+    files = metadata_files_folder(table.id, _warehouse(request))
+    file = metadata_location(files, version, metadata.last_sequence_number)
+    logged = await asyncio.to_thread(metadata_log, files, file, metadata.properties)
     written = metadata.model_copy(update={"metadata_log": logged})
     try:
         await asyncio.to_thread(write_metadata_file, file, written)
-        await asyncio.to_thread(delete_unlogged_files, metadata.location, file, metadata.properties)
+        await asyncio.to_thread(delete_unlogged_files, files, file, metadata.properties)
     except OSError as e:
         raise _unwritable(f"the metadata file {file} of table {table.name}", e) from e
     return file, written
@@ -456,7 +464,7 @@ async def _create_in_commit(
         raise _created_concurrently(schema, name)
     changes = CreateChanges(name, body.updates)
     chain = added_snapshots(changes.snapshots)
-    command = changes.command(schema)
+    command = changes.command(schema, _warehouse(request))
     precondition = changes.precondition(schema, command, _warehouse(request))
     try:
         result = await execute_batch(request, [command], precondition=precondition)
@@ -467,14 +475,45 @@ async def _create_in_commit(
     cat = node_of(request).service.catalog(result.version)
     found = cat.table(schema, name)
     if chain is not None:
-        try:
+        async with drop_on_failure(request, schema, name):
             metadata, commits = await _metadata(request, cat, found)
             await commit_snapshots(request, found, f"{schema}.{name}", metadata, commits, [], chain)
-        except Exception:
-            drop = DropTableCommand(**{"schema": schema, "name": name, "if_exists": True})
-            await execute_batch(request, [drop])
-            raise
     return cat, found
+
+
+@router.post("/namespaces/{namespace}/register", response_model=LoadTableResult, dependencies=WRITE)
+async def register_table(
+    request: Request, namespace: NamespacePath, body: RegisterTableRequest
+) -> Response:
+    """Adopt a table from its metadata file: one ``CREATE TABLE``, then its snapshots.
+
+    Each snapshot of branch main's line becomes a data commit; one refused drops the table
+    again (``register``).
+    """
+    if body.overwrite:
+        raise unsupported(
+            f"table {body.name}: register with overwrite is not supported; drop the table first"
+        )
+    schema = resolve_schema(_latest(request), namespace).name
+    if _latest(request).find_table(schema, body.name) is not None:
+        raise _table_exists(schema, body.name)
+    file = body.metadata_location
+    read = await asyncio.to_thread(read_metadata_file, file, _warehouse(request))
+    line = main_line(read, file)
+    result = await execute_batch(request, [register_command(schema, body.name, read, file)])
+    cat = node_of(request).service.catalog(result.version)
+    found = cat.table(schema, body.name)
+    location = table_metadata(found, _warehouse(request), cat.activation_ts).location
+    async with drop_on_failure(request, schema, body.name):
+        base: list[DataCommit] = []
+        for snapshot in line:
+            kept = snapshot.model_copy(update={"schema_id": found.schema_version})
+            tip = base[-1] if base else None
+            change = await change_of(location, [kept], base, kept.sequence_number or 0, on=tip)
+            base.append(await record_snapshots(request, found, f"{schema}.{body.name}", change))
+    metadata, _ = await _metadata(request, cat, found)
+    written, metadata = await _written(request, found, metadata)
+    return tagged_response(LoadTableResult(metadata_location=written, metadata=metadata))
 
 
 @router.delete("/namespaces/{namespace}/tables/{table}", status_code=204, dependencies=WRITE)

@@ -12,13 +12,15 @@ set-properties, and, for a table created with data, add-snapshot and set-snapsho
 (branch main).
 
 The table is created as one catalog version, with the uuid the engine assigned. Its
-location is ``<warehouse>/table_<id>``, its id the next object id of the catalog it is
-created in, so the staged answer names the folder the table would get in the latest catalog;
-``set-location`` must name the folder it gets in the catalog its batch is judged on (as a
-path or a ``file:`` URI; ``CreateChanges.precondition``). Another object created in
-between fails the commit with 409 ``CommitFailedException``: the engine's data files are
-in a folder that is no longer the table's, and nothing is created (a staged create that
-writes no data before its commit, DuckDB's, just runs again). A commit that also adds a
+location is the one the staged create asked for (``catalog.data.locations``' rules, checked
+again when the table is created), else ``<warehouse>/table_<id>``, its id the next object
+id of the catalog it is created in, so the staged answer names the folder the table would
+get in the latest catalog; ``set-location`` naming such a folder must name the one the
+table gets in the catalog its batch is judged on (as a path or a ``file:`` URI;
+``CreateChanges.precondition``). Another object created in between fails the commit with
+409 ``CommitFailedException``: the engine's data files are in a folder that is no longer the
+table's, and nothing is created (a staged create that writes no data before its commit,
+DuckDB's, just runs again). A commit that also adds a
 snapshot makes it the table's first data commit right after the create; if that data
 commit is refused, the table is dropped again, so the create stands with its data or not at
 all (a reader may see the empty table in between).
@@ -27,8 +29,10 @@ all (a reader may see the empty table in between).
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 
 from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY, create_table_command
 from api.iceberg.errors import bad_request
@@ -59,13 +63,14 @@ from api.iceberg.updates import (
 )
 from catalog.catalog import Catalog
 from catalog.commands.tables import CreateTableCommand
-from catalog.data.warehouse import data_folder, warehouse_path
-from catalog.errors import ConcurrentUpdateError, ErrorCode
+from catalog.data.warehouse import data_folder, local_folder, warehouse_path
+from catalog.errors import ConcurrentUpdateError, ErrorCode, ValidationError
 from catalog.manager import Precondition
 from catalog.prepare import prepare
 
 LAST_ADDED = -1
 INITIAL_SCHEMA_ID = 0
+_TABLE_FOLDER = re.compile(r"table_\d+")
 
 
 def with_uuid(command: CreateTableCommand, table_uuid: str) -> CreateTableCommand:
@@ -87,25 +92,19 @@ def staged_metadata(
 ) -> TableMetadata:
     """Return the metadata the table ``body`` asks for would have; nothing is created.
 
-    The table is checked as its create would be (names, types, spec, order), given a fresh
-    uuid and the location of the next object id.
+    The table is checked as its create would be (names, types, spec, order, location),
+    given a fresh uuid and the location it asks for or that of the next object id.
 
     Raises:
-        IcebergError: BadRequestException for what a create refuses, or a location other
-            than the one the table will get.
+        IcebergError: BadRequestException for what a create refuses.
         CatalogError: the schema is missing, the table exists, or the command is refused.
     """
-    asked = body.model_copy(update={"stage_create": False, "location": None})
+    asked = body.model_copy(update={"stage_create": False})
     command = with_uuid(create_table_command(schema, asked), str(uuid.uuid4()))
     prepared = prepare(cat, [command], warehouse=str(warehouse_path(warehouse)))
     metadata = table_metadata(
         prepared.catalog.table(schema, body.name), warehouse, cat.activation_ts
     )
-    if body.location is not None and not same_folder(body.location, metadata.location):
-        raise bad_request(
-            f"table {body.name}: this catalog places each table's data in its warehouse folder; "
-            f"this one will be {metadata.location}: create the table without a location"
-        )
     return first_schema_numbered_zero(metadata)
 
 
@@ -202,12 +201,16 @@ class CreateChanges:
                 "transaction makes what it adds the default (-1)"
             )
 
-    def command(self, schema: str) -> CreateTableCommand:
-        """Return the command creating the table.
+    def command(self, schema: str, warehouse: str) -> CreateTableCommand:
+        """Return the command creating the table, at ``set-location``'s location.
+
+        A location that is a table folder of the warehouse (``<warehouse>/table_<id>``, what
+        a staged create without a location answered) is the one the table gets, checked by
+        ``precondition``; any other is asked for as the table's own.
 
         Raises:
             IcebergError: BadRequestException for what a create refuses.
-            ValidationError: a name, column, transform or uuid the catalog refuses.
+            ValidationError: a name, column, transform, uuid or location the catalog refuses.
         """
         body = CreateTableRequest(
             name=self.name,
@@ -215,6 +218,7 @@ class CreateChanges:
             partition_spec=self.spec,
             write_order=self.order,
             properties=self.properties,
+            location=None if self._in_table_folder(warehouse) else self.location,
         )
         command = create_table_command(schema, body)
         return command if self.table_uuid is None else with_uuid(command, self.table_uuid)
@@ -228,7 +232,7 @@ class CreateChanges:
         will, and compares the folder it gets with ``set-location``'s.
         """
         asked = self.location
-        if asked is None:
+        if asked is None or not self._in_table_folder(warehouse):
             return None
 
         def check(current: Catalog) -> None:
@@ -236,6 +240,19 @@ class CreateChanges:
                 raise_moved(self.name, asked)
 
         return check
+
+    def _in_table_folder(self, warehouse: str) -> bool:
+        """Return whether ``set-location`` names a table folder ``<warehouse>/table_<id>``."""
+        if self.location is None:
+            return False
+        try:
+            folder = Path(local_folder(self.location))
+        except ValidationError:
+            return False
+        return (
+            folder.parent == warehouse_path(warehouse)
+            and _TABLE_FOLDER.fullmatch(folder.name) is not None
+        )
 
 
 def _created_folder(cat: Catalog, schema: str, command: CreateTableCommand, warehouse: str) -> str:

@@ -34,8 +34,9 @@ LAST_ADDED = -1
 
 NOT_MADE = (
     "this catalog's Iceberg REST catalog changes a table's schema, properties, partition "
-    "specs, sort orders, format version, tags, branches and statistics, and adds snapshots "
-    "to branch main; a table keeps its location and is not encrypted"
+    "specs, sort orders, format version, tags, branches and statistics, adds snapshots to "
+    "branch main and moves a table without snapshots; a table keeps its uuid and is not "
+    "encrypted"
 )
 
 
@@ -61,6 +62,7 @@ class CommitChanges:
     set_partition_statistics: list[StatisticsDocument] = field(default_factory=list)
     removed_partition_statistics: list[int] = field(default_factory=list)
     removed_schemas: list[int] = field(default_factory=list)
+    location: str | None = None
 
     def new_schema(
         self, current_schema_id: int, kept: Sequence[IcebergSchema]
@@ -297,10 +299,14 @@ class RemoveSnapshotRefUpdate(BaseUpdate):
 
 
 class SetLocationUpdate(BaseUpdate):
-    """Move the table: a create transaction's names the table's folder, else refused."""
+    """Move the table (``catalog.data.locations``' rules; a table with snapshots stays)."""
 
     action: Literal["set-location"] = "set-location"
     location: str
+
+    def apply(self, changes: CommitChanges) -> None:
+        """Record the new location."""
+        changes.location = self.location
 
 
 class SetPropertiesUpdate(BaseUpdate):

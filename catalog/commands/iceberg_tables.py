@@ -34,9 +34,11 @@ from catalog.data.iceberg_table import (
     check_state,
     transform_kind,
 )
+from catalog.data.locations import checked_location
+from catalog.data.warehouse import local_folder
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
-from catalog.entries import EntryBase, SetTableIcebergEntry
+from catalog.entries import EntryBase, SetTableIcebergEntry, SetTableLocationEntry
 from catalog.errors import ErrorCode, NotFoundError, ValidationError
 from catalog.model import Model
 from catalog.properties import changed_properties, properties_of
@@ -106,10 +108,12 @@ class IcebergTableSpec(Model):
     """The Iceberg state a table is created with (``CreateTableCommand.iceberg``).
 
     As Iceberg does on create, the spec becomes spec 0 with field ids from 1000, and the
-    order becomes order 1 (or the unsorted order 0 when it has no fields).
+    order becomes order 1 (or the unsorted order 0 when it has no fields). A table registered
+    from an Iceberg metadata file instead keeps the file's specs, orders, refs, properties
+    and uuid as they are (``registered``; its column docs are ``column_docs``).
     """
 
-    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("table_uuid",)
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("table_uuid", "registered")
     """Fields appended to the stored form after its first format; older payloads lack them."""
 
     format_version: int = DEFAULT_FORMAT_VERSION
@@ -122,6 +126,8 @@ class IcebergTableSpec(Model):
     """The ``table-uuid`` the engine assigned (a create transaction's); None: the catalog's.
 
     Left out of the stored command when None, so a command without one is stored as before."""
+    registered: IcebergTableState | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A registered table's whole state, from its metadata file; None: made as on create."""
 
     @model_validator(mode="after")
     def _check_uuid(self) -> Self:
@@ -142,6 +148,13 @@ class IcebergTableSpec(Model):
         Raises:
             ValidationError: a rule of ``check_state`` or an unsuitable source column.
         """
+        if self.registered is not None:
+            edit = _Edit(table, columns, self.registered)
+            edit.set_docs(self.column_docs)
+            check_state(edit.state)
+            check_new_spec(edit.state.default_spec, columns)
+            check_new_order(edit.state.default_sort_order, columns)
+            return edit.state
         empty = IcebergTableState(format_version=self.format_version, specs=(), sort_orders=())
         edit = _Edit(table, columns, empty)
         spec = self.partition_spec or NewPartitionSpec()
@@ -310,6 +323,11 @@ class AlterTableIcebergCommand(TableCommand):
     remove_partition_statistics: tuple[int, ...] = ()
     remove_schemas: tuple[int, ...] = ()
     """Schema versions no longer served to Iceberg engines (never the current one)."""
+    location: str | None = Field(
+        default=None, min_length=1, max_length=4096, exclude_if=lambda v: v is None
+    )
+    """The table's new location (``catalog.data.locations``' rules); None: it stays (and it
+    is left out of the stored command)."""
 
     WIRE_APPENDED: ClassVar[tuple[str, ...]] = (
         "set_refs",
@@ -320,6 +338,7 @@ class AlterTableIcebergCommand(TableCommand):
         "set_partition_statistics",
         "remove_partition_statistics",
         "remove_schemas",
+        "location",
     )
 
     @model_validator(mode="after")
@@ -375,9 +394,16 @@ class AlterTableIcebergCommand(TableCommand):
             edit.state = edit.state.model_copy(update={"format_version": self.format_version})
         edit.state = _snapshot_changes(self, table, edit.state)
         check_state(edit.state)
-        if edit.state == before:
-            return []
-        return [SetTableIcebergEntry(table_id=table.id, iceberg=edit.state)]
+        entries: list[EntryBase] = []
+        if edit.state != before:
+            entries.append(SetTableIcebergEntry(table_id=table.id, iceberg=edit.state))
+        if self.location is not None:
+            moved = checked_location(
+                ctx.catalog, ctx.warehouse, self.location, table.id, table.name
+            )
+            if table.location is None or local_folder(moved) != local_folder(table.location):
+                entries.append(SetTableLocationEntry(table_id=table.id, location=moved))
+        return entries
 
 
 def _chosen(asked: int, added: list[int], what: str) -> int:

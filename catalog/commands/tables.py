@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -23,6 +23,7 @@ from catalog.commands.columns import Column, check_column_count
 from catalog.commands.iceberg_tables import IcebergTableSpec
 from catalog.commands.indexes import index_columns
 from catalog.commands.zones import created_default_zone
+from catalog.data.locations import checked_location
 from catalog.data.warehouse import table_location
 from catalog.descriptors import (
     Collation,
@@ -77,7 +78,19 @@ class CreateTableCommand(CommandBase):
     ``iceberg`` is the state an Iceberg engine creates the table with (partition spec, sort
     order, properties, column docs; see ``IcebergTableSpec``); a table created with it numbers
     its columns from 1, as Iceberg readers expect, where other tables number them from 0.
+    ``location`` is the folder asked for (``catalog.data.locations``' rules; None: the
+    table's folder in the warehouse). A table registered from an Iceberg metadata file keeps
+    its field ids (``column_ids``, one per column, in order), its current schema id
+    (``schema_version``) and its ``last_column_id``.
     """
+
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = (
+        "location",
+        "column_ids",
+        "schema_version",
+        "last_column_id",
+    )
+    """Fields appended to the stored form after its first format; older payloads lack them."""
 
     op: Literal["create_table"] = "create_table"
     schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
@@ -95,10 +108,31 @@ class CreateTableCommand(CommandBase):
     min_stale_rows_count: MinStaleRowsCount = DEFAULT_MIN_STALE_ROWS_COUNT
     keyless: bool = False
     iceberg: IcebergTableSpec | None = None
+    # Each left out of the stored command at its default, so a command without it is stored
+    # as before.
+    location: str | None = Field(
+        default=None, min_length=1, max_length=4096, exclude_if=lambda v: v is None
+    )
+    column_ids: tuple[Annotated[int, Field(ge=0, le=2**31 - 1)], ...] = Field(
+        default=(), exclude_if=lambda v: not v
+    )
+    schema_version: int = Field(
+        default=INITIAL_TABLE_VERSION,
+        ge=INITIAL_TABLE_VERSION,
+        exclude_if=lambda v: v == INITIAL_TABLE_VERSION,
+    )
+    last_column_id: int = Field(default=0, ge=0, le=2**31 - 1, exclude_if=lambda v: v == 0)
 
     @model_validator(mode="after")
     def _check(self) -> Self:
         unique(tuple(c.name for c in self.columns), "column name")
+        if self.column_ids:
+            if len(self.column_ids) != len(self.columns):
+                raise ValidationError(
+                    f"table {self.name}: column_ids gives {len(self.column_ids)} ids for "
+                    f"{len(self.columns)} columns"
+                )
+            unique(tuple(str(i) for i in self.column_ids), "column id")
         if self.keyless:
             self._check_keyless()
         elif not self.primary_key:
@@ -215,9 +249,13 @@ class CreateTableCommand(CommandBase):
         # The counter's own int when no zone took an id: each kept table shares it (32 B less).
         table_id = cat.object_id_gen + 1 if zone_entries else cat.object_id_gen
         first = 0 if self.iceberg is None else 1
-        columns = tuple(c.to_descriptor(first + i) for i, c in enumerate(self.columns))
+        numbers = self.column_ids or tuple(range(first, first + len(self.columns)))
+        columns = tuple(c.to_descriptor(i) for i, c in zip(numbers, self.columns, strict=True))
         ids = {c.name: c.id for c in columns}
         iceberg = None if self.iceberg is None else self.iceberg.state(self.name, columns)
+        location = None if ctx.warehouse is None else table_location(ctx.warehouse, table_id)
+        if self.location is not None:
+            location = checked_location(cat, ctx.warehouse, self.location, table_id, self.name)
         table = TableDescriptor(
             id=table_id,
             schema_id=schema_id,
@@ -226,12 +264,12 @@ class CreateTableCommand(CommandBase):
             pk_index_id=None if keyless else table_id + 1,
             primary_key=tuple(ids[n] for n in self.primary_key),
             colocation_columns=tuple(ids[n] for n in self.colocation_columns or self.primary_key),
-            next_column_id=first + len(columns),
-            versions=(TableVersion(version=INITIAL_TABLE_VERSION, columns=columns),),
+            next_column_id=max(first + len(columns), max(numbers) + 1, self.last_column_id + 1),
+            versions=(TableVersion(version=self.schema_version, columns=columns),),
             storage_profile=profile,
             stale_rows_fraction=self.stale_rows_fraction,
             min_stale_rows_count=self.min_stale_rows_count,
-            location=None if ctx.warehouse is None else table_location(ctx.warehouse, table_id),
+            location=location,
             iceberg=iceberg,
         )
         return table, zone_entries

@@ -4,7 +4,9 @@ A compaction at catalog version V deletes every version before V: a node refuses
 a moment before V's activation (its horizon) once it has noticed the snapshot, within its
 ``follow_interval_s``. From then on no read lists:
 
-- the files of a table no retained version holds (its folder, ``<warehouse>/table_<id>``);
+- the files of a table no retained version holds (its folder: its location, by default
+  ``<warehouse>/table_<id>``; a folder that a table of the latest catalog now has, or that
+  holds or is inside one, stays: a table registered from a dropped one's files owns them);
 - the files a table's commits at or before the horizon added and then removed or overwrote,
   and that no later commit adds again, nor a snapshot an Iceberg tag or branch names (in any
   retained version) holds: an engine reads a tagged snapshot whatever its age.
@@ -63,9 +65,10 @@ from catalog.data.files import (
     visible_files,
 )
 from catalog.data.iceberg_identity import snapshot_id_of
+from catalog.data.locations import overlaps, table_locations
 from catalog.data.log import DataCommitLog
 from catalog.data.merge import merged
-from catalog.data.warehouse import metadata_folder, table_folder
+from catalog.data.warehouse import local_folder, metadata_folder, table_folder
 from updatelog import envelope
 from updatelog.envelope import Kind
 from updatelog.errors import StoreQuotaExceededError, UpdateTooLargeError
@@ -130,19 +133,37 @@ def remove_files(folder: Path, paths: Sequence[str]) -> tuple[int, bool]:
     return removed, complete
 
 
-def remove_table_folder(warehouse: Path, table_id: int) -> bool:
-    """Delete a dropped table's folder and its metadata files; True when it had a folder."""
-    folder = table_folder(warehouse, table_id)
-    metadata = Path(metadata_folder(str(folder)))
+def remove_table_folder(
+    warehouse: Path, table_id: int, location: str | None, live: Collection[str]
+) -> bool:
+    """Delete a dropped table's folders and its metadata files; True when it had a folder.
+
+    Its folders are its location and its warehouse folder ``table_<id>`` (where a table moved
+    by ``set-location`` was first; the engine folders a load made may be there).
+
+    Args:
+        warehouse: the cluster's warehouse.
+        table_id: the dropped table.
+        location: its location when it was not its warehouse folder ``table_<id>``.
+        live: the locations of the tables of the latest catalog: a folder overlapping one
+            stays (a table registered from the dropped one's metadata file owns its files).
+    """
+    metadata = metadata_folder(warehouse, table_id)
     if metadata.is_dir():
         shutil.rmtree(metadata, ignore_errors=True)
-    if not folder.is_dir():
-        return False
-    try:
-        shutil.rmtree(folder)
-    except OSError as e:
-        _logger.warning("data expiry: could not delete all of %s: %s", folder, e)
-    return True
+    folders = [table_folder(warehouse, table_id)]
+    if location:
+        folders.insert(0, Path(local_folder(location)))
+    found = False
+    for folder in folders:
+        if not folder.is_dir() or any(overlaps(str(folder), other) for other in live):
+            continue
+        found = True
+        try:
+            shutil.rmtree(folder)
+        except OSError as e:
+            _logger.warning("data expiry: could not delete all of %s: %s", folder, e)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,23 +174,39 @@ class Compaction:
         at_ms: when it was recorded (wall clock, milliseconds since the epoch).
         horizon_ts: the earliest moment read after it.
         dropped: the tables it found no retained version holds.
+        locations: those of them whose location was not their warehouse folder
+            ``table_<id>``, by id (stored only when there is one, so older records read).
     """
 
     at_ms: int
     horizon_ts: int
     dropped: tuple[int, ...] = ()
+    locations: tuple[tuple[int, str], ...] = ()
 
 
 def encode_compactions(compactions: Sequence[Compaction]) -> bytes:
     """Return the stored form of ``catalog.data.expiry``."""
-    body = [[c.at_ms, c.horizon_ts, list(c.dropped)] for c in compactions]
+    body: list[list[object]] = []
+    for c in compactions:
+        entry: list[object] = [c.at_ms, c.horizon_ts, list(c.dropped)]
+        if c.locations:
+            entry.append([[table_id, location] for table_id, location in c.locations])
+        body.append(entry)
     return envelope.encode(Kind.UPDATE, json.dumps(body).encode())
 
 
 def decode_compactions(data: bytes) -> list[Compaction]:
     """Return the compactions of a stored ``catalog.data.expiry``."""
     body = json.loads(envelope.decode_as(data, Kind.UPDATE).body)
-    return [Compaction(int(at), int(horizon), tuple(dropped)) for at, horizon, dropped in body]
+    return [
+        Compaction(
+            int(entry[0]),
+            int(entry[1]),
+            tuple(entry[2]),
+            tuple((int(t), str(loc)) for t, loc in (entry[3] if len(entry) > 3 else ())),
+        )
+        for entry in body
+    ]
 
 
 class DataExpiry:
@@ -197,7 +234,11 @@ class DataExpiry:
         }
 
     async def expire(
-        self, retained: Sequence[Catalog], *, grace_ms: int = DEFAULT_GRACE_MS
+        self,
+        retained: Sequence[Catalog],
+        *,
+        grace_ms: int = DEFAULT_GRACE_MS,
+        earlier: Sequence[Catalog] = (),
     ) -> None:
         """Record this compaction, and delete what those at least ``grace_ms`` old made unreachable.
 
@@ -205,6 +246,8 @@ class DataExpiry:
             retained: the catalog versions kept after the compaction, oldest first (the first
                 one's activation is the horizon).
             grace_ms: how old a recorded compaction must be before its files go.
+            earlier: the versions the compaction deleted, oldest first (where the locations
+                of the tables dropped are found).
 
         Raises:
             StorageUnavailableError: the log could not be reached.
@@ -218,7 +261,9 @@ class DataExpiry:
             if table_id < latest.object_id_gen and not any(c.has_table(table_id) for c in retained):
                 dropped.append(table_id)
         now_ms = time.time_ns() // 1_000_000
-        this = Compaction(now_ms, retained[0].activation_ts, tuple(dropped))
+        this = Compaction(
+            now_ms, retained[0].activation_ts, tuple(dropped), self._moved(dropped, earlier)
+        )
         due = await self._record(this, now_ms - grace_ms, max(1, grace_ms // 10))
         if due is None:
             return  # another node is recording a compaction: it deletes this round
@@ -228,12 +273,30 @@ class DataExpiry:
         if not due:
             return
         if self._warehouse is not None:
+            moved = {t: location for c in due for t, location in c.locations}
+            live = table_locations(latest)
             for table_id in sorted({t for c in due for t in c.dropped}):
-                if await asyncio.to_thread(remove_table_folder, self._warehouse, table_id):
+                if await asyncio.to_thread(
+                    remove_table_folder, self._warehouse, table_id, moved.get(table_id), live
+                ):
                     self.stats["folders_deleted"] += 1
         horizon = max(c.horizon_ts for c in due)
         await self._log.raise_safe_time(horizon)  # no commit at or before it can come now
         await self._sweep(retained, horizon)
+
+    def _moved(
+        self, dropped: Sequence[int], earlier: Sequence[Catalog]
+    ) -> tuple[tuple[int, str], ...]:
+        """Return the locations of the ``dropped`` tables other than ``table_<id>``, by id."""
+        moved: list[tuple[int, str]] = []
+        for table_id in dropped:
+            holder = next((c for c in reversed(earlier) if c.has_table(table_id)), None)
+            location = None if holder is None else holder.table_by_id(table_id).location
+            if location is None or self._warehouse is None:
+                continue
+            if Path(local_folder(location)) != table_folder(self._warehouse, table_id):
+                moved.append((table_id, location))
+        return tuple(moved)
 
     async def _sweep(self, retained: Sequence[Catalog], horizon: int) -> None:
         """Delete the files dead at ``horizon`` and merge the commits no read tells apart.
@@ -257,7 +320,7 @@ class DataExpiry:
         for table_id in await self._commits.tables():
             if latest.has_table(table_id):
                 location = latest.table_by_id(table_id).location
-                folders[table_id] = None if location is None else Path(location)
+                folders[table_id] = None if location is None else Path(local_folder(location))
             elif table_id >= latest.object_id_gen:
                 complete = False  # created since this node's latest catalog: not swept here
         if swept:
@@ -300,7 +363,8 @@ class DataExpiry:
             due.append(this)
         elif kept and this.at_ms - kept[-1].at_ms < merge_within_ms:
             merged = (*kept[-1].dropped, *this.dropped)
-            kept[-1] = Compaction(this.at_ms, this.horizon_ts, merged)
+            moved = (*kept[-1].locations, *this.locations)
+            kept[-1] = Compaction(this.at_ms, this.horizon_ts, merged, moved)
         else:
             kept.append(this)
         expected = absent(key) if stored is None else equals(key, stored)

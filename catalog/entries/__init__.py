@@ -28,6 +28,7 @@ from catalog.entries.tables import (
     NewTableEntry,
     RenameTableEntry,
     SetTableIcebergEntry,
+    SetTableLocationEntry,
 )
 from catalog.entries.zones import AlterZoneEntry, DropZoneEntry, NewZoneEntry, SetDefaultZoneEntry
 
@@ -54,7 +55,8 @@ UpdateEntry = Annotated[
     | AlterTablePropertiesEntry
     | NewSystemViewEntry
     | SetTableIcebergEntry
-    | SetSchemaPropertiesEntry,
+    | SetSchemaPropertiesEntry
+    | SetTableLocationEntry,
     Field(discriminator="type"),
 ]
 
@@ -82,6 +84,7 @@ __all__ = [
     "SetDefaultZoneEntry",
     "SetSchemaPropertiesEntry",
     "SetTableIcebergEntry",
+    "SetTableLocationEntry",
     "StartBuildingIndexEntry",
     "UpdateEntry",
 ]

@@ -96,3 +96,13 @@ class SetTableIcebergEntry(_TableAlterEntry):
 
     def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
         return table.model_copy(update={"iceberg": self.iceberg})
+
+
+class SetTableLocationEntry(_TableAlterEntry):
+    """Move a table's location (Iceberg's ``set-location``); its schema version stays."""
+
+    type: Literal["set_table_location"] = "set_table_location"
+    location: str
+
+    def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
+        return table.model_copy(update={"location": self.location})

@@ -17,11 +17,14 @@ from catalog import commands as c
 from catalog.commands import CommandBase
 from catalog.data.expiry import Compaction, encode_compactions
 from catalog.data.files import DataCommit, encode_data_commit
+from catalog.data.iceberg_refs import RefType, SnapshotRef
+from catalog.data.iceberg_table import UNSORTED, IcebergTableState, PartitionField, PartitionSpec
 from catalog.descriptors import TableDescriptor, ZoneDescriptor
 from catalog.entries import EntryBase
 from catalog.errors import AlreadyExistsError, BatchPosition, ErrorCode, ValidationError
 from catalog.marshalling import encode_commands, encode_entries, encode_update
 from catalog.origin import UpdateOrigin
+from catalog.properties import properties_of
 from catalog.snapshots import encode_snapshot
 from catalog.wire import encode_descriptor, encode_refusal
 from tests.unit.catalog.helpers import catalog_with_default_zone
@@ -224,6 +227,59 @@ def golden_iceberg_snapshot_commands() -> list[CommandBase]:
             remove_schemas=[1],
         ),
     ]
+
+
+GOLDEN_WAREHOUSE = "/w"
+"""The warehouse the location goldens are made in."""
+
+
+def golden_location_commands() -> list[CommandBase]:
+    """Return a table registered from a metadata file (its location, field ids, schema id and
+    whole Iceberg state kept), and a table moved by ``set-location``."""
+    registered = IcebergTableState(
+        specs=(
+            PartitionSpec(
+                spec_id=0,
+                fields=(
+                    PartitionField(source_id=3, field_id=1000, name="id_b", transform="bucket[4]"),
+                ),
+            ),
+        ),
+        last_partition_id=1000,
+        sort_orders=(UNSORTED,),
+        properties=properties_of({"owner": "someone"}),
+        table_uuid="7d3e2c55-4a8e-4d6f-9c31-5f1e2d3c4b5a",
+        refs=(SnapshotRef(name="v1", snapshot_id=8_000_000_000_000_000_001, type=RefType.TAG),),
+    )
+    columns = [
+        c.Column(name="id", type=ColumnType.INT64, nullable=False),
+        c.Column(name="note", type=ColumnType.STRING),
+    ]
+    return [
+        c.CreateTable(
+            schema="LAKE",
+            name="ADOPTED",
+            columns=columns,
+            primary_key=[],
+            keyless=True,
+            iceberg=c.IcebergTableSpec(registered=registered, column_docs={"id": "the id"}),
+            location="file:///w/lake/adopted",
+            column_ids=[3, 5],
+            schema_version=4,
+            last_column_id=6,
+        ),
+        c.AlterTableIceberg(schema="LAKE", table="EVENTS", location="/w/lake/events"),
+    ]
+
+
+def golden_location_prepared() -> tuple[Catalog, list[EntryBase]]:
+    """Return the catalog after ``golden_location_commands`` and the entries they make."""
+    v1 = catalog_with_default_zone(activation_ts=1_700_000_000_000 << 16)
+    base = prepare(
+        v1, [*golden_commands_v2(), *golden_iceberg_commands()], warehouse=GOLDEN_WAREHOUSE
+    ).catalog
+    made = prepare(base, golden_location_commands(), warehouse=GOLDEN_WAREHOUSE)
+    return made.catalog, list(made.entries)
 
 
 def golden_uuid_catalog() -> Catalog:
@@ -445,6 +501,13 @@ def golden_compactions() -> list[Compaction]:
     ]
 
 
+def golden_located_compactions() -> list[Compaction]:
+    """A compaction that dropped a table whose location was not its warehouse folder."""
+    return [
+        Compaction(1_700_000_900_000, 1_700_000_300_000 << 16, (7, 9), ((9, "file:///w/lake/x"),))
+    ]
+
+
 def golden_files() -> dict[str, bytes]:
     """Return the name and current encoding of every golden file today's writers produce."""
     v1, v2, update = golden_catalogs()
@@ -488,6 +551,12 @@ def golden_files() -> dict[str, bytes]:
         "datacommit_merged_v1.bin": encode_data_commit(golden_merged_data_commit()),
         "datacommit_replace_v1.bin": encode_data_commit(golden_main_removed_data_commit()),
         "dataexpiry_v1.bin": encode_compactions(golden_compactions()),
+        "commands_table_location_v1.bin": encode_commands(golden_location_commands()),
+        "entries_table_location_v1.bin": encode_entries(golden_location_prepared()[1]),
+        "descriptor_table_location_v1.bin": encode_descriptor(
+            golden_location_prepared()[0].table("LAKE", "ADOPTED")
+        ),
+        "dataexpiry_table_location_v1.bin": encode_compactions(golden_located_compactions()),
     }
 
 

@@ -117,7 +117,7 @@ def test_a_column_iceberg_cannot_hold_refuses_the_load_by_name(
 
 
 def test_creation_refuses_what_the_catalog_does_not_keep(iceberg: RestCatalog) -> None:
-    with pytest.raises(BadRequestError, match="without a location"):
+    with pytest.raises(BadRequestError, match="is not inside the warehouse"):
         iceberg.create_table("PUBLIC.PLACED", ORDERS, location="/tmp/elsewhere")
     spec = PartitionSpec(PartitionField(2, 1000, BucketTransform(4), "REGION_B"))
     no_bucket = Schema(NestedField(1, "ID", LongType()), NestedField(2, "OK", BooleanType()))

@@ -32,6 +32,7 @@ from tests.integration.api.servers import RunningServer, ServerFactory
 from tests.integration.iceberg.conftest import rest_catalog
 from tests.integration.iceberg.schemas import EVENTS
 from tests.integration.iceberg.test_appends import ids, rows
+from tests.integration.iceberg.test_locations import placed_events
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -104,6 +105,27 @@ def test_pyiceberg_scans_what_spark_wrote_and_keys_hold_across_both(
     assert scanned.select(["ID", "COUNT"]) == pa.table(
         {"ID": pa.array([7], pa.int64()), "COUNT": pa.array([70], pa.int32())}
     ).cast(scanned.select(["ID", "COUNT"]).schema)
+
+
+def test_the_spark_source_reads_and_writes_a_table_where_it_lives_and_once_registered(
+    spark: SparkSession, server: RunningServer, warehouse: Path
+) -> None:
+    iceberg = rest_catalog(server)
+    folder = warehouse / "lake" / "events"
+    placed_events(iceberg, str(folder), range(1, 4)).delete(EqualTo(term="ID", value=2))
+    options = {"catalog_url": server.url, "warehouse": str(warehouse), "table": "PUBLIC.EVENTS"}
+    assert _ids(_read(spark, options)) == [1, 3]
+    frame = spark.createDataFrame([(4, 40)], "ID BIGINT, COUNT INT")
+    frame.coalesce(1).write.format("catalog").options(**options).mode("append").save()
+    assert any(folder.glob("p*/*.parquet"))
+    loaded = iceberg.load_table("PUBLIC.EVENTS")
+    assert ids(loaded) == [1, 3, 4]
+    assert loaded.metadata_location is not None
+    iceberg.drop_table("PUBLIC.EVENTS")
+    iceberg.create_namespace("COPY")
+    registered = iceberg.register_table(("COPY", "EVENTS"), loaded.metadata_location)
+    assert ids(registered) == [1, 3, 4]
+    assert _ids(_read(spark, {**options, "table": "COPY.EVENTS"})) == [1, 3, 4]
 
 
 CLOCKS = Schema(

@@ -28,7 +28,10 @@ from tests.golden.catalog_values import (
     golden_iceberg_snapshot_commands,
     golden_keyed_entries,
     golden_keyed_table,
+    golden_located_compactions,
     golden_located_refusal,
+    golden_location_commands,
+    golden_location_prepared,
     golden_main_removed_data_commit,
     golden_merged_data_commit,
     golden_refusal,
@@ -113,6 +116,10 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "datacommit_merged_v1.bin": golden_merged_data_commit(),
         "datacommit_replace_v1.bin": golden_main_removed_data_commit(),
         "dataexpiry_v1.bin": golden_compactions(),
+        "commands_table_location_v1.bin": golden_location_commands(),
+        "entries_table_location_v1.bin": golden_location_prepared()[1],
+        "descriptor_table_location_v1.bin": golden_location_prepared()[0].table("LAKE", "ADOPTED"),
+        "dataexpiry_table_location_v1.bin": golden_located_compactions(),
     }
     assert decoded == expected[name]
 

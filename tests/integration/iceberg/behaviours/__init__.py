@@ -19,9 +19,9 @@ each):
 | Java behaviours at HEAD (100 ``@Test`` + 4 ``@ParameterizedTest``) | 104 |
 | ported through PyIceberg | 78 |
 | ported through Iceberg's Java client | 26 |
-| passing | 69 |
+| passing | 77 |
 | passing for format version 2, strict xfail for 1 and 3 (only 2 is served) | 2 |
-| xfail, strict (server gaps; the mark goes when the server is fixed) | 21 |
+| xfail, strict (server gaps; the mark goes when the server is fixed) | 13 |
 | skipped (a deliberate difference of this catalog) | 12 |
 
 Skipped on purpose: ``test_drop_namespace_with_nested_namespace`` and
@@ -65,7 +65,9 @@ Ported through requests Java's client sends that PyIceberg words differently:
 table (a staged create, as ``create_table_transaction`` sends); the commit of
 ``test_update_table_schema_assignment_conflict`` (Java's requirements, via ``commit_table``);
 the rename of ``test_rename_table_namespace_missing`` (PyIceberg refuses it before sending).
-``createTableInUniqueLocation`` is disabled by the RCK but ported: this server picks locations.
+``createTableInUniqueLocation`` is disabled by the RCK but ported: this server picks a location
+for a table that asks for none. A location a test asks for (Java's ``baseTableLocation``) is
+under the fixture's warehouse: the server refuses one outside it.
 
 The server gaps are the strict xfails' reasons; ``pytest -rx`` lists them.
 """

@@ -37,11 +37,6 @@ REQUIRED_FIELDS = (
     "replaced by SCHEMA, or the reverse) is refused with 400: the catalog adds a column as "
     "NOT NULL only with a default"
 )
-REPLACE_ELSEWHERE = (
-    "a replace transaction that asks for a location of its own (set-location) is refused with "
-    "400: the catalog gives each table its location (and the replace's required fields are "
-    "refused as well: " + REQUIRED_FIELDS + ")"
-)
 COMMIT_FAILED = "org.apache.iceberg.exceptions.CommitFailedException"
 PROPERTIES = {"user": "someone", "created-at": "2022-02-25T00:38:19"}
 How = Literal["replace", "create or replace"]
@@ -248,7 +243,7 @@ def test_concurrent_replace_transactions(java: JavaCatalog) -> None:
     unchanged_layout(raced.finish(java), raced.original)
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE_ELSEWHERE)
+@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_complete_create_or_replace_transaction_replace(java: JavaCatalog, tmp_path: Path) -> None:
     complete_replace(java, "create or replace", tmp_path)
 
@@ -276,7 +271,7 @@ def test_concurrent_replace_transaction_schema2(java: JavaCatalog) -> None:
     assert_equal(after_second.schema().asStruct(), java.suite.replace_schema.asStruct())
 
 
-@pytest.mark.xfail(strict=True, reason=REPLACE_ELSEWHERE)
+@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_complete_replace_transaction(java: JavaCatalog, tmp_path: Path) -> None:
     complete_replace(java, "replace", tmp_path)
 

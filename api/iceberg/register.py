@@ -1,0 +1,288 @@
+"""Register: a table adopted from its Iceberg metadata file (``POST .../register``).
+
+The file is read as untrusted input: it must be a regular file inside the warehouse, reached
+without a symbolic link, at most ``MAX_METADATA_FILE_BYTES``, a JSON object of format
+version 2; anything else is refused with a 400 naming the file, and nothing is written.
+
+The table gets, in one catalog version (one ``CREATE TABLE``), the file's current schema
+(field ids become column ids, its identifier fields the primary key, its schema id the
+table's schema version; the older schemas are not kept: the catalog's schema versions hold
+only what the table had in this catalog), its partition specs, sort orders, properties, uuid,
+tags and branches, and its location (``catalog.data.locations``' rules). Then each snapshot
+of branch ``main``'s line (from the current one back through its parents, as far as the file
+lists them), oldest first, becomes one data commit, read from its manifests as a writer's
+commit is (``appends.record_snapshot``), keeping its id, manifest list, summary, time and
+sequence number. A data commit that is refused drops the table again
+(``drop_on_failure``), so a register stands whole or not at all; a reader may see the table
+with part of its snapshots in between, as it may see a create transaction's table before
+its data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pydantic
+from fastapi import Request
+from pydantic import Field
+
+from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY, table_command
+from api.iceberg.errors import bad_request
+from api.iceberg.models import IcebergModel, IcebergSchema, TableMetadata
+from api.iceberg.properties import split_properties
+from api.iceberg.updates import AddedSnapshot
+from api.server.execution import execute_batch
+from catalog.commands.iceberg_tables import IcebergTableSpec
+from catalog.commands.tables import CreateTableCommand, DropTableCommand
+from catalog.data.iceberg_refs import MAIN, SnapshotRef
+from catalog.data.iceberg_table import IcebergTableState, PartitionSpec, SortOrder
+from catalog.data.warehouse import local_folder, warehouse_path
+from catalog.descriptors.tables import INITIAL_TABLE_VERSION
+from catalog.errors import ValidationError
+from catalog.properties import properties_of
+
+MAX_METADATA_FILE_BYTES = 16 * 1024 * 1024
+"""The largest metadata file a register reads."""
+
+
+class RegisterTableRequest(IcebergModel):
+    """``POST /v1/namespaces/{namespace}/register``."""
+
+    name: str = Field(min_length=1, max_length=1000)
+    metadata_location: str = Field(alias="metadata-location", min_length=1, max_length=4096)
+    overwrite: bool = False
+
+
+def read_metadata_file(location: str, warehouse: str) -> TableMetadata:
+    """Read the metadata file at ``location`` (a path or a ``file:`` URI) as untrusted input.
+
+    Raises:
+        IcebergError: BadRequestException naming the file: not a local path in the
+            warehouse, reached through a symbolic link, missing, not a regular file, too
+            large, not JSON, or not table metadata.
+    """
+    try:
+        path = local_folder(location)
+    except ValidationError as e:
+        raise bad_request(f"metadata file {location}: {e.message}") from e
+    if warehouse_path(warehouse) not in Path(path).parents:
+        raise bad_request(f"metadata file {location} is not inside the warehouse")
+    if os.path.realpath(path) != path:
+        raise bad_request(f"metadata file {location} is reached through a symbolic link")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        raise bad_request(f"metadata file {location} cannot be read: {e.strerror}") from e
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise bad_request(f"metadata file {location} is not a regular file")
+    with os.fdopen(fd, "rb") as file:
+        data = file.read(MAX_METADATA_FILE_BYTES + 1)
+    if len(data) > MAX_METADATA_FILE_BYTES:
+        raise bad_request(
+            f"metadata file {location} is larger than {MAX_METADATA_FILE_BYTES} bytes"
+        )
+    try:
+        body = json.loads(data)
+    except ValueError as e:
+        raise bad_request(f"metadata file {location} is not JSON: {e}") from e
+    if not isinstance(body, dict):
+        raise bad_request(f"metadata file {location} is not a JSON object")
+    try:
+        return TableMetadata.model_validate(body)
+    except pydantic.ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise bad_request(
+            f"metadata file {location} is not Iceberg table metadata: {where}: {first['msg']}"
+        ) from e
+
+
+def _current_schema(metadata: TableMetadata, file: str) -> IcebergSchema:
+    found = [s for s in metadata.schemas if s.schema_id == metadata.current_schema_id]
+    if not found:
+        raise bad_request(
+            f"metadata file {file}: current-schema-id {metadata.current_schema_id} names none "
+            "of its schemas"
+        )
+    return found[0]
+
+
+_SPEC_FIELD = {
+    "source-id": "source_id",
+    "field-id": "field_id",
+    "name": "name",
+    "transform": "transform",
+}
+_SORT_FIELD = {
+    "source-id": "source_id",
+    "transform": "transform",
+    "direction": "direction",
+    "null-order": "null_order",
+}
+
+
+_KEPT_AS_THEY_ARE = (
+    "format_version",
+    "default_spec_id",
+    "last_partition_id",
+    "default_sort_order_id",
+    "table_uuid",
+)
+"""The members of a metadata file the table's state keeps unchanged (same names in both)."""
+
+
+def _fields(fields: list[dict[str, Any]], names: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Return a spec's or order's fields with the catalog's member names."""
+    return [{ours: field[theirs] for theirs, ours in names.items()} for field in fields]
+
+
+def _state(metadata: TableMetadata, others: Mapping[str, str], file: str) -> IcebergTableState:
+    """Return the file's specs, orders, refs, properties and uuid as the table's state."""
+    try:
+        canonical = str(uuid.UUID(metadata.table_uuid))
+    except ValueError as e:
+        raise bad_request(f"metadata file {file}: table-uuid is not a uuid") from e
+    if canonical != metadata.table_uuid:
+        raise bad_request(f"metadata file {file}: table-uuid is not in canonical form")
+    try:
+        specs = [
+            PartitionSpec.model_validate(
+                {"spec_id": s.spec_id, "fields": _fields(s.fields, _SPEC_FIELD)}
+            )
+            for s in metadata.partition_specs
+        ]
+        orders = [
+            SortOrder.model_validate(
+                {"order_id": o.order_id, "fields": _fields(o.fields, _SORT_FIELD)}
+            )
+            for o in metadata.sort_orders
+        ]
+        kept = {member: getattr(metadata, member) for member in _KEPT_AS_THEY_ARE}
+        return IcebergTableState.model_validate(
+            {
+                **kept,
+                "specs": specs,
+                "sort_orders": orders,
+                "properties": properties_of(dict(others)),
+                "refs": _refs(metadata, file),
+            }
+        )
+    except (KeyError, TypeError, AttributeError, ValidationError) as e:
+        raise bad_request(f"metadata file {file}: a spec or order cannot be read: {e}") from e
+
+
+def _refs(metadata: TableMetadata, file: str) -> list[SnapshotRef]:
+    """Return the file's tags and branches other than main, by name.
+
+    Raises:
+        IcebergError: BadRequestException for a ref that cannot be read.
+    """
+    try:
+        refs = [
+            SnapshotRef(
+                name=name,
+                snapshot_id=ref["snapshot-id"],
+                type=ref["type"],
+                max_ref_age_ms=ref.get("max-ref-age-ms"),
+                max_snapshot_age_ms=ref.get("max-snapshot-age-ms"),
+                min_snapshots_to_keep=ref.get("min-snapshots-to-keep"),
+            )
+            for name, ref in metadata.refs.items()
+            if name != MAIN
+        ]
+    except (KeyError, ValidationError) as e:
+        raise bad_request(f"metadata file {file}: a ref cannot be read: {e}") from e
+    return sorted(refs, key=lambda r: r.name)
+
+
+def main_line(metadata: TableMetadata, file: str) -> list[AddedSnapshot]:
+    """Return the snapshots of branch main's line, oldest first, as the file lists them.
+
+    Raises:
+        IcebergError: BadRequestException for a snapshot that cannot be read, a current
+            snapshot the file does not list, a sequence number missing or not increasing,
+            or a tag or branch on a snapshot off main's line.
+    """
+    try:
+        listed = [AddedSnapshot.model_validate(s) for s in metadata.snapshots]
+    except pydantic.ValidationError as e:
+        raise bad_request(f"metadata file {file}: a snapshot cannot be read: {e}") from e
+    by_id = {s.snapshot_id: s for s in listed}
+    current = metadata.current_snapshot_id
+    if current == -1:
+        current = None
+    if current is not None and current not in by_id:
+        raise bad_request(f"metadata file {file}: current snapshot {current} is not listed")
+    line: list[AddedSnapshot] = []
+    while current is not None and current in by_id and len(line) < len(by_id):
+        line.append(by_id[current])
+        current = by_id[current].parent_snapshot_id
+    line.reverse()
+    numbers = [s.sequence_number for s in line]
+    known = [n for n in numbers if n is not None]
+    if len(known) != len(numbers) or known != sorted(set(known)):
+        raise bad_request(
+            f"metadata file {file}: the snapshots of branch main need increasing sequence numbers"
+        )
+    on_line = {s.snapshot_id for s in line}
+    for ref in _refs(metadata, file):
+        if ref.snapshot_id not in on_line:
+            raise bad_request(
+                f"metadata file {file}: {ref.type} {ref.name} names snapshot {ref.snapshot_id}, "
+                "which is not on branch main's line; a table's data history is one line here"
+            )
+    return line
+
+
+def register_command(
+    namespace: str, name: str, metadata: TableMetadata, file: str
+) -> CreateTableCommand:
+    """Return the command creating the table a metadata file describes (see the module doc).
+
+    Raises:
+        IcebergError: BadRequestException for what the catalog cannot keep of the file.
+        ValidationError: a column, spec, order or location the catalog refuses.
+    """
+    if metadata.format_version != SERVED_FORMAT_VERSION:
+        raise bad_request(f"metadata file {file}: {SERVED_ONLY}, not {metadata.format_version}")
+    schema = _current_schema(metadata, file)
+    own, others = split_properties(metadata.properties)
+    iceberg = IcebergTableSpec(
+        format_version=metadata.format_version,
+        registered=_state(metadata, others, file),
+        column_docs={f.name: f.doc for f in schema.fields if f.doc},
+    )
+    return table_command(
+        namespace,
+        name,
+        schema,
+        iceberg,
+        own,
+        location=metadata.location,
+        column_ids=[f.id for f in schema.fields],
+        schema_version=max(INITIAL_TABLE_VERSION, schema.schema_id or 0),
+        last_column_id=metadata.last_column_id,
+    )
+
+
+@asynccontextmanager
+async def drop_on_failure(request: Request, schema: str, name: str) -> AsyncIterator[None]:
+    """Drop table ``schema.name`` again when the block fails, then raise what it raised.
+
+    A create that must stand with its data or not at all (a create transaction's table and
+    its first snapshot, a registered table and its snapshots) runs its data commits in it.
+    """
+    try:
+        yield
+    except Exception:
+        drop = DropTableCommand(**{"schema": schema, "name": name, "if_exists": True})
+        await execute_batch(request, [drop])
+        raise
