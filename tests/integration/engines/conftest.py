@@ -364,11 +364,15 @@ class TrinoServer:
         self._wait_ready()
 
     def _wait_ready(self) -> None:
+        # Trino answers SELECT 1 before its node manager lists the coordinator as a worker;
+        # a scan in between fails with NO_NODES_AVAILABLE, so wait for an active node.
         deadline = time.monotonic() + ENGINE_START_TIMEOUT_S
+        active = "SELECT count(*) FROM system.runtime.nodes WHERE state = 'active'"
         while True:
             try:
-                self.sql("SELECT 1")
-                return
+                if self.sql(active)[0][0] > 0:
+                    return
+                raise EngineError("no active Trino node yet")
             except Exception as e:
                 if self.process.poll() is not None:
                     raise RuntimeError(
