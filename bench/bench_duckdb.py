@@ -58,15 +58,16 @@ def _table(uri: str, snapshots: int) -> str:
     return location
 
 
-def _through_catalog(uri: str, expected: int) -> Callable[[], float]:
+def _counted(setup: str | None, query: str, expected: int) -> Callable[[], float]:
+    """Return a round: on a new connection, time ``setup`` (if any) and ``query``'s count."""
+
     def once() -> float:
         con = _connection()
         try:
             start = time.perf_counter()
-            con.execute(
-                f"ATTACH 'w' AS cat (TYPE iceberg, ENDPOINT '{uri}', AUTHORIZATION_TYPE 'none')"
-            )
-            (count,) = con.execute('SELECT count(*) FROM cat."BENCH"."EVENTS"').fetchone()
+            if setup is not None:
+                con.execute(setup)
+            (count,) = con.execute(query).fetchone()
             took = time.perf_counter() - start
         finally:
             con.close()
@@ -74,21 +75,15 @@ def _through_catalog(uri: str, expected: int) -> Callable[[], float]:
         return took
 
     return once
+
+
+def _through_catalog(uri: str, expected: int) -> Callable[[], float]:
+    attach = f"ATTACH 'w' AS cat (TYPE iceberg, ENDPOINT '{uri}', AUTHORIZATION_TYPE 'none')"
+    return _counted(attach, 'SELECT count(*) FROM cat."BENCH"."EVENTS"', expected)
 
 
 def _from_file(metadata: str, expected: int) -> Callable[[], float]:
-    def once() -> float:
-        con = _connection()
-        try:
-            start = time.perf_counter()
-            (count,) = con.execute(f"SELECT count(*) FROM iceberg_scan('{metadata}')").fetchone()
-            took = time.perf_counter() - start
-        finally:
-            con.close()
-        assert count == expected, count
-        return took
-
-    return once
+    return _counted(None, f"SELECT count(*) FROM iceberg_scan('{metadata}')", expected)
 
 
 def run(quick: bool) -> list[Figure]:
