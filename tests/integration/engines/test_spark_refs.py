@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.table import Table
 
 from tests.integration.engines.conftest import EngineError, Recorder, Seed, SparkShell
 from tests.integration.engines.engines import SparkEngine
@@ -13,66 +16,76 @@ from tests.integration.engines.test_smoke import run as run_on
 pytestmark = pytest.mark.timeout(240)
 
 
-def _rows(spark: SparkShell, statement: str, recorder: Recorder) -> list[tuple[object, ...]]:
-    return [tuple(r) for r in run_on(SparkEngine(spark), statement, recorder)]
+@dataclass
+class People:
+    """Table ``people`` (ROWS) seeded in the test's namespace, changed through Spark."""
+
+    spark: SparkShell
+    pyiceberg: RestCatalog
+    namespace: str
+    recorder: Recorder
+
+    @property
+    def t(self) -> str:
+        """Return the table's name in Spark."""
+        return f"cat.{self.namespace}.people"
+
+    def rows(self, statement: str) -> list[tuple[object, ...]]:
+        """Run ``statement`` on Spark; a refusal fails the test naming the server's answer."""
+        return [tuple(r) for r in run_on(SparkEngine(self.spark), statement, self.recorder)]
+
+    def table(self) -> Table:
+        """Return the table as PyIceberg loads it."""
+        loaded: Table = self.pyiceberg.load_table(f"{self.namespace}.people")
+        return loaded
 
 
-def test_a_tag_reads_its_snapshot_and_a_branch_takes_no_writes(
-    spark_engine: SparkShell,
-    seed: Seed,
-    pyiceberg: RestCatalog,
-    namespace: str,
-    recorder: Recorder,
-) -> None:
+@pytest.fixture
+def people(
+    spark_engine: SparkShell, seed: Seed, pyiceberg: RestCatalog, namespace: str, recorder: Recorder
+) -> People:
     seed(namespace, "people", ROWS)
-    t = f"cat.{namespace}.people"
-    _rows(spark_engine, f"ALTER TABLE {t} CREATE TAG v1", recorder)
-    _rows(spark_engine, f"ALTER TABLE {t} CREATE BRANCH b1", recorder)
-    _rows(spark_engine, f"INSERT INTO {t} VALUES (3, 'cy')", recorder)
-    tagged = _rows(
-        spark_engine, f"SELECT id, name FROM {t} VERSION AS OF 'v1' ORDER BY id", recorder
-    )
+    return People(spark_engine, pyiceberg, namespace, recorder)
+
+
+def test_a_tag_reads_its_snapshot_and_a_branch_takes_no_writes(people: People) -> None:
+    t = people.t
+    people.rows(f"ALTER TABLE {t} CREATE TAG v1")
+    people.rows(f"ALTER TABLE {t} CREATE BRANCH b1")
+    people.rows(f"INSERT INTO {t} VALUES (3, 'cy')")
+    tagged = people.rows(f"SELECT id, name FROM {t} VERSION AS OF 'v1' ORDER BY id")
     assert tagged == ROWS
-    refs = pyiceberg.load_table(f"{namespace}.people").metadata.refs
+    refs = people.table().metadata.refs
     assert (refs["v1"].snapshot_ref_type, refs["b1"].snapshot_ref_type) == ("tag", "branch")
     assert refs["v1"].snapshot_id == refs["b1"].snapshot_id != refs["main"].snapshot_id
     # A write-audit-publish write to branch b1 (``INSERT INTO t.branch_b1`` is not tried: Spark
     # first loads ns.people as a namespace, which the catalog answers with 404).
-    _rows(spark_engine, f"ALTER TABLE {t} SET TBLPROPERTIES ('write.wap.enabled'='true')", recorder)
-    _rows(spark_engine, "SET spark.wap.branch = b1", recorder)
+    people.rows(f"ALTER TABLE {t} SET TBLPROPERTIES ('write.wap.enabled'='true')")
+    people.rows("SET spark.wap.branch = b1")
     try:
         with pytest.raises(EngineError, match="only go to branch main, not b1"):
-            spark_engine.sql(f"INSERT INTO {t} VALUES (4, 'di')")
+            people.spark.sql(f"INSERT INTO {t} VALUES (4, 'di')")
     finally:
-        _rows(spark_engine, "RESET spark.wap.branch", recorder)
-    _rows(spark_engine, f"ALTER TABLE {t} DROP TAG v1", recorder)
-    _rows(spark_engine, f"ALTER TABLE {t} DROP BRANCH b1", recorder)
-    assert set(pyiceberg.load_table(f"{namespace}.people").metadata.refs) == {"main"}
+        people.rows("RESET spark.wap.branch")
+    people.rows(f"ALTER TABLE {t} DROP TAG v1")
+    people.rows(f"ALTER TABLE {t} DROP BRANCH b1")
+    assert set(people.table().metadata.refs) == {"main"}
 
 
-def test_expire_snapshots_leaves_the_current_and_the_tagged_snapshots(
-    spark_engine: SparkShell,
-    seed: Seed,
-    pyiceberg: RestCatalog,
-    namespace: str,
-    recorder: Recorder,
-) -> None:
-    seed(namespace, "people", ROWS)
-    t = f"cat.{namespace}.people"
-    _rows(spark_engine, f"ALTER TABLE {t} CREATE TAG v1", recorder)
+def test_expire_snapshots_leaves_the_current_and_the_tagged_snapshots(people: People) -> None:
+    t, namespace = people.t, people.namespace
+    people.rows(f"ALTER TABLE {t} CREATE TAG v1")
     for i in (3, 4):
-        _rows(spark_engine, f"INSERT INTO {t} VALUES ({i}, 'x')", recorder)
-    before = [s.snapshot_id for s in pyiceberg.load_table(f"{namespace}.people").snapshots()]
+        people.rows(f"INSERT INTO {t} VALUES ({i}, 'x')")
+    before = [s.snapshot_id for s in people.table().snapshots()]
     assert len(before) == 3
-    _rows(
-        spark_engine,
+    people.rows(
         f"CALL cat.system.expire_snapshots(table => '{namespace}.people', "
-        "older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)",
-        recorder,
+        "older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
     )
-    after = [s.snapshot_id for s in pyiceberg.load_table(f"{namespace}.people").snapshots()]
+    after = [s.snapshot_id for s in people.table().snapshots()]
     assert after == [before[0], before[2]]  # the tagged one and the current one
-    rows = _rows(spark_engine, f"SELECT id FROM {t} ORDER BY id", recorder)
+    rows = people.rows(f"SELECT id FROM {t} ORDER BY id")
     assert rows == [(1,), (2,), (3,), (4,)]
-    tagged = _rows(spark_engine, f"SELECT id FROM {t} VERSION AS OF 'v1' ORDER BY id", recorder)
+    tagged = people.rows(f"SELECT id FROM {t} VERSION AS OF 'v1' ORDER BY id")
     assert tagged == [(1,), (2,)]
