@@ -95,22 +95,25 @@ def _earlier(files: str, current: str) -> list[tuple[tuple[int, int], str, int]]
     return found
 
 
-def metadata_log(files: str, current: str, properties: Mapping[str, str]) -> list[dict[str, Any]]:
-    """Return the table's earlier metadata files in its folder, oldest first (``metadata-log``).
+def metadata_log(
+    earlier: list[tuple[tuple[int, int], str, int]], files: str, properties: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Return the ``metadata-log`` of a table: the last of its ``earlier`` files, oldest first.
 
     Args:
+        earlier: the table's earlier metadata files (``_earlier``).
         files: the folder of the table's metadata files.
-        current: the metadata file being answered (left out, with any later one).
         properties: the table's properties (``previous_versions_max``).
     """
     keep = previous_versions_max(properties)
     return [
-        {"timestamp-ms": ms, "metadata-file": f"{files}/{name}"}
-        for _, name, ms in _earlier(files, current)[-keep:]
+        {"timestamp-ms": ms, "metadata-file": f"{files}/{name}"} for _, name, ms in earlier[-keep:]
     ]
 
 
-def delete_unlogged_files(files: str, current: str, properties: Mapping[str, str]) -> None:
+def _delete_unlogged(
+    earlier: list[tuple[tuple[int, int], str, int]], files: str, properties: Mapping[str, str]
+) -> None:
     """Delete the earlier metadata files the log no longer names, if the table asks for it.
 
     A table with ``write.metadata.delete-after-commit.enabled`` true keeps its current file
@@ -120,11 +123,29 @@ def delete_unlogged_files(files: str, current: str, properties: Mapping[str, str
     """
     if properties.get(DELETE_AFTER_COMMIT_PROPERTY, "false").lower() != "true":
         return
-    keep = previous_versions_max(properties)
     folder = local_path(files)
-    for _, name, _ in _earlier(files, current)[:-keep]:
+    for _, name, _ in earlier[: -previous_versions_max(properties)]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(folder, name))
+
+
+def write_table_metadata(files: str, file: str, metadata: TableMetadata) -> TableMetadata:
+    """Return ``metadata`` with its log, written to ``file`` first when it is not there yet.
+
+    The table's folder of metadata files is listed once: for the log, and, when the file is
+    new, for the earlier files the table no longer keeps. A load of a table whose file is
+    there writes nothing.
+
+    Raises:
+        OSError: the warehouse cannot be written.
+    """
+    earlier = _earlier(files, file)
+    logged = metadata.model_copy(
+        update={"metadata_log": metadata_log(earlier, files, metadata.properties)}
+    )
+    if write_metadata_file(file, logged):
+        _delete_unlogged(earlier, files, metadata.properties)
+    return logged
 
 
 def make_engine_folders(location: str) -> None:
@@ -141,18 +162,19 @@ def make_engine_folders(location: str) -> None:
         os.makedirs(os.path.join(local_path(location), folder), exist_ok=True)
 
 
-def write_metadata_file(file: str, metadata: TableMetadata) -> None:
+def write_metadata_file(file: str, metadata: TableMetadata) -> bool:
     """Write ``metadata`` to ``file`` unless it exists (under a fresh name, then renamed).
 
-    The table's engine folders are made too (``make_engine_folders``).
+    The table's engine folders are made with a new file (``make_engine_folders``). Returns
+    whether it wrote the file.
 
     Raises:
         OSError: the warehouse cannot be written.
     """
-    make_engine_folders(metadata.location)
     target = local_path(file)
     if os.path.exists(target):
-        return
+        return False
+    make_engine_folders(metadata.location)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     partial = f"{target}.{uuid.uuid4().hex}.partial"
     try:
@@ -162,3 +184,4 @@ def write_metadata_file(file: str, metadata: TableMetadata) -> None:
     finally:
         if os.path.exists(partial):
             os.unlink(partial)
+    return True

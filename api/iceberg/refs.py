@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from api.iceberg.models import TableMetadata
-from api.iceberg.updates import CommitChanges
-from catalog.data.iceberg_refs import SnapshotRef, check_expiry, check_ref, check_ref_name
+from api.iceberg.updates import CommitChanges, SetSnapshotRefUpdate
+from catalog.data.iceberg_refs import MAIN, SnapshotRef, check_expiry, check_ref, check_ref_name
 from catalog.errors import ValidationError
 
 
@@ -67,11 +67,9 @@ def snapshot_fields(changes: CommitChanges, metadata: TableMetadata, table: str)
 def _refs_after(metadata: TableMetadata, changes: CommitChanges) -> list[SnapshotRef]:
     """Return the refs other than main the table has once the commit's ref changes are made."""
     refs = {
-        name: SnapshotRef.model_validate(
-            {"name": name, "snapshot_id": ref["snapshot-id"], "type": ref["type"]}
-        )
+        name: SetSnapshotRefUpdate.of(name, ref)
         for name, ref in metadata.refs.items()
-        if name != "main"
+        if name != MAIN
     }
     for name in changes.removed_refs:
         refs.pop(name, None)

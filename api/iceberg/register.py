@@ -37,7 +37,7 @@ from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY, table_comma
 from api.iceberg.errors import bad_request
 from api.iceberg.models import IcebergModel, IcebergSchema, TableMetadata
 from api.iceberg.properties import split_properties
-from api.iceberg.updates import AddedSnapshot
+from api.iceberg.updates import AddedSnapshot, SetSnapshotRefUpdate
 from api.server.execution import execute_batch
 from catalog.commands.iceberg_tables import IcebergTableSpec
 from catalog.commands.tables import CreateTableCommand, DropTableCommand
@@ -187,18 +187,11 @@ def _refs(metadata: TableMetadata, file: str) -> list[SnapshotRef]:
     """
     try:
         refs = [
-            SnapshotRef(
-                name=name,
-                snapshot_id=ref["snapshot-id"],
-                type=ref["type"],
-                max_ref_age_ms=ref.get("max-ref-age-ms"),
-                max_snapshot_age_ms=ref.get("max-snapshot-age-ms"),
-                min_snapshots_to_keep=ref.get("min-snapshots-to-keep"),
-            )
+            SetSnapshotRefUpdate.of(name, ref)
             for name, ref in metadata.refs.items()
             if name != MAIN
         ]
-    except (KeyError, ValidationError) as e:
+    except (pydantic.ValidationError, ValidationError) as e:
         raise bad_request(f"metadata file {file}: a ref cannot be read: {e}") from e
     return sorted(refs, key=lambda r: r.name)
 

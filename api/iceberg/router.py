@@ -28,12 +28,7 @@ from api.iceberg.creation import create_table_command
 from api.iceberg.errors import IcebergError, commit_failed, documented_errors, unsupported
 from api.iceberg.etags import tagged_response
 from api.iceberg.metadata import metadata_files_folder, metadata_location, table_metadata
-from api.iceberg.metadata_files import (
-    delete_unlogged_files,
-    make_engine_folders,
-    metadata_log,
-    write_metadata_file,
-)
+from api.iceberg.metadata_files import make_engine_folders, write_table_metadata
 from api.iceberg.models import (
     CatalogConfig,
     CommitTableResponse,
@@ -168,11 +163,8 @@ async def _written(
         version = service.earliest_version
     files = metadata_files_folder(table.id, _warehouse(request))
     file = metadata_location(files, version, metadata.last_sequence_number)
-    logged = await asyncio.to_thread(metadata_log, files, file, metadata.properties)
-    written = metadata.model_copy(update={"metadata_log": logged})
     try:
-        await asyncio.to_thread(write_metadata_file, file, written)
-        await asyncio.to_thread(delete_unlogged_files, files, file, metadata.properties)
+        written = await asyncio.to_thread(write_table_metadata, files, file, metadata)
     except OSError as e:
         raise _unwritable(f"the metadata file {file} of table {table.name}", e) from e
     return file, written

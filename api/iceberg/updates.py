@@ -18,9 +18,9 @@ written. An unknown ``action`` is refused when the body is read (400, naming the
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -264,16 +264,32 @@ class SetSnapshotRefUpdate(BaseUpdate):
                 "main is the table's data history, at its latest data commit, and moves forward "
                 "only"
             )
-        changes.set_refs.append(
-            SnapshotRef(
-                name=self.ref_name,
-                snapshot_id=self.snapshot_id,
-                type=RefType(self.type),
-                max_ref_age_ms=self.max_ref_age_ms,
-                max_snapshot_age_ms=self.max_snapshot_age_ms,
-                min_snapshots_to_keep=self.min_snapshots_to_keep,
-            )
+        changes.set_refs.append(self.ref())
+
+    def ref(self) -> SnapshotRef:
+        """Return the tag or branch as the table's Iceberg state keeps it.
+
+        Raises:
+            ValidationError: a name or retention the state refuses.
+        """
+        return SnapshotRef(
+            name=self.ref_name,
+            snapshot_id=self.snapshot_id,
+            type=RefType(self.type),
+            max_ref_age_ms=self.max_ref_age_ms,
+            max_snapshot_age_ms=self.max_snapshot_age_ms,
+            min_snapshots_to_keep=self.min_snapshots_to_keep,
         )
+
+    @classmethod
+    def of(cls, name: str, ref: Mapping[str, Any]) -> SnapshotRef:
+        """Return a metadata ``refs`` entry (``snapshot-id``, ``type``, retention) as a ref.
+
+        Raises:
+            pydantic.ValidationError: a member missing or of the wrong kind.
+            ValidationError: a name or retention the state refuses.
+        """
+        return cls.model_validate({**ref, "ref-name": name}).ref()
 
 
 class RemoveSnapshotsUpdate(BaseUpdate):
