@@ -330,6 +330,9 @@ class TrinoServer:
             "coordinator=true\nnode-scheduler.include-coordinator=true\n"
             f"http-server.http.port={self.port}\ndiscovery.uri=http://127.0.0.1:{self.port}\n"
             "query.max-memory=512MB\nquery.max-memory-per-node=256MB\n"
+            # A single node has no peer to detect failing; on a busy machine its heartbeat
+            # to itself times out, and Trino then marks its only node failed mid-run.
+            "failure-detector.enabled=false\n"
             f"log.path={self.data}/var/log/server.log\n"
         )
         (etc / "jvm.config").write_text(
