@@ -25,6 +25,7 @@ from api.iceberg.properties import table_properties
 from api.iceberg.snapshots import Snapshots
 from api.iceberg.types import NoCounterpartError, iceberg_type
 from catalog.data.iceberg_identity import table_uuid
+from catalog.data.iceberg_schemas import served_schema_ids
 from catalog.data.iceberg_table import IcebergTableState
 from catalog.data.warehouse import data_folder, metadata_folder, table_folder, warehouse_path
 from catalog.descriptors import TableDescriptor, TableVersion
@@ -68,8 +69,8 @@ def metadata_location(folder: str, catalog_version: int, data_seq: int = 0) -> s
     return f"{folder}/catalog-v{catalog_version}{data}.metadata.json"
 
 
-def _schema(table: TableDescriptor, version: TableVersion) -> IcebergSchema:
-    """Return one schema version of ``table`` as an Iceberg schema.
+def _schema(table: TableDescriptor, version: TableVersion, schema_id: int) -> IcebergSchema:
+    """Return one schema version of ``table`` as the Iceberg schema of id ``schema_id``.
 
     Raises:
         NoCounterpartError: a column's type has no Iceberg counterpart; the message names
@@ -93,32 +94,32 @@ def _schema(table: TableDescriptor, version: TableVersion) -> IcebergSchema:
         )
     present = {c.id for c in version.columns}
     return IcebergSchema(
-        schema_id=version.version,
+        schema_id=schema_id,
         identifier_field_ids=[i for i in table.primary_key if i in present],
         fields=fields,
     )
 
 
-def _schemas(table: TableDescriptor) -> list[IcebergSchema]:
-    """Return every schema version the node keeps that has an Iceberg form, the current last.
+def _schemas(table: TableDescriptor, ids: dict[int, int]) -> list[IcebergSchema]:
+    """Return every schema of ``table`` served (``served_schema_ids``), once, the current last.
 
-    An older version with a column Iceberg cannot hold is left out, as is one an engine
-    removed (``remove-schemas``: the catalog keeps it for its own reads); the current one
-    must have a form.
+    An older version with a column Iceberg cannot hold is left out; the current one must
+    have a form.
 
     Raises:
         IcebergError: BadRequestException naming the table, the column and its type when
             a current column's type has no Iceberg counterpart.
     """
+    current_id = ids[table.schema_version]
     older = []
-    removed = table.iceberg.removed_schemas if table.iceberg is not None else ()
     for version in table.versions[:-1]:
-        if version.version in removed:
-            continue
+        schema_id = ids.get(version.version)
+        if schema_id != version.version or schema_id == current_id:
+            continue  # removed, or served under an earlier version's id
         with contextlib.suppress(NoCounterpartError):
-            older.append(_schema(table, version))
+            older.append(_schema(table, version, schema_id))
     try:
-        current = _schema(table, table.versions[-1])
+        current = _schema(table, table.versions[-1], current_id)
     except NoCounterpartError as e:
         raise bad_request(f"table {table.name} cannot be served as an Iceberg table: {e}") from e
     return [*older, current]
@@ -182,6 +183,10 @@ def table_metadata(
     data = snapshots or Snapshots()
     state = table.iceberg or IcebergTableState()
     listed = {s["snapshot-id"] for s in data.snapshots}  # an expired one's statistics go too
+    ids = served_schema_ids(table)
+    served_snapshots = [
+        {**s, "schema-id": ids.get(s["schema-id"], s["schema-id"])} for s in data.snapshots
+    ]
     return TableMetadata(
         format_version=state.format_version,
         partition_specs=_specs(state),
@@ -194,10 +199,10 @@ def table_metadata(
         last_sequence_number=data.last_sequence_number,
         last_updated_ms=max(physical_of(changed), data.last_commit_ms),
         last_column_id=table.next_column_id - 1,
-        schemas=_schemas(table),
-        current_schema_id=table.schema_version,
+        schemas=_schemas(table, ids),
+        current_schema_id=ids[table.schema_version],
         properties=table_properties(table),
-        snapshots=data.snapshots,
+        snapshots=served_snapshots,
         snapshot_log=data.snapshot_log,
         refs=data.refs,
         current_snapshot_id=data.current_snapshot_id,

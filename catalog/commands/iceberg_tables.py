@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 
 from catalog.commands.base import Name, TableCommand, UpdateContext
 from catalog.data.iceberg_refs import RefType, SnapshotRef, StatisticsDocument, check_ref_name
+from catalog.data.iceberg_schemas import current_schema_id, versions_served_as
 from catalog.data.iceberg_table import (
     DEFAULT_FORMAT_VERSION,
     FORMAT_VERSIONS,
@@ -322,7 +323,8 @@ class AlterTableIcebergCommand(TableCommand):
     set_partition_statistics: tuple[StatisticsDocument, ...] = ()
     remove_partition_statistics: tuple[int, ...] = ()
     remove_schemas: tuple[int, ...] = ()
-    """Schema versions no longer served to Iceberg engines (never the current one)."""
+    """Iceberg schema ids no longer served (``served_schema_ids``): every schema version
+    served under one is removed; never the current one."""
     location: str | None = Field(
         default=None, min_length=1, max_length=4096, exclude_if=lambda v: v is None
     )
@@ -425,13 +427,13 @@ def _snapshot_changes(
     expired = state.expired_below
     if command.expire_below is not None:
         expired = max(expired, command.expire_below)
-    if table.schema_version in command.remove_schemas:
+    removing = versions_served_as(table, command.remove_schemas)
+    if table.schema_version in removing:
         raise ValidationError(
-            f"table {table.name}: schema {table.schema_version} is the current schema; it "
+            f"table {table.name}: schema {current_schema_id(table)} is the current schema; it "
             "cannot be removed"
         )
-    kept = {v.version for v in table.versions}
-    removed = set(state.removed_schemas) | (set(command.remove_schemas) & kept)
+    removed = set(state.removed_schemas) | removing
     return state.model_copy(
         update={
             "refs": tuple(refs[n] for n in sorted(refs)),

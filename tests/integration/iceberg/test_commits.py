@@ -154,21 +154,31 @@ def _make_current(iceberg: RestCatalog, schema_id: int) -> None:
     )
 
 
-def test_an_earlier_schema_made_current_again_is_a_new_version_with_its_columns(
+def test_an_earlier_schema_made_current_again_is_a_new_version_served_under_its_id(
     iceberg: RestCatalog, client: CatalogClient
 ) -> None:
     first = iceberg.create_table("PUBLIC.EVENTS", EVENTS).schema()
     with iceberg.load_table("PUBLIC.EVENTS").update_schema() as update:
         update.add_column("NOTE", StringType())
         update.rename_column("RATIO", "SHARE")
+    middle = iceberg.load_table("PUBLIC.EVENTS").schema().schema_id
     before = _latest(client)
     _make_current(iceberg, first.schema_id)
     assert _latest(client) == before + 1
-    reverted = iceberg.load_table("PUBLIC.EVENTS").schema()
+    table = iceberg.load_table("PUBLIC.EVENTS")
+    reverted = table.schema()
     assert reverted.fields == first.fields  # RATIO named again, NOTE dropped
-    # A new schema version: the catalog's schema moves forward.
-    assert reverted.schema_id == client.table("PUBLIC", "EVENTS").schema_version > first.schema_id
+    # The catalog's schema moves forward; Iceberg sees the earlier schema current again.
+    assert client.table("PUBLIC", "EVENTS").schema_version > middle > first.schema_id
+    assert reverted.schema_id == first.schema_id
+    alike = [s.schema_id for s in table.schemas().values() if s.fields == first.fields]
+    assert alike == [first.schema_id]  # listed once
+    assert middle in table.schemas()
     assert client.table("PUBLIC", "EVENTS").column("NOTE") is None
+    with table.update_schema() as update:  # a change after it is a schema of its own
+        update.add_column("LATER", StringType())
+    later = iceberg.load_table("PUBLIC.EVENTS").schema().schema_id
+    assert later == client.table("PUBLIC", "EVENTS").schema_version
 
 
 def test_an_earlier_schema_the_catalog_cannot_go_back_to_is_refused(

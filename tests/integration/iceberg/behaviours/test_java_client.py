@@ -32,12 +32,6 @@ METADATA_FILE_DERIVED = (
     "a table's state is the catalog's log, not its metadata file: a load answers from the log "
     "and writes the file again when it is missing, so a moved metadata file fails no load"
 )
-EARLIER_SCHEMA_AGAIN = (
-    "a commit that makes an earlier schema current again (set-current-schema naming a schema "
-    "the table had, as Java's client sends when a change gives back that schema) makes a new "
-    "schema version with its columns, served under a new id: the table lists one schema more "
-    "than Java counts (4, not 3)"
-)
 
 
 def test_default_table_properties(java: JavaCatalog) -> None:
@@ -135,7 +129,6 @@ def test_override_table_properties_create_transaction(java: JavaCatalog) -> None
     check_table_properties(java, "override", "create transaction")
 
 
-@pytest.mark.xfail(strict=True, reason=EARLIER_SCHEMA_AGAIN)
 @pytest.mark.parametrize("with_branch", [True, False])
 def test_remove_unused_schemas(java: JavaCatalog, with_branch: bool) -> None:
     suite, types = java.suite, java.jvm.org.apache.iceberg.types.Types
