@@ -90,7 +90,8 @@ def test_a_partitioned_table_reads_back_by_partition(
         "BucketTransform",
     ]
     files = run(trino, f'SELECT count(*) FROM cat.{namespace}."t$files"', recorder)
-    assert files[0][0] >= 2  # one file per partition at least
+    count = files[0][0]
+    assert isinstance(count, int) and count >= 2  # a file per partition: two days at least
 
 
 def test_a_delete_of_whole_files_commits_and_a_row_level_delete_is_refused(
