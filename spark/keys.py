@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from catalog.data.files import DataFile
 from catalog.descriptors import ColumnDescriptor
 from catalog.errors import ErrorCode, ValidationError
+from spark.deletes import DeletedRows, without_deleted
 from spark.evolution import column_ids, project
 from spark.pruning import Bounds
 from spark.statistics import bounds_of_file, comparable_values
@@ -47,12 +48,18 @@ class PrimaryKeyViolationError(ValidationError):
         self.keys = [dict(k) for k in keys]
 
 
-def read_keys(path: Path, key: Sequence[ColumnDescriptor]) -> pa.Table:
-    """Return the key columns of one data file as ``key`` has them (matched by column id)."""
+def read_keys(
+    path: Path, key: Sequence[ColumnDescriptor], deleted: pa.Array | None = None
+) -> pa.Table:
+    """Return the key columns of one data file as ``key`` has them (matched by column id).
+
+    The rows at ``deleted`` positions (an engine's position deletes) are left out.
+    """
     schema = pq.read_schema(path)
     positions = column_ids(schema)
     names = [schema.field(positions[c.id]).name for c in key if c.id in positions]
-    return project(pq.read_table(path, columns=names), key)
+    data = pq.read_table(path, columns=names)
+    return project(data if deleted is None else without_deleted(data, deleted), key)
 
 
 def repeated_keys(keys: pa.Table) -> pa.Table:
@@ -172,8 +179,10 @@ class KeyCheck:
             raise RuntimeError("KeyCheck.written_files must run first")
         return self._written
 
-    def table_files(self, files: Iterable[DataFile]) -> None:
+    def table_files(self, files: Iterable[DataFile], deleted: DeletedRows) -> None:
         """Refuse the write when the table's ``files`` hold one of its keys.
+
+        ``deleted`` are the rows of the files an engine deleted by position.
 
         Raises:
             PrimaryKeyViolationError: the table holds a written key.
@@ -184,7 +193,8 @@ class KeyCheck:
             if file.path in self._checked:
                 continue
             if written.may_be_in(file):
-                held = keys_held(written.keys, read_keys(self.folder / file.path, self.key))
+                keys = read_keys(self.folder / file.path, self.key, deleted.get(file.path))
+                held = keys_held(written.keys, keys)
                 found.extend(k for k in _first(held, MAX_NAMED_KEYS + 1) if k not in found)
             self._checked.add(file.path)
             if len(found) > MAX_NAMED_KEYS:

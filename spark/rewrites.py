@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from catalog.data.files import DataFile
 from catalog.descriptors import ColumnDescriptor
+from spark.deletes import DeletedRows, without_deleted
 from spark.evolution import project
 from spark.keys import WrittenKeys
 from spark.types import arrow_field
@@ -73,24 +74,30 @@ class Rewrite:
         """Per file read, its rewrite (None: it holds no key of the write)."""
 
     def without(
-        self, keys: WrittenKeys, files: Iterable[DataFile]
+        self, keys: WrittenKeys, files: Iterable[DataFile], deleted: DeletedRows
     ) -> tuple[list[str], list[DataFile]]:
-        """Return the ``files`` that hold one of ``keys`` (their paths) and their rewrites."""
+        """Return the ``files`` that hold one of ``keys`` (their paths) and their rewrites.
+
+        A rewrite leaves out the rows an engine deleted by position (``deleted``) too.
+        """
         removed: list[str] = []
         added: list[DataFile] = []
         for file in files:
             if file.path not in self._done:
-                self._done[file.path] = self._rewritten(keys, file)
+                self._done[file.path] = self._rewritten(keys, file, deleted.get(file.path))
             rewritten = self._done[file.path]
             if rewritten is not None:
                 removed.append(file.path)
                 added.extend(rewritten)
         return removed, added
 
-    def _rewritten(self, keys: WrittenKeys, file: DataFile) -> list[DataFile] | None:
+    def _rewritten(
+        self, keys: WrittenKeys, file: DataFile, deleted: pa.Array | None
+    ) -> list[DataFile] | None:
         if not keys.may_be_in(file):
             return None
-        data = project(pq.read_table(self.folder / file.path), self.columns)
+        data = pq.read_table(self.folder / file.path)
+        data = project(data if deleted is None else without_deleted(data, deleted), self.columns)
         names = [c.name for c in keys.columns]
         kept = data.join(keys.keys, keys=names, join_type="left anti", use_threads=False)
         if kept.num_rows == data.num_rows:

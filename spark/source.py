@@ -73,10 +73,11 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from api.client import CatalogApiError, CatalogClient, ConflictError
-from catalog.data.files import DataFile
+from catalog.data.files import DataFile, rows_and_deletes
 from catalog.data.warehouse import data_folder
 from catalog.descriptors import ColumnDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
+from spark.deletes import DeletedRows, deleted_rows
 from spark.evolution import DataMismatchError, conform
 from spark.keys import KeyCheck, PrimaryKeyViolationError
 from spark.planning import Packing
@@ -155,14 +156,15 @@ class CatalogDataSource(DataSource):
         folder = data_folder(pinned.table, options.get("warehouse"))
         with client_of(options) as client:
             commits = client.data_commits(pinned.table.id, at=pinned.at).commits
-        files = [file for commit in commits for file in commit.files]
+        files, deletes = rows_and_deletes(commits)
         if files and not folder.is_dir():
             raise FileNotFoundError(
                 f"the data of table {_table_option(options)} is missing: its folder {folder} "
                 "does not exist here (the driver and every executor must see the table's "
                 "location)"
             )
-        return CatalogReader(pinned.table.columns, str(folder), files, packing)
+        deleted = deleted_rows(folder, deletes)
+        return CatalogReader(pinned.table.columns, str(folder), files, packing, deleted)
 
     def writer(self, schema: StructType, overwrite: bool) -> CatalogWriter:
         """A writer into the table as of now; refuses a DataFrame that does not fit."""
@@ -275,6 +277,7 @@ class CatalogReader(DataSourceReader):
     Spark pushes the simple conditions of a WHERE (``pushFilters``): files whose statistics
     prove a condition false are not read, row groups likewise, and the rows read are filtered
     by every condition the read takes over. Files are grouped into input partitions by bytes.
+    The rows an engine deleted by position (``deleted``, per data file) are left out.
     """
 
     def __init__(
@@ -283,11 +286,13 @@ class CatalogReader(DataSourceReader):
         folder: str,
         files: Sequence[DataFile],
         packing: Packing,
+        deleted: DeletedRows | None = None,
     ) -> None:
         self.columns = tuple(columns)
         self.folder = folder
         self.files = tuple(files)
         self.packing = packing
+        self.deleted = dict(deleted or {})
         self.predicates: tuple[Predicate, ...] = ()
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
@@ -315,7 +320,8 @@ class CatalogReader(DataSourceReader):
             return  # the one empty task Spark plans for a read without partitions
         exact = [p for p in self.predicates if p.exact]
         for path in partition.files:
-            yield from read_file(Path(self.folder) / path, self.columns, exact).to_batches()
+            rows = read_file(Path(self.folder) / path, self.columns, exact, self.deleted.get(path))
+            yield from rows.to_batches()
 
 
 @dataclass(frozen=True)
@@ -430,11 +436,12 @@ class CatalogWriter(DataSourceArrowWriter):
             if self.kind != "append" or (files and self.mode == "append"):
                 visible = client.data_commits(self.table_id).commits
                 expected = visible[-1].seq if visible else 0
-                held = (f for commit in visible for f in commit.files)
+                held, deletes = rows_and_deletes(visible)
+                deleted = deleted_rows(Path(self.folder), deletes)
                 if self.kind == "append":
-                    check.table_files(held)
+                    check.table_files(held, deleted)
                 else:
-                    removed, rewritten = rewrite.without(check.written, held)
+                    removed, rewritten = rewrite.without(check.written, held, deleted)
             if self.kind == "delete" and not removed:
                 return  # the table holds none of the keys
             self._sent = True

@@ -20,7 +20,8 @@ with ``UNSUPPORTED_TIME_TYPE``, and a UUID column with ``PARQUET_TYPE_ILLEGAL`` 
 settings. It fails on such a column even when the query leaves it out, and a file may hold a
 column that was dropped since. So a table that has a TIME or UUID column, or whose visible
 files were written with one, is refused before anything is registered: read it with
-``spark.read.format("catalog")``, which reads every encoding.
+``spark.read.format("catalog")``, which reads every encoding. So is a table with rows an engine
+deleted by position (merge-on-read delete files), which Spark's reader would not leave out.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 
 from catalog.catalog import Catalog
 from catalog.column_types import ColumnType
-from catalog.data.files import DataCommit
+from catalog.data.files import DataCommit, rows_and_deletes
 from catalog.data.warehouse import data_folder
 from catalog.descriptors import (
     ColumnDescriptor,
@@ -178,12 +179,13 @@ def register_views(
         ValueError: a schema not in the catalog, or a table Spark's session catalog cannot
             name (letters, digits and _ only, regardless of case); nothing is registered.
         ValidationError: a table with a TIME or UUID column (see above), named with the
-            column; nothing is registered.
+            column, or with position delete files; nothing is registered.
     """
     options = {"catalog_url": catalog_url or "", "token": token or ""}
     databases: list[str] = []
     views: list[tuple[str, str, str]] = []
     unreadable: list[str] = []
+    deleted: list[str] = []
     with client_of(options) as client:
         pin = parse_as_of(as_of)
         if pin.version is not None:
@@ -206,8 +208,17 @@ def register_views(
                     f"{name} (column {column.name}, {column.type})"
                     for column in _time_or_uuid(table, history, commits)
                 )
+                if rows_and_deletes(commits)[1]:
+                    deleted.append(name)
                 query = view_sql(table, history, commits, data_folder(table, warehouse))
                 views.append((schema.name, table.name, query))
+    if deleted:
+        raise ValidationError(
+            "Spark's own Parquet reader does not apply position delete files, and these "
+            f"tables have rows deleted by them (merge-on-read): {', '.join(deleted)}; read "
+            'them with spark.read.format("catalog").load(...), or compact them (Iceberg\'s '
+            "rewrite_data_files), or register the other schemas; nothing was registered"
+        )
     if unreadable:
         raise ValidationError(
             "Spark's own Parquet reader cannot read the TIME and UUID columns of these tables "

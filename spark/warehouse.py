@@ -25,6 +25,7 @@ from catalog.column_types import ColumnType
 from catalog.data.files import DataFile
 from catalog.data.warehouse import local_folder, table_folder
 from catalog.descriptors import ColumnDescriptor
+from spark.deletes import without_deleted
 from spark.evolution import column_ids, for_file, project
 from spark.pruning import Predicate, row_filter
 from spark.statistics import file_stats
@@ -90,7 +91,10 @@ def write_partitions(
 
 
 def read_file(
-    path: Path, columns: Sequence[ColumnDescriptor], predicates: Sequence[Predicate]
+    path: Path,
+    columns: Sequence[ColumnDescriptor],
+    predicates: Sequence[Predicate],
+    deleted: pa.Array | None = None,
 ) -> pa.Table:
     """Return the rows of one file, as ``columns``, that every one of ``predicates`` keeps.
 
@@ -98,8 +102,13 @@ def read_file(
     columns the file holds with the type they have now, in either encoding of TIME, and in
     the text encoding of UUID); the rows read are then filtered after projection, so columns
     renamed, widened or added since the file was written, and TIME and UUID in either
-    encoding, are judged as the read sees them.
+    encoding, are judged as the read sees them. The rows at ``deleted`` positions (an
+    engine's position deletes) are left out: the file is then read whole, in order.
     """
+    if deleted is not None and len(deleted):
+        data = project(without_deleted(pq.read_table(path), deleted), columns)
+        kept = row_filter(predicates, lambda column: column.name)
+        return data if kept is None else data.filter(kept)
     if not predicates:
         return project(pq.read_table(path), columns)
     dataset = ds.dataset(path, format="parquet")

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import pydantic
 from fastapi import Request
 from pyiceberg.manifest import DataFile as IcebergDataFile
+from pyiceberg.manifest import DataFileContent
 
 from api.iceberg.bounds import BoundError, column_stats
 from api.iceberg.commits import check_requirements
@@ -123,9 +124,10 @@ def _data_files(
     kept = [v.columns for v in table.versions if v.version == schema_version]
     files: list[DataFile] = []
     for path, added_file in added.items():
+        deletes = added_file.content == DataFileContent.POSITION_DELETES
         try:
             stats = None  # a schema version the node no longer keeps: its types are unknown
-            if kept:
+            if kept and not deletes:  # a delete file's columns are file_path and pos
                 stats = column_stats(
                     kept[0],
                     added_file.null_value_counts or {},
@@ -140,6 +142,7 @@ def _data_files(
                     rows=added_file.record_count,
                     size=added_file.file_size_in_bytes,
                     stats=stats,
+                    content="position-deletes" if deletes else None,
                 )
             )
         except BoundError as e:

@@ -22,6 +22,7 @@ import os
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import pyiceberg.avro.file
@@ -36,11 +37,11 @@ from pyiceberg.manifest import (
     ManifestEntry,
     ManifestEntryStatus,
     ManifestFile,
+    ManifestWriterV2,
     read_manifest_list,
-    write_manifest,
     write_manifest_list,
 )
-from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.typedef import Record
 
@@ -53,13 +54,11 @@ from catalog.descriptors import ColumnDescriptor
 FILE_SCHEME = "file:"
 AVRO_CODEC: AvroCompressionCodec = "deflate"
 
-NO_DELETE_FILES = (
-    "this catalog takes no delete files (merge-on-read row-level deletes), and nothing was "
-    "written: a data commit names whole data files. Change rows copy-on-write (Iceberg's "
-    "default): set the table's write.delete.mode, write.update.mode and write.merge.mode "
-    "to copy-on-write"
+NO_EQUALITY_DELETES = (
+    "this catalog takes position delete files, not equality delete files, and nothing was "
+    "written: delete rows by position (Spark, Trino and DuckDB do), or copy-on-write"
 )
-"""Why a commit with delete files is refused, and what to do instead."""
+"""Why a commit with equality delete files is refused, and what to do instead."""
 
 
 def _checked_decoder(b: bytes) -> BinaryDecoder:
@@ -192,8 +191,7 @@ def snapshot_change(
 
     Raises:
         IcebergError: BadRequestException for a manifest, list or data file outside the
-            table's folder, a missing one, delete files (row-level deletes), or a data file
-            not in Parquet.
+            table's folder, a missing one, equality delete files, or a file not in Parquet.
     """
     listed = {m.manifest_path: m for m in _manifests(folder, manifest_list)}
     if parent_list is None or not os.path.isfile(local_path(parent_list)):
@@ -209,26 +207,36 @@ def snapshot_change(
 def _live(
     folder: str, manifests: Sequence[ManifestFile], snapshot_id: int
 ) -> dict[str, IcebergDataFile]:
-    """Return the data files ``manifests`` hold (not deleted), by path relative to ``folder``."""
+    """Return the files ``manifests`` hold (not deleted), by path relative to ``folder``.
+
+    Data files and position delete files alike: a delete manifest lists only delete files,
+    a data manifest only data files.
+    """
     io = WarehouseIO()
     found: dict[str, IcebergDataFile] = {}
     for manifest in manifests:
         relative_path(folder, manifest.manifest_path, "manifest")
-        if manifest.content != ManifestContent.DATA:
-            raise bad_request(f"snapshot {snapshot_id} has a delete manifest: {NO_DELETE_FILES}")
+        deletes = manifest.content == ManifestContent.DELETES
         with _reading("manifest", manifest.manifest_path):
             entries = manifest.fetch_manifest_entry(io)
         for entry in entries:
             data_file = entry.data_file
-            if data_file.content != DataFileContent.DATA:
+            if data_file.content == DataFileContent.EQUALITY_DELETES:
                 raise bad_request(
-                    f"snapshot {snapshot_id} has delete file {data_file.file_path}: "
-                    + NO_DELETE_FILES
+                    f"snapshot {snapshot_id} has equality delete file {data_file.file_path}: "
+                    + NO_EQUALITY_DELETES
+                )
+            if (data_file.content == DataFileContent.POSITION_DELETES) != deletes:
+                kind = "delete" if deletes else "data"
+                raise bad_request(
+                    f"{kind} manifest {manifest.manifest_path} of snapshot {snapshot_id} lists "
+                    f"{data_file.file_path}, which is not a {kind} file"
                 )
             if data_file.file_format != FileFormat.PARQUET:
                 raise bad_request(
-                    f"data file {data_file.file_path} is {data_file.file_format.value}: this "
-                    "catalog's tables hold Parquet files"
+                    f"file {data_file.file_path} is {data_file.file_format.value}: this "
+                    "catalog's tables hold Parquet files (data and position deletes; no "
+                    "deletion vectors)"
                 )
             found[relative_path(folder, data_file.file_path, "data file")] = data_file
     return found
@@ -243,6 +251,81 @@ def check_present(folder: str, paths: Sequence[str]) -> None:
     for path in paths:
         if not os.path.isfile(os.path.join(local_path(folder), path)):
             raise bad_request(f"data file {folder}/{path} does not exist")
+
+
+@dataclass(frozen=True)
+class _Naming:
+    """Where a commit's manifests go: ``<location>/metadata/<prefix>-<suffix>.avro``."""
+
+    location: str
+    prefix: str
+    snapshot_id: int
+
+    def path(self, suffix: str) -> str:
+        return f"{self.location}/metadata/{self.prefix}-{suffix}.avro"
+
+
+def _without(
+    naming: _Naming,
+    manifests: Sequence[ManifestFile],
+    removed: set[str],
+    specs: Mapping[int, PartitionSpec],
+    schema: Schema,
+) -> list[ManifestFile]:
+    """Return ``manifests`` without the files ``removed`` names (paths in the table's folder).
+
+    A manifest that lists one is written again with its other files, as existing ones that
+    keep their sequence numbers; one left with none is dropped.
+    """
+    io = WarehouseIO()
+    kept: list[ManifestFile] = []
+    for n, manifest in enumerate(manifests):
+        with _reading("manifest", manifest.manifest_path):
+            entries = manifest.fetch_manifest_entry(io)
+        live = [
+            e
+            for e in entries
+            if relative_path(naming.location, e.data_file.file_path, "file") not in removed
+        ]
+        if len(live) == len(entries):
+            kept.append(manifest)
+            continue
+        if not live:
+            continue
+        spec = specs.get(manifest.partition_spec_id)
+        if spec is None:
+            raise bad_request(
+                f"manifest {manifest.manifest_path} has partition spec "
+                f"{manifest.partition_spec_id}, which the table does not have"
+            )
+        writer_of = (
+            _DeletesWriter if manifest.content == ManifestContent.DELETES else ManifestWriterV2
+        )
+        output = io.new_output(naming.path(f"c{n}"))
+        with writer_of(spec, schema, output, naming.snapshot_id, AVRO_CODEC) as writer:
+            for entry in live:
+                writer.add(
+                    ManifestEntry.from_args(
+                        status=ManifestEntryStatus.EXISTING,
+                        snapshot_id=entry.snapshot_id,
+                        sequence_number=entry.sequence_number,
+                        file_sequence_number=entry.file_sequence_number,
+                        data_file=entry.data_file,
+                    )
+                )
+        kept.append(writer.to_manifest_file())
+    return kept
+
+
+class _DeletesWriter(ManifestWriterV2):
+    """A writer of a delete manifest (PyIceberg writes data manifests only)."""
+
+    def content(self) -> ManifestContent:
+        return ManifestContent.DELETES
+
+    @property
+    def _meta(self) -> dict[str, str]:
+        return {**super()._meta, "content": "deletes"}
 
 
 def spark_manifest_list(location: str, snapshot_id: int, seq: int) -> str:
@@ -264,7 +347,7 @@ def _data_file(
         if high is not None:
             upper[s.column_id] = high
     return IcebergDataFile.from_args(
-        content=DataFileContent.DATA,
+        content=DataFileContent.POSITION_DELETES if written.deletes else DataFileContent.DATA,
         file_path=f"{location}/{written.path}",
         file_format=FileFormat.PARQUET,
         partition=Record(),
@@ -286,6 +369,7 @@ def write_manifests(
     commit: DataCommit,
     parent: tuple[int, str] | None,
     sequence_number: int,
+    specs: Mapping[int, PartitionSpec],
 ) -> str:
     """Write the manifest and manifest list of a Spark source commit; return the list's path.
 
@@ -301,6 +385,8 @@ def write_manifests(
         commit: the commit.
         parent: the snapshot id and manifest list of the commit before it, if any.
         sequence_number: the snapshot's sequence number.
+        specs: the table's partition specs, by id (a manifest carried from the parent is
+            written again with its own, without the files the commit removes).
 
     Raises:
         IcebergError: BadRequestException when the parent's manifest list cannot be read.
@@ -310,6 +396,8 @@ def write_manifests(
     if os.path.exists(local_path(target)):
         return target
     io = WarehouseIO()
+    fresh = uuid.uuid4().hex
+    naming = _Naming(location, f"catalog-{commit.seq}-{fresh}", snapshot_id)
     carried: list[ManifestFile] = []
     if parent is not None and commit.mode == "append":
         carried = [
@@ -317,25 +405,26 @@ def write_manifests(
             for m in _manifests(location, parent[1])
             if m.has_added_files() or m.has_existing_files()
         ]
+        if commit.removed:
+            carried = _without(naming, carried, set(commit.removed), specs, schema)
     by_id = {c.id: c for c in columns}
-    fresh = uuid.uuid4().hex
-    manifest_path = f"{location}/metadata/catalog-{commit.seq}-{fresh}-m0.avro"
-    with write_manifest(
-        format_version=2,
-        spec=UNPARTITIONED_PARTITION_SPEC,
-        schema=schema,
-        output_file=io.new_output(manifest_path),
-        snapshot_id=snapshot_id,
-        avro_compression=AVRO_CODEC,
-    ) as writer:
-        for written in commit.files:
-            writer.add(
-                ManifestEntry.from_args(
-                    status=ManifestEntryStatus.ADDED,
-                    snapshot_id=snapshot_id,
-                    data_file=_data_file(location, written, by_id),
+    rows = [f for f in commit.files if not f.deletes]
+    deletes = [f for f in commit.files if f.deletes]  # a merged commit's, of engines' deletes
+    written: list[ManifestFile] = []
+    for n, (files, writer_of) in enumerate(((rows, ManifestWriterV2), (deletes, _DeletesWriter))):
+        if n and not files:
+            continue
+        output = io.new_output(naming.path(f"m{n}"))
+        with writer_of(UNPARTITIONED_PARTITION_SPEC, schema, output, snapshot_id, AVRO_CODEC) as w:
+            for file in files:
+                w.add(
+                    ManifestEntry.from_args(
+                        status=ManifestEntryStatus.ADDED,
+                        snapshot_id=snapshot_id,
+                        data_file=_data_file(location, file, by_id),
+                    )
                 )
-            )
+        written.append(w.to_manifest_file())
     written_list = f"{local_path(target)}.{fresh}.partial"
     with write_manifest_list(
         format_version=2,
@@ -345,6 +434,6 @@ def write_manifests(
         sequence_number=sequence_number,
         avro_compression=AVRO_CODEC,
     ) as list_writer:
-        list_writer.add_manifests([*carried, writer.to_manifest_file()])
+        list_writer.add_manifests([*carried, *written])
     os.replace(written_list, local_path(target))
     return target

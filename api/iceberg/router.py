@@ -116,7 +116,9 @@ async def _metadata(
     node = node_of(request)
     plain = table_metadata(table, _warehouse(request), cat.activation_ts)
     commits = await node.data.recorded(table.id)
-    await ensure_manifests(plain.location, plain.schemas[-1], table.columns, commits)
+    await ensure_manifests(
+        plain.location, plain.schemas[-1], table.columns, commits, plain.partition_specs
+    )
     snapshots = snapshots_of(
         plain.location,
         commits,

@@ -12,14 +12,16 @@ reader's time travel by timestamp sees what a read "as of" that time sees.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 
 from api.iceberg.manifests import spark_manifest_list, write_manifests
 from api.iceberg.models import IcebergSchema
+from api.iceberg.models import PartitionSpec as IcebergPartitionSpec
 from catalog.data.files import DataCommit, committed_by
 from catalog.data.iceberg_identity import sequence_numbers, snapshot_id_of
 from catalog.data.iceberg_refs import MAIN, SnapshotRef
@@ -173,6 +175,7 @@ def _write_missing(
     schema: Schema,
     columns: Sequence[ColumnDescriptor],
     commits: Sequence[DataCommit],
+    specs: Mapping[int, PartitionSpec],
 ) -> None:
     parent: tuple[int, str] | None = None
     for commit, number in zip(commits, sequence_numbers(commits), strict=True):
@@ -180,7 +183,7 @@ def _write_missing(
             parent = None
             continue
         if commit.iceberg is None:
-            write_manifests(location, schema, columns, commit, parent, number)
+            write_manifests(location, schema, columns, commit, parent, number, specs)
         parent = (snapshot_id_of(commit), manifest_list_of(location, commit))
 
 
@@ -189,6 +192,7 @@ async def ensure_manifests(
     schema: IcebergSchema,
     columns: Sequence[ColumnDescriptor],
     commits: Sequence[DataCommit],
+    specs: Sequence[IcebergPartitionSpec],
 ) -> None:
     """Write the manifests of the Spark source's commits that have none yet (on a worker).
 
@@ -197,8 +201,12 @@ async def ensure_manifests(
         schema: the table's current schema.
         columns: the table's current columns.
         commits: every data commit of the table, in order.
+        specs: the table's partition specs.
     """
     if all(c.iceberg is not None for c in commits):
         return
     served = Schema.model_validate(schema.model_dump(by_alias=True))
-    await asyncio.to_thread(_write_missing, location, served, columns, commits)
+    by_id = {
+        s.spec_id or 0: PartitionSpec.model_validate(s.model_dump(by_alias=True)) for s in specs
+    }
+    await asyncio.to_thread(_write_missing, location, served, columns, commits, by_id)

@@ -77,6 +77,10 @@ class DataFile(Model):
             added after it was written.
         schema_version: the table schema version the file was written with, where it is not
             its commit's: set only in a commit that merged earlier ones (see ``merged``).
+        content: absent for a file of rows; ``position-deletes`` for an Iceberg position
+            delete file (merge-on-read): rows ``(file_path, pos)`` naming rows of the table's
+            data files that are deleted, by their position in the file. Its ``rows`` counts
+            deleted positions, not rows of the table.
     """
 
     path: FilePath
@@ -85,6 +89,22 @@ class DataFile(Model):
     size: int = Field(ge=0, le=2**63 - 1)
     stats: tuple[ColumnStats, ...] | None = Field(default=None, max_length=10_000)
     schema_version: int | None = Field(default=None, ge=1, le=2**31 - 1, exclude_if=_absent)
+    content: Literal["position-deletes"] | None = Field(default=None, exclude_if=_absent)
+
+    @property
+    def deletes(self) -> bool:
+        """Whether the file names deleted rows (a position delete file) rather than holds rows."""
+        return self.content is not None
+
+
+def rows_and_deletes(commits: Sequence[DataCommit]) -> tuple[list[DataFile], list[DataFile]]:
+    """Return the files of ``commits`` split into files of rows and position delete files."""
+    rows: list[DataFile] = []
+    deletes: list[DataFile] = []
+    for commit in commits:
+        for file in commit.files:
+            (deletes if file.deletes else rows).append(file)
+    return rows, deletes
 
 
 SnapshotOperation = Literal["append", "overwrite", "delete", "replace"]

@@ -190,17 +190,16 @@ def test_trino_reads_rows_of_the_upper_case_public_schema_by_lower_case_names(
     assert [tuple(r) for r in rows] == ROWS
 
 
-def test_duckdb_delete_writes_delete_files_and_is_refused(
-    duckdb: Any, seed: Seed, namespace: str, recorder: Recorder
+def test_duckdb_deletes_and_updates_with_delete_files_every_reader_applies(
+    duckdb: Any, seed: Seed, namespace: str, pyiceberg: RestCatalog, recorder: Recorder
 ) -> None:
-    """DuckDB deletes and updates merge-on-read (delete files), which the catalog refuses."""
+    """DuckDB deletes and updates merge-on-read: position delete files, which readers apply."""
     engine = DuckDBEngine(duckdb)
-    seed(namespace, "people", ROWS)
-    for statement in (
-        f"DELETE FROM cat.{namespace}.people WHERE id = 1",
-        f"UPDATE cat.{namespace}.people SET name = 'bo' WHERE id = 2",
-    ):
-        with pytest.raises(EngineError, match="takes no delete files"):
-            engine.sql(statement)
+    seed(namespace, "people", [*ROWS, (3, "cy")])
+    run(engine, f"DELETE FROM cat.{namespace}.people WHERE id = 1", recorder)
+    run(engine, f"UPDATE cat.{namespace}.people SET name = 'bo' WHERE id = 2", recorder)
+    expected = [(2, "bo"), (3, "cy")]
     rows = run(engine, f"SELECT id, name FROM cat.{namespace}.people ORDER BY id", recorder)
-    assert [tuple(r) for r in rows] == ROWS
+    assert [tuple(r) for r in rows] == expected
+    arrow = pyiceberg.load_table(f"{namespace}.people").scan().to_arrow().sort_by("id")
+    assert list(zip(arrow["id"].to_pylist(), arrow["name"].to_pylist(), strict=True)) == expected

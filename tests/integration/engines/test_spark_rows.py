@@ -4,8 +4,8 @@ Copy-on-write (Iceberg's default for format 2) rewrites the data files that hold
 row: each statement is one ``overwrite`` (or ``delete``) snapshot that removes files and adds
 their rewritten rows, which the catalog records as one data commit (``removed``). Every change
 is read back by Spark, by PyIceberg and by the catalog's own Spark source
-(``format("catalog")``). Merge-on-read writes delete files, which the catalog does not take:
-the commit is refused with a 400 naming them and nothing is written.
+(``format("catalog")``). Merge-on-read writes position delete files instead, which the catalog
+records with their data commit and every reader applies.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 
 from api.iceberg.manifests import local_path
 from tests.integration.api.servers import RunningServer
-from tests.integration.engines.conftest import EngineError, Recorder, SparkShell
+from tests.integration.engines.conftest import Recorder, SparkShell
 from tests.integration.engines.engines import SparkEngine
 from tests.integration.engines.test_smoke import run
 from tests.integration.spark.conftest import spark  # noqa: F401  (the catalog's own Spark)
@@ -35,11 +35,6 @@ ROWS: list[Row] = [(1, "ann", "a"), (2, "bob", "a"), (3, "cy", "b"), (4, "di", "
 """(id, name, part): ``part`` partitions the table; two inserts, one file a partition each."""
 
 MODES = ("write.delete.mode", "write.update.mode", "write.merge.mode")
-
-MOR_GAP = (
-    "merge-on-read writes position delete files, which the catalog's data commits do not hold "
-    "(a data commit names whole data files): the commit is refused with a 400"
-)
 
 
 @dataclass
@@ -182,31 +177,40 @@ def test_copy_on_write_merge_updates_deletes_and_inserts(table: SparkTable) -> N
     assert table.sql(f"SELECT id, name, part FROM {{t}} VERSION AS OF {second} ORDER BY id") == ROWS
 
 
+UPDATED = [(i, "x" if i == 2 else n, p) for i, n, p in ROWS]
+
+
 @pytest.mark.parametrize(
-    "statement",
+    ("statement", "expected"),
     [
-        "DELETE FROM {t} WHERE id = 2",
-        "UPDATE {t} SET name = 'x' WHERE id = 2",
-        "MERGE INTO {t} AS target USING (SELECT 2 AS id) AS source ON target.id = source.id "
-        "WHEN MATCHED THEN DELETE",
+        ("DELETE FROM {t} WHERE id = 2", [r for r in ROWS if r[0] != 2]),
+        ("UPDATE {t} SET name = 'x' WHERE id = 2", UPDATED),
+        (
+            "MERGE INTO {t} AS target USING (SELECT 2 AS id) AS source ON target.id = source.id "
+            "WHEN MATCHED THEN DELETE",
+            [r for r in ROWS if r[0] != 2],
+        ),
     ],
     ids=["delete", "update", "merge"],
 )
-def test_merge_on_read_is_refused_naming_delete_files(table: SparkTable, statement: str) -> None:
+def test_merge_on_read_writes_delete_files_every_reader_applies(
+    table: SparkTable, statement: str, expected: list[Row]
+) -> None:
     table.create("merge-on-read")
-    before = [s.snapshot_id for s in table.loaded().snapshots()]
-    with pytest.raises(EngineError, match="takes no delete files"):
-        table.shell.sql(statement.format(t=table.name))
-    (refused,) = [
-        e for e in table.recorder.log.failures(table.recorder.start) if e.method == "POST"
-    ]
-    assert refused.status == 400 and "BadRequestException" in refused.response_body
-    assert [s.snapshot_id for s in table.loaded().snapshots()] == before  # nothing written
-    assert table.read() == ROWS
+    table.sql(statement)
+    assert table.read() == expected  # Spark, PyIceberg and the catalog's Spark source
+    *_, last = table.data_commits()
+    assert "position-deletes" in [f.get("content") for f in last["files"]]
+    second = table.loaded().snapshots()[1].snapshot_id  # before the change: as it was
+    assert table.sql(f"SELECT id, name, part FROM {{t}} VERSION AS OF {second} ORDER BY id") == ROWS
 
 
-@pytest.mark.xfail(strict=True, reason=MOR_GAP)
-def test_merge_on_read_delete_reads_back(table: SparkTable) -> None:
+def test_compaction_after_merge_on_read_keeps_the_rows_deleted(table: SparkTable) -> None:
     table.create("merge-on-read")
-    table.sql("DELETE FROM {t} WHERE id = 2")
-    assert table.read() == [r for r in ROWS if r[0] != 2]
+    table.sql("DELETE FROM {t} WHERE id IN (1, 4)")
+    table.sql(
+        f"CALL cat.system.rewrite_data_files(table => '{table.namespace}.t', "
+        "options => map('min-input-files', '1', 'delete-file-threshold', '1'))"
+    )
+    assert table.read() == [r for r in ROWS if r[0] not in (1, 4)]
+    assert table.operations()[-1] == "replace"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
-from tests.integration.engines.conftest import EngineError, Recorder, TrinoServer
+from tests.integration.engines.conftest import Recorder, TrinoServer
 from tests.integration.engines.engines import TrinoEngine
 from tests.integration.engines.test_smoke import run
 
@@ -94,27 +94,28 @@ def test_a_partitioned_table_reads_back_by_partition(
     assert isinstance(count, int) and count >= 2  # a file per partition: two days at least
 
 
-def test_a_delete_of_whole_files_commits_and_a_row_level_delete_is_refused(
+def test_deletes_whole_files_and_changes_rows_with_delete_files(
     trino: TrinoEngine, pyiceberg: RestCatalog, namespace: str, recorder: Recorder
 ) -> None:
-    """Trino deletes whole files (a partition's) as a metadata change; a delete of some rows
-    of a file writes a position delete file, which the catalog's data commits do not hold."""
+    """Trino deletes whole files (a partition's) as a metadata change, and some rows of a
+    file with a position delete file (``DELETE``, ``UPDATE``, ``MERGE``)."""
     t = f"cat.{namespace}.t"
     run(
         trino,
         f"CREATE TABLE {t} (id BIGINT, part INTEGER) WITH (partitioning = ARRAY['part'])",
         recorder,
     )
-    run(trino, f"INSERT INTO {t} VALUES (1, 1), (2, 1), (3, 2)", recorder)
+    run(trino, f"INSERT INTO {t} VALUES (1, 1), (2, 1), (3, 2), (4, 1)", recorder)
     run(trino, f"DELETE FROM {t} WHERE part = 2", recorder)
-    assert run(trino, f"SELECT id FROM {t} ORDER BY id", recorder) == [[1], [2]]
-    before = pyiceberg.load_table(f"{namespace}.t").current_snapshot()
-    for statement in (
-        f"DELETE FROM {t} WHERE id = 1",
-        f"UPDATE {t} SET id = 20 WHERE id = 2",
-    ):
-        with pytest.raises(EngineError, match="takes no delete files"):
-            trino.sql(statement)
-    assert run(trino, f"SELECT id FROM {t} ORDER BY id", recorder) == [[1], [2]]
-    after = pyiceberg.load_table(f"{namespace}.t").current_snapshot()
-    assert after == before
+    run(trino, f"DELETE FROM {t} WHERE id = 1", recorder)
+    run(trino, f"UPDATE {t} SET id = 20 WHERE id = 2", recorder)
+    run(
+        trino,
+        f"MERGE INTO {t} AS target USING (VALUES (4, 1), (5, 1)) AS source (id, part) "
+        "ON target.id = source.id WHEN MATCHED THEN DELETE "
+        "WHEN NOT MATCHED THEN INSERT (id, part) VALUES (source.id, source.part)",
+        recorder,
+    )
+    assert run(trino, f"SELECT id FROM {t} ORDER BY id", recorder) == [[5], [20]]
+    table = pyiceberg.load_table(f"{namespace}.t")
+    assert sorted(table.scan().to_arrow()["id"].to_pylist()) == [5, 20]

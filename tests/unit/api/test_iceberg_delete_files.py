@@ -1,4 +1,4 @@
-"""A snapshot with delete files (merge-on-read) is refused, saying what to do instead."""
+"""A snapshot's delete files: position deletes are read, equality deletes refused."""
 
 from __future__ import annotations
 
@@ -59,34 +59,58 @@ def _listed(folder: Path, manifest: pm.ManifestFile) -> str:
     return path
 
 
-@pytest.mark.parametrize(
-    "delete_manifest", [False, True], ids=["delete file in a data manifest", "delete manifest"]
-)
-def test_a_snapshot_with_delete_files_is_refused(tmp_path: Path, delete_manifest: bool) -> None:
-    manifest = _manifest(tmp_path, pm.DataFileContent.POSITION_DELETES)
-    if delete_manifest:
-        manifest = pm.ManifestFile.from_args(
-            manifest_path=manifest.manifest_path,
-            manifest_length=manifest.manifest_length,
-            partition_spec_id=0,
-            content=pm.ManifestContent.DELETES,
-            sequence_number=1,
-            min_sequence_number=1,
-            added_snapshot_id=1,
-            added_files_count=1,
-            added_rows_count=1,
-            existing_files_count=0,
-            existing_rows_count=0,
-            deleted_files_count=0,
-            deleted_rows_count=0,
-        )
-    manifest_list = _listed(tmp_path, manifest)
+def _as_delete_manifest(manifest: pm.ManifestFile) -> pm.ManifestFile:
+    """Return ``manifest`` listed as a delete manifest."""
+    return pm.ManifestFile.from_args(
+        manifest_path=manifest.manifest_path,
+        manifest_length=manifest.manifest_length,
+        partition_spec_id=0,
+        content=pm.ManifestContent.DELETES,
+        sequence_number=1,
+        min_sequence_number=1,
+        added_snapshot_id=1,
+        added_files_count=1,
+        added_rows_count=1,
+        existing_files_count=0,
+        existing_rows_count=0,
+        deleted_files_count=0,
+        deleted_rows_count=0,
+    )
+
+
+def test_a_position_delete_file_of_a_delete_manifest_is_read(tmp_path: Path) -> None:
+    manifest = _as_delete_manifest(_manifest(tmp_path, pm.DataFileContent.POSITION_DELETES))
+    added, dropped = snapshot_change(str(tmp_path), _listed(tmp_path, manifest), None, set(), 1)
+    assert list(added) == ["data/f.parquet"] and dropped == set()
+    assert added["data/f.parquet"].content == pm.DataFileContent.POSITION_DELETES
+
+
+def _refused(tmp_path: Path, manifest: pm.ManifestFile) -> str:
     with pytest.raises(IcebergError) as refused:
-        snapshot_change(str(tmp_path), manifest_list, None, set(), 1)
+        snapshot_change(str(tmp_path), _listed(tmp_path, manifest), None, set(), 1)
     assert refused.value.status == 400
-    assert "merge-on-read" in refused.value.message
-    assert "nothing was written" in refused.value.message
-    assert "write.delete.mode, write.update.mode and write.merge.mode" in refused.value.message
+    return refused.value.message
+
+
+def test_an_equality_delete_file_is_refused_saying_what_to_do(tmp_path: Path) -> None:
+    manifest = _as_delete_manifest(_manifest(tmp_path, pm.DataFileContent.EQUALITY_DELETES))
+    message = _refused(tmp_path, manifest)
+    assert "equality delete file" in message and "nothing was written" in message
+    assert "delete rows by position" in message
+
+
+@pytest.mark.parametrize(
+    ("content", "delete_manifest"),
+    [(pm.DataFileContent.POSITION_DELETES, False), (pm.DataFileContent.DATA, True)],
+    ids=["delete file in a data manifest", "data file in a delete manifest"],
+)
+def test_a_file_in_a_manifest_of_the_other_kind_is_refused(
+    tmp_path: Path, content: pm.DataFileContent, delete_manifest: bool
+) -> None:
+    manifest = _manifest(tmp_path, content)
+    if delete_manifest:
+        manifest = _as_delete_manifest(manifest)
+    assert "which is not a" in _refused(tmp_path, manifest)
 
 
 def test_a_snapshot_of_data_files_is_read(tmp_path: Path) -> None:

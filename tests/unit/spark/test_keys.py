@@ -77,7 +77,7 @@ def test_keys_the_table_holds_are_refused_naming_them(tmp_path: Path) -> None:
     keys = check(tmp_path, (REGION, ID))
     keys.written_files(files.write([("eu", 49, 1), ("us", 10, 1), ("eu", 50, 1)]))
     with pytest.raises(PrimaryKeyViolationError) as info:
-        keys.table_files(table)
+        keys.table_files(table, {})
     assert info.value.keys == [{"REGION": "eu", "ID": 49}]
     message = info.value.message
     assert "the table PUBLIC.ORDERS already holds rows with key (REGION='eu', ID=49)" in message
@@ -85,7 +85,7 @@ def test_keys_the_table_holds_are_refused_naming_them(tmp_path: Path) -> None:
     assert message.endswith("Nothing was committed.")
     fresh = check(tmp_path, (REGION, ID))
     fresh.written_files(files.write([("us", 49, 1), ("eu", 50, 1)]))
-    fresh.table_files(table)  # no written key is in the table
+    fresh.table_files(table, {})  # no written key is in the table
 
 
 def test_files_whose_key_bounds_hold_no_written_key_are_not_read(tmp_path: Path) -> None:
@@ -98,9 +98,9 @@ def test_files_whose_key_bounds_hold_no_written_key_are_not_read(tmp_path: Path)
     for file in low + high + between:
         (tmp_path / file.path).unlink()
     # Written keys fall inside the bounds of no file but `between` (5..7 holds 6).
-    keys.table_files(low + high)
+    keys.table_files(low + high, {})
     with pytest.raises(FileNotFoundError):
-        keys.table_files(between)
+        keys.table_files(between, {})
 
 
 def test_a_file_checked_once_is_not_read_again(tmp_path: Path) -> None:
@@ -108,11 +108,11 @@ def test_a_file_checked_once_is_not_read_again(tmp_path: Path) -> None:
     first = files.write([("eu", 1, 1), ("eu", 3, 1)])
     keys = check(tmp_path)
     keys.written_files(files.write([("eu", 2, 1)]))
-    keys.table_files(first)
+    keys.table_files(first, {})
     (tmp_path / first[0].path).unlink()
     later = files.write([("eu", 2, 9)])
     with pytest.raises(PrimaryKeyViolationError):
-        keys.table_files(first + later)  # reads only the new file, which holds key 2
+        keys.table_files(first + later, {})  # reads only the new file, which holds key 2
 
 
 def test_a_file_without_statistics_is_read(tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_a_file_without_statistics_is_read(tmp_path: Path) -> None:
     keys = check(tmp_path)
     keys.written_files(files.write([("eu", 5, 2)]))
     with pytest.raises(PrimaryKeyViolationError):
-        keys.table_files(old)
+        keys.table_files(old, {})
 
 
 def test_keys_are_read_by_column_id_across_a_rename_and_a_widening(tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ def test_keys_are_read_by_column_id_across_a_rename_and_a_widening(tmp_path: Pat
     check_now = check(tmp_path, (wide,))
     check_now.written_files(now.write([("eu", 7, 1)]))
     with pytest.raises(PrimaryKeyViolationError) as info:
-        check_now.table_files(old)
+        check_now.table_files(old, {})
     assert info.value.keys == [{"KEY": 7}]
 
 
