@@ -277,7 +277,11 @@ async def change_of(
 
 
 async def record_snapshots(
-    request: Request, table: TableDescriptor, name: str, change: SnapshotChange
+    request: Request,
+    table: TableDescriptor,
+    name: str,
+    change: SnapshotChange,
+    logged_ms: int | None = None,
 ) -> DataCommit:
     """Record what a commit's snapshots change as one data commit; return it.
 
@@ -286,6 +290,7 @@ async def record_snapshots(
         table: the table, as of the node's latest catalog (after a replace's version).
         name: the table's name, for messages.
         change: what the snapshots change (``read_snapshots``).
+        logged_ms: a registered snapshot's time in the history of the catalog it came from.
 
     Raises:
         IcebergError: BadRequestException when the files cannot be recorded
@@ -321,6 +326,7 @@ async def record_snapshots(
                 summary=summary,
                 timestamp_ms=last.timestamp_ms,
                 sequence_number=change.sequence_number,
+                logged_ms=logged_ms,
             ),
         )
     except ConcurrentUpdateError as e:

@@ -24,7 +24,7 @@ import json
 import os
 import stat
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -279,3 +279,28 @@ async def drop_on_failure(request: Request, schema: str, name: str) -> AsyncIter
         drop = DropTableCommand(**{"schema": schema, "name": name, "if_exists": True})
         await execute_batch(request, [drop])
         raise
+
+
+def logged_times(
+    metadata: TableMetadata, line: Sequence[AddedSnapshot], now_ms: int
+) -> dict[int, int]:
+    """Return when each snapshot of ``line`` last became current, by the file's ``snapshot-log``.
+
+    A registered table keeps the history it came with: these are its snapshots' times in
+    the table's ``snapshot-log``. Times run forward along the line and none is after
+    ``now_ms`` (the register); a snapshot the log does not name has none (its register
+    time serves).
+    """
+    logged: dict[int, int] = {}
+    for entry in metadata.snapshot_log:
+        snapshot_id, at = entry.get("snapshot-id"), entry.get("timestamp-ms")
+        if isinstance(snapshot_id, int) and isinstance(at, int) and at >= 0:
+            logged[snapshot_id] = at
+    times: dict[int, int] = {}
+    floor = 0
+    for snapshot in line:
+        at = logged.get(snapshot.snapshot_id)
+        if at is not None:
+            floor = min(max(floor, at), now_ms)
+            times[snapshot.snapshot_id] = floor
+    return times

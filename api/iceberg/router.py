@@ -56,6 +56,7 @@ from api.iceberg.paths import (
 from api.iceberg.register import (
     RegisterTableRequest,
     drop_on_failure,
+    logged_times,
     main_line,
     read_metadata_file,
     register_command,
@@ -79,6 +80,7 @@ from catalog.data.files import DataCommit
 from catalog.descriptors import TableDescriptor
 from catalog.errors import AlreadyExistsError, CatalogError, ErrorCode
 from catalog.properties import properties_dict
+from schemasync.clock import physical_of
 
 router = APIRouter(prefix="/v1", tags=["iceberg"], responses=documented_errors())
 
@@ -498,13 +500,17 @@ async def register_table(
     cat = node_of(request).service.catalog(result.version)
     found = cat.table(schema, body.name)
     location = table_metadata(found, _warehouse(request), cat.activation_ts).location
+    logged = logged_times(read, line, physical_of(node_of(request).clock.now()))
+    qualified = f"{schema}.{body.name}"
     async with drop_on_failure(request, schema, body.name):
         base: list[DataCommit] = []
         for snapshot in line:
             kept = snapshot.model_copy(update={"schema_id": found.schema_version})
             tip = base[-1] if base else None
             change = await change_of(location, [kept], base, kept.sequence_number or 0, on=tip)
-            base.append(await record_snapshots(request, found, f"{schema}.{body.name}", change))
+            at = logged.get(snapshot.snapshot_id)
+            recorded = await record_snapshots(request, found, qualified, change, at)
+            base.append(recorded)
     metadata, _ = await _metadata(request, cat, found)
     written, metadata = await _written(request, found, metadata)
     return tagged_response(LoadTableResult(metadata_location=written, metadata=metadata))

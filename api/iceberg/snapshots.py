@@ -6,7 +6,8 @@ id is fixed by the table and the commit (``catalog.data.iceberg_identity``), who
 number follows its parent's, and whose manifest list (with the files' null counts and
 bounds) the server writes on the first load that needs it (``ensure_manifests``).
 ``snapshot-log`` gives the time each commit became visible (its commit timestamp), so a
-reader's time travel by timestamp sees what a read "as of" that time sees.
+reader's time travel by timestamp sees what a read "as of" that time sees; a registered
+table's snapshots keep the times of the history they came with.
 """
 
 from __future__ import annotations
@@ -147,13 +148,24 @@ def snapshots_of(
         current_snapshot_id=current,
         refs=refs,
         snapshot_log=[
-            {"snapshot-id": ids[i], "timestamp-ms": physical_of(commits[i].commit_ts)}
+            {"snapshot-id": ids[i], "timestamp-ms": _logged_ms(commits[i])}
             for i in range(tail, len(commits))
             if (not refs_only or i in kept) and not commits[i].main_removed
         ],
         last_sequence_number=max(numbers),
         last_commit_ms=physical_of(commits[-1].commit_ts),
     )
+
+
+def _logged_ms(commit: DataCommit) -> int:
+    """Return when ``commit`` became the table's current snapshot (its ``snapshot-log`` time).
+
+    That is its commit time, except for a registered table's snapshots, which keep the time
+    of the history they came with.
+    """
+    if commit.iceberg is not None and commit.iceberg.logged_ms is not None:
+        return commit.iceberg.logged_ms
+    return physical_of(commit.commit_ts)
 
 
 def _parents(commits: Sequence[DataCommit]) -> list[DataCommit | None]:

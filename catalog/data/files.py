@@ -121,6 +121,9 @@ class IcebergSnapshot(Model):
         summary: the writer's summary of it (``operation`` left out).
         timestamp_ms: when the writer made it, in milliseconds since the epoch.
         sequence_number: its Iceberg sequence number.
+        logged_ms: set only on a snapshot of a registered table: when it became current in
+            the catalog the table came from (its metadata file's ``snapshot-log``), which the
+            table's history keeps.
     """
 
     snapshot_id: int = Field(ge=-(2**63), le=2**63 - 1)
@@ -130,6 +133,7 @@ class IcebergSnapshot(Model):
     summary: dict[str, str] = Field(default_factory=dict, max_length=1000)
     timestamp_ms: int = Field(ge=0, le=2**63 - 1)
     sequence_number: int = Field(ge=1, le=2**63 - 1)
+    logged_ms: int | None = Field(default=None, ge=0, le=2**63 - 1, exclude_if=_absent)
 
 
 class DataCommit(Model):

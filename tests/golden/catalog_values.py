@@ -27,7 +27,10 @@ from catalog.origin import UpdateOrigin
 from catalog.properties import properties_of
 from catalog.snapshots import encode_snapshot
 from catalog.wire import encode_descriptor, encode_refusal
-from tests.golden.data_commit_values import golden_position_deletes_data_commit
+from tests.golden.data_commit_values import (
+    golden_position_deletes_data_commit,
+    golden_registered_data_commit,
+)
 from tests.unit.catalog.helpers import catalog_with_default_zone
 
 GOLDEN_DIR = Path(__file__).parent / "catalog"
@@ -554,6 +557,7 @@ def golden_files() -> dict[str, bytes]:
         "datacommit_position_deletes_v1.bin": encode_data_commit(
             golden_position_deletes_data_commit()
         ),
+        "datacommit_registered_v1.bin": encode_data_commit(golden_registered_data_commit()),
         "dataexpiry_v1.bin": encode_compactions(golden_compactions()),
         "commands_table_location_v1.bin": encode_commands(golden_location_commands()),
         "entries_table_location_v1.bin": encode_entries(golden_location_prepared()[1]),

@@ -35,3 +35,15 @@ def golden_position_deletes_data_commit() -> DataCommit:
             },
         }
     )
+
+
+def golden_registered_data_commit() -> DataCommit:
+    """A commit of a registered table's snapshot: its time in the history it came with."""
+    body = golden_position_deletes_data_commit().model_dump()
+    body.update(
+        seq=1,
+        files=[{"path": "data/00000-0-a.parquet", "partition": 0, "rows": 3, "size": 900}],
+        request_id="iceberg-12-8000000000000000002",
+    )
+    body["iceberg"].update(operation="append", logged_ms=1_690_000_000_000, summary={})
+    return DataCommit.model_validate(body)

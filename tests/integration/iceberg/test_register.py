@@ -57,6 +57,7 @@ def test_a_registered_table_reads_what_its_file_held_in_another_namespace(
     assert registered.snapshots() == original.snapshots()
     assert registered.current_snapshot() == original.current_snapshot()
     assert registered.metadata.refs == original.metadata.refs
+    assert registered.history() == original.history()  # the history it came with
     tagged = registered.snapshot_by_name("v1")
     assert tagged is not None and ids(registered, tagged.snapshot_id) == [1, 2, 3]
     described = client.table("COPY", "EVENTS")
@@ -64,7 +65,10 @@ def test_a_registered_table_reads_what_its_file_held_in_another_namespace(
     commits = client.data_commits(described.id, history=True).commits
     assert len(commits) == len(original.snapshots())
     registered.append(rows(registered, range(6, 8)))
-    assert ids(iceberg.load_table("COPY.EVENTS")) == [1, 3, 4, 5, 6, 7]
+    appended = iceberg.load_table("COPY.EVENTS")
+    assert ids(appended) == [1, 3, 4, 5, 6, 7]
+    *kept, latest = appended.history()
+    assert kept == original.history() and latest.timestamp_ms > kept[-1].timestamp_ms
     # The dropped table's folder is the registered one's now: the expiry leaves it.
     asyncio.run(_compact(iceberg_server))
     assert ids(iceberg.load_table("COPY.EVENTS")) == [1, 3, 4, 5, 6, 7]

@@ -9,7 +9,7 @@ import pytest
 
 from api.iceberg.errors import IcebergError
 from api.iceberg.models import TableMetadata
-from api.iceberg.register import main_line, register_command
+from api.iceberg.register import logged_times, main_line, register_command
 
 FILE = "/w/metadata/table_3/catalog-v4.metadata.json"
 UUID = "5b0f6c1e-2d3a-4e5f-8a9b-0c1d2e3f4a5b"
@@ -131,3 +131,17 @@ def test_a_history_the_catalog_cannot_keep_is_refused_naming_the_file(
     with pytest.raises(IcebergError, match=named) as refused:
         main_line(_with(**changes), FILE)
     assert refused.value.status == 400 and FILE in refused.value.message
+
+
+def test_the_history_it_came_with_runs_forward_and_stops_at_the_register() -> None:
+    log = [
+        {"snapshot-id": 11, "timestamp-ms": 500},
+        {"snapshot-id": 12, "timestamp-ms": 400},  # behind the one before it
+        {"snapshot-id": 11, "timestamp-ms": "soon"},  # not a time
+        {"snapshot-id": 99, "timestamp-ms": 900},  # off main's line
+    ]
+    metadata = _with(snapshot_log=log)
+    line = main_line(metadata, FILE)
+    assert logged_times(metadata, line, now_ms=10_000) == {11: 500, 12: 500}
+    assert logged_times(metadata, line, now_ms=450) == {11: 450, 12: 450}
+    assert logged_times(_with(), line, now_ms=10_000) == {}  # no log: register times serve

@@ -44,7 +44,10 @@ from tests.golden.catalog_values import (
     golden_uuid_commands,
     golden_viewed,
 )
-from tests.golden.data_commit_values import golden_position_deletes_data_commit
+from tests.golden.data_commit_values import (
+    golden_position_deletes_data_commit,
+    golden_registered_data_commit,
+)
 
 DECODERS: dict[str, Callable[[bytes], Any]] = {
     "update": decode_update,
@@ -117,6 +120,7 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "datacommit_merged_v1.bin": golden_merged_data_commit(),
         "datacommit_replace_v1.bin": golden_main_removed_data_commit(),
         "datacommit_position_deletes_v1.bin": golden_position_deletes_data_commit(),
+        "datacommit_registered_v1.bin": golden_registered_data_commit(),
         "dataexpiry_v1.bin": golden_compactions(),
         "commands_table_location_v1.bin": golden_location_commands(),
         "entries_table_location_v1.bin": golden_location_prepared()[1],

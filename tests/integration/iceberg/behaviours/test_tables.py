@@ -270,12 +270,6 @@ def test_table_creation_without_namespace(iceberg: RestCatalog) -> None:
         iceberg.create_table(("non-existing", "table"), SCHEMA)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a registered table's snapshot-log gives the time each snapshot became visible in"
-    " this catalog (its register), as every table's does, not the times in the file; the"
-    " rest of this test passes (tests/integration/iceberg/test_register.py)",
-)
 def test_register_table(iceberg: RestCatalog) -> None:
     iceberg.create_namespace(NS)
     properties = {"user": "someone", "created-at": "2023-01-15T00:00:01"}
