@@ -203,3 +203,23 @@ def test_duckdb_deletes_and_updates_with_delete_files_every_reader_applies(
     assert [tuple(r) for r in rows] == expected
     arrow = pyiceberg.load_table(f"{namespace}.people").scan().to_arrow().sort_by("id")
     assert list(zip(arrow["id"].to_pylist(), arrow["name"].to_pylist(), strict=True)) == expected
+
+
+def test_duckdb_reads_a_table_as_of_a_snapshot_and_a_timestamp(
+    duckdb: Any, seed: Seed, namespace: str, pyiceberg: RestCatalog, recorder: Recorder
+) -> None:
+    engine = DuckDBEngine(duckdb)
+    seed(namespace, "people", ROWS[:1])
+    first = pyiceberg.load_table(f"{namespace}.people")
+    snapshot = first.current_snapshot()
+    assert snapshot is not None
+    visible_ms = first.metadata.snapshot_log[-1].timestamp_ms
+    run(engine, f"INSERT INTO cat.{namespace}.people VALUES (3, 'cy')", recorder)
+    t = f"cat.{namespace}.people"
+    at_version = f"SELECT id FROM {t} AT (VERSION => {snapshot.snapshot_id}) ORDER BY id"
+    assert run(engine, at_version, recorder) == [[1]]
+    when = f"make_timestamp({visible_ms * 1000})"
+    assert run(engine, f"SELECT id FROM {t} AT (TIMESTAMP => {when}) ORDER BY id", recorder) == [
+        [1]
+    ]
+    assert run(engine, f"SELECT id FROM {t} ORDER BY id", recorder) == [[1], [3]]
