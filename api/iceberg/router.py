@@ -27,7 +27,12 @@ from api.iceberg.commits import (
 from api.iceberg.creation import create_table_command
 from api.iceberg.errors import IcebergError, commit_failed, documented_errors, unsupported
 from api.iceberg.etags import tagged_response
-from api.iceberg.metadata import metadata_files_folder, metadata_location, table_metadata
+from api.iceberg.metadata import (
+    metadata_files_folder,
+    metadata_location,
+    served_location,
+    table_metadata,
+)
 from api.iceberg.metadata_files import make_engine_folders, write_table_metadata
 from api.iceberg.models import (
     CatalogConfig,
@@ -116,13 +121,15 @@ async def _metadata(
     commit, as Iceberg's optimistic commits expect.
     """
     node = node_of(request)
-    plain = table_metadata(table, _warehouse(request), cat.activation_ts)
     commits = await node.data.recorded(table.id)
-    await ensure_manifests(
-        plain.location, plain.schemas[-1], table.columns, commits, plain.partition_specs
-    )
+    location = served_location(table, _warehouse(request))
+    if any(c.iceberg is None for c in commits):  # the Spark source's: manifests written here
+        plain = table_metadata(table, _warehouse(request), cat.activation_ts)
+        await ensure_manifests(
+            location, plain.schemas[-1], table.columns, commits, plain.partition_specs
+        )
     snapshots = snapshots_of(
-        plain.location,
+        location,
         commits,
         horizon_ts=_horizon(request),
         state=table.iceberg,
