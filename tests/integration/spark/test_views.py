@@ -10,11 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
 from api.client import CatalogClient
 from catalog import ValidationError
+from catalog.data.files import DataFile
 from spark.source import register
 from spark.views import quoted, register_views
 from tests.integration.api.servers import RunningServer
@@ -138,6 +141,35 @@ def test_tables_with_time_or_uuid_in_their_files_are_refused_before_anything_is_
     register_views(spark, url, schemas=["CLOCKS"])
     assert _rows(spark, "SELECT * FROM CLOCKS.KEYS") == [(2,)]
     assert _rows(spark, "SELECT * FROM CLOCKS.PLAIN") == []
+
+
+def test_a_table_with_rows_deleted_by_position_is_refused_and_read_by_the_source(
+    spark: SparkSession, catalog_server: RunningServer, client: CatalogClient
+) -> None:
+    url = catalog_server.url
+    client.sql("CREATE SCHEMA MOR")
+    client.sql("CREATE TABLE MOR.T (ID INT PRIMARY KEY)")
+    _append(spark, url, "MOR.T", [(1,), (2,), (3,)], "ID int")
+    table = client.table("MOR", "T")
+    assert table.location is not None
+    folder = Path(table.location)
+    files = [folder / f.path for c in client.data_commits(table.id).commits for f in c.files]
+    (holder,) = [p for p in files if 2 in pq.read_table(p)["ID"].to_pylist()]
+    position = pq.read_table(holder)["ID"].to_pylist().index(2)
+    deleted = pa.table({"file_path": [str(holder)], "pos": [position]})
+    pq.write_table(deleted, folder / "deletes-1.parquet")
+    size = (folder / "deletes-1.parquet").stat().st_size
+    deletes = DataFile(
+        path="deletes-1.parquet", partition=0, rows=1, size=size, content="position-deletes"
+    )
+    client.commit_data(
+        table.id, [deletes], schema_version=table.schema_version, request_id="mor-deletes-1"
+    )
+    with pytest.raises(ValidationError, match=r"position delete files.*: MOR\.T; read them"):
+        register_views(spark, url, schemas=["MOR"])
+    assert not spark.catalog.databaseExists("MOR")  # nothing was registered
+    source = spark.read.format("catalog").option("catalog_url", url).load("MOR.T")
+    assert sorted(r.ID for r in source.collect()) == [1, 3]  # the row of ID 2 is left out
 
 
 def test_the_sessions_catalog_url_is_every_jobs_default(
