@@ -77,6 +77,10 @@ def test_the_floor_changes_nothing_else_of_the_iceberg_state() -> None:
         "PUBLIC", "T"
     )
     assert after.iceberg == before.iceberg.model_copy(update={"rows_from": 2})
+    # The same columns added without the flag: the same table but for the floor.
+    plain = apply(cat, c.AddColumns(table="T", columns=(col("D"),))).table("PUBLIC", "T")
+    flagged = apply(cat, c.AddColumns(table="T", columns=(col("D"),), replaces_rows=True))
+    assert flagged.table("PUBLIC", "T") == plain.model_copy(update={"iceberg": after.iceberg})
     assert after.iceberg.sort_orders != (SortOrder(order_id=0),)
     assert after.iceberg.specs == (PartitionSpec(spec_id=0),)
 
