@@ -42,12 +42,13 @@ A read opens only the files that may hold wanted rows: Spark pushes the simple c
 a WHERE, and each written file's column statistics (recorded in its data commit) rule files
 out; see ``spark.pruning``.
 
-The driver resolves the table and, for a read, the files visible at the pinned timestamp; the
-executors only read or write Parquet files. A write's files become visible atomically when the
-driver commits them (``POST /v1/data/commits``), after it checked their keys (``spark.keys``);
-a failed or refused job's files are deleted, and a killed job's, or those of a commit whose
-outcome is unknown (the server did not answer), are orphans for
-``spark.warehouse.remove_orphans``.
+The driver resolves the table and, for a read, the files visible at the pinned timestamp
+that are rows of the table then (``table_rows``: none written before a replace that made
+columns required, whose rows are gone); the executors only read or write Parquet files. A
+write's files become visible atomically when the driver commits them (``POST
+/v1/data/commits``), after it checked their keys (``spark.keys``); a failed or refused job's
+files are deleted, and a killed job's, or those of a commit whose outcome is unknown (the
+server did not answer), are orphans for ``spark.warehouse.remove_orphans``.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from api.client import CatalogApiError, CatalogClient, ConflictError
-from catalog.data.files import DataFile, rows_and_deletes
+from catalog.data.files import DataFile, rows_and_deletes, table_rows
 from catalog.data.warehouse import data_folder
 from catalog.descriptors import ColumnDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
@@ -149,14 +150,14 @@ class CatalogDataSource(DataSource):
         return struct_type(self._pinned().table)
 
     def reader(self, schema: StructType) -> CatalogReader:
-        """A reader of the files visible at the pinned timestamp."""
+        """A reader of the table's rows at the pinned timestamp (its visible files)."""
         options = self._settings()
         pinned = self._pinned()
         packing = Packing.of(options)
         folder = data_folder(pinned.table, options.get("warehouse"))
         with client_of(options) as client:
             commits = client.data_commits(pinned.table.id, at=pinned.at).commits
-        files, deletes = rows_and_deletes(commits)
+        files, deletes = rows_and_deletes(table_rows(commits, pinned.table.rows_from))
         if files and not folder.is_dir():
             raise FileNotFoundError(
                 f"the data of table {_table_option(options)} is missing: its folder {folder} "
@@ -193,6 +194,7 @@ class CatalogDataSource(DataSource):
             table_id=target.table.id,
             table_name=_table_option(options),
             schema_version=target.table.schema_version,
+            rows_from=target.table.rows_from,
             columns=target.table.columns,
             sources=sources,
             key=target.table.primary_key,
@@ -341,6 +343,7 @@ class CatalogWriter(DataSourceArrowWriter):
     table_id: int
     table_name: str
     schema_version: int
+    rows_from: int
     columns: tuple[ColumnDescriptor, ...]
     sources: dict[int, str]
     key: tuple[int, ...]
@@ -436,7 +439,7 @@ class CatalogWriter(DataSourceArrowWriter):
             if self.kind != "append" or (files and self.mode == "append"):
                 visible = client.data_commits(self.table_id).commits
                 expected = visible[-1].seq if visible else 0
-                held, deletes = rows_and_deletes(visible)
+                held, deletes = rows_and_deletes(table_rows(visible, self.rows_from))
                 deleted = deleted_rows(Path(self.folder), deletes)
                 if self.kind == "append":
                     check.table_files(held, deleted)

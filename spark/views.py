@@ -8,11 +8,12 @@ r"""The catalog's tables in Spark SQL, every one pinned to one timestamp: ``regi
 
 Each table becomes a view ``schema.table`` in Spark's session catalog (a database per schema,
 names exact as in the catalog: quote them in SQL with backticks when they are not upper case).
-A view reads exactly the Parquet files visible at the pinned timestamp, with the table's
-columns at that timestamp: files written before a column was renamed, widened or added are
-read by the names they were written with and cast, and a column they lack is its default (or
-NULL). The views read with Spark's own Parquet reader, so Spark prunes columns and pushes
-filters into the files itself. A view registered again at another timestamp replaces it.
+A view reads exactly the Parquet files visible at the pinned timestamp that are rows of the
+table then (``table_rows``: none written before a replace that made columns required), with
+the table's columns at that timestamp: files written before a column was renamed, widened or
+added are read by the names they were written with and cast, and a column they lack is its
+default (or NULL). The views read with Spark's own Parquet reader, so Spark prunes columns and
+pushes filters into the files itself. A view registered again at another timestamp replaces it.
 
 That reader cannot read TIME and UUID as files hold them (Iceberg's ``time`` and ``uuid``, the
 Spark source's and PyIceberg's encoding): with Spark's defaults a TIME(MICROS) column fails
@@ -35,7 +36,7 @@ from typing import Any
 
 from catalog.catalog import Catalog
 from catalog.column_types import ColumnType
-from catalog.data.files import DataCommit, rows_and_deletes
+from catalog.data.files import DataCommit, rows_and_deletes, table_rows
 from catalog.data.warehouse import data_folder
 from catalog.descriptors import (
     ColumnDescriptor,
@@ -202,7 +203,8 @@ def register_views(
                     if table.schema_version > 1
                     else []
                 )
-                commits = client.data_commits(table.id, at=ts).commits
+                visible = client.data_commits(table.id, at=ts).commits
+                commits = table_rows(visible, table.rows_from)
                 name = f"{quote_name(schema.name)}.{quote_name(table.name)}"
                 unreadable.extend(
                     f"{name} (column {column.name}, {column.type})"

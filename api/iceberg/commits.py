@@ -107,7 +107,8 @@ def commit_commands(
     """Return the catalog commands a commit's updates make, in order (possibly none).
 
     A replace (``replaces``) drops its columns last, once the new default spec and order no
-    longer use them.
+    longer use them, and may add required fields, make fields required or bring back a
+    dropped field's id (``evolution``).
 
     Raises:
         IcebergError: BadRequestException for an update the catalog does not make.
@@ -120,7 +121,7 @@ def commit_commands(
     drops: list[CommandBase] = []
     schema = changes.new_schema(metadata.current_schema_id, metadata.schemas)
     if schema is not None:
-        commands += schema_commands(schema_name, table, schema)
+        commands += schema_commands(schema_name, table, schema, replace=replace)
         if replace:
             drops = [c for c in commands if isinstance(c, DropColumnsCommand)]
             commands = [c for c in commands if not isinstance(c, DropColumnsCommand)]

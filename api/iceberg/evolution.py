@@ -7,6 +7,13 @@ precision) or makes it optional. The catalog appends new columns and gives them 
 column ids, so added fields must come last, with ids from ``last-column-id + 1`` on, as
 Iceberg clients assign them. Columns cannot be reordered and the identifier fields (the
 primary key) cannot change.
+
+A replace of the table (``replaces``) removes every row of it, so it may also add required
+fields, make optional ones required and bring back a dropped field by its id (an earlier
+schema made current again): those commands say they replace the table's rows
+(``replaces_rows``), and the table's rows count from their schema version on. Any other
+commit adds a required field only with a default, never makes one required and never reuses
+an id.
 """
 
 from __future__ import annotations
@@ -54,8 +61,8 @@ def column_of(table: str, field: StructField) -> Column:
     )
 
 
-def _check_shape(table: TableDescriptor, schema: IcebergSchema) -> list[StructField]:
-    """Check what the catalog cannot do; return the added fields, in id order.
+def _check_shape(table: TableDescriptor, schema: IcebergSchema, replace: bool) -> list[StructField]:
+    """Check what the catalog cannot do; return the added fields, in the schema's order.
 
     Raises:
         IcebergError: BadRequestException for a changed key, a reorder or a reused id.
@@ -73,7 +80,7 @@ def _check_shape(table: TableDescriptor, schema: IcebergSchema) -> list[StructFi
     known = set(current)
     added = [f for f in schema.fields if f.id not in known]
     reused = [f for f in added if f.id < table.next_column_id]
-    if reused:
+    if reused and not replace:
         raise bad_request(
             f"field {reused[0].name} of table {table.name} has id {reused[0].id}, given out "
             "before to a column since dropped; this catalog never reuses a column id (an "
@@ -85,20 +92,28 @@ def _check_shape(table: TableDescriptor, schema: IcebergSchema) -> list[StructFi
             f"this catalog cannot reorder the columns of table {table.name}: keep the "
             "existing fields in their order and add new ones at the end"
         )
-    expected = list(range(table.next_column_id, table.next_column_id + len(added)))
-    if [f.id for f in added] != expected:
+    fresh = [f.id for f in added if f.id >= table.next_column_id]
+    expected = list(range(table.next_column_id, table.next_column_id + len(fresh)))
+    if fresh != expected:
         raise bad_request(
             f"new fields of table {table.name} take the ids after last-column-id "
             f"{table.next_column_id - 1} in order ({', '.join(map(str, expected))}); this "
-            f"schema gives {', '.join(str(f.id) for f in added)}"
+            f"schema gives {', '.join(map(str, fresh))}"
         )
     return added
 
 
 def _alteration(
-    schema_name: str, table: TableDescriptor, column: ColumnDescriptor, field: StructField
+    schema_name: str,
+    table: TableDescriptor,
+    column: ColumnDescriptor,
+    field: StructField,
+    replace: bool,
 ) -> AlterColumnCommand | None:
-    """Return the command widening ``column`` or making it optional, if ``field`` asks it."""
+    """Return the command widening ``column`` or changing its nullability, if ``field`` asks it.
+
+    A replace that makes the column required replaces the table's rows (``replaces_rows``).
+    """
     wanted = field_type(table.name, field)
     served = catalog_type(iceberg_type(column))
     changes: dict[str, object] = {}
@@ -106,6 +121,8 @@ def _alteration(
         changes.update(type=wanted.type, precision=wanted.precision, scale=wanted.scale)
     if column.nullable == field.required:
         changes["nullable"] = not field.required
+        if replace and field.required:
+            changes["replaces_rows"] = True
     if not changes:
         return None
     return AlterColumnCommand(
@@ -114,19 +131,21 @@ def _alteration(
 
 
 def schema_commands(
-    schema_name: str, table: TableDescriptor, schema: IcebergSchema
+    schema_name: str, table: TableDescriptor, schema: IcebergSchema, *, replace: bool = False
 ) -> list[CommandBase]:
     """Return the commands that give ``table`` the columns of ``schema``.
 
     Drops come first, then renames, then type and nullability changes (under the new
     names), then the added columns in one command, so the catalog gives them the ids the
-    schema has.
+    schema has. In a ``replace`` of the table, the commands that add required fields, make
+    fields required or bring back a dropped field's id replace the table's rows
+    (``replaces_rows``).
 
     Raises:
         IcebergError: BadRequestException for a change the catalog cannot make.
         ValidationError: a field whose name is not a valid column name.
     """
-    added = _check_shape(table, schema)
+    added = _check_shape(table, schema, replace)
     fields = {f.id: f for f in schema.fields}
     target = {"schema": schema_name, "table": table.name}
     commands: list[CommandBase] = []
@@ -140,10 +159,15 @@ def schema_commands(
         if c.name != f.name
     ]
     for column, field in kept:
-        altered = _alteration(schema_name, table, column, field)
+        altered = _alteration(schema_name, table, column, field, replace)
         if altered is not None:
             commands.append(altered)
     if added:
         columns = [column_of(table.name, f) for f in added]
-        commands.append(AddColumnsCommand(**target, columns=columns))
+        reuses = any(f.id < table.next_column_id for f in added)
+        ids = [f.id for f in added] if reuses else []
+        replaces = reuses or (replace and any(f.required for f in added))
+        commands.append(
+            AddColumnsCommand(**target, columns=columns, replaces_rows=replaces, column_ids=ids)
+        )
     return commands

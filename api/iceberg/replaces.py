@@ -17,6 +17,12 @@ that removes branch main (``main_removed``: an overwrite with no files and no sn
 the table's current data is only what the replace committed for every reader, Iceberg
 engines and the catalog's own. A replace that adds no snapshot on a table with none changes
 no data.
+
+A replace that adds required fields, makes fields required or brings back a dropped field's
+id also makes the table's rows count from its schema version on (``replaces_rows``,
+``IcebergTableState.rows_from``): the catalog's readers keep no file written before, and a
+data commit written before is refused, so none reads a null from a required column, even "as
+of" the moment between the catalog version and the data commit.
 """
 
 from __future__ import annotations
@@ -30,13 +36,14 @@ from api.iceberg.appends import added_snapshots, read_snapshots, record_snapshot
 from api.iceberg.commits import check_requirements, commit_commands, unchanged_since_read
 from api.iceberg.errors import commit_failed
 from api.iceberg.models import TableMetadata
-from api.iceberg.requirements import TableRequirement
+from api.iceberg.requirements import AssertCurrentSchemaId, TableRequirement
 from api.iceberg.snapshots import Snapshots
 from api.iceberg.updates import (
     AddedSnapshot,
     AddSnapshotUpdate,
     RemoveSnapshotRefUpdate,
     SetCurrentSchemaUpdate,
+    SetLocationUpdate,
     SetSnapshotRefUpdate,
     TableUpdate,
 )
@@ -66,14 +73,22 @@ def _is_main_removal(update: TableUpdate) -> bool:
     return isinstance(update, RemoveSnapshotRefUpdate) and update.ref_name == MAIN
 
 
-def replacement(updates: Sequence[TableUpdate]) -> Replacement | None:
+def replacement(
+    updates: Sequence[TableUpdate],
+    requirements: Sequence[TableRequirement] = (),
+    *,
+    empty: bool = False,
+) -> Replacement | None:
     """Return what a replace commit asks; None when the commit is not a replace.
 
     A replace sets the current schema (Java's client always sends ``set-current-schema`` in
     one, the current id when the schema stays) and removes branch main (a table with a
-    snapshot) or adds a snapshot made on none (a table without one). Branch main removed
-    otherwise stays refused (``check_ref_name``), as does a snapshot added with other changes
-    on the table's current one (``added_snapshots``).
+    snapshot) or adds a snapshot made on none (a table without one). A replace of an
+    ``empty`` table (no current snapshot) that adds none is told from a schema change by its
+    ``requirements``: ``UpdateRequirements.forReplaceTable`` asserts no current schema id,
+    where every other commit that sets the current schema does. Branch main removed
+    otherwise stays refused (``check_ref_name``), as does a snapshot added with other
+    changes on the table's current one (``added_snapshots``).
 
     Raises:
         IcebergError: BadRequestException for snapshots added otherwise than to main, each
@@ -89,7 +104,10 @@ def replacement(updates: Sequence[TableUpdate]) -> Replacement | None:
     ]
     chain = added_snapshots(data) if adds else None
     removes_main = any(_is_main_removal(u) for u in updates)
-    if not removes_main and (chain is None or chain[0].parent_snapshot_id is not None):
+    if chain is None and not removes_main:
+        if not empty or any(isinstance(r, AssertCurrentSchemaId) for r in requirements):
+            return None
+    elif not removes_main and (chain is None or chain[0].parent_snapshot_id is not None):
         return None
     changes = [u for u in updates if u not in data and not _is_main_removal(u)]
     return Replacement(changes=changes, chain=chain, removes_main=removes_main)
@@ -138,17 +156,25 @@ async def replace_table(
         )
     commands = commit_commands(schema, table, metadata, replace.changes, replace=True)
     # The snapshot's manifests are read before anything is written, so a snapshot that
-    # cannot be recorded refuses the replace whole.
+    # cannot be recorded refuses the replace whole; its files are in the table's location
+    # after the replace.
     change = None
     if replace.chain is not None:
-        change = await read_snapshots(name, metadata, commits, [], replace.chain, replace=True)
+        moved = [u.location for u in replace.changes if isinstance(u, SetLocationUpdate)]
+        at = metadata.model_copy(update={"location": moved[-1]}) if moved else metadata
+        change = await read_snapshots(name, at, commits, [], replace.chain, replace=True)
+    rows_from = table.rows_from
     if commands:
         unchanged = unchanged_since_read(requirements, table.id, warehouse, name, listed)
         result = await execute_batch(request, commands, precondition=unchanged)
         table = node_of(request).service.catalog(result.version).table_by_id(table.id)
     if change is not None:
         await record_snapshots(request, table, name, change)
-    elif commits and not commits[-1].main_removed:
+        return table
+    if table.rows_from > rows_from:
+        # Rows committed since the table was read predate its rows' schema version: gone too.
+        commits = await node_of(request).data.recorded(table.id)
+    if commits and not commits[-1].main_removed:
         # Named by the commit it follows: a replace sent again, or a concurrent one on the
         # same data, is answered with the commit already made.
         request_id = (

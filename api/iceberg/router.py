@@ -400,7 +400,8 @@ async def commit_table(
     def listed(judged: TableDescriptor) -> Snapshots:
         return snapshots_of(location, commits, horizon_ts=horizon, state=judged.iceberg)
 
-    replace = replacement(body.updates)
+    empty = metadata.current_snapshot_id is None
+    replace = replacement(body.updates, body.requirements, empty=empty)
     chain = None if replace is not None else added_snapshots(body.updates)
     if replace is not None:
         found = await replace_table(

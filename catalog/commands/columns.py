@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
@@ -16,11 +16,17 @@ from catalog.column_types import (
     resolve_params,
 )
 from catalog.commands.base import Name, TableCommand, UpdateContext, unique
-from catalog.data.iceberg_table import check_columns_dropped
+from catalog.data.iceberg_table import IcebergTableState, check_columns_dropped
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.descriptors.tables import shared_column
-from catalog.entries import AlterColumnEntry, DropColumnsEntry, EntryBase, NewColumnsEntry
+from catalog.entries import (
+    AlterColumnEntry,
+    DropColumnsEntry,
+    EntryBase,
+    NewColumnsEntry,
+    SetTableIcebergEntry,
+)
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
 from catalog.model import Model
 
@@ -89,6 +95,18 @@ class Column(Model):
         )
 
 
+def _rows_replaced(table: TableDescriptor) -> SetTableIcebergEntry:
+    """Return the entry making the table's rows count from its next schema version on.
+
+    ``table`` is the table before the command's own schema version: the rows of every file
+    written with an earlier one are gone.
+    """
+    state = table.iceberg or IcebergTableState()
+    return SetTableIcebergEntry(
+        table_id=table.id, iceberg=state.model_copy(update={"rows_from": table.schema_version + 1})
+    )
+
+
 def _column(table: TableDescriptor, name: str) -> ColumnDescriptor:
     column = table.column(name)
     if column is None:
@@ -102,8 +120,14 @@ class AddColumnsCommand(TableCommand):
     """``ALTER TABLE ... ADD COLUMN``: append columns; a NOT NULL one needs a constant default.
 
     With ``if_not_exists``, columns that already exist are skipped; with ``if_table_exists``,
-    a missing table is no error (both as in Ignite).
+    a missing table is no error (both as in Ignite). With ``replaces_rows`` (a replace of the
+    table's rows), a NOT NULL column needs no default, and a column may take back the id of
+    one the table dropped (``column_ids``, as an Iceberg schema made current again asks):
+    no row of the table predates it.
     """
+
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("replaces_rows", "column_ids")
+    """Fields appended to the stored form after its first format; older payloads lack them."""
 
     op: Literal["add_columns"] = "add_columns"
     schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
@@ -111,6 +135,17 @@ class AddColumnsCommand(TableCommand):
     columns: tuple[Column, ...] = Field(min_length=1)
     if_not_exists: bool = False
     if_table_exists: bool = False
+    replaces_rows: bool = Field(default=False, exclude_if=lambda v: not v)
+    """The columns come with a replace of the table's rows (an Iceberg ``REPLACE TABLE``,
+    whose data commit removes every earlier file): the table's rows count from the schema
+    version this command makes (``IcebergTableState.rows_from``). Left out of the stored
+    command when False, so a command without it is stored as before."""
+    column_ids: tuple[Annotated[int, Field(ge=0, le=2**31 - 1)], ...] = Field(
+        default=(), exclude_if=lambda v: not v
+    )
+    """The columns' ids, one per column, in order: each a new one or one of a column the
+    table dropped; only with ``replaces_rows``. Empty: the next ids (and left out of the
+    stored command)."""
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -118,8 +153,19 @@ class AddColumnsCommand(TableCommand):
         for c in self.columns:
             if c.default_function is not None:
                 raise functional_default_refused(c.name)
-            if not c.nullable and c.default is None:
+            if not c.nullable and c.default is None and not self.replaces_rows:
                 raise ValidationError(f"NOT NULL column {c.name} needs a default value")
+        if self.column_ids:
+            if not self.replaces_rows or self.if_not_exists:
+                raise ValidationError(
+                    "column_ids are given only with replaces_rows and without if_not_exists: "
+                    "a dropped column's id comes back only when no row of the table predates it"
+                )
+            if len(self.column_ids) != len(self.columns):
+                raise ValidationError(
+                    f"column_ids gives {len(self.column_ids)} ids for {len(self.columns)} columns"
+                )
+            unique(tuple(str(i) for i in self.column_ids), "column id")
         return self
 
     def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
@@ -134,8 +180,18 @@ class AddColumnsCommand(TableCommand):
                 )
         check_column_count(table.name, len(table.columns) + len(added))
         first = table.next_column_id
-        columns = tuple(c.to_descriptor(first + i) for i, c in enumerate(added))
-        return [NewColumnsEntry(table_id=table.id, columns=columns)]
+        ids = self.column_ids or tuple(range(first, first + len(added)))
+        taken = [i for i in ids if i in {c.id for c in table.columns}]
+        if taken:
+            raise AlreadyExistsError(
+                f"column id {taken[0]} is a current column's in table {table.name}",
+                code=ErrorCode.COLUMN_EXISTS,
+            )
+        columns = tuple(c.to_descriptor(i) for i, c in zip(ids, added, strict=True))
+        entries: list[EntryBase] = [NewColumnsEntry(table_id=table.id, columns=columns)]
+        if self.replaces_rows:
+            entries.append(_rows_replaced(table))
+        return entries
 
 
 class DropColumnsCommand(TableCommand):
@@ -186,8 +242,12 @@ class AlterColumnCommand(TableCommand):
 
     Fields left out are unchanged. ``default`` given as null drops the default (a constant
     or a function); ``default_function`` (primary-key columns only) replaces a constant. With
-    ``if_table_exists``, a missing table is no error.
+    ``if_table_exists``, a missing table is no error. With ``replaces_rows`` (a replace of
+    the table's rows), the column may also become NOT NULL: no row of the table predates it.
     """
+
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("replaces_rows",)
+    """Fields appended to the stored form after its first format; older payloads lack them."""
 
     op: Literal["alter_column"] = "alter_column"
     schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
@@ -201,6 +261,8 @@ class AlterColumnCommand(TableCommand):
     nullable: bool | None = None
     default: DefaultValue | None = None
     default_function: str | None = None
+    replaces_rows: bool = Field(default=False, exclude_if=lambda v: not v)
+    """The change comes with a replace of the table's rows, as ``AddColumnsCommand``'s."""
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -240,7 +302,7 @@ class AlterColumnCommand(TableCommand):
                 f"cannot drop NOT NULL of primary-key column {old.name}",
                 code=ErrorCode.UNSUPPORTED_CHANGE,
             )
-        if not nullable and old.nullable:
+        if not nullable and old.nullable and not self.replaces_rows:
             raise ValidationError(
                 f"cannot set NOT NULL on existing column {old.name}",
                 code=ErrorCode.UNSUPPORTED_CHANGE,
@@ -273,7 +335,10 @@ class AlterColumnCommand(TableCommand):
         )
         if new == old:
             return []
-        return [AlterColumnEntry(table_id=table.id, column=new)]
+        entries: list[EntryBase] = [AlterColumnEntry(table_id=table.id, column=new)]
+        if self.replaces_rows:
+            entries.append(_rows_replaced(table))
+        return entries
 
 
 class RenameColumnCommand(TableCommand):

@@ -118,7 +118,8 @@ class DataCommits:
 
         Raises:
             NotFoundError: the table does not exist (any more) in the latest catalog.
-            ValidationError: the schema version is one the table never had, a removed file
+            ValidationError: the schema version is one the table never had or one from
+                before the table was replaced (``TableDescriptor.rows_from``), a removed file
                 that is not visible, or the request id already committed other content
                 (REQUEST_ID_REUSED).
             ConcurrentUpdateError: PRECONDITION_FAILED, the table has data commits after
@@ -143,8 +144,16 @@ class DataCommits:
                 f"table {table_id} does not exist any more; its files were not committed",
                 code=ErrorCode.TABLE_NOT_FOUND,
             )
-        if not 1 <= schema_version <= latest.table_by_id(table_id).schema_version:
+        table = latest.table_by_id(table_id)
+        if not 1 <= schema_version <= table.schema_version:
             raise ValidationError(f"table {table_id} has no schema version {schema_version}")
+        if schema_version < table.rows_from:
+            raise ValidationError(
+                f"table {table.name} was replaced: its rows are those written with schema "
+                f"version {table.rows_from} or later, and these files were written with "
+                f"{schema_version}; nothing was committed: write them again with the table's "
+                "current schema"
+            )
         for f in files:
             if f.schema_version is not None:
                 raise ValidationError(

@@ -234,3 +234,25 @@ def visible_files(commits: list[DataCommit]) -> list[DataCommit]:
         kept.append(commit)
         removed.update(commit.removed or ())
     return kept[::-1]
+
+
+def table_rows(commits: Sequence[DataCommit], rows_from: int) -> list[DataCommit]:
+    """Return ``commits`` with only the files that are rows of the table.
+
+    Files written with a schema version below the table's ``rows_from`` (``TableDescriptor``)
+    are no longer rows: a replace that made columns required removed them. Every reader of
+    the table's files keeps to what this returns, so none reads a null from a NOT NULL column.
+
+    Args:
+        commits: data commits of the table (their visible files).
+        rows_from: the table's ``rows_from``, as of the version the files are read with.
+    """
+    kept: list[DataCommit] = []
+    for commit in commits:
+        files = tuple(f for f in commit.files if commit.schema_version_of(f) >= rows_from)
+        kept.append(
+            commit
+            if len(files) == len(commit.files)
+            else commit.model_copy(update={"files": files})
+        )
+    return kept

@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import ClassVar, Protocol
 
+from pydantic import Field
+
 from catalog.column_types import ColumnType
 from catalog.data.iceberg_refs import SnapshotRef, StatisticsDocument
 from catalog.errors import ValidationError
@@ -132,6 +134,11 @@ class IcebergTableState(Model):
     """Partition statistics files, one per snapshot, sorted by snapshot id, kept verbatim."""
     removed_schemas: tuple[int, ...] = ()
     """Schema versions no longer served to Iceberg engines (the catalog still keeps them)."""
+    rows_from: int = Field(default=0, ge=0, exclude_if=lambda v: v == 0)
+    """The schema version from which the table's rows count: files written with an earlier
+    schema version are no longer rows of the table (a replace that made columns required
+    removed them, so no reader finds a null in a NOT NULL column); 0: every file counts (and
+    it is left out of a command that holds the state, which is stored as before)."""
 
     WIRE_APPENDED: ClassVar[tuple[str, ...]] = (
         "table_uuid",
@@ -140,6 +147,7 @@ class IcebergTableState(Model):
         "statistics",
         "partition_statistics",
         "removed_schemas",
+        "rows_from",
     )
     """Fields appended to the stored form after its first format; older payloads lack them."""
 

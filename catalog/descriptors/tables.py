@@ -172,6 +172,11 @@ class TableDescriptor(Model):
         return self.versions[-1].version
 
     @property
+    def rows_from(self) -> int:
+        """Return the schema version from which the table's rows count (``IcebergTableState``)."""
+        return 0 if self.iceberg is None else self.iceberg.rows_from
+
+    @property
     def columns(self) -> tuple[ColumnDescriptor, ...]:
         """Return the columns of the current schema version."""
         return self.versions[-1].columns

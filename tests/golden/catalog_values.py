@@ -15,8 +15,8 @@ from pathlib import Path
 from catalog import Catalog, ColumnType, VersionedUpdate, prepare
 from catalog import commands as c
 from catalog.commands import CommandBase
-from catalog.data.expiry import Compaction, encode_compactions
-from catalog.data.files import DataCommit, encode_data_commit
+from catalog.data.expiry import encode_compactions
+from catalog.data.files import encode_data_commit
 from catalog.data.iceberg_refs import RefType, SnapshotRef
 from catalog.data.iceberg_table import UNSORTED, IcebergTableState, PartitionField, PartitionSpec
 from catalog.descriptors import TableDescriptor, ZoneDescriptor
@@ -27,7 +27,12 @@ from catalog.origin import UpdateOrigin
 from catalog.properties import properties_of
 from catalog.snapshots import encode_snapshot
 from catalog.wire import encode_descriptor, encode_refusal
-from tests.golden.data_commit_values import (
+from tests.golden.data_values import (
+    golden_compactions,
+    golden_data_commit,
+    golden_located_compactions,
+    golden_main_removed_data_commit,
+    golden_merged_data_commit,
     golden_position_deletes_data_commit,
     golden_registered_data_commit,
 )
@@ -286,6 +291,33 @@ def golden_location_prepared() -> tuple[Catalog, list[EntryBase]]:
     return made.catalog, list(made.entries)
 
 
+def golden_replaced_rows_commands() -> list[CommandBase]:
+    """Return the commands of a replace of the registered table's rows: a column made NOT
+    NULL, and columns added NOT NULL without a default, one taking an id never given out."""
+    return [
+        c.AlterColumn(
+            schema="LAKE", table="ADOPTED", column="note", nullable=False, replaces_rows=True
+        ),
+        c.AddColumns(
+            schema="LAKE",
+            table="ADOPTED",
+            columns=[
+                c.Column(name="kind", type=ColumnType.STRING, nullable=False),
+                c.Column(name="at", type=ColumnType.TIMESTAMP_TZ, precision=6),
+            ],
+            replaces_rows=True,
+            column_ids=[4, 7],
+        ),
+    ]
+
+
+def golden_replaced_rows_prepared() -> tuple[Catalog, list[EntryBase]]:
+    """Return the catalog after ``golden_replaced_rows_commands`` and the entries they make."""
+    base = golden_location_prepared()[0]
+    made = prepare(base, golden_replaced_rows_commands(), warehouse=GOLDEN_WAREHOUSE)
+    return made.catalog, list(made.entries)
+
+
 def golden_uuid_catalog() -> Catalog:
     """Return the catalog after the Iceberg commands and ``golden_uuid_commands``."""
     v1 = catalog_with_default_zone(activation_ts=1_700_000_000_000 << 16)
@@ -431,87 +463,6 @@ OLDER_FORMAT_FILES = {
 that replaces it (for catalogs and updates, the same value)."""
 
 
-def golden_data_commit() -> DataCommit:
-    """A data commit using every field: statistics of each kind of bound, removals, a snapshot."""
-    stats = [
-        {"column_id": 1, "nulls": 0, "lower": 1, "upper": 9_000_000_000},
-        {"column_id": 2, "nulls": 3, "lower": "a", "upper": "zz"},
-        {"column_id": 3, "nulls": 0, "lower": -1.5, "upper": 2.25},
-        {"column_id": 4, "nulls": 0, "lower": False, "upper": True},
-        {"column_id": 5, "nulls": 7},
-    ]
-    files = [
-        {"path": "data/p=0/a.parquet", "partition": 0, "rows": 10, "size": 2048, "stats": stats},
-        {"path": "b.parquet", "partition": 3, "rows": 1, "size": 512},
-    ]
-    snapshot = {
-        "snapshot_id": 8_000_000_000_000_000_001,
-        "parent_id": -42,
-        "manifest_list": "metadata/snap-1.avro",
-        "operation": "overwrite",
-        "summary": {"added-records": "11"},
-        "timestamp_ms": 1_700_000_000_000,
-        "sequence_number": 4,
-    }
-    return DataCommit.model_validate(
-        {
-            "table_id": 12,
-            "seq": 4,
-            "commit_ts": (1_700_000_000_000 << 16) | 3,
-            "schema_version": 2,
-            "mode": "append",
-            "files": files,
-            "request_id": "iceberg-12-8000000000000000001",
-            "removed": ["old.parquet"],
-            "iceberg": snapshot,
-        }
-    )
-
-
-def golden_merged_data_commit() -> DataCommit:
-    """A data commit that merged the ones before it: a file of an older schema version, and
-    the sequence number it keeps."""
-    commit = golden_data_commit()
-    older, newer = commit.files
-    body = commit.model_dump(exclude={"removed", "iceberg"})
-    body.update(
-        seq=9,
-        mode="overwrite",
-        files=[older.model_copy(update={"schema_version": 1}), newer],
-        request_id="spark-write-9",
-        sequence_number=11,
-    )
-    return DataCommit.model_validate(body)
-
-
-def golden_main_removed_data_commit() -> DataCommit:
-    """The data commit of an Iceberg replace that adds no snapshot: branch main removed."""
-    body = golden_data_commit().model_dump(exclude={"removed", "iceberg"})
-    body.update(
-        seq=5,
-        mode="overwrite",
-        files=[],
-        request_id="iceberg-12-main-removed-after-4-v2",
-        main_removed=True,
-    )
-    return DataCommit.model_validate(body)
-
-
-def golden_compactions() -> list[Compaction]:
-    """The compactions an expiry record keeps: one with dropped tables, one without."""
-    return [
-        Compaction(1_700_000_000_000, (1_699_999_000_000 << 16) | 1, (7, 9)),
-        Compaction(1_700_000_600_000, 1_700_000_000_000 << 16),
-    ]
-
-
-def golden_located_compactions() -> list[Compaction]:
-    """A compaction that dropped a table whose location was not its warehouse folder."""
-    return [
-        Compaction(1_700_000_900_000, 1_700_000_300_000 << 16, (7, 9), ((9, "file:///w/lake/x"),))
-    ]
-
-
 def golden_files() -> dict[str, bytes]:
     """Return the name and current encoding of every golden file today's writers produce."""
     v1, v2, update = golden_catalogs()
@@ -565,6 +516,11 @@ def golden_files() -> dict[str, bytes]:
             golden_location_prepared()[0].table("LAKE", "ADOPTED")
         ),
         "dataexpiry_table_location_v1.bin": encode_compactions(golden_located_compactions()),
+        "commands_replaced_rows_v1.bin": encode_commands(golden_replaced_rows_commands()),
+        "entries_replaced_rows_v1.bin": encode_entries(golden_replaced_rows_prepared()[1]),
+        "descriptor_table_replaced_rows_v1.bin": encode_descriptor(
+            golden_replaced_rows_prepared()[0].table("LAKE", "ADOPTED")
+        ),
     }
 
 

@@ -22,6 +22,8 @@ from pyiceberg.table import StagedTable, Table
 from pyiceberg.types import IntegerType, LongType, NestedField, StringType
 
 from api.client import CatalogClient
+from api.client.errors import InvalidRequestError
+from catalog.data.files import table_rows
 from tests.integration.api.servers import RunningServer
 from tests.integration.iceberg.schemas import EVENTS
 from tests.integration.iceberg.test_appends import ids
@@ -266,6 +268,36 @@ def test_an_earlier_schema_made_current_again_drops_the_later_columns(
     assert answer.status_code == 200, answer.text
     fields = iceberg.load_table("PUBLIC.PEOPLE").schema().fields
     assert [(f.field_id, f.name) for f in fields] == [(1, "id"), (2, "name")]
+
+
+def test_a_replace_that_adds_a_required_field_leaves_no_row_without_it(
+    iceberg: RestCatalog, client: CatalogClient, iceberg_server: RunningServer
+) -> None:
+    table = _people(iceberg)
+    required = Schema(*REPLACED.fields[:1], NestedField(3, "score", IntegerType(), required=True))
+    answer = _commit(iceberg_server, _requirements(table), _replace_updates(table, required))
+    assert answer.status_code == 200, answer.text
+    replaced = iceberg.load_table("PUBLIC.PEOPLE")
+    assert [(f.name, f.required) for f in replaced.schema().fields] == [
+        ("id", False),
+        ("score", True),
+    ]
+    assert replaced.scan().to_arrow().num_rows == 0
+    version = client.versions().latest
+    described = client.table("PUBLIC", "PEOPLE", version=version)
+    # score added at version 2 (rows count from it), name dropped last, at 3.
+    assert (described.rows_from, described.schema_version) == (2, 3)
+    # As of the replace's catalog version, before its data commit removed them, the old
+    # files are still visible commits; they are no rows of the table at that version.
+    at = client.catalog(version=version).activation_ts
+    commits = client.data_commits(described.id, at).commits
+    assert [f for c in commits for f in c.files]
+    assert [f for c in table_rows(commits, described.rows_from) for f in c.files] == []
+    with pytest.raises(InvalidRequestError, match="was replaced") as refused:
+        client.commit_data(
+            described.id, [], schema_version=1, mode="append", request_id="old-schema-append"
+        )
+    assert refused.value.code == "VALIDATION_ERROR"
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from api.client import CatalogClient
-from catalog import ValidationError
+from catalog import ColumnType, ValidationError
+from catalog import commands as c
 from catalog.data.files import DataFile
 from spark.source import register
 from spark.views import quoted, register_views
@@ -188,3 +189,27 @@ def test_the_sessions_catalog_url_is_every_jobs_default(
     finally:
         spark.conf.unset("catalog.url")
         register(spark)
+
+
+def test_rows_written_before_a_replace_of_the_rows_are_read_by_no_reader(
+    spark: SparkSession, catalog_server: RunningServer, client: CatalogClient
+) -> None:
+    """A NOT NULL column added by a replace of the rows: the earlier files hold none of it."""
+    url = catalog_server.url
+    client.sql("CREATE TABLE T (ID BIGINT PRIMARY KEY, NAME VARCHAR(20))")
+    _append(spark, url, "PUBLIC.T", [(1, "a"), (2, "b")], "ID long, NAME string")
+    before = client.now()
+    added = c.AddColumns(
+        table="T",
+        columns=[c.Column(name="N", type=ColumnType.INT32, nullable=False)],
+        replaces_rows=True,
+    )
+    client.execute([added])
+    _append(spark, url, "PUBLIC.T", [(3, "c", 30)], "ID long, NAME string, N int")
+    source = spark.read.format("catalog").option("catalog_url", url)
+    assert [tuple(r) for r in source.load("PUBLIC.T").collect()] == [(3, "c", 30)]
+    register_views(spark, url, schemas=["PUBLIC"])
+    assert _rows(spark, "SELECT * FROM PUBLIC.T") == [(3, "c", 30)]
+    # As of before the replace, the table's rows are the earlier ones.
+    earlier = source.option("as_of", str(before)).load("PUBLIC.T").collect()
+    assert sorted(tuple(r) for r in earlier) == [(1, "a"), (2, "b")]

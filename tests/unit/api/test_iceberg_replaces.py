@@ -8,14 +8,17 @@ import pytest
 from pydantic import TypeAdapter
 
 from api.iceberg.commits import commit_commands
+from api.iceberg.errors import IcebergError
 from api.iceberg.metadata import table_metadata
 from api.iceberg.replaces import replacement
+from api.iceberg.requirements import TableRequirement
 from api.iceberg.snapshots import snapshots_of
 from api.iceberg.updates import TableUpdate
 from catalog import ColumnType, ValidationError
 from catalog import commands as c
 from catalog.catalog import Catalog
-from catalog.commands.columns import DropColumnsCommand
+from catalog.commands import CommandBase
+from catalog.commands.columns import AddColumnsCommand, AlterColumnCommand, DropColumnsCommand
 from catalog.commands.iceberg_tables import AlterTableIcebergCommand
 from catalog.data.files import DataCommit
 from catalog.data.iceberg_identity import sequence_numbers, snapshot_id_of
@@ -174,3 +177,80 @@ def test_a_replace_snapshot_is_made_on_none_and_may_reuse_a_number() -> None:
     assert [s.get("parent-snapshot-id") for s in listed.snapshots] == [None, None, None, 6]
     assert sequence_numbers(commits) == [1, 2, 2, 3]
     assert listed.last_sequence_number == 3
+
+
+REQUIREMENTS: TypeAdapter[list[TableRequirement]] = TypeAdapter(list[TableRequirement])
+
+
+def test_a_replace_of_a_table_without_data_is_told_by_its_requirements() -> None:
+    """Java's replace asserts no current schema id; a schema change always does."""
+    schema_changed = REQUIREMENTS.validate_python(
+        [{"type": "assert-current-schema-id", "current-schema-id": 1}]
+    )
+    found = replacement(_updates(CURRENT), [], empty=True)
+    assert found is not None and found.chain is None and not found.removes_main
+    assert replacement(_updates(CURRENT), schema_changed, empty=True) is None
+    assert replacement(_updates(CURRENT), [], empty=False) is None
+
+
+def _field(field_id: int, name: str, kind: str, required: bool) -> dict[str, Any]:
+    return {"id": field_id, "name": name, "required": required, "type": kind}
+
+
+def _new_schema(*fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    schema = {"type": "struct", "schema-id": 9, "fields": list(fields)}
+    return {"action": "add-schema", "schema": schema}, {**CURRENT, "schema-id": -1}
+
+
+def _commands(cat: Catalog, *bodies: dict[str, Any], replace: bool) -> list[CommandBase]:
+    table = cat.table("PUBLIC", "T")
+    metadata = table_metadata(table, "/w", 0)
+    return commit_commands("PUBLIC", table, metadata, _updates(*bodies), replace=replace)
+
+
+ID, DAY = _field(1, "ID", "long", False), _field(2, "DAY", "date", False)
+
+
+def test_a_replace_adds_required_fields_and_its_rows_count_from_its_version() -> None:
+    cat = _partitioned()
+    bodies = _new_schema(ID, DAY, _field(3, "N", "long", True))
+    commands = _commands(cat, *bodies, replace=True)
+    added = [x for x in commands if isinstance(x, AddColumnsCommand)]
+    assert len(added) == 1 and added[0].replaces_rows
+    table = prepare(cat, commands).catalog.table("PUBLIC", "T")
+    column = table.column("N")
+    assert column is not None and not column.nullable
+    assert table.rows_from == table.schema_version == 2
+    with pytest.raises(ValidationError, match="NOT NULL column N needs a default value"):
+        _commands(cat, *bodies, replace=False)
+
+
+def test_a_replace_makes_a_field_required_and_a_schema_change_may_not() -> None:
+    cat = _partitioned()
+    bodies = _new_schema({**ID, "required": True}, DAY)
+    commands = _commands(cat, *bodies, replace=True)
+    assert [type(x) for x in commands] == [AlterColumnCommand]
+    table = prepare(cat, commands).catalog.table("PUBLIC", "T")
+    assert table.rows_from == 2
+    with pytest.raises(ValidationError, match="cannot set NOT NULL on existing column ID"):
+        prepare(cat, _commands(cat, *bodies, replace=False))
+
+
+def test_a_replace_adding_only_optional_fields_keeps_every_row() -> None:
+    cat = _partitioned()
+    commands = _commands(cat, *_new_schema(ID, DAY, _field(3, "N", "long", False)), replace=True)
+    assert not any(isinstance(x, AddColumnsCommand) and x.replaces_rows for x in commands)
+    assert prepare(cat, commands).catalog.table("PUBLIC", "T").rows_from == 0
+
+
+def test_a_replace_brings_back_a_dropped_field_by_its_id() -> None:
+    """As a replace staged before another one that dropped the field does."""
+    added = c.AddColumns(table="T", columns=[c.Column(name="X", type=ColumnType.INT64)])
+    cat = prepare(_partitioned(), [added, c.DropColumns(table="T", columns=["X"])]).catalog
+    bodies = _new_schema(ID, DAY, _field(3, "X", "long", False))
+    commands = _commands(cat, *bodies, replace=True)
+    table = prepare(cat, commands).catalog.table("PUBLIC", "T")
+    assert [(col.id, col.name) for col in table.columns] == [(1, "ID"), (2, "DAY"), (3, "X")]
+    assert table.rows_from == table.schema_version == 4
+    with pytest.raises(IcebergError, match="never reuses a column id"):
+        _commands(cat, *bodies, replace=False)

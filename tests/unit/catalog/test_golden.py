@@ -9,6 +9,7 @@ import pytest
 
 from catalog.data.expiry import decode_compactions
 from catalog.data.files import decode_data_commit
+from catalog.descriptors import TableDescriptor
 from catalog.errors import CatalogError, ValidationError
 from catalog.marshalling import decode_commands, decode_entries, decode_update
 from catalog.snapshots import decode_snapshot, encode_snapshot
@@ -19,8 +20,6 @@ from tests.golden.catalog_values import (
     golden_catalogs,
     golden_commands,
     golden_commands_v2,
-    golden_compactions,
-    golden_data_commit,
     golden_files,
     golden_iceberg_catalog,
     golden_iceberg_commands,
@@ -28,13 +27,12 @@ from tests.golden.catalog_values import (
     golden_iceberg_snapshot_commands,
     golden_keyed_entries,
     golden_keyed_table,
-    golden_located_compactions,
     golden_located_refusal,
     golden_location_commands,
     golden_location_prepared,
-    golden_main_removed_data_commit,
-    golden_merged_data_commit,
     golden_refusal,
+    golden_replaced_rows_commands,
+    golden_replaced_rows_prepared,
     golden_snapshots_catalog,
     golden_snapshots_entries,
     golden_stamped,
@@ -44,7 +42,12 @@ from tests.golden.catalog_values import (
     golden_uuid_commands,
     golden_viewed,
 )
-from tests.golden.data_commit_values import (
+from tests.golden.data_values import (
+    golden_compactions,
+    golden_data_commit,
+    golden_located_compactions,
+    golden_main_removed_data_commit,
+    golden_merged_data_commit,
     golden_position_deletes_data_commit,
     golden_registered_data_commit,
 )
@@ -126,6 +129,11 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "entries_table_location_v1.bin": golden_location_prepared()[1],
         "descriptor_table_location_v1.bin": golden_location_prepared()[0].table("LAKE", "ADOPTED"),
         "dataexpiry_table_location_v1.bin": golden_located_compactions(),
+        "commands_replaced_rows_v1.bin": golden_replaced_rows_commands(),
+        "entries_replaced_rows_v1.bin": golden_replaced_rows_prepared()[1],
+        "descriptor_table_replaced_rows_v1.bin": golden_replaced_rows_prepared()[0].table(
+            "LAKE", "ADOPTED"
+        ),
     }
     assert decoded == expected[name]
 
@@ -183,3 +191,15 @@ def test_a_stamped_update_stamps_what_it_changes_with_its_activation() -> None:
     assert v2.table("SALES", "ORDERS").update_ts == 0
     again = decode_update((GOLDEN_DIR / "update_v4.bin").read_bytes()).apply_to(v1)
     assert again.digest() == stamped_v2.digest()
+
+
+def test_a_replace_of_the_rows_stores_its_floor_and_the_ids_it_gave() -> None:
+    table = decode_descriptor((GOLDEN_DIR / "descriptor_table_replaced_rows_v1.bin").read_bytes())
+    assert isinstance(table, TableDescriptor)
+    assert (table.schema_version, table.rows_from, table.next_column_id) == (6, 6, 8)
+    assert [(col.id, col.name, col.nullable) for col in table.columns] == [
+        (3, "id", False),
+        (5, "note", False),
+        (4, "kind", False),
+        (7, "at", True),
+    ]

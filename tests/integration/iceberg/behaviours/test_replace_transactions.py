@@ -32,11 +32,6 @@ from tests.integration.iceberg.behaviours.java_client import (
 
 pytestmark = pytest.mark.timeout(120)
 
-REQUIRED_FIELDS = (
-    "a replace transaction whose schema has required fields the table lacks (OTHER_SCHEMA "
-    "replaced by SCHEMA, or the reverse) is refused with 400: the catalog adds a column as "
-    "NOT NULL only with a default"
-)
 COMMIT_FAILED = "org.apache.iceberg.exceptions.CommitFailedException"
 PROPERTIES = {"user": "someone", "created-at": "2022-02-25T00:38:19"}
 How = Literal["replace", "create or replace"]
@@ -196,7 +191,6 @@ def unchanged_layout(table: JavaObject, original: JavaObject) -> None:
     assert table.sortOrder().isUnsorted()
 
 
-@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_default_table_properties_replace_transaction(java: JavaCatalog) -> None:
     check_table_properties(java, "default", "replace transaction")
 
@@ -208,7 +202,6 @@ def test_replace_transaction_requires_table_exists(java: JavaCatalog) -> None:
         java.catalog.buildTable(java.suite.table, java.suite.schema).replaceTransaction()
 
 
-@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_override_table_properties_replace_transaction(java: JavaCatalog) -> None:
     check_table_properties(java, "override", "replace transaction")
 
@@ -232,7 +225,6 @@ def test_replace_table_keeps_snapshot_log(java: JavaCatalog) -> None:
     assert not after.get(1).equals(before.get(0))
 
 
-@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_create_or_replace_replace_transaction_replace(java: JavaCatalog) -> None:
     simple_replace(java, "create or replace")
 
@@ -243,12 +235,10 @@ def test_concurrent_replace_transactions(java: JavaCatalog) -> None:
     unchanged_layout(raced.finish(java), raced.original)
 
 
-@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_complete_create_or_replace_transaction_replace(java: JavaCatalog, tmp_path: Path) -> None:
     complete_replace(java, "create or replace", tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_concurrent_replace_transaction_schema(java: JavaCatalog) -> None:
     other = Replace(schema="other_schema")
     raced = race(java, "other_schema", other, Replace())
@@ -257,12 +247,10 @@ def test_concurrent_replace_transaction_schema(java: JavaCatalog) -> None:
     assert_equal(after_second.schema().asStruct(), raced.original.schema().asStruct())
 
 
-@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_replace_transaction(java: JavaCatalog) -> None:
     simple_replace(java, "replace")
 
 
-@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_concurrent_replace_transaction_schema2(java: JavaCatalog) -> None:
     other = Replace(schema="other_schema")
     raced = race(java, "other_schema", Replace(), other)
@@ -271,12 +259,10 @@ def test_concurrent_replace_transaction_schema2(java: JavaCatalog) -> None:
     assert_equal(after_second.schema().asStruct(), java.suite.replace_schema.asStruct())
 
 
-@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_complete_replace_transaction(java: JavaCatalog, tmp_path: Path) -> None:
     complete_replace(java, "replace", tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason=REQUIRED_FIELDS)
 def test_concurrent_replace_transaction_schema_conflict(java: JavaCatalog) -> None:
     raced = race(java, "other_schema", Replace(), Replace())
     assert_equal(raced.after_first.schema().asStruct(), java.suite.replace_schema.asStruct())
