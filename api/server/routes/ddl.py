@@ -94,6 +94,13 @@ async def ddl(
     request: Request, payload: DdlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:
     """Apply commands as one atomic batch; answer once the new version is visible everywhere."""
+    for command in payload.commands:
+        if getattr(command, "replaces_rows", False):
+            raise ValidationError(
+                f"{command.op}: replaces_rows is set only by an Iceberg replace of the table "
+                "(REPLACE TABLE through /iceberg), which also removes its data; nothing was "
+                "written"
+            )
     with admitted(request) as slot:
         return await _execute(request, list(payload.commands), payload, idempotency_key, slot)
 

@@ -55,3 +55,14 @@ def test_the_client_error_carries_the_position(api_server: RunningServer) -> Non
     with CatalogClient(api_server.url) as client, pytest.raises(AlreadyExistsError) as raised:
         client.sql(SCRIPT)
     assert (raised.value.statement, raised.value.line, raised.value.column) == (2, 3, 3)
+
+
+def test_a_replace_of_a_tables_rows_is_not_a_ddl_command(http: httpx.Client) -> None:
+    assert http.post("/v1/sql", json={"sql": "CREATE TABLE R (ID INT PRIMARY KEY)"}).is_success
+    column = {"name": "X", "type": "INT32", "nullable": False}
+    command = {"op": "add_columns", "table": "R", "columns": [column], "replaces_rows": True}
+    refused = http.post("/v1/ddl", json={"commands": [command]})
+    assert refused.status_code == 422
+    assert "replaces_rows is set only by an Iceberg replace" in refused.json()["detail"]
+    (table,) = http.get("/v1/catalog").json()["tables"]
+    assert [c["name"] for c in table["versions"][-1]["columns"]] == ["ID"]  # nothing written
