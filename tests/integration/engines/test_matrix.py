@@ -3,7 +3,9 @@
 Each writer (DuckDB, Spark with Iceberg's runtime, Trino, PyIceberg) creates a table and inserts
 rows through the Iceberg REST endpoint; every engine then reads that table, PyIceberg checks its
 schema, and the catalog's own Spark source (``format("catalog")``) reads it too. The writer's
-CREATE TABLE is one catalog version whose origin names the client that sent it.
+CREATE TABLE is one catalog version whose origin names the client that sent it. Each engine
+then deletes a row its own way (position delete files, or copy-on-write) and every reader
+reads the rest.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import httpx
 import pyarrow as pa
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.expressions import EqualTo
 from pyspark.sql import SparkSession
 
 from tests.integration.api.servers import RunningServer
@@ -116,3 +119,40 @@ def test_the_catalog_spark_source_reads_what_every_engine_wrote(
     frame = read.load(f'"{written}"."t"')
     assert frame.columns == ["id", "name"]
     assert [(r[0], r[1]) for r in frame.orderBy("id").collect()] == ROWS
+
+
+@pytest.mark.parametrize("deleter", [*ENGINES, "pyiceberg"])
+def test_every_engine_reads_the_rows_every_engine_deleted(
+    request: pytest.FixtureRequest,
+    deleter: str,
+    pyiceberg: RestCatalog,
+    engine_server: RunningServer,
+    spark: SparkSession,  # noqa: F811
+    namespace: str,
+    recorder: Recorder,
+) -> None:
+    """DuckDB, Spark (merge-on-read) and Trino delete with position delete files, PyIceberg
+    copy-on-write; every engine, PyIceberg and the catalog's Spark source read the rest."""
+    pyiceberg.create_namespace(namespace)
+    _write(request, deleter, namespace, recorder)
+    t = f"cat.{namespace}.t"
+    if deleter == "pyiceberg":
+        pyiceberg.load_table(f"{namespace}.t").delete(EqualTo(term="id", value=2))
+    else:
+        engine = _engine(request, deleter)
+        if deleter == "spark":
+            run(
+                engine,
+                f"ALTER TABLE {t} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')",
+                recorder,
+            )
+        run(engine, f"DELETE FROM {t} WHERE id = 2", recorder)
+    expected = [ROWS[0], ROWS[2]]
+    for reader in ENGINES:
+        rows = run(_engine(request, reader), f"SELECT id, name FROM {t} ORDER BY id", recorder)
+        assert [tuple(r) for r in rows] == expected, reader
+    read = pyiceberg.load_table(f"{namespace}.t").scan().to_arrow().sort_by("id")
+    assert list(zip(read["id"].to_pylist(), read["name"].to_pylist(), strict=True)) == expected
+    source = spark.read.format("catalog").option("catalog_url", engine_server.url)
+    frame = source.load(f'"{namespace}"."t"').orderBy("id")
+    assert [(r[0], r[1]) for r in frame.collect()] == expected
