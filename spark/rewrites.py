@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from catalog.data.files import DataFile
+from catalog.data.iceberg_table import PartitionSpec
 from catalog.descriptors import ColumnDescriptor
 from spark.deletes import DeletedRows, without_deleted
 from spark.evolution import project
@@ -55,6 +56,7 @@ class Rewrite:
         colocation: the positions, in ``columns``, of the colocation columns.
         partitions: the table's partition count.
         prefix: the name prefix of rewritten files (the write's).
+        iceberg: the Iceberg partition spec the table's files are written for, if any.
     """
 
     def __init__(
@@ -64,12 +66,14 @@ class Rewrite:
         colocation: Sequence[int],
         partitions: int,
         prefix: str,
+        iceberg: PartitionSpec | None = None,
     ) -> None:
         self.folder = folder
         self.columns = tuple(columns)
         self.colocation = tuple(colocation)
         self.partitions = partitions
         self.prefix = prefix
+        self.iceberg = iceberg
         self._done: dict[str, list[DataFile] | None] = {}
         """Per file read, its rewrite (None: it holds no key of the write)."""
 
@@ -107,7 +111,13 @@ class Rewrite:
         if kept.num_rows == 0:
             return []
         return write_partitions(
-            kept, self.columns, self.folder, self.colocation, self.partitions, self.prefix
+            kept,
+            self.columns,
+            self.folder,
+            self.colocation,
+            self.partitions,
+            self.prefix,
+            self.iceberg,
         )
 
     def unused(self, committed: Sequence[DataFile]) -> None:

@@ -75,11 +75,13 @@ from pyspark.sql.types import StructType
 
 from api.client import CatalogApiError, CatalogClient, ConflictError
 from catalog.data.files import DataFile, rows_and_deletes, table_rows
+from catalog.data.iceberg_table import PartitionSpec
 from catalog.data.warehouse import data_folder
 from catalog.descriptors import ColumnDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
 from spark.deletes import DeletedRows, deleted_rows
 from spark.evolution import DataMismatchError, conform
+from spark.iceberg_partitions import check_spec, spec_to_write
 from spark.keys import KeyCheck, PrimaryKeyViolationError
 from spark.planning import Packing
 from spark.pruning import Predicate, file_may_match
@@ -188,6 +190,9 @@ class CatalogDataSource(DataSource):
                 f'"{kind}") cannot change its rows by key; append to it or overwrite it'
             )
         sources = plan_columns(target, schema, keys_only=kind == "delete")
+        iceberg = spec_to_write(target.table)
+        if iceberg is not None:
+            check_spec(iceberg, target.table.columns)  # refused before any task runs
         return CatalogWriter(
             catalog_url=options.get("catalog_url") or "",
             token=options.get("token") or "",
@@ -203,6 +208,7 @@ class CatalogDataSource(DataSource):
             folder=str(data_folder(target.table, options.get("warehouse"))),
             mode="overwrite" if overwrite else "append",
             kind=cast(WriteKind, kind),
+            iceberg=iceberg,
         )
 
 
@@ -352,6 +358,8 @@ class CatalogWriter(DataSourceArrowWriter):
     folder: str
     mode: str
     kind: WriteKind = "append"
+    iceberg: PartitionSpec | None = None
+    """The Iceberg partition spec files are written for (an engine partitioned the table)."""
     write_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesWritten:
@@ -371,7 +379,13 @@ class CatalogWriter(DataSourceArrowWriter):
         if self.kind == "delete":
             return FilesWritten(keys=keys_to_bytes(data))
         files = write_partitions(
-            data, self.columns, Path(self.folder), self._colocated(), self.partitions, task
+            data,
+            self.columns,
+            Path(self.folder),
+            self._colocated(),
+            self.partitions,
+            task,
+            self.iceberg,
         )
         return FilesWritten(tuple(files))
 
@@ -395,7 +409,12 @@ class CatalogWriter(DataSourceArrowWriter):
         files = _files_of(messages)
         folder = Path(self.folder)
         rewrite = Rewrite(
-            folder, self.columns, self._colocated(), self.partitions, f"{self.write_id[:12]}-r"
+            folder,
+            self.columns,
+            self._colocated(),
+            self.partitions,
+            f"{self.write_id[:12]}-r",
+            self.iceberg,
         )
         self._sent = False  # a commit is out whose outcome is unknown until it answers
         try:

@@ -22,11 +22,13 @@ import pyarrow.parquet as pq
 
 from api.client import CatalogClient
 from catalog.column_types import ColumnType
-from catalog.data.files import DataFile
+from catalog.data.files import DataFile, IcebergPartition
+from catalog.data.iceberg_table import PartitionSpec
 from catalog.data.warehouse import local_folder, table_folder
 from catalog.descriptors import ColumnDescriptor
 from spark.deletes import without_deleted
 from spark.evolution import column_ids, for_file, project
+from spark.iceberg_partitions import split
 from spark.pruning import Predicate, row_filter
 from spark.statistics import file_stats
 from spark.types import arrow_type, file_type
@@ -55,15 +57,20 @@ def write_partitions(
     key_positions: Sequence[int],
     partitions: int,
     prefix: str,
+    iceberg: PartitionSpec | None = None,
 ) -> list[DataFile]:
     """Write ``data`` (as ``columns``) as one Parquet file per non-empty partition.
 
     ``data`` is as ``conform`` or ``project`` gives it; files hold it as ``for_file`` makes it
     (TIME and UUID as Iceberg has them). Files are written under a temporary name and renamed,
-    so a file that exists is complete.
+    so a file that exists is complete. With an Iceberg partition spec (``spec_to_write``), a
+    partition's rows go to one file per Iceberg partition, which each file records.
 
     Returns:
         The files, each with its column statistics.
+
+    Raises:
+        PartitionTransformError: a field of ``iceberg`` the writer cannot compute.
     """
     assigned = partition_of_rows(data, key_positions, partitions)
     files: list[DataFile] = []
@@ -71,23 +78,38 @@ def write_partitions(
         rows = data.filter(pc.equal(assigned, partition)) if partitions > 1 else data
         if rows.num_rows == 0:
             continue
-        relative = f"p{partition}/{prefix}-{uuid.uuid4().hex[:12]}.parquet"
-        target = folder / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(".parquet.partial")
-        stored = for_file(rows, columns)
-        pq.write_table(stored, partial, compression="zstd")
-        partial.rename(target)
-        files.append(
-            DataFile(
-                path=relative,
-                partition=partition,
-                rows=rows.num_rows,
-                size=target.stat().st_size,
-                stats=file_stats(stored, columns),
-            )
-        )
+        if iceberg is None:
+            files.append(_write_file(rows, columns, folder, partition, prefix, None))
+            continue
+        for part in split(rows, columns, iceberg):
+            taken = rows.take(part.rows)
+            files.append(_write_file(taken, columns, folder, partition, prefix, part.partition))
     return files
+
+
+def _write_file(
+    rows: pa.Table,
+    columns: Sequence[ColumnDescriptor],
+    folder: Path,
+    partition: int,
+    prefix: str,
+    iceberg: IcebergPartition | None,
+) -> DataFile:
+    relative = f"p{partition}/{prefix}-{uuid.uuid4().hex[:12]}.parquet"
+    target = folder / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".parquet.partial")
+    stored = for_file(rows, columns)
+    pq.write_table(stored, partial, compression="zstd")
+    partial.rename(target)
+    return DataFile(
+        path=relative,
+        partition=partition,
+        rows=rows.num_rows,
+        size=target.stat().st_size,
+        stats=file_stats(stored, columns),
+        iceberg_partition=iceberg,
+    )
 
 
 def read_file(

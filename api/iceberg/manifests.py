@@ -18,6 +18,7 @@ process), and any file that cannot be read is refused with a 400.
 
 from __future__ import annotations
 
+import decimal
 import os
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -44,6 +45,7 @@ from pyiceberg.manifest import (
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.typedef import Record
+from pyiceberg.types import DecimalType, UUIDType
 
 from api.iceberg.bounds import encode_bound
 from api.iceberg.errors import bad_request
@@ -333,8 +335,40 @@ def spark_manifest_list(location: str, snapshot_id: int, seq: int) -> str:
     return f"{location}/metadata/snap-{snapshot_id}-catalog-{seq}.avro"
 
 
+def _spec(specs: Mapping[int, PartitionSpec], spec_id: int | None) -> PartitionSpec:
+    """Return the spec a Spark source file was written for (None: the unpartitioned one)."""
+    if spec_id is None:
+        return UNPARTITIONED_PARTITION_SPEC
+    spec = specs.get(spec_id)
+    if spec is None:
+        raise bad_request(
+            f"a file of the catalog's Spark source was written for partition spec {spec_id}, "
+            "which the table does not have"
+        )
+    return spec
+
+
+def _partition(file: DataFile, spec: PartitionSpec, schema: Schema) -> Record:
+    """Return a file's partition as its manifest holds it (Iceberg's value of each field)."""
+    if file.iceberg_partition is None or not spec.fields:
+        return Record()
+    values: list[object] = []
+    result = spec.partition_type(schema)
+    for field, value in zip(result.fields, file.iceberg_partition.values, strict=True):
+        if value is not None and isinstance(field.field_type, DecimalType):
+            values.append(decimal.Decimal(str(value)))
+        elif value is not None and isinstance(field.field_type, UUIDType):
+            values.append(uuid.UUID(str(value)))
+        else:
+            values.append(value)
+    return Record(*values)
+
+
 def _data_file(
-    location: str, written: DataFile, columns: Mapping[int, ColumnDescriptor]
+    location: str,
+    written: DataFile,
+    columns: Mapping[int, ColumnDescriptor],
+    partition: Record | None = None,
 ) -> IcebergDataFile:
     stats = [s for s in written.stats or () if s.column_id in columns]
     lower, upper = {}, {}
@@ -350,7 +384,7 @@ def _data_file(
         content=DataFileContent.POSITION_DELETES if written.deletes else DataFileContent.DATA,
         file_path=f"{location}/{written.path}",
         file_format=FileFormat.PARQUET,
-        partition=Record(),
+        partition=Record() if partition is None else partition,
         record_count=written.rows,
         file_size_in_bytes=written.size,
         column_sizes={},
@@ -374,7 +408,10 @@ def write_manifests(
     """Write the manifest and manifest list of a Spark source commit; return the list's path.
 
     The list holds the parent snapshot's manifests that still hold files (none after an
-    overwrite) and one new manifest of the commit's files. Written once: when the list
+    overwrite; without the files the commit removes) and new manifests of the commit's files:
+    one per partition spec its files were written for (each file with its Iceberg partition;
+    the unpartitioned spec for files written without one), and one of its position delete
+    files (a merged commit's). Written once: when the list
     exists, nothing is written. Both are written under a fresh name, the list then renamed to
     its fixed one, so a concurrent writer (another node) never leaves a half-written list.
 
@@ -408,20 +445,32 @@ def write_manifests(
         if commit.removed:
             carried = _without(naming, carried, set(commit.removed), specs, schema)
     by_id = {c.id: c for c in columns}
-    rows = [f for f in commit.files if not f.deletes]
+    plan: list[tuple[list[DataFile], type[ManifestWriterV2], PartitionSpec]] = []
+    by_spec: dict[int | None, list[DataFile]] = {}
+    for file in commit.files:
+        if not file.deletes:
+            where = file.iceberg_partition
+            by_spec.setdefault(None if where is None else where.spec_id, []).append(file)
+    for spec_id, files in sorted(
+        by_spec.items(), key=lambda item: -1 if item[0] is None else item[0]
+    ):
+        plan.append((files, ManifestWriterV2, _spec(specs, spec_id)))
+    if not plan:
+        plan.append(([], ManifestWriterV2, UNPARTITIONED_PARTITION_SPEC))
     deletes = [f for f in commit.files if f.deletes]  # a merged commit's, of engines' deletes
+    if deletes:
+        plan.append((deletes, _DeletesWriter, UNPARTITIONED_PARTITION_SPEC))
     written: list[ManifestFile] = []
-    for n, (files, writer_of) in enumerate(((rows, ManifestWriterV2), (deletes, _DeletesWriter))):
-        if n and not files:
-            continue
+    for n, (files, writer_of, spec) in enumerate(plan):
         output = io.new_output(naming.path(f"m{n}"))
-        with writer_of(UNPARTITIONED_PARTITION_SPEC, schema, output, snapshot_id, AVRO_CODEC) as w:
+        with writer_of(spec, schema, output, snapshot_id, AVRO_CODEC) as w:
             for file in files:
+                partition = _partition(file, spec, schema)
                 w.add(
                     ManifestEntry.from_args(
                         status=ManifestEntryStatus.ADDED,
                         snapshot_id=snapshot_id,
-                        data_file=_data_file(location, file, by_id),
+                        data_file=_data_file(location, file, by_id, partition),
                     )
                 )
         written.append(w.to_manifest_file())

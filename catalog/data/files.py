@@ -64,6 +64,22 @@ FilePath = Annotated[
 """A data file's path relative to the table's folder in the warehouse."""
 
 
+class IcebergPartition(Model):
+    """The Iceberg partition a file of the catalog's Spark source holds rows of.
+
+    Attributes:
+        spec_id: the table's partition spec the file was written for (its default then).
+        values: the file's value of each field of that spec, in order, as Iceberg represents
+            the field's result type: an integer (also days for a date, microseconds for a
+            timestamp or a time, the years, months, days or hours of the time transforms, a
+            bucket's number), a string (also the text of a decimal), a boolean or a float;
+            None for null (and for a ``void`` field).
+    """
+
+    spec_id: int = Field(ge=0, le=2**31 - 1)
+    values: tuple[StatValue | None, ...] = Field(max_length=1000)
+
+
 class DataFile(Model):
     """One data file of a commit.
 
@@ -81,6 +97,9 @@ class DataFile(Model):
             delete file (merge-on-read): rows ``(file_path, pos)`` naming rows of the table's
             data files that are deleted, by their position in the file. Its ``rows`` counts
             deleted positions, not rows of the table.
+        iceberg_partition: set only on a file the catalog's Spark source wrote into a table
+            an Iceberg engine partitioned: the Iceberg partition all its rows are in, which
+            the file's manifest records.
     """
 
     path: FilePath
@@ -90,6 +109,7 @@ class DataFile(Model):
     stats: tuple[ColumnStats, ...] | None = Field(default=None, max_length=10_000)
     schema_version: int | None = Field(default=None, ge=1, le=2**31 - 1, exclude_if=_absent)
     content: Literal["position-deletes"] | None = Field(default=None, exclude_if=_absent)
+    iceberg_partition: IcebergPartition | None = Field(default=None, exclude_if=_absent)
 
     @property
     def deletes(self) -> bool:

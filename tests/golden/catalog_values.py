@@ -33,6 +33,7 @@ from tests.golden.data_values import (
     golden_located_compactions,
     golden_main_removed_data_commit,
     golden_merged_data_commit,
+    golden_partitioned_data_commit,
     golden_position_deletes_data_commit,
     golden_registered_data_commit,
 )
@@ -509,6 +510,7 @@ def golden_files() -> dict[str, bytes]:
             golden_position_deletes_data_commit()
         ),
         "datacommit_registered_v1.bin": encode_data_commit(golden_registered_data_commit()),
+        "datacommit_iceberg_partition_v1.bin": encode_data_commit(golden_partitioned_data_commit()),
         "dataexpiry_v1.bin": encode_compactions(golden_compactions()),
         "commands_table_location_v1.bin": encode_commands(golden_location_commands()),
         "entries_table_location_v1.bin": encode_entries(golden_location_prepared()[1]),

@@ -131,3 +131,23 @@ def golden_registered_data_commit() -> DataCommit:
     )
     body["iceberg"].update(operation="append", logged_ms=1_690_000_000_000, summary={})
     return DataCommit.model_validate(body)
+
+
+def golden_partitioned_data_commit() -> DataCommit:
+    """A Spark source commit to a table an Iceberg engine partitioned: each file's partition."""
+    partition = {"spec_id": 1, "values": [3, "ab", None, 19782, True, -1.5]}
+    body = golden_data_commit().model_dump(exclude={"removed", "iceberg"})
+    body.update(
+        seq=7,
+        files=[
+            {
+                "path": "p0/w-0-a.parquet",
+                "partition": 0,
+                "rows": 2,
+                "size": 700,
+                "iceberg_partition": partition,
+            }
+        ],
+        request_id="spark-write-0123456789abcdef",
+    )
+    return DataCommit.model_validate(body)

@@ -95,10 +95,11 @@ class SparkTable:
         return [s.summary.operation.value for s in self.loaded().snapshots() if s.summary]
 
     def source_append(self, row: Row) -> None:
-        """Append ``row`` with the catalog's own Spark source."""
+        """Append ``row`` with the catalog's own Spark source, then have Spark load it anew."""
         frame = self.spark.createDataFrame([row], "id BIGINT, name STRING, part STRING")
         writer = frame.write.format("catalog").option("catalog_url", self.server.url)
         writer.mode("append").save(f'"{self.namespace}"."t"')
+        self.sql("REFRESH TABLE {t}")  # Spark's catalog caches the table it loaded
 
     def read(self) -> list[Row]:
         """Return the rows as Spark reads them, checked against PyIceberg and the source."""

@@ -48,6 +48,7 @@ from tests.golden.data_values import (
     golden_located_compactions,
     golden_main_removed_data_commit,
     golden_merged_data_commit,
+    golden_partitioned_data_commit,
     golden_position_deletes_data_commit,
     golden_registered_data_commit,
 )
@@ -124,6 +125,7 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "datacommit_replace_v1.bin": golden_main_removed_data_commit(),
         "datacommit_position_deletes_v1.bin": golden_position_deletes_data_commit(),
         "datacommit_registered_v1.bin": golden_registered_data_commit(),
+        "datacommit_iceberg_partition_v1.bin": golden_partitioned_data_commit(),
         "dataexpiry_v1.bin": golden_compactions(),
         "commands_table_location_v1.bin": golden_location_commands(),
         "entries_table_location_v1.bin": golden_location_prepared()[1],
