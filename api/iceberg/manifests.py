@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import decimal
 import os
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -170,10 +172,35 @@ class WarehouseIO(FileIO):
         os.unlink(local_path(location if isinstance(location, str) else location.location))
 
 
+_LISTS_KEPT = 512
+"""How many manifest lists the server keeps read (a commit reads its parent's, which the
+commit before read as its own)."""
+
+_lists: OrderedDict[tuple[str, int, int, int], tuple[ManifestFile, ...]] = OrderedDict()
+_lists_lock = threading.Lock()
+
+
 def _manifests(folder: str, manifest_list: str) -> list[ManifestFile]:
+    """Return the manifests a manifest list names.
+
+    Iceberg never rewrites a manifest list, so one read before is answered again while the
+    file is the same one (its inode, size and modification time unchanged).
+    """
     relative_path(folder, manifest_list, "manifest list")
     with _reading("manifest list", manifest_list):
-        return list(read_manifest_list(WarehouseIO().new_input(manifest_list)))
+        found = os.stat(local_path(manifest_list))
+        key = (local_path(manifest_list), found.st_ino, found.st_size, found.st_mtime_ns)
+        with _lists_lock:
+            kept = _lists.get(key)
+            if kept is not None:
+                _lists.move_to_end(key)
+                return list(kept)
+        read = tuple(read_manifest_list(WarehouseIO().new_input(manifest_list)))
+        with _lists_lock:
+            _lists[key] = read
+            if len(_lists) > _LISTS_KEPT:
+                _lists.popitem(last=False)
+        return list(read)
 
 
 def snapshot_change(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,14 @@ def test_a_snapshot_of_data_files_is_read(tmp_path: Path) -> None:
     manifest_list = _listed(tmp_path, _manifest(tmp_path, pm.DataFileContent.DATA))
     added, dropped = snapshot_change(str(tmp_path), manifest_list, None, set(), 1)
     assert (list(added), dropped) == (["data/f.parquet"], set())
+
+
+def test_a_manifest_list_written_again_at_its_path_is_read_again(tmp_path: Path) -> None:
+    manifest_list = _listed(tmp_path, _manifest(tmp_path, pm.DataFileContent.DATA))
+    assert list(snapshot_change(str(tmp_path), manifest_list, None, set(), 1)[0])
+    assert list(snapshot_change(str(tmp_path), manifest_list, None, set(), 1)[0])  # kept
+    equality = _as_delete_manifest(_manifest(tmp_path, pm.DataFileContent.EQUALITY_DELETES))
+    assert _listed(tmp_path, equality) == manifest_list  # the same path, other content
+    later = os.stat(manifest_list).st_mtime_ns + 1_000_000_000  # a clock tick may be coarse
+    os.utime(manifest_list, ns=(later, later))
+    assert "equality delete file" in _refused(tmp_path, equality)
