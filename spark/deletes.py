@@ -58,7 +58,7 @@ def deleted_rows(folder: Path, deletes: Sequence[DataFile]) -> dict[str, pa.Arra
                 continue  # another filesystem: not one of the table's files
             if relative.startswith(".."):
                 continue
-            chosen = pc.filter(positions, pc.equal(paths, named))
+            chosen = pc.filter(positions, pc.equal(paths, named)).drop_null()
             found.setdefault(relative, []).append(chosen.combine_chunks().cast(pa.int64()))
     return {p: pa.concat_arrays(arrays) for p, arrays in found.items()}
 

@@ -41,13 +41,18 @@ class PartitionTransformError(ValueError):
 
 
 def spec_to_write(table: TableDescriptor) -> PartitionSpec | None:
-    """Return the spec the Spark source writes ``table``'s files for; None: unpartitioned."""
+    """Return the spec the Spark source writes ``table``'s files for.
+
+    None when that is spec 0 with no fields, the unpartitioned spec a manifest of files
+    without a partition is written for; a spec of another id, even one without fields or
+    of ``void`` fields only, is the spec files are written for.
+    """
     state = table.iceberg
     if state is None:
         return None
     spec = state.spec(state.default_spec_id)
-    if spec is None or all(f.transform == "void" for f in spec.fields):
-        return None
+    if spec is None or (spec.spec_id == 0 and not spec.fields):
+        return None  # files go under spec 0, the unpartitioned one
     return spec
 
 
@@ -100,17 +105,16 @@ def split(data: pa.Table, columns: Sequence[ColumnDescriptor], spec: PartitionSp
         indices = encoded.indices.fill_null(len(dictionary)).to_numpy()
         codes.append(indices.astype(np.int64))
         values.append([*dictionary, None])
-    combined = np.zeros(data.num_rows, dtype=np.int64)
-    for field_codes, field_values in zip(codes, values, strict=True):
-        combined = combined * len(field_values) + field_codes
-    keys, inverse = np.unique(combined, return_inverse=True)
+    if not codes:  # a spec without fields: every row in its one partition
+        return [
+            Part(IcebergPartition(spec_id=spec.spec_id, values=()), pa.array(range(data.num_rows)))
+        ]
+    keys, inverse = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
     parts = []
     for k, key in enumerate(keys.tolist()):
-        picked: list[StatValue | None] = []
-        for field_values in reversed(values):
-            key, at = divmod(key, len(field_values))
-            picked.append(field_values[at])
-        where = IcebergPartition(spec_id=spec.spec_id, values=tuple(reversed(picked)))
+        picked = tuple(field_values[at] for field_values, at in zip(values, key, strict=True))
+        where = IcebergPartition(spec_id=spec.spec_id, values=picked)
         parts.append(Part(where, pa.array(np.flatnonzero(inverse == k))))
     return parts
 
@@ -198,11 +202,18 @@ def _micros(value: dt.datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-def _truncate_decimal(value: decimal.Decimal, width: int) -> str:
+def _unscaled(value: decimal.Decimal) -> tuple[int, int]:
+    """Return a decimal's unscaled integer and its exponent (``value = unscaled * 10**exp``)."""
     sign, digits, exponent = value.as_tuple()
-    unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
+    unscaled = int("".join(map(str, digits)) or "0")
+    return (-unscaled if sign else unscaled), int(exponent)
+
+
+def _truncate_decimal(value: decimal.Decimal, width: int) -> str:
+    unscaled, exponent = _unscaled(value)
     truncated = unscaled - (unscaled % width)
-    return str(decimal.Decimal(truncated).scaleb(int(exponent)))
+    digits = tuple(int(d) for d in str(abs(truncated)))
+    return str(decimal.Decimal((int(truncated < 0), digits, exponent)))  # exact: no rounding
 
 
 def _bucket(value: Any, kind: ColumnType, buckets: int) -> int:
@@ -224,9 +235,9 @@ def bucket_hash(value: Any, kind: ColumnType) -> int:
     elif kind is ColumnType.UUID:
         data = uuid.UUID(value).bytes
     elif kind is ColumnType.DECIMAL:
-        sign, digits, _ = value.as_tuple()
-        unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
-        length = max(1, (unscaled.bit_length() + 8) // 8)
+        unscaled, _ = _unscaled(value)
+        # The fewest bytes of its two's complement, as Java's BigInteger.toByteArray.
+        length = (unscaled if unscaled >= 0 else ~unscaled).bit_length() // 8 + 1
         data = unscaled.to_bytes(length, "big", signed=True)
     else:
         data = bytes(value)

@@ -74,8 +74,9 @@ class Rewrite:
         self.partitions = partitions
         self.prefix = prefix
         self.iceberg = iceberg
-        self._done: dict[str, list[DataFile] | None] = {}
-        """Per file read, its rewrite (None: it holds no key of the write)."""
+        self._done: dict[tuple[str, tuple[int, ...] | None], list[DataFile] | None] = {}
+        """Per file read (and the positions of its rows deleted then), its rewrite (None: it
+        holds no key of the write)."""
 
     def without(
         self, keys: WrittenKeys, files: Iterable[DataFile], deleted: DeletedRows
@@ -87,9 +88,13 @@ class Rewrite:
         removed: list[str] = []
         added: list[DataFile] = []
         for file in files:
-            if file.path not in self._done:
-                self._done[file.path] = self._rewritten(keys, file, deleted.get(file.path))
-            rewritten = self._done[file.path]
+            gone = deleted.get(file.path)
+            # A round after another writer came first reads a file again when an engine
+            # deleted more of its rows since: a rewrite made before would bring them back.
+            done = (file.path, None if gone is None else tuple(gone.to_pylist()))
+            if done not in self._done:
+                self._done[done] = self._rewritten(keys, file, gone)
+            rewritten = self._done[done]
             if rewritten is not None:
                 removed.append(file.path)
                 added.extend(rewritten)

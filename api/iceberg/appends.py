@@ -52,6 +52,7 @@ from catalog.data.files import (
 )
 from catalog.data.iceberg_identity import sequence_numbers, snapshot_id_of
 from catalog.data.iceberg_refs import MAIN
+from catalog.data.iceberg_schemas import served_schema_ids
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode, ValidationError
 
@@ -301,8 +302,12 @@ async def record_snapshots(
     # A replace's snapshot is written with the replacement's schema, which its writer
     # numbered itself; the catalog's number for it is the table's current one.
     schema_version = table.schema_version
-    if not change.replace:
-        schema_version = last.schema_id or schema_version
+    if not change.replace and last.schema_id:
+        # An Iceberg schema id names the latest schema version served under it (the same
+        # columns as every other one it names).
+        served = served_schema_ids(table)
+        named = [v for v, schema_id in served.items() if schema_id == last.schema_id]
+        schema_version = max(named, default=last.schema_id)
     if not 1 <= schema_version <= table.schema_version:
         raise bad_request(f"snapshot {last.snapshot_id} names schema {schema_version}")
     files = _data_files(table, schema_version, change.added)

@@ -288,19 +288,22 @@ def logged_times(
 
     A registered table keeps the history it came with: these are its snapshots' times in
     the table's ``snapshot-log``. Times run forward along the line and none is after
-    ``now_ms`` (the register); a snapshot the log does not name has none (its register
-    time serves).
+    ``now_ms`` (the register); a snapshot the log does not name (Iceberg drops the entries
+    of expired snapshots) gets the time of the one before it, the first ones that of the
+    first named. Empty when the log names none of them: their register times serve.
     """
     logged: dict[int, int] = {}
     for entry in metadata.snapshot_log:
         snapshot_id, at = entry.get("snapshot-id"), entry.get("timestamp-ms")
         if isinstance(snapshot_id, int) and isinstance(at, int) and at >= 0:
             logged[snapshot_id] = at
+    known = [logged.get(s.snapshot_id) for s in line]
+    first = next((at for at in known if at is not None), None)
+    if first is None:
+        return {}
     times: dict[int, int] = {}
-    floor = 0
-    for snapshot in line:
-        at = logged.get(snapshot.snapshot_id)
-        if at is not None:
-            floor = min(max(floor, at), now_ms)
-            times[snapshot.snapshot_id] = floor
+    floor = first
+    for snapshot, at in zip(line, known, strict=True):
+        floor = min(max(floor, floor if at is None else at), now_ms)
+        times[snapshot.snapshot_id] = floor
     return times

@@ -145,3 +145,5 @@ def test_the_history_it_came_with_runs_forward_and_stops_at_the_register() -> No
     assert logged_times(metadata, line, now_ms=10_000) == {11: 500, 12: 500}
     assert logged_times(metadata, line, now_ms=450) == {11: 450, 12: 450}
     assert logged_times(_with(), line, now_ms=10_000) == {}  # no log: register times serve
+    only_later = _with(snapshot_log=[{"snapshot-id": 12, "timestamp-ms": 700}])
+    assert logged_times(only_later, line, now_ms=10_000) == {11: 700, 12: 700}  # in order

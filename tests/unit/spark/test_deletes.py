@@ -10,8 +10,9 @@ import pytest
 
 from catalog.data.files import DataFile
 from spark.deletes import deleted_rows, without_deleted
-from spark.keys import PrimaryKeyViolationError
+from spark.keys import PrimaryKeyViolationError, WrittenKeys
 from spark.pruning import Predicate
+from spark.rewrites import Rewrite
 from spark.warehouse import read_file
 from tests.unit.spark.test_keys import COLUMNS, ID, Files, check
 
@@ -77,3 +78,16 @@ def test_a_key_deleted_by_position_is_not_held(tmp_path: Path) -> None:
     fresh = check(tmp_path)
     fresh.written_files(again)
     fresh.table_files(held, {held[0].path: pa.array([0], pa.int64())})  # row of key 1 deleted
+
+
+def test_an_upsert_judged_again_rewrites_a_file_whose_rows_were_deleted_since(
+    tmp_path: Path,
+) -> None:
+    (held,) = Files(tmp_path).write([("eu", 1, 1), ("eu", 2, 1), ("eu", 3, 1)])
+    keys = WrittenKeys(pa.table({"ID": pa.array([1], pa.int64())}), (ID,))
+    rewrite = Rewrite(tmp_path, COLUMNS, [0], 1, "w")
+    _, first = rewrite.without(keys, [held], {})
+    assert read_file(tmp_path / first[0].path, COLUMNS, [])["ID"].to_pylist() == [2, 3]
+    # Another writer came first: an engine deleted the row of key 3 by position.
+    _, again = rewrite.without(keys, [held], {held.path: pa.array([2], pa.int64())})
+    assert read_file(tmp_path / again[0].path, COLUMNS, [])["ID"].to_pylist() == [2]

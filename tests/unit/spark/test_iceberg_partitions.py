@@ -114,3 +114,42 @@ def test_a_spec_the_writer_cannot_compute_is_refused_up_front(
 ) -> None:
     with pytest.raises(PartitionTransformError, match=named_):
         check_spec(_spec(field), COLUMNS)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        decimal.Decimal("-1.28"),
+        decimal.Decimal("1.27"),
+        decimal.Decimal("-0.01"),
+        decimal.Decimal("0.00"),
+        decimal.Decimal("-327.68"),
+        decimal.Decimal("123456789012345678901234567890.12"),
+    ],
+)
+def test_decimal_buckets_and_truncates_are_pyicebergs(value: decimal.Decimal) -> None:
+    from pyiceberg.transforms import BucketTransform, TruncateTransform
+    from pyiceberg.types import DecimalType
+
+    kind = DecimalType(32, 2)
+    price = named("P", ColumnType.DECIMAL, 1, precision=32, scale=2)
+    data = pa.table({"P": pa.array([value], pa.decimal128(32, 2))})
+    bucket: Any = BucketTransform(16).transform(kind)  # typed for its own value types
+    truncate: Any = TruncateTransform(50).transform(kind)
+    for transform, expected in (
+        ("bucket[16]", bucket(value)),
+        ("truncate[50]", str(truncate(value))),
+    ):
+        spec = PartitionSpec(
+            spec_id=1,
+            fields=(PartitionField(source_id=1, field_id=1000, name="p", transform=transform),),
+        )
+        (part,) = split(data, (price,), spec)
+        assert part.partition.values == (expected,), transform
+
+
+def test_a_spec_of_void_fields_or_none_is_still_the_files_spec() -> None:
+    (everything,) = split(_data(), COLUMNS, PartitionSpec(spec_id=2, fields=()))
+    assert everything.partition.values == () and everything.partition.spec_id == 2
+    assert everything.rows.to_pylist() == [0, 1, 2, 3]
+    assert _partitions((1, "void")) == {(None,): [0, 1, 2, 3]}
