@@ -10,14 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
 from api.client import CatalogClient
-from catalog import ColumnType, ValidationError
-from catalog import commands as c
+from catalog import ValidationError
 from catalog.data.files import DataFile
 from spark.source import register
 from spark.views import quoted, register_views
@@ -199,12 +199,34 @@ def test_rows_written_before_a_replace_of_the_rows_are_read_by_no_reader(
     client.sql("CREATE TABLE T (ID BIGINT PRIMARY KEY, NAME VARCHAR(20))")
     _append(spark, url, "PUBLIC.T", [(1, "a"), (2, "b")], "ID long, NAME string")
     before = client.now()
-    added = c.AddColumns(
-        table="T",
-        columns=[c.Column(name="N", type=ColumnType.INT32, nullable=False)],
-        replaces_rows=True,
-    )
-    client.execute([added])
+    # The replace through Iceberg's REST protocol, as Java's client sends it (Spark's
+    # REPLACE TABLE): the same columns and a required one, N.
+    table_path = f"{url}/iceberg/v1/namespaces/PUBLIC/tables/T"
+    metadata = httpx.get(table_path).json()["metadata"]
+    schema = {
+        "type": "struct",
+        "fields": [
+            *metadata["schemas"][-1]["fields"],
+            {"id": metadata["last-column-id"] + 1, "name": "N", "type": "int", "required": True},
+        ],
+        "identifier-field-ids": metadata["schemas"][-1]["identifier-field-ids"],
+    }
+    replace = {
+        "requirements": [{"type": "assert-table-uuid", "uuid": metadata["table-uuid"]}],
+        "updates": [
+            {
+                "action": "add-schema",
+                "schema": schema,
+                "last-column-id": metadata["last-column-id"] + 1,
+            },
+            {"action": "set-current-schema", "schema-id": -1},
+            {"action": "remove-snapshot-ref", "ref-name": "main"},
+        ],
+    }
+    answer = httpx.post(table_path, json=replace, timeout=30)
+    assert answer.is_success, answer.text
+    replaced = client.table("PUBLIC", "T")
+    assert replaced.rows_from == replaced.schema_version  # the rows count from the replace
     _append(spark, url, "PUBLIC.T", [(3, "c", 30)], "ID long, NAME string, N int")
     source = spark.read.format("catalog").option("catalog_url", url)
     assert [tuple(r) for r in source.load("PUBLIC.T").collect()] == [(3, "c", 30)]
