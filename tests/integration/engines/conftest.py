@@ -48,6 +48,8 @@ TRINO_HOME = CACHE / "trino" / "trino-server-core-476"
 SETUP_HINT = "run `make engines` (it fetches the engines into .cache/)"
 
 ENGINE_START_TIMEOUT_S = 180.0
+NODE_ANNOUNCE_TIMEOUT_S = 60.0
+"""How long a Trino statement refused for want of a node is sent again."""
 STOP_TIMEOUT_S = 30.0
 
 PEOPLE = Schema(
@@ -387,7 +389,22 @@ class TrinoServer:
                 time.sleep(1)
 
     def sql(self, statement: str) -> list[list[Any]]:
-        """Run ``statement``; return its rows, or raise EngineError with Trino's error."""
+        """Run ``statement``; return its rows, or raise EngineError with Trino's error.
+
+        Trino lists its node as active before the node announces the catalog, and a scan
+        in between fails with NO_NODES_AVAILABLE (nothing ran): such a statement is sent
+        again, for up to ``NODE_ANNOUNCE_TIMEOUT_S``.
+        """
+        deadline = time.monotonic() + NODE_ANNOUNCE_TIMEOUT_S
+        while True:
+            try:
+                return self._sql(statement)
+            except EngineError as e:
+                if not str(e).startswith("NO_NODES_AVAILABLE") or time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
+
+    def _sql(self, statement: str) -> list[list[Any]]:
         import trino
 
         connection = trino.dbapi.connect(  # type: ignore[no-untyped-call]
