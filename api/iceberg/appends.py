@@ -59,17 +59,34 @@ from catalog.errors import ConcurrentUpdateError, ErrorCode, ValidationError
 OPERATIONS: tuple[SnapshotOperation, ...] = ("append", "overwrite", "delete", "replace")
 
 
-def added_snapshots(updates: Sequence[TableUpdate]) -> list[AddedSnapshot] | None:
-    """Return the snapshots a commit adds to branch main, in order; None when it adds none.
+def written_branch(updates: Sequence[TableUpdate]) -> str:
+    """Return the branch a commit's new snapshots go to: the one branch it sets, else main.
+
+    A commit that sets refs of several names, or a tag, goes to main, and ``added_snapshots``
+    says what is wrong with it.
+    """
+    if not any(isinstance(u, AddSnapshotUpdate) for u in updates):
+        return MAIN
+    refs = [u for u in updates if isinstance(u, SetSnapshotRefUpdate)]
+    names = {r.ref_name for r in refs}
+    if len(names) == 1 and all(r.type == "branch" for r in refs):
+        return names.pop()
+    return MAIN
+
+
+def added_snapshots(
+    updates: Sequence[TableUpdate], branch: str = MAIN
+) -> list[AddedSnapshot] | None:
+    """Return the snapshots a commit adds to ``branch``, in order; None when it adds none.
 
     A commit may add several snapshots, each made on the one before (PyIceberg's overwrite
-    adds a delete and an append); branch main must end at the last. A commit without
+    adds a delete and an append); the branch must end at the last. A commit without
     ``add-snapshot`` (tags, branches, expiry) is not a data commit: None.
 
     Raises:
         IcebergError: BadRequestException for a commit that adds snapshots otherwise: with
-            other updates, snapshots that do not follow one another, main not moved to the
-            last, or another branch or a tag set (a write to a branch other than main).
+            other updates, snapshots that do not follow one another, the branch not moved
+            to the last, or another branch or a tag set.
     """
     chain = [u.snapshot for u in updates if isinstance(u, AddSnapshotUpdate)]
     if not chain:
@@ -87,22 +104,27 @@ def added_snapshots(updates: Sequence[TableUpdate]) -> list[AddedSnapshot] | Non
                 "added before it in the same commit"
             )
     last = chain[-1].snapshot_id
-    others = sorted({r.ref_name for r in refs if r.ref_name != MAIN})
+    others = sorted({r.ref_name for r in refs if r.ref_name != branch})
     if others:
         raise bad_request(
-            f"a new snapshot can only go to branch main, not {others[0]}: a table's data "
-            "history is one line (branch main); other branches and tags stay at the "
-            "snapshot they were made at"
+            f"the new snapshots of this commit can only go to branch {branch}, not "
+            f"{others[0]}: a commit's snapshots go to one branch (a create or a replace: to "
+            "branch main)"
         )
     if not refs or any(r.type != "branch" for r in refs) or refs[-1].snapshot_id != last:
         raise bad_request(
-            f"set-snapshot-ref must make snapshot {last} the head of branch main; a "
-            "commit's new snapshots go to branch main"
+            f"set-snapshot-ref must make snapshot {last} the head of branch {branch}; a "
+            f"commit's new snapshots go to branch {branch}"
         )
     return chain
 
 
-def _operation(snapshot: AddedSnapshot) -> SnapshotOperation:
+def operation_of(snapshot: AddedSnapshot) -> SnapshotOperation:
+    """Return what a snapshot did, by its summary's ``operation``.
+
+    Raises:
+        IcebergError: BadRequestException for an operation Iceberg does not define.
+    """
     operation = snapshot.summary.get("operation")
     for known in OPERATIONS:
         if operation == known:
@@ -111,6 +133,25 @@ def _operation(snapshot: AddedSnapshot) -> SnapshotOperation:
         f"snapshot {snapshot.snapshot_id} has operation {operation}; accepted: "
         + ", ".join(OPERATIONS)
     )
+
+
+def snapshot_schema_version(table: TableDescriptor, snapshot: AddedSnapshot) -> int:
+    """Return the table schema version a snapshot's files were written with.
+
+    An Iceberg schema id names the latest schema version served under it (the same columns
+    as every other one it names); a snapshot without one was written with the current one.
+
+    Raises:
+        IcebergError: BadRequestException for a schema the table never had.
+    """
+    schema_version = table.schema_version
+    if snapshot.schema_id:
+        served = served_schema_ids(table)
+        named = [v for v, schema_id in served.items() if schema_id == snapshot.schema_id]
+        schema_version = max(named, default=snapshot.schema_id)
+    if not 1 <= schema_version <= table.schema_version:
+        raise bad_request(f"snapshot {snapshot.snapshot_id} names schema {schema_version}")
+    return schema_version
 
 
 def _data_files(
@@ -232,6 +273,10 @@ async def read_snapshots(
     expected = max(sequence_numbers(base), default=0) + 1
     if replace and 1 <= (chain[0].sequence_number or 0) < expected:
         expected = chain[0].sequence_number or expected
+    # Snapshots written to other branches take numbers too: a writer numbers its snapshot
+    # after the table's last (or, sent again, after the last it read then).
+    if expected <= (chain[0].sequence_number or 0) <= metadata.last_sequence_number + 1:
+        expected = chain[0].sequence_number or expected
     for offset, snapshot in enumerate(chain):
         if snapshot.sequence_number != expected + offset:
             raise bad_request(
@@ -267,7 +312,7 @@ async def change_of(
             (``manifests.snapshot_change``) or a file is missing.
     """
     last = chain[-1]
-    operation = _operation(last)
+    operation = operation_of(last)
     held = {f.path for c in visible_files(base) for f in c.files} if on else set()
     parent_list = manifest_list_of(location, on) if on else None
     added, dropped = await asyncio.to_thread(
@@ -301,15 +346,9 @@ async def record_snapshots(
     last, base = change.chain[-1], change.base
     # A replace's snapshot is written with the replacement's schema, which its writer
     # numbered itself; the catalog's number for it is the table's current one.
-    schema_version = table.schema_version
-    if not change.replace and last.schema_id:
-        # An Iceberg schema id names the latest schema version served under it (the same
-        # columns as every other one it names).
-        served = served_schema_ids(table)
-        named = [v for v, schema_id in served.items() if schema_id == last.schema_id]
-        schema_version = max(named, default=last.schema_id)
-    if not 1 <= schema_version <= table.schema_version:
-        raise bad_request(f"snapshot {last.snapshot_id} names schema {schema_version}")
+    schema_version = (
+        table.schema_version if change.replace else snapshot_schema_version(table, last)
+    )
     files = _data_files(table, schema_version, change.added)
     summary = {k: v for k, v in last.summary.items() if k != "operation"}
     try:

@@ -132,7 +132,8 @@ def commit_commands(
         commands.append(properties)
     current = schema or metadata.schemas[-1]
     iceberg = _iceberg_command(schema_name, table.name, changes, current)
-    snapshot_changes = snapshot_fields(changes, metadata, f"{schema_name}.{table.name}")
+    branched = {b.snapshot_id for b in table.iceberg.branch_snapshots} if table.iceberg else set()
+    snapshot_changes = snapshot_fields(changes, metadata, f"{schema_name}.{table.name}", branched)
     if snapshot_changes:
         iceberg = iceberg or AlterTableIcebergCommand(
             **{"schema": schema_name, "table": table.name}

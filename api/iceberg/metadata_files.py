@@ -18,6 +18,7 @@ still in its folder (the last ``PREVIOUS_VERSIONS_MAX``, oldest first).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -26,6 +27,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from api.iceberg.errors import IcebergError
 from api.iceberg.manifests import local_path
 from api.iceberg.models import TableMetadata
 
@@ -185,3 +187,22 @@ def write_metadata_file(file: str, metadata: TableMetadata) -> bool:
         if os.path.exists(partial):
             os.unlink(partial)
     return True
+
+
+async def engine_folders(location: str, name: str) -> None:
+    """Make the folders an engine writes a staged table's files into (``make_engine_folders``).
+
+    Raises:
+        IcebergError: ServiceUnavailableException when the warehouse cannot be written.
+    """
+    try:
+        await asyncio.to_thread(make_engine_folders, location)
+    except OSError as e:
+        raise unwritable(f"the folders of table {name} at {location}", e) from e
+
+
+def unwritable(what: str, e: OSError) -> IcebergError:
+    """Return the answer to a warehouse write that failed: it may work again later."""
+    return IcebergError(
+        "ServiceUnavailableException", 503, f"{what} cannot be written: {e.strerror}"
+    )

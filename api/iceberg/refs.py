@@ -17,10 +17,13 @@ from catalog.data.iceberg_refs import MAIN, SnapshotRef, check_expiry, check_ref
 from catalog.errors import ValidationError
 
 
-def snapshot_fields(changes: CommitChanges, metadata: TableMetadata, table: str) -> dict[str, Any]:
+def snapshot_fields(
+    changes: CommitChanges, metadata: TableMetadata, table: str, branch_snapshots: set[int]
+) -> dict[str, Any]:
     """Return the ``AlterTableIcebergCommand`` fields a commit's snapshot changes make.
 
-    Empty when it makes none.
+    Empty when it makes none. Snapshots of main's line expire oldest first (an expiry mark);
+    ``branch_snapshots`` (those written to other branches) are removed one by one.
 
     Raises:
         ValidationError: a ref on a snapshot the table does not list, main set or removed,
@@ -41,11 +44,15 @@ def snapshot_fields(changes: CommitChanges, metadata: TableMetadata, table: str)
         fields["remove_refs"] = tuple(changes.removed_refs)
     if changes.removed_snapshots:
         refs = _refs_after(metadata, changes)
+        removed = set(changes.removed_snapshots)
+        on_main = {i: n for i, n in numbers.items() if i not in branch_snapshots}
         mark = check_expiry(
-            changes.removed_snapshots, numbers, refs, metadata.current_snapshot_id, table
+            removed - branch_snapshots, on_main, refs, metadata.current_snapshot_id, table
         )
         if mark is not None:
             fields["expire_below"] = mark
+        if removed & branch_snapshots:
+            fields["remove_branch_snapshots"] = tuple(sorted(removed & branch_snapshots))
     for document in (*changes.set_statistics, *changes.set_partition_statistics):
         if document.snapshot_id not in numbers:
             raise ValidationError(

@@ -17,7 +17,14 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Depends, Header, Query, Request
 from fastapi.responses import Response
 
-from api.iceberg.appends import added_snapshots, change_of, commit_snapshots, record_snapshots
+from api.iceberg.appends import (
+    added_snapshots,
+    change_of,
+    commit_snapshots,
+    record_snapshots,
+    written_branch,
+)
+from api.iceberg.branches import commit_to_branch
 from api.iceberg.commits import (
     CommitTableRequest,
     check_requirements,
@@ -33,7 +40,7 @@ from api.iceberg.metadata import (
     served_location,
     table_metadata,
 )
-from api.iceberg.metadata_files import make_engine_folders, write_table_metadata
+from api.iceberg.metadata_files import engine_folders, unwritable, write_table_metadata
 from api.iceberg.models import (
     CatalogConfig,
     CommitTableResponse,
@@ -82,6 +89,7 @@ from catalog.commands.schemas import (
 )
 from catalog.commands.tables import DropTableCommand, RenameTableCommand
 from catalog.data.files import DataCommit
+from catalog.data.iceberg_refs import MAIN
 from catalog.descriptors import TableDescriptor
 from catalog.errors import AlreadyExistsError, CatalogError, ErrorCode
 from catalog.properties import properties_dict
@@ -138,24 +146,6 @@ async def _metadata(
     return table_metadata(table, _warehouse(request), cat.activation_ts, snapshots), commits
 
 
-async def _engine_folders(location: str, name: str) -> None:
-    """Make the folders an engine writes a staged table's files into (``make_engine_folders``).
-
-    Raises:
-        IcebergError: ServiceUnavailableException when the warehouse cannot be written.
-    """
-    try:
-        await asyncio.to_thread(make_engine_folders, location)
-    except OSError as e:
-        raise _unwritable(f"the folders of table {name} at {location}", e) from e
-
-
-def _unwritable(what: str, e: OSError) -> IcebergError:
-    return IcebergError(
-        "ServiceUnavailableException", 503, f"{what} cannot be written: {e.strerror}"
-    )
-
-
 async def _written(
     request: Request, table: TableDescriptor, metadata: TableMetadata
 ) -> tuple[str, TableMetadata]:
@@ -177,7 +167,7 @@ async def _written(
     try:
         written = await asyncio.to_thread(write_table_metadata, files, file, metadata)
     except OSError as e:
-        raise _unwritable(f"the metadata file {file} of table {table.name}", e) from e
+        raise unwritable(f"the metadata file {file} of table {table.name}", e) from e
     return file, written
 
 
@@ -324,7 +314,7 @@ async def create_table(
         raise _table_exists(schema, body.name)
     if body.stage_create:
         staged = staged_metadata(_latest(request), schema, body, _warehouse(request))
-        await _engine_folders(staged.location, body.name)
+        await engine_folders(staged.location, body.name)
         return json_response(LoadTableResult(metadata=staged))
     result = await execute_batch(request, [create_table_command(schema, body)])
     cat = node_of(request).service.catalog(result.version)
@@ -402,8 +392,22 @@ async def commit_table(
 
     empty = metadata.current_snapshot_id is None
     replace = replacement(body.updates, body.requirements, empty=empty)
-    chain = None if replace is not None else added_snapshots(body.updates)
-    if replace is not None:
+    branch = written_branch(body.updates)
+    chain = None if replace is not None else added_snapshots(body.updates, branch)
+    if chain is not None and branch != MAIN:
+        found = await commit_to_branch(
+            request,
+            schema,
+            found,
+            metadata,
+            (body.requirements, body.updates),
+            chain,
+            branch,
+            listed,
+            _warehouse(request),
+        )
+        metadata, _ = await _metadata(request, _latest(request), found)
+    elif replace is not None:
         found = await replace_table(
             request,
             schema,

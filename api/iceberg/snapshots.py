@@ -1,4 +1,4 @@
-"""A table's data commits as Iceberg snapshots: one snapshot per data commit, branch ``main``.
+"""A table's snapshots: one per data commit on branch ``main``, and those of other branches.
 
 A commit made through the Iceberg REST catalog is the snapshot its writer added (its id,
 parent, manifest list, summary and time). A commit of the Spark source is a snapshot whose
@@ -7,14 +7,15 @@ number follows its parent's, and whose manifest list (with the files' null count
 bounds) the server writes on the first load that needs it (``ensure_manifests``).
 ``snapshot-log`` gives the time each commit became visible (its commit timestamp), so a
 reader's time travel by timestamp sees what a read "as of" that time sees; a registered
-table's snapshots keep the times of the history they came with.
+table's snapshots keep the times of the history they came with. Snapshots engines wrote to
+other branches are listed as their writers made them.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyiceberg.partitioning import PartitionSpec
@@ -25,9 +26,10 @@ from api.iceberg.models import IcebergSchema
 from api.iceberg.models import PartitionSpec as IcebergPartitionSpec
 from catalog.data.files import DataCommit, committed_by
 from catalog.data.iceberg_identity import sequence_numbers, snapshot_id_of
-from catalog.data.iceberg_refs import MAIN, SnapshotRef
+from catalog.data.iceberg_refs import MAIN, BranchSnapshot, SnapshotRef
 from catalog.data.iceberg_table import IcebergTableState
 from catalog.descriptors import ColumnDescriptor
+from catalog.properties import properties_dict
 from schemasync.clock import physical_of
 
 
@@ -120,12 +122,48 @@ def snapshots_of(
     them out: the first one kept still names its parent, unless it is a Spark source commit
     that merged the ones before it. So are those below the table's expiry mark
     (``state.expired_below``, Iceberg's ``remove-snapshots``). A snapshot a tag or branch
-    names is listed whatever its age, and the current one always is. ``refs_only`` lists only
-    the snapshots refs name (the protocol's ``snapshots=refs``).
+    names is listed whatever its age, and the current one always is. The snapshots written to
+    other branches are listed until removed (``remove-snapshots``), each where its writer
+    made it. ``refs_only`` lists only the snapshots refs name (the protocol's
+    ``snapshots=refs``).
     """
+    state = state or IcebergTableState()
+    main = _main_snapshots(location, commits, horizon_ts, state, refs_only)
+    if not state.branch_snapshots:
+        return main
+    held = {s["snapshot-id"] for s in main.snapshots} | {snapshot_id_of(c) for c in commits}
+    named = {r.snapshot_id for r in state.refs}
+    branches = [
+        _branch_snapshot(b)
+        for b in state.branch_snapshots
+        if b.snapshot_id not in held and (not refs_only or b.snapshot_id in named)
+    ]
+    if not branches:
+        return main
+    listed = sorted([*main.snapshots, *branches], key=lambda s: s["sequence-number"])
+    known = {s["snapshot-id"] for s in listed}
+    refs = {k: v for k, v in main.refs.items() if k == MAIN}
+    refs.update((r.name, _ref(r)) for r in state.refs if r.snapshot_id in known)
+    return replace(
+        main,
+        snapshots=listed,
+        refs=refs,
+        last_sequence_number=max(
+            main.last_sequence_number, *(b.sequence_number for b in state.branch_snapshots)
+        ),
+    )
+
+
+def _main_snapshots(
+    location: str,
+    commits: Sequence[DataCommit],
+    horizon_ts: int,
+    state: IcebergTableState,
+    refs_only: bool,
+) -> Snapshots:
+    """Return the snapshots of branch main's line and the refs to them (``snapshots_of``)."""
     if not commits:
         return Snapshots()
-    state = state or IcebergTableState()
     parents = _parents(commits)
     numbers = sequence_numbers(commits)
     ids = [snapshot_id_of(c) for c in commits]
@@ -155,6 +193,21 @@ def snapshots_of(
         last_sequence_number=max(numbers),
         last_commit_ms=physical_of(commits[-1].commit_ts),
     )
+
+
+def _branch_snapshot(made: BranchSnapshot) -> dict[str, Any]:
+    """Return a snapshot written to a branch other than main as the metadata lists it."""
+    snapshot: dict[str, Any] = {
+        "snapshot-id": made.snapshot_id,
+        "sequence-number": made.sequence_number,
+        "timestamp-ms": made.timestamp_ms,
+        "manifest-list": made.manifest_list,
+        "summary": {**properties_dict(made.summary), "operation": made.operation},
+        "schema-id": made.schema_version,
+    }
+    if made.parent_id is not None:
+        snapshot["parent-snapshot-id"] = made.parent_id
+    return snapshot
 
 
 def _logged_ms(commit: DataCommit) -> int:

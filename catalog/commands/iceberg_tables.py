@@ -7,13 +7,19 @@ Commands name columns by name, as every command does; the state keeps their ids 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
 
 from catalog.commands.base import Name, TableCommand, UpdateContext
-from catalog.data.iceberg_refs import RefType, SnapshotRef, StatisticsDocument, check_ref_name
+from catalog.data.iceberg_refs import (
+    BranchSnapshot,
+    RefType,
+    SnapshotRef,
+    StatisticsDocument,
+    check_ref_name,
+)
 from catalog.data.iceberg_schemas import current_schema_id, versions_served_as
 from catalog.data.iceberg_table import (
     DEFAULT_FORMAT_VERSION,
@@ -330,6 +336,11 @@ class AlterTableIcebergCommand(TableCommand):
     )
     """The table's new location (``catalog.data.locations``' rules); None: it stays (and it
     is left out of the stored command)."""
+    add_branch_snapshots: tuple[BranchSnapshot, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Snapshots written to a branch other than main, in order (the API checks each is made
+    on the one before, the first on the branch's head); ids the table lists are refused."""
+    remove_branch_snapshots: tuple[int, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Branch snapshots no longer listed (never one a ref names; ids not held are ignored)."""
 
     WIRE_APPENDED: ClassVar[tuple[str, ...]] = (
         "set_refs",
@@ -341,6 +352,8 @@ class AlterTableIcebergCommand(TableCommand):
         "remove_partition_statistics",
         "remove_schemas",
         "location",
+        "add_branch_snapshots",
+        "remove_branch_snapshots",
     )
 
     @model_validator(mode="after")
@@ -437,6 +450,7 @@ def _snapshot_changes(
     return state.model_copy(
         update={
             "refs": tuple(refs[n] for n in sorted(refs)),
+            "branch_snapshots": _branch_snapshots(command, table.name, state, refs.values()),
             "expired_below": expired,
             "statistics": _documents(
                 state.statistics, command.set_statistics, command.remove_statistics
@@ -449,6 +463,41 @@ def _snapshot_changes(
             "removed_schemas": tuple(sorted(removed)),
         }
     )
+
+
+def _branch_snapshots(
+    command: AlterTableIcebergCommand,
+    table: str,
+    state: IcebergTableState,
+    refs: Iterable[SnapshotRef],
+) -> tuple[BranchSnapshot, ...]:
+    """Return the table's branch snapshots once the command's are added and removed.
+
+    Raises:
+        ValidationError: an added snapshot's id is one the table holds already, or a
+            removed one is named by a ref (once the command's ref changes are made).
+    """
+    named = {r.snapshot_id: r for r in refs}
+    for snapshot_id in command.remove_branch_snapshots:
+        if snapshot_id in named:
+            ref = named[snapshot_id]
+            raise ValidationError(
+                f"table {table}: snapshot {snapshot_id} is {ref.type} {ref.name}'s; remove "
+                f"the {ref.type} first"
+            )
+    kept = [
+        b for b in state.branch_snapshots if b.snapshot_id not in command.remove_branch_snapshots
+    ]
+    held = {b.snapshot_id for b in kept}
+    for added in command.add_branch_snapshots:
+        if added.snapshot_id in held:
+            raise ValidationError(
+                f"table {table}: snapshot {added.snapshot_id} is committed already; "
+                "a new snapshot needs a new id"
+            )
+        held.add(added.snapshot_id)
+        kept.append(added)
+    return tuple(kept)
 
 
 def _documents(

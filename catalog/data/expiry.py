@@ -9,7 +9,8 @@ a moment before V's activation (its horizon) once it has noticed the snapshot, w
   holds or is inside one, stays: a table registered from a dropped one's files owns them);
 - the files a table's commits at or before the horizon added and then removed or overwrote,
   and that no later commit adds again, nor a snapshot an Iceberg tag or branch names (in any
-  retained version) holds: an engine reads a tagged snapshot whatever its age.
+  retained version) holds, nor one a branch's own snapshots were made on: an engine reads a
+  tagged snapshot, or a branch, whatever its age.
 
 But a job that listed its files before (a long Spark job, reading as of an older moment) may
 still be reading them. So each compaction records itself in the log (``catalog.data.expiry``:
@@ -65,6 +66,7 @@ from catalog.data.files import (
     visible_files,
 )
 from catalog.data.iceberg_identity import snapshot_id_of
+from catalog.data.iceberg_refs import branch_bases
 from catalog.data.locations import overlaps, table_locations
 from catalog.data.log import DataCommitLog
 from catalog.data.merge import merged
@@ -451,13 +453,18 @@ class DataExpiry:
 
 
 def _tagged(retained: Sequence[Catalog], table_id: int) -> set[int]:
-    """Return the snapshots the table's tags and branches name in any retained version."""
+    """Return the snapshots the table's tags and branches name in any retained version.
+
+    With them, the snapshots of main the lines of snapshots written to other branches were made
+    on: those snapshots' files may be files of the branches too.
+    """
     tagged: set[int] = set()
     for catalog in retained:
         if catalog.has_table(table_id):
             state = catalog.table_by_id(table_id).iceberg
             if state is not None:
                 tagged.update(r.snapshot_id for r in state.refs)
+                tagged.update(branch_bases(state.branch_snapshots))
     return tagged
 
 

@@ -4,8 +4,13 @@ A table's data history is one line of data commits (``catalog.data.files``), and
 ``main`` is always its latest commit. What Iceberg engines add on top changes no data, so it is
 kept in the table's Iceberg state (``IcebergTableState``), a catalog version per change:
 
-- named refs other than ``main``: tags, and branches that stay where they were made (a write
-  goes to ``main`` only), each at a snapshot of the table, with Iceberg's retention fields;
+- named refs other than ``main``: tags, and branches, each at a snapshot of the table, with
+  Iceberg's retention fields;
+- the snapshots written to branches other than ``main`` (``BranchSnapshot``: an engine's
+  write-audit-publish ``INSERT INTO t.branch_audit``): no data commit holds them, so reads of
+  the table (and "as of" reads) never see them; an engine reading the branch reads the files
+  its writer's manifests name. Each branch line starts at a snapshot of ``main``
+  (``branch_bases``), whose files the catalog's data expiry keeps while the line is listed;
 - the expiry mark: snapshots whose sequence number is below it are no longer listed by loads,
   unless a ref names them (Iceberg's ``remove-snapshots``); reads "as of" an earlier moment
   answer what they did, and the catalog's own data expiry deletes files no read reaches;
@@ -20,8 +25,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Collection, Iterable, Mapping
 
+from pydantic import Field
+
+from catalog.data.files import SnapshotOperation
 from catalog.errors import ValidationError
 from catalog.model import Model
+from catalog.properties import Properties
 
 MAIN = "main"
 """The branch of a table's data: always at its latest data commit, never a stored ref."""
@@ -43,6 +52,41 @@ class SnapshotRef(Model):
     max_ref_age_ms: int | None = None
     max_snapshot_age_ms: int | None = None
     min_snapshots_to_keep: int | None = None
+
+
+class BranchSnapshot(Model):
+    """A snapshot an engine wrote to a branch other than ``main``: no data commit holds it.
+
+    Attributes:
+        snapshot_id: the snapshot's id, as the writer chose it.
+        parent_id: the snapshot it was made on; absent for one made on none.
+        manifest_list: where its manifest list is, as the writer wrote it.
+        operation: what the snapshot did (``append``, ``overwrite``, ``delete``, ``replace``).
+        summary: the writer's summary of it (``operation`` left out), sorted by name.
+        timestamp_ms: when the writer made it, in milliseconds since the epoch.
+        sequence_number: its Iceberg sequence number.
+        schema_version: the table schema version its files were written with.
+    """
+
+    snapshot_id: int = Field(ge=-(2**63), le=2**63 - 1)
+    parent_id: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)
+    manifest_list: str = Field(min_length=1, max_length=4096)
+    operation: SnapshotOperation
+    summary: Properties = Field(default=(), max_length=1000)
+    timestamp_ms: int = Field(ge=0, le=2**63 - 1)
+    sequence_number: int = Field(ge=1, le=2**63 - 1)
+    schema_version: int = Field(ge=1, le=2**31 - 1)
+
+
+def branch_bases(snapshots: Iterable[BranchSnapshot]) -> set[int]:
+    """Return the snapshots of ``main`` the branch lines of ``snapshots`` were made on.
+
+    A line's first snapshot is made on a snapshot that is not a branch snapshot: one of
+    ``main``'s, whose files every snapshot of the line may still hold.
+    """
+    held = list(snapshots)
+    ids = {b.snapshot_id for b in held}
+    return {b.parent_id for b in held if b.parent_id is not None and b.parent_id not in ids}
 
 
 class StatisticsDocument(Model):

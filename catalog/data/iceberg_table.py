@@ -23,7 +23,7 @@ from typing import ClassVar, Protocol
 from pydantic import Field
 
 from catalog.column_types import ColumnType
-from catalog.data.iceberg_refs import SnapshotRef, StatisticsDocument
+from catalog.data.iceberg_refs import BranchSnapshot, SnapshotRef, StatisticsDocument
 from catalog.errors import ValidationError
 from catalog.model import Model
 from catalog.properties import Properties, properties_dict
@@ -139,6 +139,10 @@ class IcebergTableState(Model):
     schema version are no longer rows of the table (a replace that made columns required
     removed them, so no reader finds a null in a NOT NULL column); 0: every file counts (and
     it is left out of a command that holds the state, which is stored as before)."""
+    branch_snapshots: tuple[BranchSnapshot, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Snapshots written to branches other than ``main``, in the order they were committed
+    (``catalog.data.iceberg_refs``); a read of the table never sees them. Left out of a command
+    that holds the state when there are none."""
 
     WIRE_APPENDED: ClassVar[tuple[str, ...]] = (
         "table_uuid",
@@ -148,6 +152,7 @@ class IcebergTableState(Model):
         "partition_statistics",
         "removed_schemas",
         "rows_from",
+        "branch_snapshots",
     )
     """Fields appended to the stored form after its first format; older payloads lack them."""
 

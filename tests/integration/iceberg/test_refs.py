@@ -117,11 +117,3 @@ def test_statistics_are_kept_and_a_removed_schema_is_no_longer_served(
     with loaded.update_statistics() as update:
         update.remove_statistics(third)
     assert iceberg.load_table("PUBLIC.EVENTS").metadata.statistics == []
-
-
-def test_a_write_to_another_branch_is_refused(iceberg: RestCatalog) -> None:
-    table, (first, _, _) = _three_appends(iceberg)
-    table.manage_snapshots().create_branch(first, "audit").commit()
-    table = iceberg.load_table("PUBLIC.EVENTS")
-    with pytest.raises(BadRequestError, match="only go to branch main, not audit"):
-        table.append(rows(table, range(9, 10)), branch="audit")

@@ -1,0 +1,187 @@
+"""A commit that adds snapshots to a branch other than main: one catalog version, no data commit.
+
+Write-audit-publish: an engine writes to a branch (Spark's ``INSERT INTO t.branch_audit`` or
+``spark.wap.branch``, PyIceberg's ``append(..., branch=...)``), readers of the table keep
+reading ``main``, and an auditor reads the branch before it is published. The catalog's data
+history is branch main's line (``catalog.data.files``), so a branch's snapshots are kept in the
+table's Iceberg state (``catalog.data.iceberg_refs.BranchSnapshot``) with the branch's ref, as
+one ``alter_table_iceberg`` command: reads of the table, "as of" reads included, never see
+them; an engine that reads the branch reads the files its writer's manifests name.
+
+The checks are those of a commit to main: the requirements (again on the version the command
+is judged on, so two writers of one branch cannot both win); the first snapshot made on the
+branch's head (for a branch the commit creates, on main's current snapshot as Java's writers
+make it, or on none as PyIceberg's do); sequence numbers following the table's last; and
+every manifest and file the snapshots add read and checked as a commit to main reads them (in
+the table's folder, present, Parquet, no equality deletes). A commit sent again (its answer
+lost) finds its last snapshot kept and is answered with the table as it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from fastapi import Request
+
+from api.iceberg.appends import operation_of, snapshot_schema_version
+from api.iceberg.commits import check_requirements, unchanged_since_read
+from api.iceberg.errors import bad_request, commit_failed
+from api.iceberg.manifests import check_present, snapshot_change
+from api.iceberg.models import TableMetadata
+from api.iceberg.requirements import TableRequirement
+from api.iceberg.snapshots import Snapshots
+from api.iceberg.updates import AddedSnapshot, SetSnapshotRefUpdate, TableUpdate
+from api.server.execution import execute_batch, node_of
+from catalog.catalog import Catalog
+from catalog.commands.iceberg_tables import AlterTableIcebergCommand
+from catalog.data.iceberg_refs import BranchSnapshot
+from catalog.descriptors import TableDescriptor
+from catalog.errors import ConcurrentUpdateError, ErrorCode
+from catalog.properties import properties_of
+
+
+async def commit_to_branch(
+    request: Request,
+    schema: str,
+    table: TableDescriptor,
+    metadata: TableMetadata,
+    body: tuple[Sequence[TableRequirement], Sequence[TableUpdate]],
+    chain: list[AddedSnapshot],
+    branch: str,
+    listed: Callable[[TableDescriptor], Snapshots],
+    warehouse: str,
+) -> TableDescriptor:
+    """Record the snapshots a commit adds to ``branch`` as one catalog version; return the table.
+
+    Args:
+        request: the commit's request (its node and caller).
+        schema: the table's schema.
+        table: the table, as of the node's latest catalog.
+        metadata: the table's current metadata, its snapshots included.
+        body: the commit's requirements and updates.
+        chain: the snapshots it adds, in order (``added_snapshots``).
+        branch: the branch they go to (``written_branch``), not main.
+        listed: the snapshots a version's table lists (for the requirements' second check).
+        warehouse: the cluster's warehouse.
+
+    Raises:
+        IcebergError: CommitFailedException when a requirement fails or the snapshots are not
+            made on the branch's head; BadRequestException when the branch is a tag, the
+            sequence numbers do not follow the table's, or a manifest or file cannot be
+            recorded.
+    """
+    requirements, updates = body
+    name = f"{schema}.{table.name}"
+    state = table.iceberg
+    done = (
+        [b for b in state.branch_snapshots if b.snapshot_id == chain[-1].snapshot_id]
+        if state
+        else []
+    )
+    if done:  # sent again (its answer lost): answered with the table it made
+        if done[0].manifest_list != chain[-1].manifest_list:
+            raise bad_request(
+                f"snapshot {chain[-1].snapshot_id} is already committed to table {name} with "
+                "other files; a new commit needs a new snapshot id"
+            )
+        return table
+    check_requirements(requirements, metadata, name)
+    head = _head(metadata, branch, name, chain[0].parent_snapshot_id)
+    if chain[0].parent_snapshot_id != head:
+        raise commit_failed(
+            f"snapshot {chain[0].snapshot_id} of table {name} is made on snapshot "
+            f"{chain[0].parent_snapshot_id}, but branch {branch} is at {head}; nothing was "
+            "written: load the table again and retry"
+        )
+    await _check_files(metadata, chain, head)
+    made = tuple(
+        BranchSnapshot(
+            snapshot_id=s.snapshot_id,
+            parent_id=s.parent_snapshot_id,
+            manifest_list=s.manifest_list,
+            operation=operation_of(s),
+            summary=properties_of({k: v for k, v in s.summary.items() if k != "operation"}),
+            timestamp_ms=s.timestamp_ms,
+            sequence_number=s.sequence_number or 0,
+            schema_version=snapshot_schema_version(table, s),
+        )
+        for s in chain
+    )
+    ref = next(u for u in reversed(updates) if isinstance(u, SetSnapshotRefUpdate)).ref()
+    command = AlterTableIcebergCommand(
+        **{"schema": schema, "table": table.name}, add_branch_snapshots=made, set_refs=(ref,)
+    )
+    unchanged = unchanged_since_read(requirements, table.id, warehouse, name, listed)
+    existed = branch in metadata.refs
+
+    def still_at_head(current: Catalog) -> None:
+        unchanged(current)
+        now = listed(current.table_by_id(table.id)).refs.get(branch)
+        if (now is not None) != existed or (now is not None and now["snapshot-id"] != head):
+            raise ConcurrentUpdateError(
+                f"branch {branch} of table {name} moved meanwhile",
+                code=ErrorCode.PRECONDITION_FAILED,
+            )
+
+    try:
+        # No request id: a writer sends a lost race again with the same snapshot, made anew.
+        result = await execute_batch(request, [command], precondition=still_at_head)
+    except ConcurrentUpdateError as e:
+        if e.code is not ErrorCode.PRECONDITION_FAILED:
+            raise
+        raise commit_failed(
+            f"another commit to branch {branch} of table {name} came first; nothing was "
+            "written: load the table again and retry"
+        ) from e
+    return node_of(request).service.catalog(result.version).table_by_id(table.id)
+
+
+def _head(metadata: TableMetadata, branch: str, name: str, parent: int | None) -> int | None:
+    """Return the snapshot new snapshots of ``branch`` are made on.
+
+    That is the branch's head; for a branch the commit creates, main's current snapshot (as
+    Java's writers make it) or none (PyIceberg's: the branch then holds only what it wrote),
+    as ``parent`` says.
+
+    Raises:
+        IcebergError: BadRequestException when ``branch`` is a tag.
+    """
+    ref = metadata.refs.get(branch)
+    if ref is None:
+        return None if parent is None else metadata.current_snapshot_id
+    if ref.get("type") != "branch":
+        raise bad_request(f"{branch} is a tag of table {name}: snapshots go to a branch")
+    head: int = ref["snapshot-id"]
+    return head
+
+
+async def _check_files(
+    metadata: TableMetadata, chain: list[AddedSnapshot], head: int | None
+) -> None:
+    """Check the snapshots' sequence numbers; read and check what each adds to the one before.
+
+    Raises:
+        IcebergError: BadRequestException for a sequence number that does not follow the
+            table's last, or a manifest or file the catalog cannot record.
+    """
+    expected = metadata.last_sequence_number + 1
+    for offset, snapshot in enumerate(chain):
+        if snapshot.sequence_number != expected + offset:
+            raise bad_request(
+                f"snapshot {snapshot.snapshot_id} has sequence number "
+                f"{snapshot.sequence_number}; the table's next is {expected + offset}"
+            )
+    lists = {s["snapshot-id"]: s["manifest-list"] for s in metadata.snapshots}
+    before = lists.get(head) if head is not None else None
+    for snapshot in chain:
+        added, _ = await asyncio.to_thread(
+            snapshot_change,
+            metadata.location,
+            snapshot.manifest_list,
+            before,
+            set(),
+            snapshot.snapshot_id,
+        )
+        await asyncio.to_thread(check_present, metadata.location, list(added))
+        before = snapshot.manifest_list
