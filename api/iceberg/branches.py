@@ -15,6 +15,10 @@ make it, or on none as PyIceberg's do); sequence numbers following the table's l
 every manifest and file the snapshots add read and checked as a commit to main reads them (in
 the table's folder, present, Parquet, no equality deletes). A commit sent again (its answer
 lost) finds its last snapshot kept and is answered with the table as it is.
+
+Publishing a branch made on main's head (Iceberg's fast-forward: main set to the branch's
+head) turns its snapshots into one data commit of main (``publish``); from then on main's
+readers, and "as of" reads after it, see the branch's rows.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from collections.abc import Callable, Sequence
 
 from fastapi import Request
 
-from api.iceberg.appends import operation_of, snapshot_schema_version
+from api.iceberg.appends import change_of, operation_of, record_snapshots, snapshot_schema_version
 from api.iceberg.commits import check_requirements, unchanged_since_read
 from api.iceberg.errors import bad_request, commit_failed
 from api.iceberg.manifests import check_present, snapshot_change
@@ -35,10 +39,12 @@ from api.iceberg.updates import AddedSnapshot, SetSnapshotRefUpdate, TableUpdate
 from api.server.execution import execute_batch, node_of
 from catalog.catalog import Catalog
 from catalog.commands.iceberg_tables import AlterTableIcebergCommand
-from catalog.data.iceberg_refs import BranchSnapshot
+from catalog.data.files import DataCommit
+from catalog.data.iceberg_refs import MAIN, BranchSnapshot
+from catalog.data.iceberg_schemas import served_schema_ids
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
-from catalog.properties import properties_of
+from catalog.properties import properties_dict, properties_of
 
 
 async def commit_to_branch(
@@ -185,3 +191,77 @@ async def _check_files(
         )
         await asyncio.to_thread(check_present, metadata.location, list(added))
         before = snapshot.manifest_list
+
+
+def published_snapshots(
+    updates: Sequence[TableUpdate], metadata: TableMetadata, table: TableDescriptor
+) -> list[AddedSnapshot] | None:
+    """Return the branch snapshots a commit that moves main to one of them publishes.
+
+    Iceberg's fast-forward (Spark's ``CALL system.fast_forward``, a cherry-pick of a snapshot
+    made on main's head) sets main to a snapshot of another branch: the snapshots from main's
+    head to it become one data commit. None for a commit that does something else.
+
+    Raises:
+        IcebergError: BadRequestException when the snapshot's line was not made on main's
+            current snapshot (main moves forward only).
+    """
+    if len(updates) != 1 or not isinstance(updates[0], SetSnapshotRefUpdate):
+        return None
+    target = updates[0]
+    if target.ref_name != MAIN or table.iceberg is None or target.type != "branch":
+        return None
+    by_id = {b.snapshot_id: b for b in table.iceberg.branch_snapshots}
+    line: list[BranchSnapshot] = []
+    at: int | None = target.snapshot_id
+    while at is not None and at in by_id and at != metadata.current_snapshot_id:
+        line.append(by_id[at])
+        at = by_id[at].parent_id
+    if not line:
+        return None  # not a branch's snapshot: the update refuses itself
+    if at != metadata.current_snapshot_id:
+        raise bad_request(
+            f"branch main cannot be set to snapshot {target.snapshot_id}: its branch was not "
+            f"made on main's current snapshot {metadata.current_snapshot_id}, and main moves "
+            "forward only (cherry-pick the branch's snapshots onto main instead)"
+        )
+    served = served_schema_ids(table)
+    return [
+        AddedSnapshot.model_validate(
+            {
+                "snapshot-id": b.snapshot_id,
+                "parent-snapshot-id": b.parent_id,
+                "sequence-number": b.sequence_number,
+                "timestamp-ms": b.timestamp_ms,
+                "manifest-list": b.manifest_list,
+                "summary": {**properties_dict(b.summary), "operation": b.operation},
+                "schema-id": served.get(b.schema_version, b.schema_version),
+            }
+        )
+        for b in reversed(line)
+    ]
+
+
+async def publish(
+    request: Request,
+    table: TableDescriptor,
+    name: str,
+    metadata: TableMetadata,
+    commits: list[DataCommit],
+    requirements: Sequence[TableRequirement],
+    chain: list[AddedSnapshot],
+) -> None:
+    """Make a branch's snapshots made on main's head (``published_snapshots``) one data commit.
+
+    The data commit is the last snapshot (its id, manifest list and sequence number): what it
+    holds and main's head did not, read from its manifests as a commit to main is.
+
+    Raises:
+        IcebergError: CommitFailedException when a requirement fails or another data commit
+            came first; BadRequestException when the files cannot be recorded.
+    """
+    check_requirements(requirements, metadata, name)
+    tip = commits[-1] if commits and not commits[-1].main_removed else None
+    number = chain[-1].sequence_number or 0
+    change = await change_of(metadata.location, chain, commits, number, on=tip)
+    await record_snapshots(request, table, name, change)

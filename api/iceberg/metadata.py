@@ -63,10 +63,24 @@ def metadata_location(folder: str, catalog_version: int, data_seq: int = 0) -> s
     """Return the metadata file of a table's state in ``folder`` (``metadata_files`` writes it).
 
     It names the catalog version that last changed the table and, once the table has data
-    commits, the latest one's sequence number.
+    commits, the latest one's sequence number (``data_number``).
     """
     data = f"-data-{data_seq}" if data_seq else ""
     return f"{folder}/catalog-v{catalog_version}{data}.metadata.json"
+
+
+def data_number(table: TableDescriptor, metadata: TableMetadata) -> int:
+    """Return the number of the table's latest data commit, which its metadata file names.
+
+    That is the table's last sequence number; for a table with snapshots on other branches
+    (they take numbers too, in catalog versions of their own), the sequence number of main's
+    current snapshot, which a branch's publication moves without a catalog version.
+    """
+    if table.iceberg is None or not table.iceberg.branch_snapshots:
+        return metadata.last_sequence_number
+    current = metadata.current_snapshot_id
+    numbers = {s["snapshot-id"]: s["sequence-number"] for s in metadata.snapshots}
+    return numbers.get(current, metadata.last_sequence_number) if current is not None else 0
 
 
 def _schema(table: TableDescriptor, version: TableVersion, schema_id: int) -> IcebergSchema:

@@ -24,7 +24,7 @@ from api.iceberg.appends import (
     record_snapshots,
     written_branch,
 )
-from api.iceberg.branches import commit_to_branch
+from api.iceberg.branches import commit_to_branch, publish, published_snapshots
 from api.iceberg.commits import (
     CommitTableRequest,
     check_requirements,
@@ -35,6 +35,7 @@ from api.iceberg.creation import create_table_command
 from api.iceberg.errors import IcebergError, commit_failed, documented_errors, unsupported
 from api.iceberg.etags import tagged_response
 from api.iceberg.metadata import (
+    data_number,
     metadata_files_folder,
     metadata_location,
     served_location,
@@ -163,7 +164,7 @@ async def _written(
     except CatalogError:
         version = service.earliest_version
     files = metadata_files_folder(table.id, _warehouse(request))
-    file = metadata_location(files, version, metadata.last_sequence_number)
+    file = metadata_location(files, version, data_number(table, metadata))
     try:
         written = await asyncio.to_thread(write_table_metadata, files, file, metadata)
     except OSError as e:
@@ -407,6 +408,10 @@ async def commit_table(
             _warehouse(request),
         )
         metadata, _ = await _metadata(request, _latest(request), found)
+    elif (published := published_snapshots(body.updates, metadata, found)) is not None:
+        requirements, name = body.requirements, f"{schema}.{name}"
+        await publish(request, found, name, metadata, commits, requirements, published)
+        metadata, _ = await _metadata(request, cat, found)
     elif replace is not None:
         found = await replace_table(
             request,

@@ -8,7 +8,7 @@ import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.table import Table
 
-from tests.integration.engines.conftest import EngineError, Recorder, Seed, SparkShell
+from tests.integration.engines.conftest import Recorder, Seed, SparkShell
 from tests.integration.engines.engines import SparkEngine
 from tests.integration.engines.test_smoke import ROWS
 from tests.integration.engines.test_smoke import run as run_on
@@ -48,8 +48,10 @@ def people(
     return People(spark_engine, pyiceberg, namespace, recorder)
 
 
-def test_a_tag_reads_its_snapshot_and_a_branch_takes_no_writes(people: People) -> None:
-    t = people.t
+def test_a_tag_reads_its_snapshot_and_a_branch_takes_writes_main_never_sees(
+    people: People,
+) -> None:
+    t, namespace = people.t, people.namespace
     people.rows(f"ALTER TABLE {t} CREATE TAG v1")
     people.rows(f"ALTER TABLE {t} CREATE BRANCH b1")
     people.rows(f"INSERT INTO {t} VALUES (3, 'cy')")
@@ -58,18 +60,26 @@ def test_a_tag_reads_its_snapshot_and_a_branch_takes_no_writes(people: People) -
     refs = people.table().metadata.refs
     assert (refs["v1"].snapshot_ref_type, refs["b1"].snapshot_ref_type) == ("tag", "branch")
     assert refs["v1"].snapshot_id == refs["b1"].snapshot_id != refs["main"].snapshot_id
-    # A write-audit-publish write to branch b1 (``INSERT INTO t.branch_b1`` is not tried: Spark
-    # first loads ns.people as a namespace, which the catalog answers with 404).
+    # Write-audit-publish: writes to branch b1, by name and through spark.wap.branch.
+    people.rows(f"INSERT INTO {t}.branch_b1 VALUES (4, 'di')")
     people.rows(f"ALTER TABLE {t} SET TBLPROPERTIES ('write.wap.enabled'='true')")
     people.rows("SET spark.wap.branch = b1")
     try:
-        with pytest.raises(EngineError, match="only go to branch main, not b1"):
-            people.spark.sql(f"INSERT INTO {t} VALUES (4, 'di')")
+        people.rows(f"INSERT INTO {t} VALUES (5, 'ed')")
     finally:
         people.rows("RESET spark.wap.branch")
+    on_b1 = people.rows(f"SELECT id FROM {t} VERSION AS OF 'b1' ORDER BY id")
+    assert on_b1 == [(1,), (2,), (4,), (5,)]
+    assert people.rows(f"SELECT id FROM {t} ORDER BY id") == [(1,), (2,), (3,)]
+    assert people.rows(f"SELECT count(*) FROM {t}.refs") == [(3,)]
     people.rows(f"ALTER TABLE {t} DROP TAG v1")
     people.rows(f"ALTER TABLE {t} DROP BRANCH b1")
     assert set(people.table().metadata.refs) == {"main"}
+    # A branch made on main's head is published by moving main to it (a fast-forward).
+    people.rows(f"ALTER TABLE {t} CREATE BRANCH b2")
+    people.rows(f"INSERT INTO {t}.branch_b2 VALUES (6, 'fy')")
+    people.rows(f"CALL cat.system.fast_forward('{namespace}.people', 'main', 'b2')")
+    assert people.rows(f"SELECT id FROM {t} ORDER BY id") == [(1,), (2,), (3,), (6,)]
 
 
 def test_expire_snapshots_leaves_the_current_and_the_tagged_snapshots(people: People) -> None:

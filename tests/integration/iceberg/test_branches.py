@@ -6,7 +6,7 @@ import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import BadRequestError
 from pyiceberg.table import Table
-from pyiceberg.table.update import RemoveSnapshotsUpdate, TableUpdate
+from pyiceberg.table.update import RemoveSnapshotsUpdate, SetSnapshotRefUpdate, TableUpdate
 
 from api.client import CatalogClient
 from tests.integration.iceberg.schemas import EVENTS
@@ -22,7 +22,8 @@ def _audited(iceberg: RestCatalog) -> Table:
     table.manage_snapshots().create_branch(
         table.metadata.current_snapshot_id or 0, "audit"
     ).commit()
-    return iceberg.load_table("PUBLIC.EVENTS")
+    loaded: Table = iceberg.load_table("PUBLIC.EVENTS")
+    return loaded
 
 
 def _head(table: Table, ref: str) -> int:
@@ -110,3 +111,39 @@ def test_a_dropped_branch_s_snapshots_are_removed_one_by_one(iceberg: RestCatalo
     _send(iceberg, table, RemoveSnapshotsUpdate(snapshot_ids=[head]))
     listed = [s.snapshot_id for s in iceberg.load_table("PUBLIC.EVENTS").snapshots()]
     assert listed == [_head(table, "main")]
+
+
+def test_publishing_a_branch_made_on_main_s_head_is_one_data_commit(
+    iceberg: RestCatalog, client: CatalogClient
+) -> None:
+    table = _audited(iceberg)
+    table.append(rows(table, range(3, 4)), branch="audit")
+    table = iceberg.load_table("PUBLIC.EVENTS")
+    table.append(rows(table, range(4, 6)), branch="audit")
+    table = iceberg.load_table("PUBLIC.EVENTS")
+    head, table_id = _head(table, "audit"), client.table("PUBLIC", "EVENTS").id
+    _send(iceberg, table, SetSnapshotRefUpdate(ref_name="main", type="branch", snapshot_id=head))
+    loaded = iceberg.load_table("PUBLIC.EVENTS")
+    assert _head(loaded, "main") == head and ids(loaded) == [1, 2, 3, 4, 5]
+    commits = client.data_commits(table_id).commits
+    assert len(commits) == 2  # the branch's two snapshots are main's second data commit
+    assert sum(f.rows for f in commits[1].files) == 3
+    assert [s.snapshot_id for s in loaded.snapshots()].count(head) == 1
+    loaded.append(rows(loaded, range(6, 7)))  # main goes on from the published head
+    assert ids(iceberg.load_table("PUBLIC.EVENTS")) == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_branch_made_before_main_moved_is_not_published(
+    iceberg: RestCatalog, client: CatalogClient
+) -> None:
+    table = _audited(iceberg)
+    table.append(rows(table, range(3, 4)), branch="audit")
+    table = iceberg.load_table("PUBLIC.EVENTS")
+    table.append(rows(table, range(9, 10)))
+    table = iceberg.load_table("PUBLIC.EVENTS")
+    head, version = _head(table, "audit"), client.versions().latest
+    update = SetSnapshotRefUpdate(ref_name="main", type="branch", snapshot_id=head)
+    with pytest.raises(BadRequestError, match="main moves forward only"):
+        _send(iceberg, table, update)
+    assert client.versions().latest == version
+    assert ids(iceberg.load_table("PUBLIC.EVENTS")) == [1, 2, 9]
