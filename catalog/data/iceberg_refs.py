@@ -27,7 +27,6 @@ from collections.abc import Collection, Iterable, Mapping
 
 from pydantic import Field
 
-from catalog.data.files import SnapshotOperation
 from catalog.errors import ValidationError
 from catalog.model import Model
 from catalog.properties import Properties
@@ -71,7 +70,7 @@ class BranchSnapshot(Model):
     snapshot_id: int = Field(ge=-(2**63), le=2**63 - 1)
     parent_id: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)
     manifest_list: str = Field(min_length=1, max_length=4096)
-    operation: SnapshotOperation
+    operation: str = Field(pattern=r"^(append|overwrite|delete|replace)$")
     summary: Properties = Field(default=(), max_length=1000)
     timestamp_ms: int = Field(ge=0, le=2**63 - 1)
     sequence_number: int = Field(ge=1, le=2**63 - 1)

@@ -239,6 +239,38 @@ def golden_iceberg_snapshot_commands() -> list[CommandBase]:
     ]
 
 
+def golden_branch_commands() -> list[CommandBase]:
+    """Return two snapshots written to branch audit (on ``golden_snapshots_catalog``), then
+    the removal of one of them."""
+    made = {
+        "parent_id": 8_000_000_000_000_000_002,
+        "manifest_list": "/w/lake/events/metadata/snap-9.avro",
+        "operation": "append",
+        "summary": [{"name": "added-records", "value": "4"}],
+        "timestamp_ms": 1_700_000_000_500,
+        "schema_version": 2,
+    }
+    second = {**made, "parent_id": 9, "manifest_list": "/w/lake/events/metadata/snap-10.avro"}
+    return [
+        c.AlterTableIceberg(
+            schema="LAKE",
+            table="EVENTS",
+            add_branch_snapshots=[
+                {**made, "snapshot_id": 9, "sequence_number": 4},
+                {**second, "snapshot_id": 10, "parent_id": 9, "sequence_number": 5},
+            ],
+            set_refs=[{"name": "audit", "snapshot_id": 10, "type": "branch"}],
+        ),
+        c.AlterTableIceberg(schema="LAKE", table="EVENTS", remove_branch_snapshots=[9]),
+    ]
+
+
+def golden_branch_prepared() -> tuple[Catalog, list[EntryBase]]:
+    """Return the catalog after ``golden_branch_commands``' first command, and its entries."""
+    made = prepare(golden_snapshots_catalog(), golden_branch_commands()[:1])
+    return made.catalog, list(made.entries)
+
+
 GOLDEN_WAREHOUSE = "/w"
 """The warehouse the location goldens are made in."""
 
@@ -522,6 +554,11 @@ def golden_files() -> dict[str, bytes]:
         "entries_replaced_rows_v1.bin": encode_entries(golden_replaced_rows_prepared()[1]),
         "descriptor_table_replaced_rows_v1.bin": encode_descriptor(
             golden_replaced_rows_prepared()[0].table("LAKE", "ADOPTED")
+        ),
+        "commands_branch_snapshots_v1.bin": encode_commands(golden_branch_commands()),
+        "entries_branch_snapshots_v1.bin": encode_entries(golden_branch_prepared()[1]),
+        "descriptor_table_branch_snapshots_v1.bin": encode_descriptor(
+            golden_branch_prepared()[0].table("LAKE", "EVENTS")
         ),
     }
 

@@ -30,6 +30,18 @@ def _head(table: Table, ref: str) -> int:
     return table.metadata.refs[ref].snapshot_id
 
 
+def _main_to(head: int) -> SetSnapshotRefUpdate:
+    """Return the update that sets main to ``head`` (a fast-forward, as Java sends it)."""
+    return SetSnapshotRefUpdate(
+        ref_name="main",
+        type="branch",
+        snapshot_id=head,
+        max_ref_age_ms=None,
+        max_snapshot_age_ms=None,
+        min_snapshots_to_keep=None,
+    )
+
+
 def _send(iceberg: RestCatalog, table: Table, *updates: TableUpdate) -> None:
     iceberg.commit_table(table, requirements=(), updates=updates)
 
@@ -122,7 +134,7 @@ def test_publishing_a_branch_made_on_main_s_head_is_one_data_commit(
     table.append(rows(table, range(4, 6)), branch="audit")
     table = iceberg.load_table("PUBLIC.EVENTS")
     head, table_id = _head(table, "audit"), client.table("PUBLIC", "EVENTS").id
-    _send(iceberg, table, SetSnapshotRefUpdate(ref_name="main", type="branch", snapshot_id=head))
+    _send(iceberg, table, _main_to(head))
     loaded = iceberg.load_table("PUBLIC.EVENTS")
     assert _head(loaded, "main") == head and ids(loaded) == [1, 2, 3, 4, 5]
     commits = client.data_commits(table_id).commits
@@ -142,7 +154,7 @@ def test_a_branch_made_before_main_moved_is_not_published(
     table.append(rows(table, range(9, 10)))
     table = iceberg.load_table("PUBLIC.EVENTS")
     head, version = _head(table, "audit"), client.versions().latest
-    update = SetSnapshotRefUpdate(ref_name="main", type="branch", snapshot_id=head)
+    update = _main_to(head)
     with pytest.raises(BadRequestError, match="main moves forward only"):
         _send(iceberg, table, update)
     assert client.versions().latest == version

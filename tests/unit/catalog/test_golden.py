@@ -17,6 +17,8 @@ from catalog.wire import decode_descriptor, decode_refusal
 from tests.golden.catalog_values import (
     GOLDEN_DIR,
     OLDER_FORMAT_FILES,
+    golden_branch_commands,
+    golden_branch_prepared,
     golden_catalogs,
     golden_commands,
     golden_commands_v2,
@@ -135,6 +137,11 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "entries_replaced_rows_v1.bin": golden_replaced_rows_prepared()[1],
         "descriptor_table_replaced_rows_v1.bin": golden_replaced_rows_prepared()[0].table(
             "LAKE", "ADOPTED"
+        ),
+        "commands_branch_snapshots_v1.bin": golden_branch_commands(),
+        "entries_branch_snapshots_v1.bin": golden_branch_prepared()[1],
+        "descriptor_table_branch_snapshots_v1.bin": golden_branch_prepared()[0].table(
+            "LAKE", "EVENTS"
         ),
     }
     assert decoded == expected[name]
