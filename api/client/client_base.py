@@ -7,6 +7,8 @@ of the API is one ``Endpoint`` here, made of its ``Call`` builder (``api.client.
 from __future__ import annotations
 
 import abc
+import functools
+import ssl
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -25,6 +27,16 @@ PYTHON_CLIENT = "python-client"
 TransportT = TypeVar("TransportT", httpx.BaseTransport, httpx.AsyncBaseTransport)
 HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
 StreamT = TypeVar("StreamT")
+
+
+@functools.cache
+def shared_tls() -> ssl.SSLContext:
+    """Return the TLS settings every client of the process shares: httpx's defaults, made once.
+
+    Making them loads the trusted certificates, about 35 ms: most of the start of a
+    short-lived client (a Spark read opens two, the CLI one per command).
+    """
+    return httpx.create_ssl_context()
 
 
 class ClientBase(abc.ABC, Generic[TransportT, HttpT, StreamT]):
@@ -57,7 +69,11 @@ class ClientBase(abc.ABC, Generic[TransportT, HttpT, StreamT]):
         self._stream_timeout = httpx.Timeout(self._timeout.connect, read=stream_timeout_s)
         self._headers = calls.auth_headers(_named(headers), token)
         self._http: HttpT = self._open(
-            transport, timeout=self._timeout, headers=self._headers, follow_redirects=False
+            transport,
+            timeout=self._timeout,
+            headers=self._headers,
+            follow_redirects=False,
+            verify=shared_tls(),
         )
 
     @abc.abstractmethod
