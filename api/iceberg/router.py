@@ -479,8 +479,10 @@ async def _create_in_commit(
     chain = added_snapshots(changes.snapshots)
     command = changes.command(schema, _warehouse(request))
     precondition = changes.precondition(schema, command, _warehouse(request))
+    later = changes.later_command(schema)
+    commands = [command] if later is None else [command, later]
     try:
-        result = await execute_batch(request, [command], precondition=precondition)
+        result = await execute_batch(request, commands, precondition=precondition)
     except AlreadyExistsError as e:
         if e.code is not ErrorCode.TABLE_EXISTS:
             raise

@@ -9,7 +9,9 @@ location and commits with the requirement ``assert-create`` and the create's upd
 (``CreateChanges``): assign-uuid, upgrade-format-version, add-schema, set-current-schema,
 add-spec, set-default-spec, add-sort-order, set-default-sort-order, set-location,
 set-properties, and, for a table created with data, add-snapshot and set-snapshot-ref
-(branch main).
+(branch main). A transaction that evolved the table before its commit (a schema, spec or
+order added after the first) creates it with the schema current at the commit and every spec
+and order it added, in order, so the ids its data files name are the table's.
 
 The table is created as one catalog version, with the uuid the engine assigned. Its
 location is the one the staged create asked for (``catalog.data.locations``' rules, checked
@@ -34,7 +36,13 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY, create_table_command
+from api.iceberg.creation import (
+    SERVED_FORMAT_VERSION,
+    SERVED_ONLY,
+    create_table_command,
+    new_order,
+    new_spec,
+)
 from api.iceberg.errors import bad_request
 from api.iceberg.manifests import local_path
 from api.iceberg.metadata import table_metadata
@@ -62,6 +70,7 @@ from api.iceberg.updates import (
     UpgradeFormatVersionUpdate,
 )
 from catalog.catalog import Catalog
+from catalog.commands.iceberg_tables import AlterTableIcebergCommand
 from catalog.commands.tables import CreateTableCommand
 from catalog.data.warehouse import data_folder, local_folder, warehouse_path
 from catalog.errors import ConcurrentUpdateError, ErrorCode, ValidationError
@@ -156,6 +165,7 @@ class CreateChanges:
         schemas: list[IcebergSchema] = []
         specs: list[PartitionSpec] = []
         orders: list[SortOrder] = []
+        chosen: dict[str, int] = {}
         for update in updates:
             if isinstance(update, AssignUUIDUpdate):
                 self.table_uuid = update.uuid
@@ -169,11 +179,15 @@ class CreateChanges:
             elif isinstance(update, AddSortOrderUpdate):
                 orders.append(update.sort_order)
             elif isinstance(update, SetCurrentSchemaUpdate):
-                self._chosen("set-current-schema", update.schema_id, schemas, "schema_id")
+                chosen["schema"] = self._chosen(
+                    "set-current-schema", update.schema_id, schemas, "schema_id"
+                )
             elif isinstance(update, SetDefaultSpecUpdate):
-                self._chosen("set-default-spec", update.spec_id, specs, "spec_id")
+                chosen["spec"] = self._chosen("set-default-spec", update.spec_id, specs, "spec_id")
             elif isinstance(update, SetDefaultSortOrderUpdate):
-                self._chosen("set-default-sort-order", update.sort_order_id, orders, "order_id")
+                chosen["order"] = self._chosen(
+                    "set-default-sort-order", update.sort_order_id, orders, "order_id"
+                )
             elif isinstance(update, SetLocationUpdate):
                 self.location = update.location
             elif isinstance(update, SetPropertiesUpdate):
@@ -184,22 +198,46 @@ class CreateChanges:
                 raise bad_request(
                     f"table {name}: update {update.action} is not part of a create transaction"
                 )
-        if len(schemas) != 1 or len(specs) > 1 or len(orders) > 1:
-            raise bad_request(
-                f"table {name}: a create transaction adds one schema, and at most one "
-                "partition spec and one sort order"
-            )
-        self.schema = schemas[0]
+        if not schemas:
+            raise bad_request(f"table {name}: a create transaction adds a schema")
+        # The table is created with the schema current at the commit (the others' fields
+        # are the same ids), its first spec and order, and then the specs and orders added
+        # after them, whose ids its data files' manifests name.
+        self.schema = schemas[chosen.get("schema", len(schemas) - 1)]
         self.spec = specs[0] if specs else None
         self.order = orders[0] if orders else None
+        self.later_specs, self.later_orders = specs[1:], orders[1:]
+        self.default_spec = self._default("spec", chosen, len(specs))
+        self.default_order = self._default("sort order", chosen, len(orders))
 
-    def _chosen(self, what: str, asked: int, added: Sequence[object], member: str) -> None:
+    def _chosen(self, what: str, asked: int, added: Sequence[object], member: str) -> int:
+        """Return the index among ``added`` of the one ``asked`` names (-1: the last)."""
         ids = [getattr(a, member) for a in added]
-        if asked != LAST_ADDED and asked not in ids and not (asked == 0 and not added):
+        if asked == LAST_ADDED and added:
+            return len(added) - 1
+        if asked in ids:
+            return ids.index(asked)
+        if asked == 0 and not added:
+            return 0
+        raise bad_request(
+            f"table {self.name}: {what} {asked} names none of the create's own; a create "
+            "transaction makes what it adds the default (-1)"
+        )
+
+    def _default(self, what: str, chosen: dict[str, int], added: int) -> int | None:
+        """Return the default among later specs (or orders) as -1, None for the first.
+
+        Raises:
+            IcebergError: BadRequestException for a default neither the first nor the last.
+        """
+        index = chosen.get("spec" if what == "spec" else "order", added - 1)
+        if added <= 1 or index == 0:
+            return None
+        if index != added - 1:
             raise bad_request(
-                f"table {self.name}: {what} {asked} names none of the create's own; a create "
-                "transaction makes what it adds the default (-1)"
+                f"table {self.name}: a create transaction's default {what} is its first or its last"
             )
+        return LAST_ADDED
 
     def command(self, schema: str, warehouse: str) -> CreateTableCommand:
         """Return the command creating the table, at ``set-location``'s location.
@@ -222,6 +260,23 @@ class CreateChanges:
         )
         command = create_table_command(schema, body)
         return command if self.table_uuid is None else with_uuid(command, self.table_uuid)
+
+    def later_command(self, schema: str) -> AlterTableIcebergCommand | None:
+        """Return the command adding the specs and orders added after the first, if any.
+
+        Raises:
+            IcebergError: BadRequestException for a spec or order naming no field.
+        """
+        if not self.later_specs and not self.later_orders:
+            return None
+        names = {f.id: f.name for f in self.schema.fields}
+        return AlterTableIcebergCommand(
+            **{"schema": schema, "table": self.name},
+            add_specs=tuple(new_spec(names, spec) for spec in self.later_specs),
+            default_spec_id=self.default_spec,
+            add_sort_orders=tuple(new_order(names, order) for order in self.later_orders),
+            default_sort_order_id=self.default_order,
+        )
 
     def precondition(
         self, schema: str, command: CreateTableCommand, warehouse: str

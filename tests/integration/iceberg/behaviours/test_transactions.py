@@ -141,12 +141,6 @@ def test_complete_create_transaction(iceberg: RestCatalog, tmp_path: Path) -> No
     complete_create(iceberg, tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a create transaction's commit adds one schema and at most one partition spec and"
-    " one sort order (the catalog creates a table with one of each); one that evolves them"
-    " before its commit answers 400",
-)
 def test_complete_create_transaction_multiple_schemas(iceberg: RestCatalog, tmp_path: Path) -> None:
     create, a = _begin_complete_create(iceberg, tmp_path)
     with create.update_schema() as schema:
