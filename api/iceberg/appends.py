@@ -53,6 +53,7 @@ from catalog.data.files import (
 from catalog.data.iceberg_identity import sequence_numbers, snapshot_id_of
 from catalog.data.iceberg_refs import MAIN
 from catalog.data.iceberg_schemas import served_schema_ids
+from catalog.data.iceberg_table import ROW_LINEAGE_FORMAT
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode, ValidationError
 
@@ -117,6 +118,45 @@ def added_snapshots(
             f"commit's new snapshots go to branch {branch}"
         )
     return chain
+
+
+def check_row_ids(metadata: TableMetadata, chain: Sequence[AddedSnapshot], name: str) -> None:
+    """Check the row ids the snapshots of a table of format version 3 give out.
+
+    Each snapshot's new rows take ids from the table's ``next-row-id`` on (row lineage):
+    its ``first-row-id`` is at least the one before's first plus its ``added-rows``, the first
+    at least the table's ``next-row-id``. A table of format version 2 gives out none.
+
+    Raises:
+        IcebergError: BadRequestException for a snapshot without ``first-row-id``;
+            CommitFailedException for one below the table's next row id (another commit
+            took those ids first).
+    """
+    if metadata.format_version < ROW_LINEAGE_FORMAT:
+        return
+    expected = metadata.next_row_id or 0
+    for snapshot in chain:
+        if snapshot.first_row_id is None:
+            raise bad_request(
+                f"snapshot {snapshot.snapshot_id} of table {name} has no first-row-id: a table "
+                f"of format version {metadata.format_version} gives new rows ids"
+            )
+        if snapshot.first_row_id < expected:
+            raise commit_failed(
+                f"snapshot {snapshot.snapshot_id} of table {name} gives rows ids from "
+                f"{snapshot.first_row_id}, but the table's next-row-id is {expected}; nothing "
+                "was written: load the table again and retry"
+            )
+        expected = snapshot.first_row_id + (snapshot.added_rows or 0)
+
+
+def row_ids(table: TableDescriptor, snapshot: AddedSnapshot) -> dict[str, int | None]:
+    """Return the row lineage fields a snapshot records: none on a format version 2 table."""
+    if table.iceberg is None or table.iceberg.format_version < ROW_LINEAGE_FORMAT:
+        return {}
+    if snapshot.first_row_id is None:
+        return {}
+    return {"first_row_id": snapshot.first_row_id, "added_rows": snapshot.added_rows or 0}
 
 
 def operation_of(snapshot: AddedSnapshot) -> SnapshotOperation:
@@ -283,6 +323,7 @@ async def read_snapshots(
                 f"snapshot {snapshot.snapshot_id} has sequence number "
                 f"{snapshot.sequence_number}; the table's next is {expected + offset}"
             )
+    check_row_ids(metadata, chain, name)
     number = expected + len(chain) - 1
     on = None if replace else tip
     return await change_of(metadata.location, chain, base, number, on=on, replace=replace)
@@ -371,6 +412,7 @@ async def record_snapshots(
                 timestamp_ms=last.timestamp_ms,
                 sequence_number=change.sequence_number,
                 logged_ms=logged_ms,
+                **row_ids(table, last),
             ),
         )
     except ConcurrentUpdateError as e:

@@ -28,7 +28,14 @@ from collections.abc import Callable, Sequence
 
 from fastapi import Request
 
-from api.iceberg.appends import change_of, operation_of, record_snapshots, snapshot_schema_version
+from api.iceberg.appends import (
+    change_of,
+    check_row_ids,
+    operation_of,
+    record_snapshots,
+    row_ids,
+    snapshot_schema_version,
+)
 from api.iceberg.commits import check_requirements, unchanged_since_read
 from api.iceberg.errors import bad_request, commit_failed
 from api.iceberg.manifests import check_present, snapshot_change
@@ -100,6 +107,7 @@ async def commit_to_branch(
             f"{chain[0].parent_snapshot_id}, but branch {branch} is at {head}; nothing was "
             "written: load the table again and retry"
         )
+    check_row_ids(metadata, chain, name)
     await _check_files(metadata, chain, head)
     made = tuple(
         BranchSnapshot(
@@ -111,6 +119,7 @@ async def commit_to_branch(
             timestamp_ms=s.timestamp_ms,
             sequence_number=s.sequence_number or 0,
             schema_version=snapshot_schema_version(table, s),
+            **row_ids(table, s),
         )
         for s in chain
     )
@@ -236,6 +245,8 @@ def published_snapshots(
                 "manifest-list": b.manifest_list,
                 "summary": {**properties_dict(b.summary), "operation": b.operation},
                 "schema-id": served.get(b.schema_version, b.schema_version),
+                "first-row-id": b.first_row_id,
+                "added-rows": b.added_rows,
             }
         )
         for b in reversed(line)

@@ -30,9 +30,12 @@ from catalog.commands.iceberg_tables import (
 from catalog.commands.tables import CreateTableCommand
 
 SERVED_FORMAT_VERSION = 2
+"""The format version of a table created without one."""
+SERVED_FORMAT_VERSIONS = (2, 3)
+"""The format versions a table is created with or upgraded to (3: with row lineage)."""
 SERVED_ONLY = (
-    "this catalog serves tables of Iceberg format version 2 (the catalog records other "
-    "versions, but their metadata is not served yet)"
+    "this catalog serves tables of Iceberg format versions 2 and 3 (format version 1 tables "
+    "cannot be created; upgrade them)"
 )
 
 
@@ -112,11 +115,11 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
     schema = request.schema_
     own, others = split_properties(request.properties)
     format_version = others.pop(FORMAT_VERSION_PROPERTY, str(SERVED_FORMAT_VERSION))
-    if format_version != str(SERVED_FORMAT_VERSION):
+    if format_version not in map(str, SERVED_FORMAT_VERSIONS):
         raise bad_request(f"table {name}: {SERVED_ONLY}, not {format_version!r}")
     names = {f.id: f.name for f in schema.fields}
     iceberg = IcebergTableSpec(
-        format_version=SERVED_FORMAT_VERSION,
+        format_version=int(format_version),
         partition_spec=None
         if request.partition_spec is None
         else new_spec(names, request.partition_spec),

@@ -26,7 +26,7 @@ from api.iceberg.snapshots import Snapshots
 from api.iceberg.types import NoCounterpartError, iceberg_type
 from catalog.data.iceberg_identity import table_uuid
 from catalog.data.iceberg_schemas import served_schema_ids
-from catalog.data.iceberg_table import IcebergTableState
+from catalog.data.iceberg_table import ROW_LINEAGE_FORMAT, IcebergTableState
 from catalog.data.warehouse import data_folder, metadata_folder, table_folder, warehouse_path
 from catalog.descriptors import TableDescriptor, TableVersion
 from schemasync.clock import physical_of
@@ -224,4 +224,5 @@ def table_metadata(
         partition_statistics=[
             json.loads(d.document) for d in state.partition_statistics if d.snapshot_id in listed
         ],
+        next_row_id=data.next_row_id if state.format_version >= ROW_LINEAGE_FORMAT else None,
     )

@@ -167,7 +167,7 @@ class CreateTableRequest(IcebergModel):
 
 
 class TableMetadata(IcebergModel):
-    """Format-version 2 table metadata, projected from a table's descriptor."""
+    """Table metadata (format version 2, or 3 with row lineage), projected from a descriptor."""
 
     format_version: int = Field(default=FORMAT_VERSION, alias="format-version")
     table_uuid: str = Field(alias="table-uuid")
@@ -195,6 +195,8 @@ class TableMetadata(IcebergModel):
     partition_statistics: list[dict[str, Any]] = Field(
         default_factory=list, alias="partition-statistics"
     )
+    next_row_id: int | None = Field(default=None, alias="next-row-id")
+    """Format version 3: the row id the next snapshot's first new row gets (left out before)."""
 
 
 class LoadTableResult(IcebergModel):

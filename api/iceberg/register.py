@@ -33,7 +33,7 @@ import pydantic
 from fastapi import Request
 from pydantic import Field
 
-from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY, table_command
+from api.iceberg.creation import SERVED_FORMAT_VERSION, table_command
 from api.iceberg.errors import bad_request
 from api.iceberg.models import IcebergModel, IcebergSchema, TableMetadata
 from api.iceberg.properties import split_properties
@@ -245,7 +245,10 @@ def register_command(
         ValidationError: a column, spec, order or location the catalog refuses.
     """
     if metadata.format_version != SERVED_FORMAT_VERSION:
-        raise bad_request(f"metadata file {file}: {SERVED_ONLY}, not {metadata.format_version}")
+        raise bad_request(
+            f"metadata file {file}: a register adopts tables of Iceberg format version "
+            f"{SERVED_FORMAT_VERSION}, not {metadata.format_version}"
+        )
     schema = _current_schema(metadata, file)
     own, others = split_properties(metadata.properties)
     iceberg = IcebergTableSpec(

@@ -27,7 +27,7 @@ from api.iceberg.models import PartitionSpec as IcebergPartitionSpec
 from catalog.data.files import DataCommit, committed_by
 from catalog.data.iceberg_identity import sequence_numbers, snapshot_id_of
 from catalog.data.iceberg_refs import MAIN, BranchSnapshot, SnapshotRef
-from catalog.data.iceberg_table import IcebergTableState
+from catalog.data.iceberg_table import ROW_LINEAGE_FORMAT, IcebergTableState
 from catalog.descriptors import ColumnDescriptor
 from catalog.properties import properties_dict
 from schemasync.clock import physical_of
@@ -81,6 +81,7 @@ class Snapshots:
         snapshot_log: when each snapshot of the unbroken tail of the history became current.
         last_sequence_number: the highest sequence number given out (0 before the first).
         last_commit_ms: when the latest commit became visible (0 before the first).
+        next_row_id: format version 3: the row id the next snapshot's first new row gets.
     """
 
     snapshots: list[dict[str, Any]] = field(default_factory=list)
@@ -89,6 +90,7 @@ class Snapshots:
     snapshot_log: list[dict[str, Any]] = field(default_factory=list)
     last_sequence_number: int = 0
     last_commit_ms: int = 0
+    next_row_id: int = 0
 
     def sequence_numbers(self) -> dict[int, int]:
         """Return the sequence number of every snapshot listed, by snapshot id."""
@@ -151,6 +153,10 @@ def snapshots_of(
         last_sequence_number=max(
             main.last_sequence_number, *(b.sequence_number for b in state.branch_snapshots)
         ),
+        next_row_id=max(
+            main.next_row_id,
+            *((b.first_row_id or 0) + (b.added_rows or 0) for b in state.branch_snapshots),
+        ),
     )
 
 
@@ -181,8 +187,12 @@ def _main_snapshots(
     known = set(ids[i] for i in kept)
     refs = {} if current is None else {MAIN: {"snapshot-id": current, "type": "branch"}}
     refs.update((r.name, _ref(r)) for r in state.refs if r.snapshot_id in known)
+    lineage, next_row_id = _row_lineage(commits)
+    served = [_snapshot(location, commits[i], parents[i], numbers[i]) for i in kept]
+    if state.format_version >= ROW_LINEAGE_FORMAT:
+        served = [{**s, **lineage[i]} for s, i in zip(served, kept, strict=True)]
     return Snapshots(
-        snapshots=[_snapshot(location, commits[i], parents[i], numbers[i]) for i in kept],
+        snapshots=served,
         current_snapshot_id=current,
         refs=refs,
         snapshot_log=[
@@ -192,7 +202,28 @@ def _main_snapshots(
         ],
         last_sequence_number=max(numbers),
         last_commit_ms=physical_of(commits[-1].commit_ts),
+        next_row_id=next_row_id,
     )
+
+
+def _row_lineage(commits: Sequence[DataCommit]) -> tuple[list[dict[str, int]], int]:
+    """Return each commit's ``first-row-id`` and ``added-rows``, and the next row id after all.
+
+    A commit an engine made on a table of format version 3 carries its own; any other (the
+    Spark source's, one made before the table's upgrade) assigns no row ids: its rows have
+    none, as rows written before an upgrade to format version 3.
+    """
+    lineage: list[dict[str, int]] = []
+    next_row_id = 0
+    for commit in commits:
+        made = commit.iceberg
+        if made is not None and made.first_row_id is not None:
+            first, added = made.first_row_id, made.added_rows or 0
+        else:
+            first, added = next_row_id, 0
+        lineage.append({"first-row-id": first, "added-rows": added})
+        next_row_id = max(next_row_id, first + added)
+    return lineage, next_row_id
 
 
 def _branch_snapshot(made: BranchSnapshot) -> dict[str, Any]:
@@ -207,6 +238,9 @@ def _branch_snapshot(made: BranchSnapshot) -> dict[str, Any]:
     }
     if made.parent_id is not None:
         snapshot["parent-snapshot-id"] = made.parent_id
+    if made.first_row_id is not None:
+        snapshot["first-row-id"] = made.first_row_id
+        snapshot["added-rows"] = made.added_rows or 0
     return snapshot
 
 

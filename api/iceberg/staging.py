@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from api.iceberg.creation import (
-    SERVED_FORMAT_VERSION,
+    SERVED_FORMAT_VERSIONS,
     SERVED_ONLY,
     create_table_command,
     new_order,
@@ -53,6 +53,7 @@ from api.iceberg.models import (
     SortOrder,
     TableMetadata,
 )
+from api.iceberg.properties import FORMAT_VERSION_PROPERTY
 from api.iceberg.requirements import AssertCreate, TableRequirement
 from api.iceberg.updates import (
     AddPartitionSpecUpdate,
@@ -170,8 +171,9 @@ class CreateChanges:
             if isinstance(update, AssignUUIDUpdate):
                 self.table_uuid = update.uuid
             elif isinstance(update, UpgradeFormatVersionUpdate):
-                if update.format_version != SERVED_FORMAT_VERSION:
+                if update.format_version not in SERVED_FORMAT_VERSIONS:
                     raise bad_request(f"table {name}: {SERVED_ONLY}, not {update.format_version}")
+                self.properties[FORMAT_VERSION_PROPERTY] = str(update.format_version)
             elif isinstance(update, AddSchemaUpdate):
                 schemas.append(update.schema_)
             elif isinstance(update, AddPartitionSpecUpdate):

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from api.iceberg.creation import SERVED_FORMAT_VERSION, SERVED_ONLY
+from api.iceberg.creation import SERVED_FORMAT_VERSIONS, SERVED_ONLY
 from api.iceberg.errors import IcebergError, bad_request
 from api.iceberg.models import IcebergModel, IcebergSchema, PartitionSpec, Properties, SortOrder
 from catalog.data.iceberg_refs import MAIN, RefType, SnapshotRef, StatisticsDocument
@@ -127,14 +127,14 @@ class AssignUUIDUpdate(BaseUpdate):
 
 
 class UpgradeFormatVersionUpdate(BaseUpdate):
-    """Upgrade the table's format version (to the one served: 2)."""
+    """Upgrade the table's format version (to one served: 2, or 3 with row lineage)."""
 
     action: Literal["upgrade-format-version"] = "upgrade-format-version"
     format_version: int = Field(alias="format-version")
 
     def apply(self, changes: CommitChanges) -> None:
-        """Record the format version; one other than the served one is refused."""
-        if self.format_version != SERVED_FORMAT_VERSION:
+        """Record the format version; one not served is refused (and one below, by the state)."""
+        if self.format_version not in SERVED_FORMAT_VERSIONS:
             raise bad_request(f"upgrade-format-version {self.format_version}: {SERVED_ONLY}")
         changes.format_version = self.format_version
 
@@ -217,6 +217,10 @@ class AddedSnapshot(IcebergModel):
     manifest_list: str = Field(alias="manifest-list", min_length=1, max_length=4096)
     summary: Properties = Field(default_factory=dict)
     schema_id: int | None = Field(default=None, alias="schema-id")
+    first_row_id: int | None = Field(default=None, alias="first-row-id", ge=0, le=2**63 - 1)
+    """Format version 3: the row id of the snapshot's first new row (the table's next-row-id)."""
+    added_rows: int | None = Field(default=None, alias="added-rows", ge=0, le=2**63 - 1)
+    """Format version 3: how many row ids the snapshot assigned."""
 
 
 class SnapshotUpdate(BaseUpdate):

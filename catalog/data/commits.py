@@ -21,6 +21,7 @@ from catalog.data.files import (
     visible_files,
 )
 from catalog.data.group import DataCommitGroup
+from catalog.data.iceberg_table import ROW_LINEAGE_FORMAT
 from catalog.data.log import DataCommitLog
 from catalog.errors import (
     ConcurrentUpdateError,
@@ -119,7 +120,9 @@ class DataCommits:
         Raises:
             NotFoundError: the table does not exist (any more) in the latest catalog.
             ValidationError: the schema version is one the table never had or one from
-                before the table was replaced (``TableDescriptor.rows_from``), a removed file
+                before the table was replaced (``TableDescriptor.rows_from``), a commit of
+                the Spark source (no Iceberg snapshot) to a table of Iceberg format version
+                3, a removed file
                 that is not visible, or the request id already committed other content
                 (REQUEST_ID_REUSED).
             ConcurrentUpdateError: PRECONDITION_FAILED, the table has data commits after
@@ -147,6 +150,14 @@ class DataCommits:
         table = latest.table_by_id(table_id)
         if not 1 <= schema_version <= table.schema_version:
             raise ValidationError(f"table {table_id} has no schema version {schema_version}")
+        version = table.iceberg.format_version if table.iceberg is not None else 0
+        if iceberg is None and not main_removed and version >= ROW_LINEAGE_FORMAT:
+            raise ValidationError(
+                f"table {table.name} is of Iceberg format version {version}, whose rows keep "
+                "ids (row lineage) that only Iceberg engines give out; nothing was committed: "
+                "write it through an Iceberg engine that writes format version 3 (Spark with "
+                "Iceberg's runtime), or the catalog's Spark source into a format 2 table"
+            )
         if schema_version < table.rows_from:
             raise ValidationError(
                 f"table {table.name} was replaced: its rows are those written with schema "

@@ -144,6 +144,9 @@ class IcebergSnapshot(Model):
         logged_ms: set only on a snapshot of a registered table: when it became current in
             the catalog the table came from (its metadata file's ``snapshot-log``), which the
             table's history keeps.
+        first_row_id: set only on a snapshot of a table of Iceberg format version 3: the row
+            id of its first new row (row lineage).
+        added_rows: set with ``first_row_id``: how many row ids it assigned.
     """
 
     snapshot_id: int = Field(ge=-(2**63), le=2**63 - 1)
@@ -154,6 +157,8 @@ class IcebergSnapshot(Model):
     timestamp_ms: int = Field(ge=0, le=2**63 - 1)
     sequence_number: int = Field(ge=1, le=2**63 - 1)
     logged_ms: int | None = Field(default=None, ge=0, le=2**63 - 1, exclude_if=_absent)
+    first_row_id: int | None = Field(default=None, ge=0, le=2**63 - 1, exclude_if=_absent)
+    added_rows: int | None = Field(default=None, ge=0, le=2**63 - 1, exclude_if=_absent)
 
 
 class DataCommit(Model):

@@ -65,6 +65,8 @@ class BranchSnapshot(Model):
         timestamp_ms: when the writer made it, in milliseconds since the epoch.
         sequence_number: its Iceberg sequence number.
         schema_version: the table schema version its files were written with.
+        first_row_id: format version 3: the row id of its first new row; else None.
+        added_rows: format version 3: how many row ids it assigned; else None.
     """
 
     snapshot_id: int = Field(ge=-(2**63), le=2**63 - 1)
@@ -75,6 +77,8 @@ class BranchSnapshot(Model):
     timestamp_ms: int = Field(ge=0, le=2**63 - 1)
     sequence_number: int = Field(ge=1, le=2**63 - 1)
     schema_version: int = Field(ge=1, le=2**31 - 1)
+    first_row_id: int | None = Field(default=None, ge=0, le=2**63 - 1)
+    added_rows: int | None = Field(default=None, ge=0, le=2**63 - 1)
 
 
 def branch_bases(snapshots: Iterable[BranchSnapshot]) -> set[int]:

@@ -44,6 +44,8 @@ class ColumnLike(Protocol):
 
 FORMAT_VERSIONS = (1, 2, 3)
 """The Iceberg format versions a table may record."""
+ROW_LINEAGE_FORMAT = 3
+"""The first Iceberg format version whose snapshots assign row ids (``next-row-id``)."""
 DEFAULT_FORMAT_VERSION = 2
 UNPARTITIONED_SPEC_ID = 0
 UNSORTED_ORDER_ID = 0

@@ -36,6 +36,7 @@ from tests.golden.data_values import (
     golden_partitioned_data_commit,
     golden_position_deletes_data_commit,
     golden_registered_data_commit,
+    golden_row_lineage_data_commit,
 )
 from tests.unit.catalog.helpers import catalog_with_default_zone
 
@@ -257,7 +258,7 @@ def golden_branch_commands() -> list[CommandBase]:
             table="EVENTS",
             add_branch_snapshots=[
                 {**made, "snapshot_id": 9, "sequence_number": 4},
-                {**second, "snapshot_id": 10, "parent_id": 9, "sequence_number": 5},
+                {**second, "snapshot_id": 10, "sequence_number": 5, "first_row_id": 40},
             ],
             set_refs=[{"name": "audit", "snapshot_id": 10, "type": "branch"}],
         ),
@@ -543,6 +544,7 @@ def golden_files() -> dict[str, bytes]:
         ),
         "datacommit_registered_v1.bin": encode_data_commit(golden_registered_data_commit()),
         "datacommit_iceberg_partition_v1.bin": encode_data_commit(golden_partitioned_data_commit()),
+        "datacommit_row_lineage_v1.bin": encode_data_commit(golden_row_lineage_data_commit()),
         "dataexpiry_v1.bin": encode_compactions(golden_compactions()),
         "commands_table_location_v1.bin": encode_commands(golden_location_commands()),
         "entries_table_location_v1.bin": encode_entries(golden_location_prepared()[1]),

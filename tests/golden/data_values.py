@@ -133,6 +133,13 @@ def golden_registered_data_commit() -> DataCommit:
     return DataCommit.model_validate(body)
 
 
+def golden_row_lineage_data_commit() -> DataCommit:
+    """A commit of an engine's snapshot of a format version 3 table: the row ids it gave out."""
+    body = golden_registered_data_commit().model_dump()
+    body["iceberg"].update(logged_ms=None, first_row_id=1_000, added_rows=3)
+    return DataCommit.model_validate(body)
+
+
 def golden_partitioned_data_commit() -> DataCommit:
     """A Spark source commit to a table an Iceberg engine partitioned: each file's partition."""
     partition = {"spec_id": 1, "values": [3, "ab", None, 19782, True, -1.5]}

@@ -135,10 +135,10 @@ def test_any_property_and_a_schema_change_are_one_catalog_version(
     assert client.table("PUBLIC", "LOG").stale_rows_fraction == 0.5
 
 
-def test_old_specs_are_removed_and_format_versions_other_than_2_refused(
+def test_old_specs_are_removed_and_format_version_1_refused(
     iceberg: RestCatalog, iceberg_server: RunningServer
 ) -> None:
-    with pytest.raises(BadRequestError, match="format version 2"):
+    with pytest.raises(BadRequestError, match=r"format versions 2 and 3.*not '1'"):
         iceberg.create_table("PUBLIC.OLD", LOG, properties={"format-version": "1"})
     table = iceberg.create_table("PUBLIC.LOG", LOG, properties={"format-version": "2"})
     assert table.metadata.format_version == 2
@@ -157,10 +157,10 @@ def test_old_specs_are_removed_and_format_versions_other_than_2_refused(
     metadata = answer.json()["metadata"]
     assert metadata["format-version"] == 2
     assert [s["spec-id"] for s in metadata["partition-specs"]] == [1]
-    body["updates"] = [{"action": "upgrade-format-version", "format-version": 3}]
+    body["updates"] = [{"action": "upgrade-format-version", "format-version": 4}]
     refused = httpx.post(url, json=body, timeout=10)
     assert refused.status_code == 400
-    assert "format version 2" in refused.json()["error"]["message"]
+    assert "format versions 2 and 3" in refused.json()["error"]["message"]
 
 
 def test_namespace_properties_are_kept(iceberg: RestCatalog, client: CatalogClient) -> None:

@@ -23,6 +23,7 @@ from api.iceberg.updates import AddSchemaUpdate, TableUpdate
 from catalog import CatalogError, ColumnType, ErrorCode
 from catalog import commands as c
 from catalog.catalog import Catalog
+from catalog.commands.iceberg_tables import AlterTableIcebergCommand
 from catalog.descriptors import TableDescriptor
 from catalog.prepare import prepare
 
@@ -155,12 +156,15 @@ def test_updates_the_catalog_does_not_make_are_refused_and_say_what_is_kept(
     assert refused.value.message.startswith(f"update {body['action']} is refused: ")
 
 
-def test_a_format_version_other_than_the_served_one_is_refused() -> None:
+def test_a_format_version_not_served_is_refused_and_3_is_an_upgrade() -> None:
     table, metadata = _table()
-    update = UPDATE.validate_python({"action": "upgrade-format-version", "format-version": 3})
-    with pytest.raises(IcebergError, match="upgrade-format-version 3") as refused:
+    update = UPDATE.validate_python({"action": "upgrade-format-version", "format-version": 4})
+    with pytest.raises(IcebergError, match="upgrade-format-version 4") as refused:
         commit_commands("PUBLIC", table, metadata, [update])
     assert refused.value.status == 400
+    update = UPDATE.validate_python({"action": "upgrade-format-version", "format-version": 3})
+    [command] = commit_commands("PUBLIC", table, metadata, [update])
+    assert isinstance(command, AlterTableIcebergCommand) and command.format_version == 3
 
 
 def test_specs_orders_and_any_property_become_one_iceberg_command() -> None:

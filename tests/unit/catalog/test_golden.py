@@ -53,6 +53,7 @@ from tests.golden.data_values import (
     golden_partitioned_data_commit,
     golden_position_deletes_data_commit,
     golden_registered_data_commit,
+    golden_row_lineage_data_commit,
 )
 
 DECODERS: dict[str, Callable[[bytes], Any]] = {
@@ -128,6 +129,7 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "datacommit_position_deletes_v1.bin": golden_position_deletes_data_commit(),
         "datacommit_registered_v1.bin": golden_registered_data_commit(),
         "datacommit_iceberg_partition_v1.bin": golden_partitioned_data_commit(),
+        "datacommit_row_lineage_v1.bin": golden_row_lineage_data_commit(),
         "dataexpiry_v1.bin": golden_compactions(),
         "commands_table_location_v1.bin": golden_location_commands(),
         "entries_table_location_v1.bin": golden_location_prepared()[1],

@@ -222,7 +222,7 @@ def test_create_or_replace_transaction_concurrent_create(iceberg: RestCatalog) -
     [
         pytest.param(1, marks=pytest.mark.xfail(strict=True, reason=ONLY_V2 + " (v1 asked)")),
         2,
-        pytest.param(3, marks=pytest.mark.xfail(strict=True, reason=ONLY_V2 + " (v3 asked)")),
+        3,
     ],
 )
 def test_create_table_transaction(iceberg: RestCatalog, format_version: int) -> None:
@@ -238,6 +238,7 @@ def test_create_table_transaction(iceberg: RestCatalog, format_version: int) -> 
     [
         pytest.param(1, marks=pytest.mark.xfail(strict=True, reason=ONLY_V2 + " (v1 asked)")),
         2,
+        3,
     ],
 )
 def test_replace_table_transaction(iceberg: RestCatalog, format_version: int) -> None:
