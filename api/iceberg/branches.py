@@ -36,11 +36,10 @@ from api.iceberg.appends import (
     row_ids,
     snapshot_schema_version,
 )
-from api.iceberg.commits import check_requirements, unchanged_since_read
+from api.iceberg.commits import CommitTableRequest, check_requirements, unchanged_since_read
 from api.iceberg.errors import bad_request, commit_failed
 from api.iceberg.manifests import check_present, snapshot_change
 from api.iceberg.models import TableMetadata
-from api.iceberg.requirements import TableRequirement
 from api.iceberg.snapshots import Snapshots
 from api.iceberg.updates import AddedSnapshot, SetSnapshotRefUpdate, TableUpdate
 from api.server.execution import execute_batch, node_of
@@ -59,7 +58,7 @@ async def commit_to_branch(
     schema: str,
     table: TableDescriptor,
     metadata: TableMetadata,
-    body: tuple[Sequence[TableRequirement], Sequence[TableUpdate]],
+    body: CommitTableRequest,
     chain: list[AddedSnapshot],
     branch: str,
     listed: Callable[[TableDescriptor], Snapshots],
@@ -68,11 +67,11 @@ async def commit_to_branch(
     """Record the snapshots a commit adds to ``branch`` as one catalog version; return the table.
 
     Args:
-        request: the commit's request (its node and caller).
-        schema: the table's schema.
-        table: the table, as of the node's latest catalog.
-        metadata: the table's current metadata, its snapshots included.
-        body: the commit's requirements and updates.
+        request: the commit's request: the node it came to and its caller.
+        schema: the schema the table is in.
+        table: the table in the node's latest catalog.
+        metadata: the metadata the requirements are checked on (with every listed snapshot).
+        body: the commit (its requirements and updates).
         chain: the snapshots it adds, in order (``added_snapshots``).
         branch: the branch they go to (``written_branch``), not main.
         listed: the snapshots a version's table lists (for the requirements' second check).
@@ -84,7 +83,7 @@ async def commit_to_branch(
             sequence numbers do not follow the table's, or a manifest or file cannot be
             recorded.
     """
-    requirements, updates = body
+    requirements, updates = body.requirements, body.updates
     name = f"{schema}.{table.name}"
     state = table.iceberg
     done = (
@@ -255,24 +254,32 @@ def published_snapshots(
 
 async def publish(
     request: Request,
-    table: TableDescriptor,
-    name: str,
+    body: CommitTableRequest,
+    chain: list[AddedSnapshot],
+    table: tuple[str, TableDescriptor],
     metadata: TableMetadata,
     commits: list[DataCommit],
-    requirements: Sequence[TableRequirement],
-    chain: list[AddedSnapshot],
 ) -> None:
     """Make a branch's snapshots made on main's head (``published_snapshots``) one data commit.
 
     The data commit is the last snapshot (its id, manifest list and sequence number): what it
     holds and main's head did not, read from its manifests as a commit to main is.
 
+    Args:
+        request: the commit's request (its node and caller).
+        body: the commit (its requirements).
+        chain: the snapshots it publishes, in order (``published_snapshots``).
+        table: the table's name (for messages) and the table, as of the latest catalog.
+        metadata: the table's current metadata, its snapshots included.
+        commits: every data commit of the table, in order.
+
     Raises:
         IcebergError: CommitFailedException when a requirement fails or another data commit
             came first; BadRequestException when the files cannot be recorded.
     """
-    check_requirements(requirements, metadata, name)
+    name, found = table
+    check_requirements(body.requirements, metadata, name)
     tip = commits[-1] if commits and not commits[-1].main_removed else None
     number = chain[-1].sequence_number or 0
     change = await change_of(metadata.location, chain, commits, number, on=tip)
-    await record_snapshots(request, table, name, change)
+    await record_snapshots(request, found, name, change)

@@ -401,7 +401,7 @@ async def commit_table(
             schema,
             found,
             metadata,
-            (body.requirements, body.updates),
+            body,
             chain,
             branch,
             listed,
@@ -409,8 +409,7 @@ async def commit_table(
         )
         metadata, _ = await _metadata(request, _latest(request), found)
     elif (published := published_snapshots(body.updates, metadata, found)) is not None:
-        requirements, name = body.requirements, f"{schema}.{name}"
-        await publish(request, found, name, metadata, commits, requirements, published)
+        await publish(request, body, published, (f"{schema}.{name}", found), metadata, commits)
         metadata, _ = await _metadata(request, cat, found)
     elif replace is not None:
         found = await replace_table(

@@ -26,6 +26,15 @@ def _audited(iceberg: RestCatalog) -> Table:
     return loaded
 
 
+def _on_audit(iceberg: RestCatalog, *written: range) -> Table:
+    """Return ``_audited``'s table with ``written`` appended to branch audit, one by one."""
+    table = _audited(iceberg)
+    for ids_written in written:
+        table.append(rows(table, ids_written), branch="audit")
+        table = iceberg.load_table("PUBLIC.EVENTS")
+    return table
+
+
 def _head(table: Table, ref: str) -> int:
     return table.metadata.refs[ref].snapshot_id
 
@@ -104,11 +113,7 @@ def test_a_stale_branch_write_is_made_again_on_the_new_head(
 
 
 def test_a_dropped_branch_s_snapshots_are_removed_one_by_one(iceberg: RestCatalog) -> None:
-    table = _audited(iceberg)
-    table.append(rows(table, range(3, 4)), branch="audit")
-    table = iceberg.load_table("PUBLIC.EVENTS")
-    table.append(rows(table, range(4, 5)), branch="audit")
-    table = iceberg.load_table("PUBLIC.EVENTS")
+    table = _on_audit(iceberg, range(3, 4), range(4, 5))
     head = _head(table, "audit")
     parent = table.snapshot_by_id(head)
     assert parent is not None and parent.parent_snapshot_id is not None
@@ -128,11 +133,7 @@ def test_a_dropped_branch_s_snapshots_are_removed_one_by_one(iceberg: RestCatalo
 def test_publishing_a_branch_made_on_main_s_head_is_one_data_commit(
     iceberg: RestCatalog, client: CatalogClient
 ) -> None:
-    table = _audited(iceberg)
-    table.append(rows(table, range(3, 4)), branch="audit")
-    table = iceberg.load_table("PUBLIC.EVENTS")
-    table.append(rows(table, range(4, 6)), branch="audit")
-    table = iceberg.load_table("PUBLIC.EVENTS")
+    table = _on_audit(iceberg, range(3, 4), range(4, 6))
     head, table_id = _head(table, "audit"), client.table("PUBLIC", "EVENTS").id
     _send(iceberg, table, _main_to(head))
     loaded = iceberg.load_table("PUBLIC.EVENTS")
@@ -148,9 +149,7 @@ def test_publishing_a_branch_made_on_main_s_head_is_one_data_commit(
 def test_a_branch_made_before_main_moved_is_not_published(
     iceberg: RestCatalog, client: CatalogClient
 ) -> None:
-    table = _audited(iceberg)
-    table.append(rows(table, range(3, 4)), branch="audit")
-    table = iceberg.load_table("PUBLIC.EVENTS")
+    table = _on_audit(iceberg, range(3, 4))
     table.append(rows(table, range(9, 10)))
     table = iceberg.load_table("PUBLIC.EVENTS")
     head, version = _head(table, "audit"), client.versions().latest

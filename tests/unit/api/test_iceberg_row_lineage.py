@@ -9,22 +9,21 @@ from api.iceberg.errors import IcebergError
 from api.iceberg.models import TableMetadata
 from api.iceberg.snapshots import snapshots_of
 from api.iceberg.updates import AddedSnapshot
-from catalog.data.files import DataCommit, IcebergSnapshot
+from catalog.data.files import DataCommit
 from catalog.data.iceberg_table import IcebergTableState
+from tests.unit.catalog.helpers import iceberg_commit
 
 
 def _metadata(format_version: int, next_row_id: int | None) -> TableMetadata:
-    return TableMetadata.model_validate(
-        {
-            "format-version": format_version,
-            "table-uuid": "u",
-            "location": "/w",
-            "last-updated-ms": 0,
-            "last-column-id": 1,
-            "schemas": [],
-            "current-schema-id": 1,
-            "next-row-id": next_row_id,
-        }
+    return TableMetadata(
+        format_version=format_version,
+        table_uuid="u",
+        location="/w",
+        last_updated_ms=0,
+        last_column_id=1,
+        schemas=[],
+        current_schema_id=1,
+        next_row_id=next_row_id,
     )
 
 
@@ -62,25 +61,9 @@ def test_row_ids_given_out_twice_or_not_at_all_are_refused(
 
 
 def _commit(seq: int, first: int | None, added: int | None) -> DataCommit:
-    iceberg = IcebergSnapshot(
-        snapshot_id=seq,
-        manifest_list=f"/w/{seq}.avro",
-        operation="append",
-        timestamp_ms=seq,
-        sequence_number=seq,
-        first_row_id=first,
-        added_rows=added,
-    )
-    return DataCommit(
-        table_id=1,
-        seq=seq,
-        commit_ts=seq << 16,
-        schema_version=1,
-        mode="append",
-        files=(),
-        request_id=f"r{seq}",
-        iceberg=None if first is None else iceberg,
-    )
+    """Return an engine's commit with row ids, or (``first`` None) the Spark source's."""
+    made = iceberg_commit(seq, seq, first_row_id=first, added_rows=added)
+    return made if first is not None else made.model_copy(update={"iceberg": None})
 
 
 def test_a_format_3_table_serves_each_snapshot_s_row_ids_and_the_next() -> None:

@@ -19,6 +19,7 @@ from catalog import (
 )
 from catalog import commands as c
 from catalog.commands import CommandBase
+from catalog.data.files import DataCommit, IcebergSnapshot
 from catalog.descriptors.zones import default_zone
 
 # Ids in ``catalog_with_default_zone()``: PUBLIC 0, SYSTEM 1, zone Default 2; the next is 3.
@@ -139,3 +140,27 @@ def with_index(
         cat = apply(cat, step)
     assert cat.index_by_id(index.id).status is status
     return cat
+
+
+def iceberg_commit(
+    seq: int, snapshot_id: int, parent: int | None = None, **row_ids: int | None
+) -> DataCommit:
+    """Return data commit ``seq`` of table 7: an engine's snapshot (``first_row_id``, ...)."""
+    return DataCommit(
+        table_id=7,
+        seq=seq,
+        commit_ts=seq << 16,
+        schema_version=1,
+        mode="append",
+        files=(),
+        request_id=f"r{seq}",
+        iceberg=IcebergSnapshot(
+            snapshot_id=snapshot_id,
+            parent_id=parent,
+            manifest_list=f"/w/t/metadata/snap-{snapshot_id}.avro",
+            operation="append",
+            timestamp_ms=seq,
+            sequence_number=seq,
+            **row_ids,
+        ),
+    )

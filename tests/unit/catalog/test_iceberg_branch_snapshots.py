@@ -6,11 +6,16 @@ from api.iceberg.snapshots import snapshots_of
 from catalog import ColumnType, ErrorCode
 from catalog import commands as c
 from catalog.catalog import Catalog
-from catalog.data.files import DataCommit, IcebergSnapshot
 from catalog.data.iceberg_refs import BranchSnapshot, RefType, SnapshotRef, branch_bases
 from catalog.properties import properties_of
 from catalog.snapshots import decode_snapshot, encode_snapshot
-from tests.unit.catalog.helpers import apply, catalog_with_default_zone, col, refused
+from tests.unit.catalog.helpers import (
+    apply,
+    catalog_with_default_zone,
+    col,
+    iceberg_commit,
+    refused,
+)
 
 MAIN_HEAD = 100
 
@@ -86,40 +91,22 @@ def test_each_branch_line_keeps_the_main_snapshot_it_was_made_on() -> None:
     assert branch_bases(lines) == {MAIN_HEAD, 50}
 
 
-def _commit(seq: int, snapshot_id: int, parent: int | None) -> DataCommit:
-    return DataCommit(
-        table_id=7,
-        seq=seq,
-        commit_ts=seq << 16,
-        schema_version=1,
-        mode="append",
-        files=(),
-        request_id=f"r{seq}",
-        iceberg=IcebergSnapshot(
-            snapshot_id=snapshot_id,
-            parent_id=parent,
-            manifest_list=f"/w/t/metadata/snap-{snapshot_id}.avro",
-            operation="append",
-            timestamp_ms=seq,
-            sequence_number=seq,
-        ),
-    )
-
-
 def test_loads_list_branch_snapshots_beside_main_s_and_number_after_both() -> None:
     cat = apply(_table(), _branch(_made(1, MAIN_HEAD, 2), _made(2, 1, 3)))
     state = cat.table("PUBLIC", "E").iceberg
-    served = snapshots_of("/w/t", [_commit(1, MAIN_HEAD, None)], state=state)
+    served = snapshots_of("/w/t", [iceberg_commit(1, MAIN_HEAD, None)], state=state)
     assert [s["snapshot-id"] for s in served.snapshots] == [MAIN_HEAD, 1, 2]
     assert served.snapshots[2]["parent-snapshot-id"] == 1
     assert served.snapshots[2]["summary"] == {"added-records": "1", "operation": "append"}
     assert served.current_snapshot_id == MAIN_HEAD and served.last_sequence_number == 3
     assert served.refs["audit"] == {"snapshot-id": 2, "type": "branch"}
     assert [s["snapshot-id"] for s in served.snapshot_log] == [MAIN_HEAD]
-    only_refs = snapshots_of("/w/t", [_commit(1, MAIN_HEAD, None)], state=state, refs_only=True)
+    only_refs = snapshots_of(
+        "/w/t", [iceberg_commit(1, MAIN_HEAD, None)], state=state, refs_only=True
+    )
     assert [s["snapshot-id"] for s in only_refs.snapshots] == [MAIN_HEAD, 2]
     # Once published, the branch's head is main's snapshot, listed once.
-    published = [_commit(1, MAIN_HEAD, None), _commit(3, 2, MAIN_HEAD)]
+    published = [iceberg_commit(1, MAIN_HEAD, None), iceberg_commit(3, 2, MAIN_HEAD)]
     after = snapshots_of("/w/t", published, state=state)
     assert [s["snapshot-id"] for s in after.snapshots] == [MAIN_HEAD, 1, 2]
     assert after.current_snapshot_id == 2
