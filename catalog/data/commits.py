@@ -21,6 +21,7 @@ from catalog.data.files import (
     visible_files,
 )
 from catalog.data.group import DataCommitGroup
+from catalog.data.iceberg_partition_values import check_partition
 from catalog.data.iceberg_table import ROW_LINEAGE_FORMAT
 from catalog.data.log import DataCommitLog
 from catalog.errors import (
@@ -166,6 +167,13 @@ class DataCommits:
                 "current schema"
             )
         for f in files:
+            if iceberg is None and f.content is not None:
+                raise ValidationError(
+                    f"data file {f.path} is a position delete file: the Spark source commits "
+                    "files of rows (delete files come with an Iceberg engine's snapshot)"
+                )
+            if f.iceberg_partition is not None:
+                check_partition(f.iceberg_partition, table.iceberg, table.columns, f.path)
             if f.schema_version is not None:
                 raise ValidationError(
                     f"data file {f.path} names a schema version of its own; the files of a "

@@ -114,6 +114,17 @@ def test_a_commit_to_a_dropped_or_unknown_table_is_refused(store_url: str) -> No
                     table_id, [own], schema_version=1, mode="append", request_id="w0"
                 )
             assert own_version.value.code is ErrorCode.VALIDATION_ERROR
+            for bad, reason in (
+                ({"content": "position-deletes"}, "is a position delete file"),
+                ({"iceberg_partition": {"spec_id": 3, "values": []}}, "partition spec 3"),
+                ({"iceberg_partition": {"spec_id": 0, "values": [1]}}, "names 1 partition"),
+            ):
+                named = DataFile.model_validate({**_file("a").model_dump(), **bad})
+                with pytest.raises(CatalogError, match=reason) as refused:
+                    await node.data.commit(
+                        table_id, [named], schema_version=1, mode="append", request_id="w0"
+                    )
+                assert refused.value.code is ErrorCode.VALIDATION_ERROR
             await node.manager.execute(c.DropTable(name="T"))
             with pytest.raises(CatalogError) as gone:
                 await node.data.commit(
