@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
@@ -119,3 +120,25 @@ def test_deletes_whole_files_and_changes_rows_with_delete_files(
     assert run(trino, f"SELECT id FROM {t} ORDER BY id", recorder) == [[5], [20]]
     table = pyiceberg.load_table(f"{namespace}.t")
     assert sorted(table.scan().to_arrow()["id"].to_pylist()) == [5, 20]
+
+
+def test_reads_a_branch_and_a_tag_by_name(
+    trino: TrinoEngine, pyiceberg: RestCatalog, namespace: str, recorder: Recorder
+) -> None:
+    t = f"cat.{namespace}.t"
+    run(trino, f"CREATE TABLE {t} (id BIGINT)", recorder)
+    run(trino, f"INSERT INTO {t} VALUES (1)", recorder)
+    table = pyiceberg.load_table(f"{namespace}.t")
+    head = table.current_snapshot()
+    assert head is not None
+    table.manage_snapshots().create_tag(head.snapshot_id, "v1").create_branch(
+        head.snapshot_id, "audit"
+    ).commit()
+    table = pyiceberg.load_table(f"{namespace}.t")
+    audited = pa.Table.from_pylist([{"id": 2}], schema=table.schema().as_arrow())
+    table.append(audited, branch="audit")  # write-audit-publish: main's readers see none
+    run(trino, f"INSERT INTO {t} VALUES (3)", recorder)
+    on_branch = f"SELECT id FROM {t} FOR VERSION AS OF 'audit' ORDER BY id"
+    assert run(trino, on_branch, recorder) == [[1], [2]]
+    assert run(trino, f"SELECT id FROM {t} FOR VERSION AS OF 'v1'", recorder) == [[1]]
+    assert run(trino, f"SELECT id FROM {t} ORDER BY id", recorder) == [[1], [3]]
