@@ -187,17 +187,24 @@ async def _check_files(
                 f"{snapshot.sequence_number}; the table's next is {expected + offset}"
             )
     lists = {s["snapshot-id"]: s["manifest-list"] for s in metadata.snapshots}
-    before = lists.get(head) if head is not None else None
-    for snapshot in chain:
+    await check_line(metadata.location, chain, lists.get(head) if head is not None else None)
+
+
+async def check_line(location: str, line: Sequence[AddedSnapshot], before: str | None) -> None:
+    """Read and check what each snapshot of a branch's line adds to the one before it.
+
+    ``before`` is the manifest list of the snapshot the line was made on (None: none). Only
+    the manifests a snapshot does not share with the one before are read.
+
+    Raises:
+        IcebergError: BadRequestException for a manifest or file the catalog cannot record
+            (outside the table's folder, missing, not Parquet, equality deletes).
+    """
+    for snapshot in line:
         added, _ = await asyncio.to_thread(
-            snapshot_change,
-            metadata.location,
-            snapshot.manifest_list,
-            before,
-            set(),
-            snapshot.snapshot_id,
+            snapshot_change, location, snapshot.manifest_list, before, set(), snapshot.snapshot_id
         )
-        await asyncio.to_thread(check_present, metadata.location, list(added))
+        await asyncio.to_thread(check_present, location, list(added))
         before = snapshot.manifest_list
 
 

@@ -12,10 +12,12 @@ tags and branches, and its location (``catalog.data.locations``' rules). Then ea
 of branch ``main``'s line (from the current one back through its parents, as far as the file
 lists them), oldest first, becomes one data commit, read from its manifests as a writer's
 commit is (``appends.record_snapshot``), keeping its id, manifest list, summary, time and
-sequence number. A data commit that is refused drops the table again
-(``drop_on_failure``), so a register stands whole or not at all; a reader may see the table
-with part of its snapshots in between, as it may see a create transaction's table before
-its data.
+sequence number. The snapshots off main's line that its tags and branches reach (a branch's
+line, back to main's) are kept as snapshots of branches other than main
+(``catalog.data.iceberg_refs``), their manifests and files checked as a branch commit's. A
+data commit or a branch's file that is refused drops the table again (``drop_on_failure``),
+so a register stands whole or not at all; a reader may see the table with part of its
+snapshots in between, as it may see a create transaction's table before its data.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ import pydantic
 from fastapi import Request
 from pydantic import Field
 
+from api.iceberg.appends import operation_of
+from api.iceberg.branches import check_line
 from api.iceberg.creation import SERVED_FORMAT_VERSION, table_command
 from api.iceberg.errors import bad_request
 from api.iceberg.models import IcebergModel, IcebergSchema, TableMetadata
@@ -41,7 +45,7 @@ from api.iceberg.updates import AddedSnapshot, SetSnapshotRefUpdate
 from api.server.execution import execute_batch
 from catalog.commands.iceberg_tables import IcebergTableSpec
 from catalog.commands.tables import CreateTableCommand, DropTableCommand
-from catalog.data.iceberg_refs import MAIN, SnapshotRef
+from catalog.data.iceberg_refs import MAIN, BranchSnapshot, SnapshotRef
 from catalog.data.iceberg_table import IcebergTableState, PartitionSpec, SortOrder
 from catalog.data.warehouse import local_folder, warehouse_path
 from catalog.descriptors.tables import INITIAL_TABLE_VERSION
@@ -144,8 +148,13 @@ def _fields(fields: list[dict[str, Any]], names: Mapping[str, str]) -> list[dict
     return [{ours: field[theirs] for theirs, ours in names.items()} for field in fields]
 
 
-def _state(metadata: TableMetadata, others: Mapping[str, str], file: str) -> IcebergTableState:
-    """Return the file's specs, orders, refs, properties and uuid as the table's state."""
+def _state(
+    metadata: TableMetadata, others: Mapping[str, str], file: str, schema_version: int
+) -> IcebergTableState:
+    """Return the file's specs, orders, refs, branches, properties and uuid as the table's state.
+
+    Every snapshot of a branch names the registered schema version, as main's do.
+    """
     try:
         canonical = str(uuid.UUID(metadata.table_uuid))
     except ValueError as e:
@@ -173,10 +182,26 @@ def _state(metadata: TableMetadata, others: Mapping[str, str], file: str) -> Ice
                 "sort_orders": orders,
                 "properties": properties_of(dict(others)),
                 "refs": _refs(metadata, file),
+                "branch_snapshots": [
+                    _branch_snapshot(s, schema_version) for s in branch_lines(metadata, file)
+                ],
             }
         )
     except (KeyError, TypeError, AttributeError, ValidationError) as e:
         raise bad_request(f"metadata file {file}: a spec or order cannot be read: {e}") from e
+
+
+def _branch_snapshot(snapshot: AddedSnapshot, schema_version: int) -> BranchSnapshot:
+    return BranchSnapshot(
+        snapshot_id=snapshot.snapshot_id,
+        parent_id=snapshot.parent_snapshot_id,
+        manifest_list=snapshot.manifest_list,
+        operation=operation_of(snapshot),
+        summary=properties_of({k: v for k, v in snapshot.summary.items() if k != "operation"}),
+        timestamp_ms=snapshot.timestamp_ms,
+        sequence_number=snapshot.sequence_number or 0,
+        schema_version=schema_version,
+    )
 
 
 def _refs(metadata: TableMetadata, file: str) -> list[SnapshotRef]:
@@ -201,14 +226,9 @@ def main_line(metadata: TableMetadata, file: str) -> list[AddedSnapshot]:
 
     Raises:
         IcebergError: BadRequestException for a snapshot that cannot be read, a current
-            snapshot the file does not list, a sequence number missing or not increasing,
-            or a tag or branch on a snapshot off main's line.
+            snapshot the file does not list, or a sequence number missing or not increasing.
     """
-    try:
-        listed = [AddedSnapshot.model_validate(s) for s in metadata.snapshots]
-    except pydantic.ValidationError as e:
-        raise bad_request(f"metadata file {file}: a snapshot cannot be read: {e}") from e
-    by_id = {s.snapshot_id: s for s in listed}
+    by_id = _listed(metadata, file)
     current = metadata.current_snapshot_id
     if current == -1:
         current = None
@@ -225,14 +245,61 @@ def main_line(metadata: TableMetadata, file: str) -> list[AddedSnapshot]:
         raise bad_request(
             f"metadata file {file}: the snapshots of branch main need increasing sequence numbers"
         )
-    on_line = {s.snapshot_id for s in line}
+    return line
+
+
+def _listed(metadata: TableMetadata, file: str) -> dict[int, AddedSnapshot]:
+    """Return the snapshots the file lists, by id.
+
+    Raises:
+        IcebergError: BadRequestException for a snapshot that cannot be read.
+    """
+    try:
+        listed = [AddedSnapshot.model_validate(s) for s in metadata.snapshots]
+    except pydantic.ValidationError as e:
+        raise bad_request(f"metadata file {file}: a snapshot cannot be read: {e}") from e
+    return {s.snapshot_id: s for s in listed}
+
+
+def branch_lines(metadata: TableMetadata, file: str) -> list[AddedSnapshot]:
+    """Return the snapshots the file's refs reach off main's line, by sequence number.
+
+    Each ref off main's line names the head of a branch's line (or a tag on one): it and its
+    parents back to main's line (or as far as the file lists them) are kept as snapshots of
+    branches other than main, as engines wrote them.
+
+    Raises:
+        IcebergError: BadRequestException for a ref naming a snapshot the file does not
+            list, or a snapshot off main's line without a sequence number.
+    """
+    listed = _listed(metadata, file)
+    on_line = {s.snapshot_id for s in main_line(metadata, file)}
+    off: dict[int, AddedSnapshot] = {}
     for ref in _refs(metadata, file):
-        if ref.snapshot_id not in on_line:
+        if ref.snapshot_id not in listed:
             raise bad_request(
                 f"metadata file {file}: {ref.type} {ref.name} names snapshot {ref.snapshot_id}, "
-                "which is not on branch main's line; a table's data history is one line here"
+                "which the file does not list"
             )
-    return line
+        at: int | None = ref.snapshot_id
+        while at is not None and at in listed and at not in on_line and at not in off:
+            off[at] = listed[at]
+            at = listed[at].parent_snapshot_id
+    if any(s.sequence_number is None for s in off.values()):
+        raise bad_request(f"metadata file {file}: a snapshot of a branch has no sequence number")
+    return sorted(off.values(), key=lambda s: s.sequence_number or 0)
+
+
+async def check_branch_lines(location: str, metadata: TableMetadata, file: str) -> None:
+    """Read and check the manifests and files of the file's snapshots off main's line.
+
+    Raises:
+        IcebergError: BadRequestException for a manifest or file the catalog cannot record.
+    """
+    listed = _listed(metadata, file)
+    for snapshot in branch_lines(metadata, file):
+        parent = listed.get(snapshot.parent_snapshot_id or 0)
+        await check_line(location, [snapshot], parent.manifest_list if parent else None)
 
 
 def register_command(
@@ -251,9 +318,10 @@ def register_command(
         )
     schema = _current_schema(metadata, file)
     own, others = split_properties(metadata.properties)
+    schema_version = max(INITIAL_TABLE_VERSION, schema.schema_id or 0)
     iceberg = IcebergTableSpec(
         format_version=metadata.format_version,
-        registered=_state(metadata, others, file),
+        registered=_state(metadata, others, file, schema_version),
         column_docs={f.name: f.doc for f in schema.fields if f.doc},
     )
     return table_command(
@@ -264,7 +332,7 @@ def register_command(
         own,
         location=metadata.location,
         column_ids=[f.id for f in schema.fields],
-        schema_version=max(INITIAL_TABLE_VERSION, schema.schema_id or 0),
+        schema_version=schema_version,
         last_column_id=metadata.last_column_id,
     )
 

@@ -68,6 +68,7 @@ from api.iceberg.paths import (
 )
 from api.iceberg.register import (
     RegisterTableRequest,
+    check_branch_lines,
     drop_on_failure,
     logged_times,
     main_line,
@@ -529,6 +530,7 @@ async def register_table(
             at = logged.get(snapshot.snapshot_id)
             recorded = await record_snapshots(request, found, qualified, change, at)
             base.append(recorded)
+        await check_branch_lines(location, read, file)
     metadata, _ = await _metadata(request, cat, found)
     written, metadata = await _written(request, found, metadata)
     return tagged_response(LoadTableResult(metadata_location=written, metadata=metadata))

@@ -24,14 +24,17 @@ pytestmark = pytest.mark.timeout(90)
 
 
 def _written_then_dropped(iceberg: RestCatalog) -> tuple[Any, str]:
-    """Write PUBLIC.EVENTS with PyIceberg (appends, a delete, a tag), drop it; return the
-    table as last loaded and its metadata file."""
+    """Write PUBLIC.EVENTS with PyIceberg (appends, a delete, a tag, a write to a branch),
+    drop it; return the table as last loaded and its metadata file."""
     table = iceberg.create_table("PUBLIC.EVENTS", EVENTS, properties={"owner": "someone"})
     table.append(rows(table, range(1, 4)))
     table.append(rows(table, range(4, 6)))
     table = iceberg.load_table("PUBLIC.EVENTS")
     first = table.snapshots()[0].snapshot_id
     table.manage_snapshots().create_tag(first, "v1").commit()
+    table = iceberg.load_table("PUBLIC.EVENTS")
+    table.append(rows(table, range(8, 9)), branch="audit")  # a branch off main's line
+    table = iceberg.load_table("PUBLIC.EVENTS")
     table.delete(EqualTo(term="ID", value=2))
     original = iceberg.load_table("PUBLIC.EVENTS")
     assert original.metadata_location is not None
@@ -60,10 +63,12 @@ def test_a_registered_table_reads_what_its_file_held_in_another_namespace(
     assert registered.history() == original.history()  # the history it came with
     tagged = registered.snapshot_by_name("v1")
     assert tagged is not None and ids(registered, tagged.snapshot_id) == [1, 2, 3]
+    audit = registered.snapshot_by_name("audit")
+    assert audit is not None and ids(registered, audit.snapshot_id) == [8]
     described = client.table("COPY", "EVENTS")
     assert [col.id for col in described.columns] == [f.field_id for f in EVENTS.fields]
     commits = client.data_commits(described.id, history=True).commits
-    assert len(commits) == len(original.snapshots())
+    assert len(commits) == len(original.snapshots()) - 1  # the branch's is no data commit
     registered.append(rows(registered, range(6, 8)))
     appended = iceberg.load_table("COPY.EVENTS")
     assert ids(appended) == [1, 3, 4, 5, 6, 7]

@@ -9,7 +9,7 @@ import pytest
 
 from api.iceberg.errors import IcebergError
 from api.iceberg.models import TableMetadata
-from api.iceberg.register import logged_times, main_line, register_command
+from api.iceberg.register import branch_lines, logged_times, main_line, register_command
 
 FILE = "/w/metadata/table_3/catalog-v4.metadata.json"
 UUID = "5b0f6c1e-2d3a-4e5f-8a9b-0c1d2e3f4a5b"
@@ -119,8 +119,6 @@ def test_what_the_catalog_cannot_keep_is_refused_naming_the_file(
     ("changes", "named"),
     [
         ({"current_snapshot_id": 5}, "current snapshot 5 is not listed"),
-        ({"refs": {"b": {"snapshot-id": 99, "type": "branch"}}}, "not on branch main's line"),
-        ({"refs": {"v1": {"type": "tag"}}}, "a ref cannot be read"),
         ({"snapshots": [_snapshot(11, None, 2), _snapshot(12, 11, 1)]}, "increasing sequence"),
         ({"snapshots": [{"snapshot-id": 12}]}, "a snapshot cannot be read"),
     ],
@@ -131,6 +129,26 @@ def test_a_history_the_catalog_cannot_keep_is_refused_naming_the_file(
     with pytest.raises(IcebergError, match=named) as refused:
         main_line(_with(**changes), FILE)
     assert refused.value.status == 400 and FILE in refused.value.message
+
+
+def test_the_lines_of_branches_off_main_are_kept_as_branch_snapshots() -> None:
+    snapshots = [*(_snapshot(i, i - 1 if i > 11 else None, i - 10) for i in (11, 12))]
+    snapshots += [_snapshot(21, 11, 3), _snapshot(22, 21, 5), _snapshot(31, 12, 4)]
+    refs = {
+        "main": {"snapshot-id": 12, "type": "branch"},
+        "audit": {"snapshot-id": 22, "type": "branch"},
+        "v1": {"snapshot-id": 31, "type": "tag"},
+    }
+    metadata = _with(snapshots=snapshots, refs=refs, current_snapshot_id=12)
+    assert [s.snapshot_id for s in branch_lines(metadata, FILE)] == [21, 31, 22]
+    registered = register_command("LAKE", "T", metadata, FILE).iceberg
+    state = registered.registered if registered is not None else None
+    assert state is not None
+    kept = [(b.snapshot_id, b.parent_id, b.sequence_number) for b in state.branch_snapshots]
+    assert kept == [(21, 11, 3), (31, 12, 4), (22, 21, 5)]
+    unlisted = _with(snapshots=snapshots, refs={**refs, "b": {"snapshot-id": 77, "type": "branch"}})
+    with pytest.raises(IcebergError, match="names snapshot 77, which the file does not list"):
+        branch_lines(unlisted, FILE)
 
 
 def test_the_history_it_came_with_runs_forward_and_stops_at_the_register() -> None:
