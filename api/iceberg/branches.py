@@ -109,18 +109,7 @@ async def commit_to_branch(
     check_row_ids(metadata, chain, name)
     await _check_files(metadata, chain, head)
     made = tuple(
-        BranchSnapshot(
-            snapshot_id=s.snapshot_id,
-            parent_id=s.parent_snapshot_id,
-            manifest_list=s.manifest_list,
-            operation=operation_of(s),
-            summary=properties_of({k: v for k, v in s.summary.items() if k != "operation"}),
-            timestamp_ms=s.timestamp_ms,
-            sequence_number=s.sequence_number or 0,
-            schema_version=snapshot_schema_version(table, s),
-            **row_ids(table, s),
-        )
-        for s in chain
+        branch_snapshot(s, snapshot_schema_version(table, s), **row_ids(table, s)) for s in chain
     )
     ref = next(u for u in reversed(updates) if isinstance(u, SetSnapshotRefUpdate)).ref()
     command = AlterTableIcebergCommand(
@@ -168,6 +157,29 @@ def _head(metadata: TableMetadata, branch: str, name: str, parent: int | None) -
         raise bad_request(f"{branch} is a tag of table {name}: snapshots go to a branch")
     head: int = ref["snapshot-id"]
     return head
+
+
+def branch_snapshot(
+    snapshot: AddedSnapshot, schema_version: int, **lineage: int | None
+) -> BranchSnapshot:
+    """Return a snapshot added to a branch as the table's Iceberg state keeps it.
+
+    Args:
+        snapshot: the snapshot, as its writer made it.
+        schema_version: the table schema version its files were written with.
+        lineage: its ``first_row_id`` and ``added_rows`` (format version 3; else none).
+    """
+    return BranchSnapshot(
+        snapshot_id=snapshot.snapshot_id,
+        parent_id=snapshot.parent_snapshot_id,
+        manifest_list=snapshot.manifest_list,
+        operation=operation_of(snapshot),
+        summary=properties_of({k: v for k, v in snapshot.summary.items() if k != "operation"}),
+        timestamp_ms=snapshot.timestamp_ms,
+        sequence_number=snapshot.sequence_number or 0,
+        schema_version=schema_version,
+        **lineage,
+    )
 
 
 async def _check_files(

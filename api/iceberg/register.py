@@ -35,8 +35,7 @@ import pydantic
 from fastapi import Request
 from pydantic import Field
 
-from api.iceberg.appends import operation_of
-from api.iceberg.branches import check_line
+from api.iceberg.branches import branch_snapshot, check_line
 from api.iceberg.creation import SERVED_FORMAT_VERSION, table_command
 from api.iceberg.errors import bad_request
 from api.iceberg.models import IcebergModel, IcebergSchema, TableMetadata
@@ -45,7 +44,7 @@ from api.iceberg.updates import AddedSnapshot, SetSnapshotRefUpdate
 from api.server.execution import execute_batch
 from catalog.commands.iceberg_tables import IcebergTableSpec
 from catalog.commands.tables import CreateTableCommand, DropTableCommand
-from catalog.data.iceberg_refs import MAIN, BranchSnapshot, SnapshotRef
+from catalog.data.iceberg_refs import MAIN, SnapshotRef
 from catalog.data.iceberg_table import IcebergTableState, PartitionSpec, SortOrder
 from catalog.data.warehouse import local_folder, warehouse_path
 from catalog.descriptors.tables import INITIAL_TABLE_VERSION
@@ -183,25 +182,12 @@ def _state(
                 "properties": properties_of(dict(others)),
                 "refs": _refs(metadata, file),
                 "branch_snapshots": [
-                    _branch_snapshot(s, schema_version) for s in branch_lines(metadata, file)
+                    branch_snapshot(s, schema_version) for s in branch_lines(metadata, file)
                 ],
             }
         )
     except (KeyError, TypeError, AttributeError, ValidationError) as e:
         raise bad_request(f"metadata file {file}: a spec or order cannot be read: {e}") from e
-
-
-def _branch_snapshot(snapshot: AddedSnapshot, schema_version: int) -> BranchSnapshot:
-    return BranchSnapshot(
-        snapshot_id=snapshot.snapshot_id,
-        parent_id=snapshot.parent_snapshot_id,
-        manifest_list=snapshot.manifest_list,
-        operation=operation_of(snapshot),
-        summary=properties_of({k: v for k, v in snapshot.summary.items() if k != "operation"}),
-        timestamp_ms=snapshot.timestamp_ms,
-        sequence_number=snapshot.sequence_number or 0,
-        schema_version=schema_version,
-    )
 
 
 def _refs(metadata: TableMetadata, file: str) -> list[SnapshotRef]:

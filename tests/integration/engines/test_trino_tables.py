@@ -5,6 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
 
 from tests.integration.engines.conftest import Recorder, TrinoServer
 from tests.integration.engines.engines import TrinoEngine
@@ -42,15 +44,23 @@ def test_alter_table_evolves_the_schema_and_keeps_the_rows(
     ]
 
 
-def test_reads_a_table_as_of_a_snapshot_and_a_timestamp(
+def _one_row(
     trino: TrinoEngine, pyiceberg: RestCatalog, namespace: str, recorder: Recorder
-) -> None:
+) -> tuple[str, Table, Snapshot]:
+    """Create table t with Trino and insert row 1; return its name, the table, its snapshot."""
     t = f"cat.{namespace}.t"
     run(trino, f"CREATE TABLE {t} (id BIGINT)", recorder)
     run(trino, f"INSERT INTO {t} VALUES (1)", recorder)
     loaded = pyiceberg.load_table(f"{namespace}.t")
-    first = loaded.current_snapshot()
-    assert first is not None
+    snapshot = loaded.current_snapshot()
+    assert snapshot is not None
+    return t, loaded, snapshot
+
+
+def test_reads_a_table_as_of_a_snapshot_and_a_timestamp(
+    trino: TrinoEngine, pyiceberg: RestCatalog, namespace: str, recorder: Recorder
+) -> None:
+    t, loaded, first = _one_row(trino, pyiceberg, namespace, recorder)
     visible_ms = loaded.metadata.snapshot_log[-1].timestamp_ms  # when it became current
     run(trino, f"INSERT INTO {t} VALUES (2)", recorder)
     at_first = f"SELECT id FROM {t} FOR VERSION AS OF {first.snapshot_id} ORDER BY id"
@@ -125,12 +135,7 @@ def test_deletes_whole_files_and_changes_rows_with_delete_files(
 def test_reads_a_branch_and_a_tag_by_name(
     trino: TrinoEngine, pyiceberg: RestCatalog, namespace: str, recorder: Recorder
 ) -> None:
-    t = f"cat.{namespace}.t"
-    run(trino, f"CREATE TABLE {t} (id BIGINT)", recorder)
-    run(trino, f"INSERT INTO {t} VALUES (1)", recorder)
-    table = pyiceberg.load_table(f"{namespace}.t")
-    head = table.current_snapshot()
-    assert head is not None
+    t, table, head = _one_row(trino, pyiceberg, namespace, recorder)
     table.manage_snapshots().create_tag(head.snapshot_id, "v1").create_branch(
         head.snapshot_id, "audit"
     ).commit()
