@@ -120,8 +120,14 @@ async def commit_to_branch(
 
     def still_at_head(current: Catalog) -> None:
         unchanged(current)
-        now = listed(current.table_by_id(table.id)).refs.get(branch)
-        if (now is not None) != existed or (now is not None and now["snapshot-id"] != head):
+        judged = listed(current.table_by_id(table.id))
+        now = judged.refs.get(branch)
+        moved = (now is not None) != existed or (now is not None and now["snapshot-id"] != head)
+        # Another branch's snapshot that came first took the numbers (and row ids) too.
+        taken = judged.last_sequence_number > metadata.last_sequence_number or (
+            judged.next_row_id > (metadata.next_row_id or 0)
+        )
+        if moved or taken:
             raise ConcurrentUpdateError(
                 f"branch {branch} of table {name} moved meanwhile",
                 code=ErrorCode.PRECONDITION_FAILED,
