@@ -194,15 +194,22 @@ async def _check_files(
     """Check the snapshots' sequence numbers; read and check what each adds to the one before.
 
     Raises:
-        IcebergError: BadRequestException for a sequence number that does not follow the
-            table's last, or a manifest or file the catalog cannot record.
+        IcebergError: CommitFailedException for a sequence number another commit took;
+            BadRequestException for one past the table's next, or a manifest or file the
+            catalog cannot record.
     """
     expected = metadata.last_sequence_number + 1
     for offset, snapshot in enumerate(chain):
-        if snapshot.sequence_number != expected + offset:
+        number = snapshot.sequence_number or 0
+        if number < expected + offset:  # a snapshot of another branch took it
+            raise commit_failed(
+                f"snapshot {snapshot.snapshot_id} has sequence number {number}, which another "
+                "commit took; nothing was written: load the table again and retry"
+            )
+        if number != expected + offset:
             raise bad_request(
-                f"snapshot {snapshot.snapshot_id} has sequence number "
-                f"{snapshot.sequence_number}; the table's next is {expected + offset}"
+                f"snapshot {snapshot.snapshot_id} has sequence number {number}; the table's "
+                f"next is {expected + offset}"
             )
     lists = {s["snapshot-id"]: s["manifest-list"] for s in metadata.snapshots}
     await check_line(metadata.location, chain, lists.get(head) if head is not None else None)

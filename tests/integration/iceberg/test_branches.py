@@ -158,3 +158,17 @@ def test_a_branch_made_before_main_moved_is_not_published(
         _send(iceberg, table, update)
     assert client.versions().latest == version
     assert ids(iceberg.load_table("PUBLIC.EVENTS")) == [1, 2, 9]
+
+
+def test_writes_to_two_branches_at_once_take_numbers_of_their_own(
+    iceberg: RestCatalog, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = _audited(iceberg)
+    second = iceberg.load_table("PUBLIC.EVENTS")
+    first.append(rows(first, range(3, 4)), branch="audit")
+    second.append(rows(second, range(5, 6)), branch="other")  # numbered as the first was
+    assert "Commit failed due to a concurrent update" in caplog.text  # refused, made again
+    loaded = iceberg.load_table("PUBLIC.EVENTS")
+    numbers = [s.sequence_number for s in loaded.snapshots()]
+    assert sorted(numbers) == [1, 2, 3]
+    assert ids(loaded, _head(loaded, "other")) == [5]
