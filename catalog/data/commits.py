@@ -167,11 +167,6 @@ class DataCommits:
                 "current schema"
             )
         for f in files:
-            if iceberg is None and f.content is not None:
-                raise ValidationError(
-                    f"data file {f.path} is a position delete file: the Spark source commits "
-                    "files of rows (delete files come with an Iceberg engine's snapshot)"
-                )
             if f.iceberg_partition is not None:
                 check_partition(f.iceberg_partition, table.iceberg, table.columns, f.path)
             if f.schema_version is not None:

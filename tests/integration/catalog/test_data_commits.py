@@ -115,7 +115,6 @@ def test_a_commit_to_a_dropped_or_unknown_table_is_refused(store_url: str) -> No
                 )
             assert own_version.value.code is ErrorCode.VALIDATION_ERROR
             for bad, reason in (
-                ({"content": "position-deletes"}, "is a position delete file"),
                 ({"iceberg_partition": {"spec_id": 3, "values": []}}, "partition spec 3"),
                 ({"iceberg_partition": {"spec_id": 0, "values": [1]}}, "names 1 partition"),
             ):
