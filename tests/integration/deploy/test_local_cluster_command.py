@@ -56,6 +56,7 @@ def test_local_cluster_serves_and_stops_on_interrupt(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=True,  # its own process group: what it starts can be stopped with it
     )
     try:
         assert process.stdout is not None
@@ -95,5 +96,8 @@ def test_local_cluster_serves_and_stops_on_interrupt(tmp_path: Path) -> None:
             try:
                 process.wait(timeout=60)
             except subprocess.TimeoutExpired:
-                process.kill()
+                # Its group, by the id it was started with: the nodes and etcd it started too.
+                os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=30)
+        if process.stdout is not None:
+            process.stdout.close()
