@@ -341,16 +341,21 @@ class LocalCluster:
 
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """Treat SIGTERM like Ctrl-C so ``kill <pid>`` also stops the cluster cleanly."""
+    """Treat SIGTERM like Ctrl-C so ``kill <pid>`` also stops the cluster cleanly.
+
+    Ctrl-C (SIGINT) stops it too even when the command inherited SIGINT ignored, as a
+    shell's background job (``... &`` in a script) does: Python then keeps ignoring it.
+    """
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
