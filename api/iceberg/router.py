@@ -373,9 +373,11 @@ async def commit_table(
 ) -> Response:
     """Check a commit's requirements, then make its changes: one data commit or one batch.
 
-    A commit that adds a snapshot becomes one data commit; one that changes the schema or
-    properties becomes one batch of catalog commands; a create transaction's (``assert-create``)
-    creates the table (``staging``). The answer's metadata file is written first.
+    A commit that adds a snapshot to main becomes one data commit, one that adds snapshots to
+    another branch one catalog version (``branches``), and one that moves main to a branch's
+    head publishes it; one that changes the schema or properties becomes one batch of catalog
+    commands; a create transaction's (``assert-create``) creates the table (``staging``). The
+    answer's metadata file is written first.
     """
     if is_create(body.requirements):
         schema = resolve_schema(_latest(request), namespace).name

@@ -19,9 +19,9 @@ each):
 | Java behaviours at HEAD (100 ``@Test`` + 4 ``@ParameterizedTest``) | 104 |
 | ported through PyIceberg | 78 |
 | ported through Iceberg's Java client | 26 |
-| passing | 88 |
-| passing for format version 2, strict xfail for 1 and 3 (only 2 is served) | 2 |
-| xfail, strict (server gaps; the mark goes when the server is fixed) | 2 |
+| passing | 89 |
+| passing for format versions 2 and 3, strict xfail for 1 (not served) | 2 |
+| xfail, strict (server gaps; the mark goes when the server is fixed) | 1 |
 | skipped (a deliberate difference of this catalog) | 12 |
 
 Skipped on purpose: ``test_drop_namespace_with_nested_namespace`` and
