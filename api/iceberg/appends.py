@@ -18,7 +18,6 @@ lost) is answered with the data commit it made, not made twice.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from pyiceberg.manifest import DataFileContent
 from api.iceberg.bounds import BoundError, column_stats
 from api.iceberg.commits import check_requirements
 from api.iceberg.errors import bad_request, commit_failed
+from api.iceberg.file_reads import file_reads
 from api.iceberg.manifests import check_present, snapshot_change
 from api.iceberg.models import TableMetadata
 from api.iceberg.requirements import TableRequirement
@@ -356,10 +356,10 @@ async def change_of(
     operation = operation_of(last)
     held = {f.path for c in visible_files(base) for f in c.files} if on else set()
     parent_list = manifest_list_of(location, on) if on else None
-    added, dropped = await asyncio.to_thread(
-        snapshot_change, location, last.manifest_list, parent_list, held, last.snapshot_id
+    added, dropped = await file_reads.run(
+        location, snapshot_change, location, last.manifest_list, parent_list, held, last.snapshot_id
     )
-    await asyncio.to_thread(check_present, location, list(added))
+    await file_reads.run(location, check_present, location, list(added))
     return SnapshotChange(chain, base, sequence_number, operation, added, dropped, replace)
 
 

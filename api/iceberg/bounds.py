@@ -11,6 +11,11 @@ Doubt keeps no bound: a float column whose NaN count is not known to be zero, a 
 column, a string bound longer than the catalog keeps (a longer lower bound is cut, a longer
 upper bound dropped). A file that lacks the null count of one of its columns records no
 statistics at all, so it is never skipped for want of one.
+
+A writer chose every byte of a bound, so decoding one costs at most linear time in a bound
+Iceberg allows: a DECIMAL bound is at most 16 bytes (38 digits) and must fit its column's
+precision; a string bound is decoded only as far as the catalog keeps it; any other failure
+to decode is a ``BoundError`` naming the field.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ from catalog.descriptors import ColumnDescriptor
 
 MAX_STRING_BOUND = 64
 """The longest string bound kept, as the Spark source keeps them (``spark.statistics``)."""
+MAX_DECIMAL_BOUND_BYTES = 16
+"""The widest DECIMAL bound: Iceberg's decimals have at most 38 digits, 16 bytes unscaled."""
+_UTF8_MAX = 4
+"""The most bytes one character takes in UTF-8."""
 
 _FIXED: dict[ColumnType, tuple[str, int]] = {
     ColumnType.INT8: ("<i", 4),
@@ -71,20 +80,44 @@ def decode_bound(column: ColumnDescriptor, data: bytes) -> StatValue | None:
             return None
         return value
     if kind is ColumnType.DECIMAL:
-        if not data:
-            raise BoundError("a DECIMAL bound has at least one byte")
-        unscaled = int.from_bytes(data, "big", signed=True)
-        return format(decimal.Decimal(unscaled).scaleb(-(column.scale or 0), _EXACT), "f")
+        return _decimal(column, data)
     if kind is ColumnType.UUID:
         if len(data) != 16:
             raise BoundError(f"a UUID bound has 16 bytes, got {len(data)}")
         return str(uuid.UUID(bytes=data))
     if kind is ColumnType.STRING:
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise BoundError("a STRING bound is not UTF-8") from e
+        return _string(data)
     return None  # BYTES: only the null count is kept
+
+
+def _decimal(column: ColumnDescriptor, data: bytes) -> str:
+    if not 1 <= len(data) <= MAX_DECIMAL_BOUND_BYTES:
+        raise BoundError(
+            f"a DECIMAL bound has 1 to {MAX_DECIMAL_BOUND_BYTES} bytes, got {len(data)}"
+        )
+    unscaled = int.from_bytes(data, "big", signed=True)
+    precision = column.precision or 38
+    if abs(unscaled) >= 10**precision:
+        raise BoundError(f"a DECIMAL bound has more than the column's {precision} digits")
+    return format(decimal.Decimal(unscaled).scaleb(-(column.scale or 0), _EXACT), "f")
+
+
+def _string(data: bytes) -> str:
+    """Decode a string bound; of a longer one, only more characters than are kept.
+
+    A bound of more than ``MAX_STRING_BOUND + 1`` characters' worth of bytes is decoded up to
+    a character boundary past that many characters: enough to be cut (a lower bound) or
+    known too long (an upper one).
+    """
+    head = (MAX_STRING_BOUND + 1) * _UTF8_MAX
+    if len(data) > head:
+        while head > 0 and data[head] & 0xC0 == 0x80:  # inside a character: back to its start
+            head -= 1
+        data = data[:head]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BoundError("a STRING bound is not UTF-8") from e
 
 
 def encode_bound(column: ColumnDescriptor, value: StatValue) -> bytes | None:
@@ -113,6 +146,18 @@ def encode_bound(column: ColumnDescriptor, value: StatValue) -> bytes | None:
     except (struct.error, decimal.InvalidOperation, ValueError):
         return None
     return None
+
+
+def _bound(column: ColumnDescriptor, data: bytes | None, which: str) -> StatValue | None:
+    """Decode one bound of ``column``; every failure is a BoundError naming the field."""
+    if data is None:
+        return None
+    try:
+        return decode_bound(column, data)
+    except (BoundError, ArithmeticError, ValueError) as e:
+        raise BoundError(
+            f"the {which} bound of field {column.id} ({column.name}) cannot be read: {e}"
+        ) from e
 
 
 def _kept_string(value: StatValue | None, *, upper: bool) -> StatValue | None:
@@ -152,9 +197,8 @@ def column_stats(
         if floating and nan_counts.get(column.id) != 0:
             low = high = None  # NaN sorts above every number in Spark: no bound is safe
         else:
-            low_bytes, high_bytes = lower.get(column.id), upper.get(column.id)
-            low = None if low_bytes is None else decode_bound(column, low_bytes)
-            high = None if high_bytes is None else decode_bound(column, high_bytes)
+            low = _bound(column, lower.get(column.id), "lower")
+            high = _bound(column, upper.get(column.id), "upper")
         stats.append(
             ColumnStats(
                 column_id=column.id,

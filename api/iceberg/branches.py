@@ -23,7 +23,6 @@ readers, and "as of" reads after it, see the branch's rows.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 
 from fastapi import Request
@@ -38,6 +37,7 @@ from api.iceberg.appends import (
 )
 from api.iceberg.commits import CommitTableRequest, check_requirements, unchanged_since_read
 from api.iceberg.errors import bad_request, commit_failed
+from api.iceberg.file_reads import file_reads
 from api.iceberg.manifests import check_present, snapshot_change
 from api.iceberg.models import TableMetadata
 from api.iceberg.snapshots import Snapshots
@@ -226,10 +226,16 @@ async def check_line(location: str, line: Sequence[AddedSnapshot], before: str |
             (outside the table's folder, missing, not Parquet, equality deletes).
     """
     for snapshot in line:
-        added, _ = await asyncio.to_thread(
-            snapshot_change, location, snapshot.manifest_list, before, set(), snapshot.snapshot_id
+        added, _ = await file_reads.run(
+            location,
+            snapshot_change,
+            location,
+            snapshot.manifest_list,
+            before,
+            set(),
+            snapshot.snapshot_id,
         )
-        await asyncio.to_thread(check_present, location, list(added))
+        await file_reads.run(location, check_present, location, list(added))
         before = snapshot.manifest_list
 
 

@@ -69,6 +69,11 @@ def commit_failed(message: str) -> IcebergError:
     return IcebergError(IcebergType.COMMIT_FAILED, 409, message)
 
 
+def unavailable(message: str) -> IcebergError:
+    """Return a 503 ``ServiceUnavailableException`` (answered with ``Retry-After``)."""
+    return IcebergError(IcebergType.SERVICE_UNAVAILABLE, 503, message)
+
+
 def error_response(type_: str, status: int, message: str, *, retry: bool = False) -> JSONResponse:
     """Return the protocol's error answer (with ``Retry-After`` when ``retry``)."""
     body = IcebergErrorResponse(error=ErrorModel(message=message, type=type_, code=status))
@@ -90,7 +95,7 @@ def _by_code(code: str, message: str) -> JSONResponse:
 def iceberg_error(e: Exception) -> JSONResponse:
     """Return the protocol's answer to ``e``, raised while serving an Iceberg route."""
     if isinstance(e, IcebergError):
-        return error_response(e.type, e.status, e.message)
+        return error_response(e.type, e.status, e.message, retry=e.status == 503)
     if isinstance(e, UnknownOutcomeError):
         return error_response(
             IcebergType.COMMIT_STATE_UNKNOWN,

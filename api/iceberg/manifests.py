@@ -28,9 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-import pyiceberg.avro.file
 from pyiceberg.avro.codecs import AvroCompressionCodec
-from pyiceberg.avro.decoder import BinaryDecoder, StreamingBinaryDecoder
 from pyiceberg.io import FileIO, InputFile, InputStream, OutputFile, OutputStream
 from pyiceberg.manifest import DataFile as IcebergDataFile
 from pyiceberg.manifest import (
@@ -41,7 +39,6 @@ from pyiceberg.manifest import (
     ManifestEntryStatus,
     ManifestFile,
     ManifestWriterV2,
-    read_manifest_list,
     write_manifest_list,
 )
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
@@ -49,10 +46,18 @@ from pyiceberg.schema import Schema
 from pyiceberg.typedef import Record
 from pyiceberg.types import DecimalType, UUIDType
 
+from api.iceberg.avro_reads import (
+    ReadBudget,
+    claimed_entries,
+    manifest_entries,
+    manifests_of,
+    open_manifest_list,
+)
 from api.iceberg.bounds import encode_bound
-from api.iceberg.errors import bad_request
+from api.iceberg.errors import bad_request, unavailable
 from catalog.data.files import DataCommit, DataFile
 from catalog.data.iceberg_identity import spark_snapshot_id
+from catalog.data.table_files import ReadDeadlineError, TableFileError, file_status
 from catalog.descriptors import ColumnDescriptor
 
 FILE_SCHEME = "file:"
@@ -65,25 +70,28 @@ NO_EQUALITY_DELETES = (
 """Why a commit with equality delete files is refused, and what to do instead."""
 
 
-def _checked_decoder(b: bytes) -> BinaryDecoder:
-    return StreamingBinaryDecoder(b)
-
-
-# PyIceberg's Avro files pick their decoder through this module-level name.
-pyiceberg.avro.file.new_decoder = _checked_decoder  # type: ignore[attr-defined]
-
-
 @contextmanager
 def _reading(what: str, location: str) -> Iterator[None]:
-    """Refuse, with a 400 naming it, a file that is missing or is not what it should be."""
+    """Refuse, with a 400 naming it, a file that is missing or is not what it should be.
+
+    A file beyond a reading limit, or reached through a link, is refused with the limit's
+    own message; reads that outlast the request's deadline answer 503 (nothing was written).
+    """
     try:
         yield
-    except FileNotFoundError as e:
-        raise bad_request(f"{what} {location} does not exist") from e
+    except ReadDeadlineError as e:
+        raise unavailable(f"{e}; nothing was written: send the commit again") from e
+    except TableFileError as e:
+        raise bad_request(str(e)) from e
     except Exception as e:
         # A corrupt file fails anywhere in the reader (its header's JSON, its codec, the
         # decoder, the schema resolution), each with its own error: all mean "not readable".
         raise bad_request(f"{what} {location} cannot be read as an Iceberg {what}") from e
+
+
+def budget_for(folder: str) -> ReadBudget:
+    """Return the reading budget of one request's reads of files of the table at ``folder``."""
+    return ReadBudget(os.path.normpath(local_path(folder)))
 
 
 def local_path(location: str) -> str:
@@ -180,27 +188,44 @@ _lists: OrderedDict[tuple[str, int, int, int], tuple[ManifestFile, ...]] = Order
 _lists_lock = threading.Lock()
 
 
-def _manifests(folder: str, manifest_list: str) -> list[ManifestFile]:
+def _manifests(budget: ReadBudget, manifest_list: str) -> list[ManifestFile]:
     """Return the manifests a manifest list names.
 
-    Iceberg never rewrites a manifest list, so one read before is answered again while the
-    file is the same one (its inode, size and modification time unchanged).
+    Iceberg never rewrites a manifest list, so one decoded before is answered again while the
+    file is the same one (its inode, size and modification time unchanged): it is still read
+    (the read is the check that it is a regular file in the folder), not decoded again.
     """
-    relative_path(folder, manifest_list, "manifest list")
+    relative = relative_path(budget.folder, manifest_list, "manifest list")
     with _reading("manifest list", manifest_list):
-        found = os.stat(local_path(manifest_list))
-        key = (local_path(manifest_list), found.st_ino, found.st_size, found.st_mtime_ns)
+        read = open_manifest_list(budget, relative, manifest_list)
+        found = read.status
+        key = (manifest_list, found.st_ino, found.st_size, found.st_mtime_ns)
         with _lists_lock:
             kept = _lists.get(key)
             if kept is not None:
                 _lists.move_to_end(key)
                 return list(kept)
-        read = tuple(read_manifest_list(WarehouseIO().new_input(manifest_list)))
+        decoded = manifests_of(read)
         with _lists_lock:
-            _lists[key] = read
+            _lists[key] = decoded
             if len(_lists) > _LISTS_KEPT:
                 _lists.popitem(last=False)
-        return list(read)
+        return list(decoded)
+
+
+def _still_there(budget: ReadBudget, manifest_list: str | None) -> bool:
+    """Return whether ``manifest_list`` names a file of the folder (False: None or gone)."""
+    if manifest_list is None:
+        return False
+    relative = relative_path(budget.folder, manifest_list, "manifest list")
+    with _reading("manifest list", manifest_list):
+        try:
+            file_status(budget.folder, relative, "manifest list", manifest_list)
+        except TableFileError as e:
+            if e.missing:
+                return False
+            raise
+    return True
 
 
 def snapshot_change(
@@ -216,39 +241,51 @@ def snapshot_change(
     manifest list. A manifest never changes, so one both lists name holds the same files in
     both: only the manifests the snapshot does not share with its parent are read (for an
     append, the one it wrote), which keeps a commit's cost independent of the table's history.
-    Without a parent list still on disk, every manifest of the snapshot is read.
+    Without a parent list still on disk, every manifest of the snapshot is read. Every file is
+    read within the limits of ``api.iceberg.avro_reads``.
 
     Raises:
         IcebergError: BadRequestException for a manifest, list or data file outside the
-            table's folder, a missing one, equality delete files, or a file not in Parquet.
+            table's folder, a missing one, one beyond a reading limit, equality delete files,
+            or a file not in Parquet; ServiceUnavailableException when the reads outlast
+            their deadline.
     """
-    listed = {m.manifest_path: m for m in _manifests(folder, manifest_list)}
-    if parent_list is None or not os.path.isfile(local_path(parent_list)):
-        live = _live(folder, list(listed.values()), snapshot_id)
+    budget = budget_for(folder)
+    listed = {m.manifest_path: m for m in _manifests(budget, manifest_list)}
+    if not _still_there(budget, parent_list):
+        live = _live(budget, list(listed.values()), snapshot_id)
         return {p: f for p, f in live.items() if p not in held}, held - live.keys()
-    before = {m.manifest_path: m for m in _manifests(folder, parent_list)}
-    fresh = _live(folder, [m for p, m in listed.items() if p not in before], snapshot_id)
-    gone = _live(folder, [m for p, m in before.items() if p not in listed], snapshot_id)
+    assert parent_list is not None
+    before = {m.manifest_path: m for m in _manifests(budget, parent_list)}
+    fresh_manifests = [m for p, m in listed.items() if p not in before]
+    gone_manifests = [m for p, m in before.items() if p not in listed]
+    with _reading("manifest", manifest_list):
+        budget.check_claim(sum(map(claimed_entries, fresh_manifests + gone_manifests)), "it")
+    fresh = _live(budget, fresh_manifests, snapshot_id)
+    gone = _live(budget, gone_manifests, snapshot_id)
     added = {p: f for p, f in fresh.items() if p not in held}
     return added, (held & gone.keys()) - fresh.keys()
 
 
+def _entries(budget: ReadBudget, manifest: ManifestFile) -> list[ManifestEntry]:
+    """Return a manifest's live entries, read within the limits (a 400 or 503 otherwise)."""
+    relative = relative_path(budget.folder, manifest.manifest_path, "manifest")
+    with _reading("manifest", manifest.manifest_path):
+        return manifest_entries(budget, relative, manifest)
+
+
 def _live(
-    folder: str, manifests: Sequence[ManifestFile], snapshot_id: int
+    budget: ReadBudget, manifests: Sequence[ManifestFile], snapshot_id: int
 ) -> dict[str, IcebergDataFile]:
-    """Return the files ``manifests`` hold (not deleted), by path relative to ``folder``.
+    """Return the files ``manifests`` hold (not deleted), by path relative to the folder.
 
     Data files and position delete files alike: a delete manifest lists only delete files,
     a data manifest only data files.
     """
-    io = WarehouseIO()
     found: dict[str, IcebergDataFile] = {}
     for manifest in manifests:
-        relative_path(folder, manifest.manifest_path, "manifest")
         deletes = manifest.content == ManifestContent.DELETES
-        with _reading("manifest", manifest.manifest_path):
-            entries = manifest.fetch_manifest_entry(io)
-        for entry in entries:
+        for entry in _entries(budget, manifest):
             data_file = entry.data_file
             if data_file.content == DataFileContent.EQUALITY_DELETES:
                 raise bad_request(
@@ -267,19 +304,25 @@ def _live(
                     "catalog's tables hold Parquet files (data and position deletes; no "
                     "deletion vectors)"
                 )
-            found[relative_path(folder, data_file.file_path, "data file")] = data_file
+            found[relative_path(budget.folder, data_file.file_path, "data file")] = data_file
     return found
 
 
 def check_present(folder: str, paths: Sequence[str]) -> None:
-    """Refuse data files (by path relative to ``folder``) that are not there.
+    """Refuse data files (by path relative to ``folder``) that are not regular files there.
+
+    Each is reached from the folder through no link (``catalog.data.table_files``).
 
     Raises:
-        IcebergError: BadRequestException naming the first that is missing.
+        IcebergError: BadRequestException naming the first that is missing, reached
+            through a link, or not a regular file.
     """
+    local = os.path.normpath(local_path(folder))
     for path in paths:
-        if not os.path.isfile(os.path.join(local_path(folder), path)):
-            raise bad_request(f"data file {folder}/{path} does not exist")
+        try:
+            file_status(local, path, "data file", f"{folder}/{path}")
+        except TableFileError as e:
+            raise bad_request(str(e)) from e
 
 
 @dataclass(frozen=True)
@@ -307,10 +350,10 @@ def _without(
     keep their sequence numbers; one left with none is dropped.
     """
     io = WarehouseIO()
+    budget = budget_for(naming.location)
     kept: list[ManifestFile] = []
     for n, manifest in enumerate(manifests):
-        with _reading("manifest", manifest.manifest_path):
-            entries = manifest.fetch_manifest_entry(io)
+        entries = _entries(budget, manifest)
         live = [
             e
             for e in entries
@@ -466,7 +509,7 @@ def write_manifests(
     if parent is not None and commit.mode == "append":
         carried = [
             m
-            for m in _manifests(location, parent[1])
+            for m in _manifests(budget_for(location), parent[1])
             if m.has_added_files() or m.has_existing_files()
         ]
         if commit.removed:

@@ -23,8 +23,7 @@ snapshots in between, as it may see a create transaction's table before its data
 from __future__ import annotations
 
 import json
-import os
-import stat
+import time
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -35,6 +34,7 @@ import pydantic
 from fastapi import Request
 from pydantic import Field
 
+from api.iceberg.avro_reads import READ_DEADLINE_S
 from api.iceberg.branches import branch_snapshot, check_line
 from api.iceberg.creation import SERVED_FORMAT_VERSION, table_command
 from api.iceberg.errors import bad_request
@@ -46,6 +46,7 @@ from catalog.commands.iceberg_tables import IcebergTableSpec
 from catalog.commands.tables import CreateTableCommand, DropTableCommand
 from catalog.data.iceberg_refs import MAIN, SnapshotRef
 from catalog.data.iceberg_table import IcebergTableState, PartitionSpec, SortOrder
+from catalog.data.table_files import TableFileError, read_file
 from catalog.data.warehouse import local_folder, warehouse_path
 from catalog.descriptors.tables import INITIAL_TABLE_VERSION
 from catalog.errors import ValidationError
@@ -75,23 +76,21 @@ def read_metadata_file(location: str, warehouse: str) -> TableMetadata:
         path = local_folder(location)
     except ValidationError as e:
         raise bad_request(f"metadata file {location}: {e.message}") from e
-    if warehouse_path(warehouse) not in Path(path).parents:
+    folder = warehouse_path(warehouse)
+    if folder not in Path(path).parents:
         raise bad_request(f"metadata file {location} is not inside the warehouse")
-    if os.path.realpath(path) != path:
-        raise bad_request(f"metadata file {location} is reached through a symbolic link")
+    relative = Path(path).relative_to(folder).as_posix()
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as e:
-        raise bad_request(f"metadata file {location} cannot be read: {e.strerror}") from e
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise bad_request(f"metadata file {location} is not a regular file")
-    with os.fdopen(fd, "rb") as file:
-        data = file.read(MAX_METADATA_FILE_BYTES + 1)
-    if len(data) > MAX_METADATA_FILE_BYTES:
-        raise bad_request(
-            f"metadata file {location} is larger than {MAX_METADATA_FILE_BYTES} bytes"
+        _, data = read_file(
+            str(folder),
+            relative,
+            "metadata file",
+            location,
+            limit=MAX_METADATA_FILE_BYTES,
+            deadline=time.monotonic() + READ_DEADLINE_S,
         )
+    except TableFileError as e:
+        raise bad_request(str(e)) from e
     try:
         body = json.loads(data)
     except ValueError as e:

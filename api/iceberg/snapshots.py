@@ -13,7 +13,6 @@ other branches are listed as their writers made them.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 
+from api.iceberg.file_reads import file_reads
 from api.iceberg.manifests import spark_manifest_list, write_manifests
 from api.iceberg.models import IcebergSchema
 from api.iceberg.models import PartitionSpec as IcebergPartitionSpec
@@ -308,4 +308,4 @@ async def ensure_manifests(
     by_id = {
         s.spec_id or 0: PartitionSpec.model_validate(s.model_dump(by_alias=True)) for s in specs
     }
-    await asyncio.to_thread(_write_missing, location, served, columns, commits, by_id)
+    await file_reads.run(location, _write_missing, location, served, columns, commits, by_id)
