@@ -6,7 +6,7 @@ sorted by name: one spelling for equal sets, so digests agree on every node.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from catalog.model import Model
 
@@ -40,3 +40,18 @@ def changed_properties(
         values.pop(name, None)
     values.update(updates)
     return properties_of(values)
+
+
+SHOWN_NAMES = 5
+"""How many property names a message names before it only counts the rest."""
+
+
+def named_properties(names: Sequence[str]) -> str:
+    """Name properties in a message: all of a few, else how many and the first few.
+
+    A refusal of a long list (a request may carry thousands) stays a readable line.
+    """
+    if len(names) <= SHOWN_NAMES:
+        return f"properties {', '.join(names)}"
+    first = ", ".join(names[:SHOWN_NAMES])
+    return f"{len(names)} properties ({first} and {len(names) - SHOWN_NAMES} more)"

@@ -9,10 +9,12 @@ are older than a grace period.
 
 from __future__ import annotations
 
+import stat
 import time
 import uuid
 import zlib
 from collections.abc import Sequence
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,6 +26,7 @@ from api.client import CatalogClient
 from catalog.column_types import ColumnType
 from catalog.data.files import DataFile, IcebergPartition
 from catalog.data.iceberg_table import PartitionSpec
+from catalog.data.table_files import TableFileError, entries, remove_file
 from catalog.data.warehouse import local_folder, table_folder
 from catalog.descriptors import ColumnDescriptor
 from spark.deletes import without_deleted
@@ -157,9 +160,13 @@ def read_file(
 
 
 def delete_files(folder: Path, files: Sequence[DataFile]) -> None:
-    """Delete written files (of an aborted write); missing ones are fine."""
+    """Delete written files (of an aborted write), through no link; missing ones are fine."""
     for file in files:
-        (folder / file.path).unlink(missing_ok=True)
+        try:
+            remove_file(str(folder), file.path)
+        except TableFileError as e:
+            if not e.missing:
+                raise
 
 
 def remove_orphans(
@@ -173,6 +180,8 @@ def remove_orphans(
     """Delete the table's files that no commit names and that are older than the grace period.
 
     The grace period protects files of writes still in progress (written, not yet committed).
+    The folder is walked without following a link (``catalog.data.table_files``): a link in
+    it is removed itself when it is an orphan, and a linked folder is never entered.
 
     Args:
         client: a client of the catalog.
@@ -184,18 +193,24 @@ def remove_orphans(
 
     Returns:
         The deleted paths.
+
+    Raises:
+        TableFileError: the table's folder is reached through a link.
     """
     folder = Path(local_folder(location)) if location else table_folder(warehouse, table_id)
-    if not folder.exists():
-        return []
     named: set[str] = set()
     for commit in client.data_commits(table_id, history=True).commits:
         named.update(f.path for f in commit.files)
     cutoff = time.time() - older_than_s
     removed: list[Path] = []
-    for path in sorted(folder.glob("p*/*.parquet*")):
-        relative = path.relative_to(folder).as_posix()
-        if relative not in named and path.stat().st_mtime < cutoff:
-            path.unlink(missing_ok=True)
-            removed.append(path)
+    for name, found in sorted(entries(str(folder))):
+        if not (fnmatch(name, "p*") and stat.S_ISDIR(found.st_mode)):
+            continue  # a link to a folder is a link here (its own status): never entered
+        for file_name, status in sorted(entries(str(folder), name)):
+            relative = f"{name}/{file_name}"
+            if not fnmatch(file_name, "*.parquet*") or stat.S_ISDIR(status.st_mode):
+                continue
+            if relative not in named and status.st_mtime < cutoff:
+                remove_file(str(folder), relative)
+                removed.append(folder / relative)
     return removed

@@ -94,7 +94,7 @@ from catalog.data.files import DataCommit
 from catalog.data.iceberg_refs import MAIN
 from catalog.descriptors import TableDescriptor
 from catalog.errors import AlreadyExistsError, CatalogError, ErrorCode
-from catalog.properties import properties_dict
+from catalog.properties import named_properties, properties_dict
 from schemasync.clock import physical_of
 
 router = APIRouter(prefix="/v1", tags=["iceberg"], responses=documented_errors())
@@ -252,7 +252,7 @@ async def update_namespace_properties(
         raise IcebergError(
             "UnprocessableEntityException",
             422,
-            f"properties {', '.join(both)} are both updated and removed; give each once",
+            f"{named_properties(both)} are both updated and removed; give each once",
         )
     schema = resolve_schema(_latest(request), namespace)
     name, held = schema.name, properties_dict(schema.properties)

@@ -18,7 +18,7 @@ from catalog.entries import (
     SetSchemaPropertiesEntry,
 )
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
-from catalog.properties import changed_properties, properties_of
+from catalog.properties import changed_properties, named_properties, properties_of
 
 
 class CreateSchemaCommand(CommandBase):
@@ -104,7 +104,7 @@ class AlterSchemaPropertiesCommand(CommandBase):
         both = sorted(set(self.set_properties) & set(self.remove_properties))
         if both:
             raise ValidationError(
-                f"schema {self.name}: properties {', '.join(both)} are both set and removed"
+                f"schema {self.name}: {named_properties(both)} are both set and removed"
             )
         properties = changed_properties(
             schema.properties, self.set_properties, self.remove_properties

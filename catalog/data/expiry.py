@@ -51,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import shutil
 import time
 from collections.abc import Collection, Sequence
@@ -70,6 +71,7 @@ from catalog.data.iceberg_refs import branch_bases
 from catalog.data.locations import overlaps, table_locations
 from catalog.data.log import DataCommitLog
 from catalog.data.merge import merged
+from catalog.data.table_files import TableFileError, remove_file
 from catalog.data.warehouse import local_folder, metadata_folder, table_folder
 from updatelog import envelope
 from updatelog.envelope import Kind
@@ -115,7 +117,12 @@ def dead_files(
 
 
 def remove_files(folder: Path, paths: Sequence[str]) -> tuple[int, bool]:
-    """Delete ``paths`` (relative to ``folder``) where they exist.
+    """Delete ``paths`` (relative to ``folder``) where they exist, through no link.
+
+    Each is reached from the folder one name at a time without following a link
+    (``catalog.data.table_files``): a link among them is removed itself, never what it points
+    to, and a path through a linked folder is left with a warning (another table's files
+    may be behind it).
 
     Returns:
         How many went, and whether every one is gone now (False when one could not be
@@ -124,14 +131,14 @@ def remove_files(folder: Path, paths: Sequence[str]) -> tuple[int, bool]:
     removed, complete = 0, True
     for path in paths:
         try:
-            (folder / path).unlink()
-        except FileNotFoundError:
-            continue  # deleted by an earlier compaction
+            if remove_file(str(folder), path):
+                removed += 1
+        except TableFileError as e:
+            if not e.missing:  # a missing folder: deleted by an earlier compaction
+                _logger.warning("data expiry: left %s under %s: %s", path, folder, e)
         except OSError as e:
             _logger.warning("data expiry: could not delete %s: %s", folder / path, e.strerror)
             complete = False
-            continue
-        removed += 1
     return removed, complete
 
 
@@ -149,6 +156,10 @@ def remove_table_folder(
         location: its location when it was not its warehouse folder ``table_<id>``.
         live: the locations of the tables of the latest catalog: a folder overlapping one
             stays (a table registered from the dropped one's metadata file owns its files).
+
+    A folder reached through a link stays, with a warning: what is behind the link may be
+    another table's. Inside a folder, links are removed themselves, never followed
+    (``shutil.rmtree`` walks by file descriptor).
     """
     metadata = metadata_folder(warehouse, table_id)
     if metadata.is_dir():
@@ -161,6 +172,9 @@ def remove_table_folder(
         if not folder.is_dir() or any(overlaps(str(folder), other) for other in live):
             continue
         found = True
+        if os.path.realpath(folder) != os.path.normpath(folder):
+            _logger.warning("data expiry: left %s: it is reached through a link", folder)
+            continue
         try:
             shutil.rmtree(folder)
         except OSError as e:
