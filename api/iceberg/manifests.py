@@ -260,7 +260,8 @@ def snapshot_change(
     fresh_manifests = [m for p, m in listed.items() if p not in before]
     gone_manifests = [m for p, m in before.items() if p not in listed]
     with _reading("manifest", manifest_list):
-        budget.check_claim(sum(map(claimed_entries, fresh_manifests + gone_manifests)), "it")
+        claimed = sum(map(claimed_entries, fresh_manifests + gone_manifests))
+        budget.check_claim(claimed, f"snapshot {snapshot_id}")
     fresh = _live(budget, fresh_manifests, snapshot_id)
     gone = _live(budget, gone_manifests, snapshot_id)
     added = {p: f for p, f in fresh.items() if p not in held}
