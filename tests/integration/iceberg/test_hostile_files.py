@@ -7,6 +7,7 @@ folder, a link to ``/dev/zero``, a deflate bomb, a manifest claiming a million e
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
@@ -20,6 +21,7 @@ import requests
 from pyiceberg.avro.file import AvroFile
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import BadRequestError
+from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io.pyarrow import PyArrowFileIO
 from pyiceberg.manifest import (
     DataFile,
@@ -37,9 +39,11 @@ from api.iceberg.avro_reads import (
     MAX_ENTRIES_PER_COMMIT,
     MAX_ENTRIES_PER_MANIFEST,
 )
+from spark.warehouse import remove_orphans
 from tests.integration.api.servers import RunningServer
 from tests.integration.iceberg.schemas import EVENTS
-from tests.integration.iceberg.test_appends import fast_append, parquet_file, rows
+from tests.integration.iceberg.test_appends import fast_append, ids, parquet_file, rows
+from tests.integration.iceberg.test_expiry import _compact
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -304,3 +308,36 @@ def _data_file(table: Table, written: Path, **metrics: Any) -> DataFile:
         file_size_in_bytes=named.file_size_in_bytes,
         **metrics,
     )
+
+
+def test_expiry_and_orphan_removal_never_delete_through_a_link(
+    iceberg: RestCatalog, client: CatalogClient, iceberg_server: RunningServer
+) -> None:
+    victim = iceberg.create_table("PUBLIC.VICTIM", EVENTS)
+    victim.append(rows(victim, range(5)))
+    victim_file = next((_folder(victim) / "data").glob("*.parquet"))
+    attacker = iceberg.create_table("PUBLIC.EVENTS", EVENTS)
+    data = _folder(attacker) / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    fast_append(attacker, parquet_file(attacker, data / victim_file.name))  # a real file, then
+    data.rename(_folder(attacker) / "moved")  # its folder becomes a link to the victim's
+    data.symlink_to(victim_file.parent, target_is_directory=True)
+    iceberg.load_table("PUBLIC.EVENTS").delete(AlwaysTrue())  # drops the file: expiry's to delete
+    stats = asyncio.run(_compact(iceberg_server))
+    assert stats["files_deleted"] == 0
+    assert victim_file.exists()
+    assert sorted(ids(iceberg.load_table("PUBLIC.VICTIM"))) == list(range(5))
+    # Orphan removal: a linked partition folder is not entered; a linked orphan goes itself.
+    folder = _folder(attacker)
+    (folder / "p0").symlink_to(victim_file.parent, target_is_directory=True)
+    (folder / "p1").mkdir()
+    orphan = folder / "p1" / "orphan.parquet"
+    orphan.write_bytes(b"x")
+    linked = folder / "p1" / "linked.parquet"
+    linked.symlink_to(victim_file)
+    table_id = client.table("PUBLIC", "EVENTS").id
+    removed = remove_orphans(
+        client, folder.parent, table_id, older_than_s=-60, location=str(folder)
+    )
+    assert sorted(removed) == [linked, orphan]
+    assert victim_file.exists() and not linked.is_symlink()

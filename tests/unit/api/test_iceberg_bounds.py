@@ -11,6 +11,8 @@ import uuid
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyiceberg import types as ice
 from pyiceberg.conversions import from_bytes, to_bytes
 
@@ -182,3 +184,60 @@ def test_a_bound_that_is_not_of_the_type_has_no_encoding() -> None:
     assert encode_bound(_column(ColumnType.DECIMAL, precision=5, scale=1), "1.25") is None
     assert encode_bound(_column(ColumnType.UUID), "not a uuid") is None
     assert encode_bound(_column(ColumnType.BYTES), "00") is None
+
+
+def test_a_decimal_bound_is_at_most_16_bytes_within_the_columns_precision() -> None:
+    column = _column(ColumnType.DECIMAL, precision=10, scale=2)
+    widest = _column(ColumnType.DECIMAL, precision=38, scale=0)
+    assert decode_bound(widest, (10**38 - 1).to_bytes(16, "big", signed=True)) == "9" * 38
+    for data, reason in [
+        (b"\x7f" + b"\xff" * 60_000, "1 to 16 bytes, got 60001"),  # decoded in quadratic time
+        (b"", "1 to 16 bytes, got 0"),
+        ((10**10).to_bytes(8, "big", signed=True), "more than the column's 10 digits"),
+    ]:
+        with pytest.raises(BoundError, match=reason):
+            decode_bound(column, data)
+
+
+def test_a_long_string_bound_is_decoded_only_as_far_as_it_is_kept() -> None:
+    column = _column(ColumnType.STRING)
+    long = ("é" * 10_000).encode()
+    cut = decode_bound(column, long)
+    assert isinstance(cut, str) and set(cut) == {"é"}
+    assert MAX_STRING_BOUND < len(cut) <= 4 * (MAX_STRING_BOUND + 1)  # then cut or dropped
+    stats = column_stats([column], {1: 0}, {}, {1: long}, {1: long})
+    assert stats == (ColumnStats(column_id=1, nulls=0, lower="é" * MAX_STRING_BOUND, upper=None),)
+    with pytest.raises(BoundError, match="not UTF-8"):
+        decode_bound(column, b"\xff" * 1_000)
+
+
+_KINDS = [
+    _column(ColumnType.BOOLEAN),
+    _column(ColumnType.INT32),
+    _column(ColumnType.INT64),
+    _column(ColumnType.FLOAT64),
+    _column(ColumnType.DATE),
+    _column(ColumnType.TIMESTAMP, precision=6),
+    _column(ColumnType.STRING),
+    _column(ColumnType.BYTES),
+    _column(ColumnType.UUID),
+    _column(ColumnType.DECIMAL, precision=38, scale=10),
+    _column(ColumnType.DECIMAL, precision=5, scale=0),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    column=st.sampled_from(_KINDS),
+    low=st.one_of(st.none(), st.binary(max_size=40), st.binary(min_size=1000, max_size=5000)),
+    high=st.one_of(st.none(), st.binary(max_size=40)),
+)
+def test_any_bound_bytes_are_a_bound_or_a_bound_error_naming_the_field(
+    column: ColumnDescriptor, low: bytes | None, high: bytes | None
+) -> None:
+    lower = {} if low is None else {1: low}
+    upper = {} if high is None else {1: high}
+    try:
+        column_stats([column], {1: 0}, {1: 0}, lower, upper)
+    except BoundError as e:
+        assert "bound of field 1 (C) cannot be read" in str(e)
