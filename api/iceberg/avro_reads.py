@@ -53,9 +53,9 @@ MAX_DECOMPRESSED_BYTES = 256 << 20
 """The most bytes one manifest or manifest list decompresses to."""
 MAX_ENTRIES_PER_MANIFEST = 200_000
 """The most entries one manifest (or manifest list) holds: an 8 MB manifest holds ~60,000."""
-MAX_ENTRIES_PER_COMMIT = 1_000_000
+MAX_ENTRIES_PER_COMMIT = 500_000
 """The most manifest entries the server reads for one commit (Python decodes ~15,000 a second)."""
-READ_DEADLINE_S = 90.0
+READ_DEADLINE_S = 45.0
 """How long the file reads of one commit may take in all."""
 _CHECK_EVERY = 4096
 """How many entries are decoded between two looks at the deadline."""
