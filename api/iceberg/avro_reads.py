@@ -24,24 +24,12 @@ from typing import Any
 
 import pyiceberg.avro.file
 import zstandard
+from pyiceberg import manifest as iceberg
 from pyiceberg.avro.codecs import AVRO_CODEC_KEY, KNOWN_CODECS
 from pyiceberg.avro.decoder import BinaryDecoder, StreamingBinaryDecoder
 from pyiceberg.avro.file import SYNC_SIZE, AvroFile, Block
 from pyiceberg.io import InputFile, InputStream
-from pyiceberg.manifest import (
-    DEFAULT_READ_VERSION,
-    MANIFEST_ENTRY_SCHEMAS,
-    MANIFEST_LIST_FILE_SCHEMAS,
-    DataFile,
-    DataFileContent,
-    FileFormat,
-    ManifestContent,
-    ManifestEntry,
-    ManifestEntryStatus,
-    ManifestFile,
-    PartitionFieldSummary,
-    _inherit_from_manifest,
-)
+from pyiceberg.manifest import ManifestEntry, ManifestFile
 
 from catalog.data.table_files import ReadDeadlineError, TableFileError, read_file
 
@@ -203,9 +191,9 @@ def manifests_of(read: _BoundedInput) -> tuple[ManifestFile, ...]:
     """Decode the manifests a manifest list (``open_manifest_list``) names."""
     with _BoundedAvroFile(
         read,
-        read_schema=MANIFEST_LIST_FILE_SCHEMAS[DEFAULT_READ_VERSION],
-        read_types={-1: ManifestFile, 508: PartitionFieldSummary},
-        read_enums={517: ManifestContent},
+        read_schema=iceberg.MANIFEST_LIST_FILE_SCHEMAS[iceberg.DEFAULT_READ_VERSION],
+        read_types={-1: ManifestFile, 508: iceberg.PartitionFieldSummary},
+        read_enums={517: iceberg.ManifestContent},
     ) as reader:
         return tuple(reader)
 
@@ -236,12 +224,16 @@ def manifest_entries(
     read = _BoundedInput(budget, relative, manifest.manifest_path, "manifest")
     with _BoundedAvroFile(
         read,
-        read_schema=MANIFEST_ENTRY_SCHEMAS[DEFAULT_READ_VERSION],
-        read_types={-1: ManifestEntry, 2: DataFile},
-        read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent},
+        read_schema=iceberg.MANIFEST_ENTRY_SCHEMAS[iceberg.DEFAULT_READ_VERSION],
+        read_types={-1: ManifestEntry, 2: iceberg.DataFile},
+        read_enums={
+            0: iceberg.ManifestEntryStatus,
+            101: iceberg.FileFormat,
+            134: iceberg.DataFileContent,
+        },
     ) as reader:
         return [
-            _inherit_from_manifest(entry, manifest)
+            iceberg._inherit_from_manifest(entry, manifest)
             for entry in reader
-            if entry.status != ManifestEntryStatus.DELETED
+            if entry.status != iceberg.ManifestEntryStatus.DELETED
         ]
