@@ -105,7 +105,12 @@ def _inflate(codec: str, data: bytes, room: int, what: str) -> bytes:
     elif codec == "bzip2":
         out = bz2.BZ2Decompressor().decompress(data, max_length=room + 1)
     elif codec == "zstandard":
-        out = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read(room + 1)
+        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data))
+        chunks, size = [], 0
+        while size <= room and (chunk := reader.read(min(1 << 20, room + 1 - size))):
+            chunks.append(chunk)
+            size += len(chunk)
+        out = b"".join(chunks)
     else:
         raise LimitError(f"{what} is compressed with {codec}, which this catalog does not read")
     if len(out) > room:
@@ -133,6 +138,8 @@ class _BoundedAvroFile(AvroFile[Any]):
             if sync_marker != self.header.sync:
                 raise ValueError("the file's sync marker does not match its header")
         records = self.decoder.read_int()
+        if records < 0:
+            raise ValueError("a block of a negative number of entries")
         if records > self.entries_left:
             raise LimitError(
                 f"{self.what} holds more than {MAX_ENTRIES_PER_MANIFEST} entries, more than "
