@@ -30,6 +30,7 @@ from typing import Any
 from api.iceberg.errors import IcebergError
 from api.iceberg.manifests import local_path
 from api.iceberg.models import TableMetadata
+from catalog.data.table_files import TableFileError, remove_file
 
 PREVIOUS_VERSIONS_PROPERTY = "write.metadata.previous-versions-max"
 PREVIOUS_VERSIONS_MAX = 100
@@ -121,14 +122,14 @@ def _delete_unlogged(
     A table with ``write.metadata.delete-after-commit.enabled`` true keeps its current file
     and the ``previous_versions_max`` before it, as Iceberg's own catalogs do after a commit.
     A file another node writes again meanwhile (one answering an older state) goes with a
-    later commit.
+    later commit. Deleting never follows a link (``catalog.data.table_files``).
     """
     if properties.get(DELETE_AFTER_COMMIT_PROPERTY, "false").lower() != "true":
         return
     folder = local_path(files)
     for _, name, _ in earlier[: -previous_versions_max(properties)]:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(os.path.join(folder, name))
+        with contextlib.suppress(TableFileError):  # gone, or its folder is a link: left
+            remove_file(folder, name)
 
 
 def write_table_metadata(files: str, file: str, metadata: TableMetadata) -> TableMetadata:
