@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 import requests
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pyiceberg.avro.file import AvroFile
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import BadRequestError
@@ -30,8 +32,22 @@ from pyiceberg.manifest import (
     ManifestFile,
     write_manifest_list,
 )
+from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.typedef import Record
+from pyiceberg.types import (
+    BinaryType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    NestedField,
+    StringType,
+    TimestampType,
+    UUIDType,
+)
 
 from api.client import CatalogClient
 from api.iceberg.avro_reads import (
@@ -341,3 +357,57 @@ def test_expiry_and_orphan_removal_never_delete_through_a_link(
     )
     assert sorted(removed) == [linked, orphan]
     assert victim_file.exists() and not linked.is_symlink()
+
+
+BOUNDED = Schema(
+    NestedField(1, "ID", LongType(), required=True),
+    NestedField(2, "N", IntegerType(), required=False),
+    NestedField(3, "X", DoubleType(), required=False),
+    NestedField(4, "D", DecimalType(38, 10), required=False),
+    NestedField(5, "S", StringType(), required=False),
+    NestedField(6, "DAY", DateType(), required=False),
+    NestedField(7, "AT", TimestampType(), required=False),
+    NestedField(8, "B", BooleanType(), required=False),
+    NestedField(9, "U", UUIDType(), required=False),
+    NestedField(10, "RAW", BinaryType(), required=False),
+)
+
+
+def test_any_bounds_a_writer_sends_are_recorded_or_refused_never_a_5xx(
+    iceberg: RestCatalog,
+) -> None:
+    table = iceberg.create_table("PUBLIC.BOUNDED", BOUNDED)
+    data = _folder(table) / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    outcomes: list[str] = []
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        field=st.integers(1, 10),
+        low=st.binary(max_size=24) | st.binary(min_size=300, max_size=2000),
+        high=st.binary(max_size=24),
+    )
+    def commit(field: int, low: bytes, high: bytes) -> None:
+        written = data / f"{len(outcomes)}.parquet"
+        written.write_bytes(b"PAR1")
+        data_file = DataFile.from_args(
+            content=DataFileContent.DATA,
+            file_path=str(written),
+            file_format=FileFormat.PARQUET,
+            partition=Record(),
+            record_count=1,
+            file_size_in_bytes=4,
+            null_value_counts=dict.fromkeys(range(1, 11), 0),
+            nan_value_counts={3: 0},
+            lower_bounds={field: low},
+            upper_bounds={field: high},
+        )
+        try:
+            fast_append(iceberg.load_table("PUBLIC.BOUNDED"), data_file)
+            outcomes.append("recorded")
+        except BadRequestError as e:
+            assert f"bound of field {field} (" in str(e), str(e)
+            outcomes.append("refused")
+
+    commit()
+    assert {"recorded", "refused"} <= set(outcomes)
