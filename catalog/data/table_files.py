@@ -168,16 +168,14 @@ def remove_file(folder: str, relative: str) -> bool:
         True when it was deleted, False when it was not there.
 
     Raises:
-        TableFileError: the way to it passes a link, or it is a folder.
-        OSError: it could not be deleted.
+        TableFileError: the way to it passes a link.
+        OSError: it could not be deleted (a folder is not).
     """
     with _parent(folder, relative, "file", relative) as (fd, name):
         try:
             os.unlink(name, dir_fd=fd)
         except FileNotFoundError:
             return False
-        except IsADirectoryError as e:
-            raise TableFileError(f"{relative} under {folder} is a folder, not a file") from e
     return True
 
 

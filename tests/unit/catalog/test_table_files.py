@@ -131,3 +131,13 @@ def test_entries_list_links_as_links_and_never_enter_a_linked_folder(
     with pytest.raises(TableFileError, match="symbolic link"):
         entries(str(t1), "p0")
     assert entries(str(t1), "missing") == []
+
+
+def test_a_folder_in_a_files_place_is_not_deleted_and_expiry_tries_again(
+    tables: tuple[Path, Path],
+) -> None:
+    t1, _ = tables
+    (t1 / "data" / "a.parquet").mkdir()
+    with pytest.raises(IsADirectoryError):
+        remove_file(str(t1), "data/a.parquet")
+    assert remove_files(t1, ["data/a.parquet"]) == (0, False)
