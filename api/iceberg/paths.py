@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Path
+from fastapi import Depends, Header, Path, Query
 
 from api.iceberg.errors import bad_request
+from api.server.auth import require
+from api.wire.roles import Role
 from catalog.catalog import Catalog
 from catalog.descriptors import SchemaDescriptor, TableDescriptor
 from catalog.errors import ErrorCode, NotFoundError
@@ -149,3 +151,19 @@ def page(names: list[str], token: str | None, size: int | None) -> tuple[list[st
     if size is None or len(rest) <= size:
         return rest, None
     return rest[:size], rest[size - 1]
+
+
+READ = [Depends(require(Role.READER))]
+WRITE = [Depends(require(Role.WRITER))]
+
+PageToken = Annotated[str | None, Query(alias="pageToken", max_length=1000)]
+PageSize = Annotated[int | None, Query(alias="pageSize", ge=1, le=10_000)]
+AccessDelegation = Annotated[
+    str | None,
+    Header(
+        alias="X-Iceberg-Access-Delegation",
+        max_length=1000,
+        description="Accepted and ignored: tables live on the server's local file system, "
+        "which a client reads with no credentials vended or requests signed.",
+    ),
+]
