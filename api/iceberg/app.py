@@ -54,6 +54,7 @@ def create_iceberg_app(state: State) -> FastAPI:
     )
     app.state = state
     app.include_router(router.router)
+    app.include_router(router.pinned)
     # Every error takes the protocol's shape; ``Exception`` (a bug) answers 500 in it too.
     for exc_type in (
         CatalogError,

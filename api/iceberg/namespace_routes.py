@@ -29,7 +29,8 @@ from api.iceberg.paths import (
     page,
     resolve_schema,
 )
-from api.iceberg.reads import latest_of
+from api.iceberg.pins import is_pin, parse_pin, resolve
+from api.iceberg.reads import latest_of, read_catalog
 from api.server.execution import execute_batch
 from api.server.responses import json_response
 from catalog.commands.schemas import (
@@ -45,10 +46,20 @@ router = APIRouter()
 
 @router.get("/config", response_model=CatalogConfig, dependencies=READ)
 async def get_config(
+    request: Request,
     warehouse: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Response:
-    """The client settings (none) and the endpoints this server implements."""
-    return json_response(CatalogConfig(endpoints=list(ENDPOINTS)))
+    """The client settings and the endpoints this server implements.
+
+    A ``warehouse`` that names a pin (``<name>@v<version>``, ``<name>@<RFC 3339 time>``) is
+    answered as the client's ``prefix``: its reads then see the catalog as of that moment
+    (``pins``). The pin is resolved here, so one the catalog cannot answer fails at once.
+    """
+    overrides: dict[str, str] = {}
+    if warehouse is not None and is_pin(warehouse):
+        await resolve(request, parse_pin(warehouse))
+        overrides["prefix"] = warehouse
+    return json_response(CatalogConfig(overrides=overrides, endpoints=list(ENDPOINTS)))
 
 
 @router.get("/namespaces", response_model=ListNamespacesResponse, dependencies=READ)
@@ -62,7 +73,7 @@ async def list_namespaces(
 
     A ``parent`` answers none, or 404 when it is no namespace.
     """
-    cat = latest_of(request)
+    cat = read_catalog(request)
     if parent:
         resolve_schema(cat, parent)
     names = [] if parent else sorted(s.name for s in cat.schemas())
@@ -88,7 +99,7 @@ async def create_namespace(request: Request, body: CreateNamespaceRequest) -> Re
 @router.get("/namespaces/{namespace}", response_model=NamespaceResponse, dependencies=READ)
 async def load_namespace(request: Request, namespace: NamespacePath) -> Response:
     """One schema, with its properties."""
-    found = resolve_schema(latest_of(request), namespace)
+    found = resolve_schema(read_catalog(request), namespace)
     return json_response(
         NamespaceResponse(namespace=[found.name], properties=properties_dict(found.properties))
     )
@@ -133,7 +144,7 @@ async def update_namespace_properties(
 @router.head("/namespaces/{namespace}", status_code=204, dependencies=READ)
 async def namespace_exists(request: Request, namespace: NamespacePath) -> Response:
     """204 when the schema exists, else 404."""
-    resolve_schema(latest_of(request), namespace)
+    resolve_schema(read_catalog(request), namespace)
     return Response(status_code=204)
 
 

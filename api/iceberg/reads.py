@@ -1,7 +1,8 @@
 """What the Iceberg routes read: the catalog, a table's metadata and its metadata file.
 
 Reads answer from the node's latest catalog and the tables' data commits recorded (one
-snapshot per data commit); a table's metadata file is written before it is answered.
+snapshot per data commit), or, under a pinned prefix, from the catalog and data commits as of
+the pin (``pins``); a table's metadata file is written before it is answered.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from api.iceberg.metadata import (
 )
 from api.iceberg.metadata_files import unwritable, write_table_metadata
 from api.iceberg.models import TableMetadata
+from api.iceberg.pins import pin_of
 from api.iceberg.snapshots import ensure_manifests, snapshots_of
 from api.server.execution import node_of
 from catalog.catalog import Catalog
@@ -38,12 +40,18 @@ async def table_state(
 ) -> tuple[TableMetadata, list[DataCommit]]:
     """Return the table's metadata as of ``cat`` with the data commits recorded, and those.
 
+    Under a pinned prefix (``pins``), the data commits are those up to the pin's moment.
+
     The manifests of the Spark source's commits are written first, where missing. A commit
     racing this read may be missing from it; a writer's requirements then fail at its
     commit, as Iceberg's optimistic commits expect.
     """
     node = node_of(request)
-    commits = await node.data.recorded(table.id)
+    pin = pin_of(request)
+    if pin is None:
+        commits = await node.data.recorded(table.id)
+    else:  # a pinned read: the commits up to its moment, once none can still come
+        commits = await node.data.commits_at(table.id, pin.read_ts, history=True)
     location = served_location(table, warehouse_of(request))
     if any(c.iceberg is None for c in commits):  # the Spark source's: manifests written here
         plain = table_metadata(table, warehouse_of(request), cat.activation_ts)
@@ -92,5 +100,11 @@ def horizon_of(request: Request) -> int:
 
 
 def latest_of(request: Request) -> Catalog:
-    """Return the node's latest catalog."""
+    """Return the node's latest catalog (what every change is made on)."""
     return node_of(request).service.latest_catalog()
+
+
+def read_catalog(request: Request) -> Catalog:
+    """Return the catalog a read answers from: its pinned prefix's (``pins``), else the latest."""
+    pin = pin_of(request)
+    return latest_of(request) if pin is None else pin.catalog

@@ -44,7 +44,7 @@ from api.iceberg.paths import (
     resolve_schema,
     resolve_table,
 )
-from api.iceberg.reads import latest_of, table_state, warehouse_of, written_file
+from api.iceberg.reads import latest_of, read_catalog, table_state, warehouse_of, written_file
 from api.iceberg.register import (
     RegisterTableRequest,
     check_branch_lines,
@@ -74,7 +74,7 @@ async def list_tables(
     page_size: PageSize = None,
 ) -> Response:
     """The tables of a schema."""
-    cat = latest_of(request)
+    cat = read_catalog(request)
     schema = resolve_schema(cat, namespace)
     names = sorted(t.name for t in cat.schema_tables(schema.id))
     shown, token = page(names, page_token, page_size)
@@ -125,7 +125,7 @@ async def load_table(
     snapshots a branch or tag names (``all``, the default, every one); the answer's ``ETag``
     in ``If-None-Match`` answers 304 while the table is unchanged.
     """
-    cat = latest_of(request)
+    cat = read_catalog(request)
     _, found = resolve_table(cat, namespace, table)
     metadata, _ = await table_state(request, cat, found)
     file, metadata = await written_file(request, found, metadata)
@@ -140,7 +140,7 @@ async def load_table(
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204, dependencies=READ)
 async def table_exists(request: Request, namespace: NamespacePath, table: TablePath) -> Response:
     """204 when the table exists, else 404."""
-    resolve_table(latest_of(request), namespace, table)
+    resolve_table(read_catalog(request), namespace, table)
     return Response(status_code=204)
 
 
@@ -237,7 +237,7 @@ async def report_metrics(
     body: Annotated[dict[str, object], Body(description="A ReportMetricsRequest.")],
 ) -> Response:
     """Count a client's scan or commit report of a table (``reports``); 404 without the table."""
-    resolve_table(latest_of(request), namespace, table)
+    resolve_table(read_catalog(request), namespace, table)
     kind = report_type(body)
     label = kind if kind in (SCAN_REPORT, COMMIT_REPORT) else "other"
     request.app.state.metrics.iceberg_reports.labels(report_type=label).inc()
