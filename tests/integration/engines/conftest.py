@@ -335,6 +335,8 @@ class TrinoServer:
             # A single node has no peer to detect failing; on a busy machine its heartbeat
             # to itself times out, and Trino then marks its only node failed mid-run.
             "failure-detector.enabled=false\n"
+            # Catalogs made with CREATE CATALOG (a pinned catalog of a test's own).
+            "catalog.management=dynamic\n"
             f"log.path={self.data}/var/log/server.log\n"
         )
         (etc / "jvm.config").write_text(
