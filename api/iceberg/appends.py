@@ -43,6 +43,7 @@ from api.iceberg.updates import (
 )
 from api.server.auth import scoped_request_id
 from api.server.execution import node_of
+from catalog.data.commits import TableCommit
 from catalog.data.files import (
     DataCommit,
     DataFile,
@@ -363,6 +364,46 @@ async def change_of(
     return SnapshotChange(chain, base, sequence_number, operation, added, dropped, replace)
 
 
+def table_commit(
+    request: Request, table: TableDescriptor, change: SnapshotChange, logged_ms: int | None = None
+) -> TableCommit:
+    """Return the data commit of what a commit's snapshots change (``record_snapshots``).
+
+    Raises:
+        IcebergError: BadRequestException when the files cannot be recorded
+            (``_data_files``) or the snapshot names a schema the table never had.
+    """
+    last, base = change.chain[-1], change.base
+    # A replace's snapshot is written with the replacement's schema, which its writer
+    # numbered itself; the catalog's number for it is the table's current one.
+    schema_version = (
+        table.schema_version if change.replace else snapshot_schema_version(table, last)
+    )
+    summary = {k: v for k, v in last.summary.items() if k != "operation"}
+    return TableCommit(
+        table.id,
+        _data_files(table, schema_version, change.added),
+        schema_version=schema_version,
+        mode="overwrite" if change.replace else "append",
+        request_id=scoped_request_id(request, f"iceberg-{table.id}-{last.snapshot_id}"),
+        # A replace's catalog version is made already: its data goes on whatever came in
+        # between, as the overwrite it is.
+        expected_seq=None if change.replace else (base[-1].seq if base else 0),
+        removed=sorted(change.dropped),
+        iceberg=IcebergSnapshot(
+            snapshot_id=last.snapshot_id,
+            parent_id=change.chain[0].parent_snapshot_id,
+            manifest_list=last.manifest_list,
+            operation=change.operation,
+            summary=summary,
+            timestamp_ms=last.timestamp_ms,
+            sequence_number=change.sequence_number,
+            logged_ms=logged_ms,
+            **row_ids(table, last),
+        ),
+    )
+
+
 async def record_snapshots(
     request: Request,
     table: TableDescriptor,
@@ -384,37 +425,10 @@ async def record_snapshots(
             (``_data_files``) or the snapshot names a schema the table never had;
             CommitFailedException when another data commit came first.
     """
-    last, base = change.chain[-1], change.base
-    # A replace's snapshot is written with the replacement's schema, which its writer
-    # numbered itself; the catalog's number for it is the table's current one.
-    schema_version = (
-        table.schema_version if change.replace else snapshot_schema_version(table, last)
-    )
-    files = _data_files(table, schema_version, change.added)
-    summary = {k: v for k, v in last.summary.items() if k != "operation"}
+    last = change.chain[-1]
     try:
-        return await node_of(request).data.commit(
-            table.id,
-            files,
-            schema_version=schema_version,
-            mode="overwrite" if change.replace else "append",
-            request_id=scoped_request_id(request, f"iceberg-{table.id}-{last.snapshot_id}"),
-            # A replace's catalog version is made already: its data goes on whatever came in
-            # between, as the overwrite it is.
-            expected_seq=None if change.replace else (base[-1].seq if base else 0),
-            removed=sorted(change.dropped),
-            iceberg=IcebergSnapshot(
-                snapshot_id=last.snapshot_id,
-                parent_id=change.chain[0].parent_snapshot_id,
-                manifest_list=last.manifest_list,
-                operation=change.operation,
-                summary=summary,
-                timestamp_ms=last.timestamp_ms,
-                sequence_number=change.sequence_number,
-                logged_ms=logged_ms,
-                **row_ids(table, last),
-            ),
-        )
+        part = table_commit(request, table, change, logged_ms)
+        return await node_of(request).data.commit_part(part)
     except ConcurrentUpdateError as e:
         if e.code is not ErrorCode.PRECONDITION_FAILED:
             raise

@@ -58,6 +58,7 @@ ENDPOINTS = (
     "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/tables/rename",
+    "POST /v1/{prefix}/transactions/commit",
 )
 """The protocol's endpoints this server implements, as ``GET /v1/config`` lists them (a test
 checks them against the routes served)."""

@@ -11,6 +11,7 @@ Files no commit names (a failed or killed job) are invisible and are cleaned up 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from catalog.data.cache import DataCommitCache
 from catalog.data.files import (
@@ -18,12 +19,13 @@ from catalog.data.files import (
     DataFile,
     DataMode,
     IcebergSnapshot,
+    encode_data_commit,
     visible_files,
 )
-from catalog.data.group import DataCommitGroup
+from catalog.data.group import MAX_TOGETHER, DataCommitGroup
 from catalog.data.iceberg_partition_values import check_partition
 from catalog.data.iceberg_table import ROW_LINEAGE_FORMAT
-from catalog.data.log import DataCommitLog
+from catalog.data.log import DataCommitLog, Together
 from catalog.errors import (
     ConcurrentUpdateError,
     ErrorCode,
@@ -38,6 +40,26 @@ from schemasync.service import SchemaSyncService, ms_to_hlc
 from updatelog.errors import FormatError
 from updatelog.log import AppendConflict, UpdateLog
 from updatelog.optimistic import Retry, append_optimistically, catch_up
+
+MAX_TABLES_TOGETHER = MAX_TOGETHER
+"""The most tables one multi-table commit (``DataCommits.commit_many``) changes: one store
+transaction holds them all."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableCommit:
+    """One table's commit, as ``DataCommits.commit`` takes it (see there for each field)."""
+
+    table_id: int
+    files: list[DataFile]
+    schema_version: int
+    mode: DataMode
+    request_id: str
+    expected_seq: int | None = None
+    removed: Sequence[str] = ()
+    iceberg: IcebergSnapshot | None = None
+    name: str = ""
+    """How messages name the table (its id when empty)."""
 
 
 class DataCommits:
@@ -131,6 +153,171 @@ class DataCommits:
                 kept winning for ``max_attempts`` rounds.
             StorageUnavailableError: the log could not be reached.
         """
+        part = TableCommit(
+            table_id, files, schema_version, mode, request_id, expected_seq, removed, iceberg
+        )
+        digest, seq = await self._prepare(part, main_removed=main_removed)
+        next_seq = seq
+
+        async def round_(attempt: int) -> DataCommit | Retry:
+            nonlocal next_seq
+            seq = next_seq
+
+            def build(commit_ts: int) -> DataCommit:
+                return DataCommit(
+                    table_id=table_id,
+                    seq=seq,
+                    commit_ts=commit_ts,
+                    schema_version=schema_version,
+                    mode=mode,
+                    files=tuple(files),
+                    request_id=request_id,
+                    removed=tuple(removed) or None,
+                    iceberg=iceberg,
+                    main_removed=main_removed or None,
+                )
+
+            result, commit = await self._group.commit(table_id, seq, build, request_id, digest)
+            if result.committed:
+                self._latest[table_id] = commit.seq
+                return commit
+            record = result.request
+            if result.conflict is AppendConflict.REQUEST and record is not None:
+                if not record.same_request(digest):
+                    raise request_id_reused("committed other files or another table")
+                return await self._read_commit(table_id, record.version)
+            if result.conflict is AppendConflict.VERSION and expected_seq is not None:
+                raise ConcurrentUpdateError(
+                    f"the latest data commit of table {table_id} is {result.version}, not "
+                    f"{expected_seq} as the write expected (its data changed since the writer "
+                    "checked it); nothing was committed: check the data again and commit "
+                    "expecting the latest",
+                    code=ErrorCode.PRECONDITION_FAILED,
+                )
+
+            async def winner(latest: int) -> None:  # known at once: nothing to wait for
+                nonlocal next_seq
+                next_seq = latest + 1
+                self._latest[table_id] = latest
+
+            await catch_up(result, self._clock.update, winner)
+            return Retry(pause=result.conflict is not AppendConflict.SAFE_TIME)
+
+        def gave_up() -> DataCommit:
+            raise ConcurrentUpdateError(
+                f"gave up committing data of table {table_id} after {self._max_attempts} attempts"
+            )
+
+        return await append_optimistically(round_, gave_up, max_attempts=self._max_attempts)
+
+    async def commit_part(self, part: TableCommit) -> DataCommit:
+        """``commit`` one table's ``TableCommit`` (its errors)."""
+        return await self.commit(
+            part.table_id,
+            part.files,
+            schema_version=part.schema_version,
+            mode=part.mode,
+            request_id=part.request_id,
+            expected_seq=part.expected_seq,
+            removed=part.removed,
+            iceberg=part.iceberg,
+        )
+
+    async def commit_many(self, parts: Sequence[TableCommit]) -> list[DataCommit]:
+        """Make several tables' commits visible at one timestamp, in one transaction, or none.
+
+        Each part is checked as ``commit`` checks it and must name the commit it expects; all
+        are recorded in one store transaction, at one timestamp, under the safe-time rule: a
+        read as of any moment sees every part or none. A transaction sent again after it
+        landed (its answer lost) is answered with the commits it made.
+
+        Raises:
+            ValidationError: no parts, more than ``MAX_TABLES_TOGETHER``, two of one table or
+                one request id, a part without ``expected_seq``, a part ``commit`` refuses,
+                or request ids another commit used (REQUEST_ID_REUSED).
+            NotFoundError: a table does not exist (any more).
+            ConcurrentUpdateError: PRECONDITION_FAILED naming the first table that has data
+                commits after the one its part expects (nothing was committed); or
+                CONCURRENT_UPDATE, the safe time kept moving for ``max_attempts`` rounds.
+            UnknownOutcomeError: the store's answer was lost (a resend tells).
+            StorageUnavailableError: the log could not be reached.
+        """
+        if not 1 <= len(parts) <= MAX_TABLES_TOGETHER:
+            raise ValidationError(
+                f"a multi-table commit changes 1 to {MAX_TABLES_TOGETHER} tables, got {len(parts)}"
+            )
+        if len({p.table_id for p in parts}) < len(parts) or len(
+            {p.request_id for p in parts}
+        ) < len(parts):
+            raise ValidationError("a multi-table commit changes each table once, each part its id")
+        if any(p.expected_seq is None for p in parts):
+            raise ValidationError("each part of a multi-table commit names the commit it expects")
+        prepared = [await self._prepare(p) for p in parts]
+        for _ in range(self._max_attempts):
+            ts = self._clock.now()
+            commits = [
+                DataCommit(
+                    table_id=p.table_id,
+                    seq=seq,
+                    commit_ts=ts,
+                    schema_version=p.schema_version,
+                    mode=p.mode,
+                    files=tuple(p.files),
+                    request_id=p.request_id,
+                    removed=tuple(p.removed) or None,
+                    iceberg=p.iceberg,
+                )
+                for p, (_, seq) in zip(parts, prepared, strict=True)
+            ]
+            together = [
+                Together(c.table_id, c.seq, encode_data_commit(c), c.request_id, digest)
+                for c, (digest, _) in zip(commits, prepared, strict=True)
+            ]
+            refusal = await self._commits.commit_together(together, ts)
+            if refusal is None:
+                for c in commits:
+                    self._latest[c.table_id] = c.seq
+                return commits
+            self._clock.update(refusal.safe_time)
+            if any(refusal.recorded):
+                return await self._landed(parts, prepared)
+            for p, (_, seq), latest in zip(parts, prepared, refusal.latest, strict=True):
+                if latest != seq - 1:
+                    raise ConcurrentUpdateError(
+                        f"the latest data commit of table {p.name or p.table_id} is {latest}, not "
+                        f"{p.expected_seq} as the commit expected; nothing was committed to "
+                        "any of its tables",
+                        code=ErrorCode.PRECONDITION_FAILED,
+                    )
+        raise ConcurrentUpdateError(
+            f"gave up committing data of {len(parts)} tables after {self._max_attempts} attempts"
+        )
+
+    async def _landed(
+        self, parts: Sequence[TableCommit], prepared: Sequence[tuple[bytes, int]]
+    ) -> list[DataCommit]:
+        """Return the commits an earlier send of the same multi-table commit made.
+
+        Raises:
+            ValidationError: REQUEST_ID_REUSED, the ids recorded other content, or not all.
+        """
+        landed: list[DataCommit] = []
+        for p, (digest, _) in zip(parts, prepared, strict=True):
+            record = await self._commits.request(p.request_id)
+            if record is None or not record.same_request(digest):
+                raise request_id_reused("committed other files or another table")
+            landed.append(await self._read_commit(p.table_id, record.version))
+        return landed
+
+    async def _prepare(self, part: TableCommit, *, main_removed: bool = False) -> tuple[bytes, int]:
+        """Check a commit of one table against the latest catalog; return its digest and number.
+
+        Raises:
+            NotFoundError | ValidationError: as ``commit`` says.
+        """
+        table_id, files, schema_version = part.table_id, part.files, part.schema_version
+        mode, request_id, expected_seq = part.mode, part.request_id, part.expected_seq
+        removed, iceberg = part.removed, part.iceberg
         check_request_id(request_id)
         if mode not in ("append", "overwrite"):
             raise ValidationError(f"mode must be append or overwrite, got {mode!r}")
@@ -196,58 +383,7 @@ class DataCommits:
             seq = expected_seq + 1
             if removed:
                 await self._check_removed(table_id, expected_seq, removed)
-        next_seq = seq
-
-        async def round_(attempt: int) -> DataCommit | Retry:
-            nonlocal next_seq
-            seq = next_seq
-
-            def build(commit_ts: int) -> DataCommit:
-                return DataCommit(
-                    table_id=table_id,
-                    seq=seq,
-                    commit_ts=commit_ts,
-                    schema_version=schema_version,
-                    mode=mode,
-                    files=tuple(files),
-                    request_id=request_id,
-                    removed=tuple(removed) or None,
-                    iceberg=iceberg,
-                    main_removed=main_removed or None,
-                )
-
-            result, commit = await self._group.commit(table_id, seq, build, request_id, digest)
-            if result.committed:
-                self._latest[table_id] = commit.seq
-                return commit
-            record = result.request
-            if result.conflict is AppendConflict.REQUEST and record is not None:
-                if not record.same_request(digest):
-                    raise request_id_reused("committed other files or another table")
-                return await self._read_commit(table_id, record.version)
-            if result.conflict is AppendConflict.VERSION and expected_seq is not None:
-                raise ConcurrentUpdateError(
-                    f"the latest data commit of table {table_id} is {result.version}, not "
-                    f"{expected_seq} as the write expected (its data changed since the writer "
-                    "checked it); nothing was committed: check the data again and commit "
-                    "expecting the latest",
-                    code=ErrorCode.PRECONDITION_FAILED,
-                )
-
-            async def winner(latest: int) -> None:  # known at once: nothing to wait for
-                nonlocal next_seq
-                next_seq = latest + 1
-                self._latest[table_id] = latest
-
-            await catch_up(result, self._clock.update, winner)
-            return Retry(pause=result.conflict is not AppendConflict.SAFE_TIME)
-
-        def gave_up() -> DataCommit:
-            raise ConcurrentUpdateError(
-                f"gave up committing data of table {table_id} after {self._max_attempts} attempts"
-            )
-
-        return await append_optimistically(round_, gave_up, max_attempts=self._max_attempts)
+        return digest, seq
 
     async def commits_at(
         self, table_id: int, ts: int, *, history: bool = False

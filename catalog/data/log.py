@@ -20,7 +20,7 @@ from updatelog import envelope, kv, requests
 from updatelog.backoff import send_repeatable
 from updatelog.envelope import Kind
 from updatelog.keys import VERSION_DIGITS, check_int, prefix_range_end
-from updatelog.log import AppendConflict, AppendResult, LogEntry, UpdateLog
+from updatelog.log import AppendConflict, AppendResult, LogEntry, RequestRecord, UpdateLog
 
 _TABLES_PAGE = 256
 """How many keys ``DataCommitLog.tables`` reads at a time."""
@@ -218,6 +218,12 @@ class DataCommitLog:
             LogEntry(int(item.key[prefix:]), envelope.decode_as(item.value, Kind.UPDATE).body)
             for item in read.kvs
         ]
+
+    async def request(self, request_id: str) -> RequestRecord | None:
+        """Return what a request id's record says (None: the id is unrecorded)."""
+        read = await self.store.txn([], [kv.Get(self.keys.request(request_id))])
+        value = read.reads[0].value
+        return None if value is None else requests.decode_record(value)
 
     async def latest(self, table_id: int) -> int:
         """Return the number of the table's latest data commit (0: none yet)."""
