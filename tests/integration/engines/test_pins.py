@@ -2,7 +2,9 @@
 
 Two tables change while DuckDB, Spark with Iceberg's runtime, Trino and PyIceberg each run
 the same join through a catalog configured with ``warehouse=main@<T>``: each gets exactly the
-rows the catalog's own Spark source reads as of T, however the tables moved since.
+rows the catalog's own Spark source reads as of T, however the tables moved since. And a
+writer's multi-table transactions are seen whole or not at all by a reader pinned at any
+moment.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from tests.integration.api.servers import RunningServer
 from tests.integration.engines.conftest import PEOPLE, Recorder, SparkShell, TrinoServer
 from tests.integration.engines.engines import DuckDBEngine, SparkEngine, TrinoEngine
 from tests.integration.engines.test_smoke import run
+from tests.integration.iceberg.test_transactions import Staged, send, staging
 from tests.integration.spark.conftest import spark  # noqa: F401  (the catalog's own Spark)
 
 pytestmark = pytest.mark.timeout(300)
@@ -135,3 +138,64 @@ def test_every_engine_joins_two_tables_exactly_as_of_a_pinned_moment(
     assert got == dict.fromkeys(got, expected)
     latest = run(DuckDBEngine(duckdb), JOIN.format(c="cat", ns=namespace), recorder)
     assert len(latest) > len(expected), "the writers changed both tables after the moment"
+
+
+def test_a_reader_at_any_moment_sees_all_of_a_multi_table_transaction_or_none(
+    pyiceberg: RestCatalog,
+    namespace: str,
+    engine_server: RunningServer,
+    duckdb: Any,
+    spark_engine: SparkShell,
+    recorder: Recorder,
+) -> None:
+    """A writer commits one row to each of two tables per transaction; DuckDB and Spark read
+    both tables pinned at moments taken while it runs, and always count as many in each."""
+    pyiceberg.create_namespace(namespace)
+    for name in ("a", "b"):
+        pyiceberg.create_table(f"{namespace}.{name}", PEOPLE)
+    uri, stop, sent = f"{engine_server.url}/iceberg", threading.Event(), [0]
+
+    def write() -> None:
+        catalog = staging(engine_server)
+        while not stop.is_set() and sent[0] < 40:
+            catalog.staged.clear()
+            for name in ("a", "b"):
+                table = catalog.load_table(f"{namespace}.{name}")
+                frame = [{"id": sent[0], "name": f"{name}{sent[0]}"}]
+                with pytest.raises(Staged):
+                    table.append(pa.Table.from_pylist(frame, schema=table.schema().as_arrow()))
+            assert send(engine_server, catalog.staged).status_code == 204
+            sent[0] += 1
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    counts: list[tuple[str, int, int]] = []
+    count = "SELECT (SELECT count(*) FROM {c}.{ns}.a), (SELECT count(*) FROM {c}.{ns}.b)"
+    try:
+        for n in range(6):
+            time.sleep(0.3)
+            pin = f"main@{dt.datetime.now(dt.UTC).isoformat(timespec='milliseconds')}"
+            catalog = f"tx_{uuid.uuid4().hex[:8]}"
+            if n % 2 == 0:
+                duckdb.execute(
+                    f"ATTACH '{pin}' AS {catalog} "
+                    f"(TYPE iceberg, ENDPOINT '{uri}', AUTHORIZATION_TYPE 'none')"
+                )
+                engine: Any = DuckDBEngine(duckdb)
+            else:
+                engine = SparkEngine(spark_engine)
+                prefix = f"spark.sql.catalog.{catalog}"
+                for key, value in {
+                    "": "org.apache.iceberg.spark.SparkCatalog",
+                    ".type": "rest",
+                    ".uri": uri,
+                    ".warehouse": pin,
+                }.items():
+                    run(engine, f"SET {prefix}{key}={value}", recorder)
+            ((a, b),) = run(engine, count.format(c=catalog, ns=namespace), recorder)
+            counts.append((engine.name, int(str(a)), int(str(b))))
+    finally:
+        stop.set()
+        writer.join(60)
+    assert all(a == b for _, a, b in counts), counts
+    assert any(0 < a < sent[0] for _, a, _ in counts), counts  # read while it was writing
