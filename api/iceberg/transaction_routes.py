@@ -20,6 +20,7 @@ changes each table once and at most ``MAX_TABLES_TOGETHER`` tables.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -106,12 +107,10 @@ async def _read(request: Request, cat: Catalog, body: CommitTableRequest) -> _Ch
 async def commit_transaction(request: Request, body: CommitTransactionRequest) -> Response:
     """Commit several tables' changes as one, or nothing (see the module doc)."""
     cat = latest_of(request)
-    changes: list[_Change] = []
-    for table_change in body.table_changes:
-        change = await _read(request, cat, table_change)
-        if any(c.table.id == change.table.id for c in changes):
+    changes = list(await asyncio.gather(*(_read(request, cat, c) for c in body.table_changes)))
+    for n, change in enumerate(changes):
+        if any(c.table.id == change.table.id for c in changes[:n]):
             raise bad_request(f"table {change.name} is changed twice; give its changes once")
-        changes.append(change)
     data = [c for c in changes if c.chain is not None]
     if data and len(data) < len(changes):
         raise bad_request(
@@ -127,11 +126,17 @@ async def commit_transaction(request: Request, body: CommitTransactionRequest) -
 
 async def _commit_data(request: Request, changes: list[_Change]) -> None:
     """Record every table's snapshots as one data commit each, all in one transaction."""
-    parts = []
-    for c in changes:
-        assert c.chain is not None
-        read = await read_snapshots(c.name, c.metadata, c.commits, c.body.requirements, c.chain)
-        parts.append(replace(table_commit(request, c.table, read), name=c.name))
+    reads = await asyncio.gather(
+        *(
+            read_snapshots(c.name, c.metadata, c.commits, c.body.requirements, c.chain)
+            for c in changes
+            if c.chain is not None
+        )
+    )
+    parts = [
+        replace(table_commit(request, c.table, read), name=c.name)
+        for c, read in zip(changes, reads, strict=True)
+    ]
     try:
         await node_of(request).data.commit_many(parts)
     except ConcurrentUpdateError as e:
