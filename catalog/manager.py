@@ -25,6 +25,7 @@ from catalog.commands import CommandBase
 from catalog.data.expiry import DEFAULT_GRACE_MS, DataExpiry
 from catalog.entries.base import EntryBase
 from catalog.errors import CatalogError, ConcurrentUpdateError, NodeStoppingError, ValidationError
+from catalog.leases import RetentionLease, RetentionLeases, holding_back
 from catalog.marshalling import encode_update
 from catalog.origin import UpdateOrigin, in_process
 from catalog.prepare import prepare
@@ -107,6 +108,10 @@ class CatalogManager:
         self._warehouse = warehouse
         self.expiry = DataExpiry(log, warehouse, max_clock_skew_ms=schema_sync.max_clock_skew_ms)
         """What compactions deleted of the data (``stats``)."""
+        self.leases = RetentionLeases(log.store, log.keys)
+        """The retention leases compactions keep to (``catalog.leases``)."""
+        self.held_back: RetentionLease | None = None
+        """The lease that held the last compaction back, if one did."""
         self._max_attempts = max_attempts
         self._backoff_base_s = backoff_base_s
         self._backoff_cap_s = backoff_cap_s
@@ -493,12 +498,24 @@ class CatalogManager:
     ) -> int | None:
         """Snapshot at ``version``: every older version is deleted from the log and the cache.
 
+        No further than the version active at the earliest retention lease's moment
+        (``catalog.leases``): that lease is then ``held_back`` (and logged).
+
         Reads "as of" a moment before ``version``'s activation are refused from then on, so the
         data only they reached is deleted too (``catalog.data.expiry``): the data commits of
         tables no retained version holds at once, and the files that only compactions at least
         ``file_grace_ms`` old made unreachable. Deleting data never fails the compaction: an
         error there is logged.
         """
+        asked = version
+        version, self.held_back = holding_back(await self.leases.list(), self._service, version)
+        if self.held_back is not None:
+            _logger.info(
+                "compaction to version %s held back to version %s by %s",
+                asked,
+                version,
+                self.held_back.describe(),
+            )
         if version <= self._service.earliest_version:
             return None
         # Encoding a large catalog takes a while: a worker thread does it (the catalog is

@@ -78,6 +78,8 @@ class Kind(enum.IntEnum):
     """A refused request id with its expiry and the digest of its content: version, expiry
     (``encode_u64`` each), a 32-byte digest, then an opaque refusal payload, stored at
     ``catalog.request.<id>``."""
+    RETENTION_LEASE = 15
+    """A retention lease (an opaque payload), stored at ``catalog.leases.<id>``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -258,11 +258,13 @@ def cmd_compact(args: argparse.Namespace) -> View:
             ),
         ) as node:
             snapshot = await node.manager.compact(keep_versions=args.keep)
+            held = node.manager.held_back
             return {
                 "snapshot_version": snapshot,
                 "earliest": await node.log.earliest_version(),
                 "latest": await node.log.latest_version(),
                 "data_expiry": dict(node.manager.expiry.stats),
+                "held_back_by": None if held is None else held.model_dump(mode="json"),
             }
 
     data = asyncio.run(compact())

@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from api.client import calls
+from api.client import calls, lease_calls
 from api.client.endpoint import Endpoint
 from api.client.events import EventCursor, filter_params
 from api.client.retries import Failover, RetryPolicy, base_urls
@@ -116,6 +116,9 @@ class ClientBase(abc.ABC, Generic[TransportT, HttpT, StreamT]):
     commit_data = Endpoint(calls.commit_data_call)
     data_commits = Endpoint(calls.data_commits_call)
     nodes = Endpoint(calls.nodes_call)
+    take_lease = Endpoint(lease_calls.take_lease_call)
+    leases = Endpoint(lease_calls.leases_call)
+    release_lease = Endpoint(lease_calls.release_lease_call)
 
     # -- events ---------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from api.server.middleware.limits import BodyLimitMiddleware, Refusals, RequestT
 from api.server.middleware.security_headers import SecurityHeadersMiddleware
 from api.server.request_checks import check_request
 from api.server.routes import catalog as catalog_routes
-from api.server.routes import data, ddl, events, ops, tokens, versions
+from api.server.routes import data, ddl, events, leases, ops, tokens, versions
 from api.server.slots import Slots
 from catalog.errors import CatalogError
 from catalog.runtime.node import CatalogNode
@@ -114,6 +114,7 @@ def create_app(
         events.router,
         ops.router,
         data.router,
+        leases.router,
         tokens.router,
     ):
         app.include_router(router)

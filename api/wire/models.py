@@ -22,6 +22,7 @@ from catalog import (
 from catalog.catalog import Catalog
 from catalog.commands import CatalogCommand
 from catalog.data.files import DataCommit, DataFile, DataMode, FilePath
+from catalog.leases import RetentionLease
 from catalog.origin import MAX_MESSAGE_CHARS, UpdateOrigin
 
 MAX_WAIT_FOR_NODES_S = 60.0
@@ -384,3 +385,22 @@ class Problem(_Shape):
     )
     line: int | None = Field(default=None, description="Where that statement starts (SQL).")
     column: int | None = Field(default=None, description="Its column on that line (SQL).")
+
+
+class LeaseRequest(_Shape):
+    """``POST /v1/leases``: keep what a read as of ``at`` needs for ``ttl_s`` seconds."""
+
+    at: str = Field(
+        min_length=1,
+        max_length=64,
+        description="The moment reads stay answerable at: an RFC 3339 time with an offset, or "
+        "a hybrid timestamp.",
+    )
+    ttl_s: float = Field(gt=0, description="How long the lease holds, in seconds (at most a week).")
+    owner: str = Field(min_length=1, max_length=200, description="Who holds it: a job's name.")
+
+
+class LeasesBody(_Shape):
+    """``GET /v1/leases``: the retention leases that hold, earliest moment first."""
+
+    leases: list[RetentionLease]
