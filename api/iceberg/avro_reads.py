@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import bz2
 import io
+import threading
 import time
 import zlib
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,8 +30,11 @@ from pyiceberg import manifest as iceberg
 from pyiceberg.avro.codecs import AVRO_CODEC_KEY, KNOWN_CODECS
 from pyiceberg.avro.decoder import BinaryDecoder, StreamingBinaryDecoder
 from pyiceberg.avro.file import SYNC_SIZE, AvroFile, Block
+from pyiceberg.avro.reader import Reader
+from pyiceberg.avro.resolver import resolve_reader
 from pyiceberg.io import InputFile, InputStream
 from pyiceberg.manifest import ManifestEntry, ManifestFile
+from pyiceberg.schema import Schema
 
 from catalog.data.table_files import ReadDeadlineError, TableFileError, read_file
 
@@ -121,6 +126,13 @@ def _inflate(codec: str, data: bytes, room: int, what: str) -> bytes:
     return out
 
 
+_READERS_KEPT = 256
+"""How many Avro schemas' readers are kept built: a writer writes every manifest of a spec
+with one schema, so parsing and resolving it again (most of a small manifest's read) is saved."""
+_readers: OrderedDict[tuple[str, str], tuple[Schema, Schema, Reader]] = OrderedDict()
+_readers_lock = threading.Lock()
+
+
 class _BoundedAvroFile(AvroFile[Any]):
     """PyIceberg's Avro file reader, with each block charged to the file's and request's limits."""
 
@@ -128,9 +140,32 @@ class _BoundedAvroFile(AvroFile[Any]):
         super().__init__(input_file, **options)
         self.budget = input_file.budget
         self.what = f"{input_file.what} {input_file.location}"
+        self.what_kind = input_file.what
         self.room = MAX_DECOMPRESSED_BYTES
         self.entries_left = MAX_ENTRIES_PER_MANIFEST
         self.decoded = 0
+
+    def __enter__(self) -> _BoundedAvroFile:
+        """Read the header; the reader of a schema met before is the one built then."""
+        with self.input_file.open() as f:
+            self.decoder = _checked_decoder(f.read())
+        self.header = self._read_header()
+        key = (str(self.header.meta.get("avro.schema")), self.what_kind)
+        with _readers_lock:
+            built = _readers.get(key)
+            if built is not None:
+                _readers.move_to_end(key)
+        if built is None:
+            schema = self.header.get_schema()
+            read_schema = self.read_schema or schema
+            reader = resolve_reader(schema, read_schema, self.read_types, self.read_enums)
+            built = (schema, read_schema, reader)
+            with _readers_lock:
+                _readers[key] = built
+                if len(_readers) > _READERS_KEPT:
+                    _readers.popitem(last=False)
+        self.schema, self.read_schema, self.reader = built
+        return self
 
     def _read_block(self) -> int:
         if self.block:

@@ -4,7 +4,8 @@ Reading a commit's manifests is slow work a writer can make slower (up to the li
 ``api.iceberg.avro_reads``), so it runs on threads of its own — never the event loop's, never
 the threads every other request shares — and in bounded numbers: at most
 ``FILE_READS_PER_TABLE`` for one table and ``FILE_READS`` in the server process, so one
-table's writers cannot starve another's. A read waits up to ``FILE_READ_WAIT_S`` for a slot;
+table's writers cannot starve another's. A read waits up to ``FILE_READ_WAIT_S`` for a slot
+(woken as soon as one is given back);
 after that its commit is refused with 503 (nothing written; the client sends it again). A
 slot is given back when its thread ends, not when its request does: a request cut short
 leaves its read counted until the read's own deadline frees the thread.
@@ -15,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -29,10 +29,16 @@ FILE_READS_PER_TABLE = 2
 """How many of them may be one table's."""
 FILE_READ_WAIT_S = 10.0
 """How long a read waits for a slot before its commit is refused."""
-_POLL_S = 0.02
 
 P = ParamSpec("P")
 R = TypeVar("R")
+_Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[None]"]
+"""A read waiting for a slot: its event loop and the future that wakes it."""
+
+
+def _wake(woken: asyncio.Future[None]) -> None:
+    if not woken.done():
+        woken.set_result(None)
 
 
 class FileReads:
@@ -42,11 +48,15 @@ class FileReads:
         self.limit, self.per_table, self.wait_s = limit, per_table, wait_s
         self._lock = threading.Lock()
         self._held: Counter[str] = Counter()
+        self._waiters: list[_Waiter] = []
         self._threads = ThreadPoolExecutor(limit, thread_name_prefix="table-file-reads")
 
-    def _take(self, table: str) -> bool:
+    def _take(self, table: str, waiter: _Waiter | None = None) -> bool:
+        """Take a slot of ``table``; when none is free, leave ``waiter`` to be woken."""
         with self._lock:
             if self._held.total() >= self.limit or self._held[table] >= self.per_table:
+                if waiter is not None:
+                    self._waiters.append(waiter)
                 return False
             self._held[table] += 1
             return True
@@ -56,6 +66,9 @@ class FileReads:
             self._held[table] -= 1
             if self._held[table] <= 0:
                 del self._held[table]
+            waiters, self._waiters = self._waiters, []
+        for loop, woken in waiters:  # each tries again (on its own event loop)
+            loop.call_soon_threadsafe(_wake, woken)
 
     async def run(self, table: str, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """Run ``fn`` on a reading thread once a slot of ``table`` is free; return its result.
@@ -64,15 +77,20 @@ class FileReads:
             IcebergError: ServiceUnavailableException when no slot was free in time.
         """
         table = os.path.normpath(table)
-        deadline = time.monotonic() + self.wait_s
-        while not self._take(table):
-            if time.monotonic() >= deadline:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.wait_s
+        while True:
+            woken: asyncio.Future[None] = loop.create_future()
+            if self._take(table, (loop, woken)):
+                break
+            try:
+                await asyncio.wait_for(woken, max(0.0, deadline - loop.time()))
+            except TimeoutError:
                 raise unavailable(
                     f"the server is reading the files of {self.limit} commits "
                     f"({self.per_table} of one table) and no slot came free within "
                     f"{self.wait_s:g} s; nothing was written: send the commit again"
-                )
-            await asyncio.sleep(_POLL_S)
+                ) from None
         try:
             future: Future[R] = self._threads.submit(fn, *args, **kwargs)
         except BaseException:

@@ -89,7 +89,9 @@ async def _read(request: Request, cat: Catalog, body: CommitTableRequest) -> _Ch
     namespace = NAMESPACE_SEPARATOR.join(body.identifier.namespace)
     schema, found = resolve_table(cat, namespace, body.identifier.name)
     name = f"{schema.name}.{found.name}"
-    metadata, commits = await table_state(request, cat, found)
+    # Only the snapshots refs name: a requirement reads refs, a commit its parent (main's
+    # head); no answer lists the table's snapshots.
+    metadata, commits = await table_state(request, cat, found, refs_only=True)
     if is_create(body.requirements):
         raise bad_request(f"table {name}: {ON_ITS_OWN}")
     if replacement(body.updates, body.requirements, empty=metadata.current_snapshot_id is None):
