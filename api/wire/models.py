@@ -212,6 +212,11 @@ class VersionInfo(_Shape):
         default_factory=list,
         description="The update entries' types, in order (empty for the snapshot version).",
     )
+    changes: list[str] = Field(
+        default_factory=list,
+        description='What the version changed, in words, one phrase per change ("created table '
+        'SALES.ORDERS, 3 columns"; "added column SHIPPED to SALES.ORDERS").',
+    )
     origins: list[UpdateOrigin] = Field(
         default_factory=list,
         description="One per request the version holds, in the order of their entries "

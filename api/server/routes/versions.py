@@ -23,6 +23,8 @@ from api.wire.models import (
     VersionsBody,
 )
 from api.wire.roles import Role
+from catalog.catalog import Catalog
+from catalog.change_words import describe
 from catalog.diff import Change, ColumnChange, diff
 from catalog.errors import CatalogError
 from catalog.service import CatalogService
@@ -56,10 +58,16 @@ def _version_info(service: CatalogService, version: int) -> VersionInfo:
         update = service.update(version)
     except CatalogError:  # the snapshot version has no update
         return VersionInfo(version=version, activation_ts=activation_ts)
+    after = service.catalog(version)
+    try:
+        before = service.catalog(version - 1)
+    except CatalogError:  # the version before was compacted away: what it named is unknown
+        before = Catalog.initial()
     return VersionInfo(
         version=version,
         activation_ts=activation_ts,
         entries=[entry.type for entry in update.entries],
+        changes=describe(update.entries, before, after),
         origins=list(update.origins),
     )
 

@@ -1,5 +1,6 @@
 // The catalog browser: schemas and tables at any version or time, a table's columns, keys,
-// indexes and schema versions, a version timeline, a diff between versions, and live updates
+// indexes and schema versions, a version timeline in words, a diff between versions, the
+// retention leases, the warehouse that pins Iceberg engines to the moment shown, and live updates
 // from the server-sent event stream. Plain JavaScript, no dependencies, served by the API.
 "use strict";
 
@@ -51,7 +52,10 @@ async function showTables() {
         <td>${current(t).columns.length}</td><td>${current(t).version}</td><td>${esc(zones[t.zone_id])}</td></tr>`;
     })
     .join("");
-  return `<h1 data-testid="title">Catalog <span class="muted">${esc(pinLabel(cat))}</span></h1>
+  const pinned = state.mode === "latest" ? "" : `<p data-testid="engine-pin">Iceberg engines read this catalog as of this moment
+    with the warehouse <code>catalog@v${cat.version}</code> (or <code>catalog@${esc(hlcTime(cat.activation_ts))}</code>):
+    every table exactly as then.</p>`;
+  return `<h1 data-testid="title">Catalog <span class="muted">${esc(pinLabel(cat))}</span></h1>${pinned}
     <h2>Schemas</h2><p data-testid="schemas">${cat.schemas.map((s) => `<span class="badge">${esc(s.name)}</span>`).join(" ")}</p>
     <h2>Tables</h2>
     <table data-testid="tables"><tr><th>schema</th><th>table</th><th>columns</th><th>schema version</th><th>zone</th></tr>
@@ -129,7 +133,7 @@ async function showTimeline() {
     .reverse()
     .map(
       (v) => `<tr data-testid="version-row"><td>${v.version}</td><td>${hlcTime(v.activation_ts)}</td>
-      <td>${v.entries.map((e) => `<span class="badge">${esc(e)}</span>`).join(" ") || '<span class="muted">snapshot</span>'}</td>
+      <td title="${esc(v.entries.join(", "))}">${(v.changes || []).map((c) => `<div data-testid="version-change">${esc(c)}</div>`).join("") || '<span class="muted">snapshot</span>'}</td>
       <td>${(v.origins || []).map(originLine).join("")}</td>
       <td><a href="#/diff?from=${Math.max(body.earliest, v.version - 1)}&to=${v.version}">diff</a></td></tr>`,
     )
@@ -180,6 +184,19 @@ async function showDiff(query) {
     ${rows || '<tr><td colspan="4" class="muted">no changes</td></tr>'}</table>`;
 }
 
+async function showLeases() {
+  const body = await api("/v1/leases");
+  const rows = body.leases
+    .map(
+      (l) => `<tr data-testid="lease-row"><td><code>${esc(l.id)}</code></td><td>${esc(hlcTime(l.at))}</td>
+      <td>${esc(l.owner)}</td><td>${esc(l.principal)}</td><td>${esc(new Date(l.expires_ms).toISOString())}</td></tr>`,
+    )
+    .join("");
+  return `<h1 data-testid="title">Leases <span class="muted">what compaction and data expiry keep for readers</span></h1>
+    <table data-testid="leases"><tr><th>id</th><th>keeps reads as of</th><th>owner</th><th>taken by</th><th>ends</th></tr>
+    ${rows || '<tr><td colspan="5" class="muted">no leases hold</td></tr>'}</table>`;
+}
+
 async function render() {
   const [path, search] = (location.hash.slice(1) || "/").split("?");
   const query = new URLSearchParams(search || "");
@@ -190,6 +207,7 @@ async function render() {
     if (parts[0] === "table" && parts.length === 3) html = await showTable(parts[1], parts[2]);
     else if (parts[0] === "timeline") html = await showTimeline();
     else if (parts[0] === "diff") html = await showDiff(query);
+    else if (parts[0] === "leases") html = await showLeases();
     else html = await showTables();
     main.innerHTML = html;
     const diffForm = $("#diff-form");

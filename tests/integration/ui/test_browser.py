@@ -137,13 +137,19 @@ def test_tables_table_page_pin_timeline_diff_and_live_updates(
     browser.find_element(By.ID, "pin-value").send_keys(str(versions[2]))
     browser.find_element(By.CSS_SELECTOR, '#pin button[type="submit"]').click()
     _until(browser, lambda d: len(_texts(d, "column-row")) == 2, "the pinned version's columns")
+    browser.find_element(By.CSS_SELECTOR, '[data-testid="nav-tables"]').click()
+    _until(browser, lambda d: _texts(d, "engine-pin"), "the engines' warehouse for the pin")
+    assert f"catalog@v{versions[2]}" in _texts(browser, "engine-pin")[0]
     Select(browser.find_element(By.ID, "pin-mode")).select_by_value("latest")
     browser.find_element(By.CSS_SELECTOR, '#pin button[type="submit"]').click()
 
     browser.find_element(By.CSS_SELECTOR, '[data-testid="nav-timeline"]').click()
     _until(browser, lambda d: len(_texts(d, "version-row")) == versions[-1], "every version")
     rows = _texts(browser, "version-row")
-    assert "new_columns" in rows[1]  # newest first: ITEMS, then ADD COLUMN NOTE
+    # Newest first, in words: ITEMS, then ADD COLUMN NOTE.
+    assert "created table PUBLIC.ITEMS, 1 column" in rows[0]
+    assert "added column NOTE to PUBLIC.ORDERS" in rows[1]
+    assert "object_id_gen" not in " ".join(_texts(browser, "version-change"))
     assert "local via python-client" in _texts(browser, "version-origin")[0]  # who, from what
     assert browser.find_elements(By.CSS_SELECTOR, "svg.timeline circle")
 
@@ -154,6 +160,16 @@ def test_tables_table_page_pin_timeline_diff_and_live_updates(
     # The altered table shows the one column added, not the whole table twice.
     assert _texts(browser, "column-change") == ["+ column NOTE: STRING(40)"]
     assert _texts(browser, "field-change") == ["schema_version 1 → 2"]
+
+    # The leases that hold, and what they keep.
+    lease = client.take_lease(client.now(), 600, "ui-report")
+    browser.find_element(By.CSS_SELECTOR, '[data-testid="nav-leases"]').click()
+    _until(browser, lambda d: len(_texts(d, "lease-row")) == 1, "the lease")
+    assert (
+        lease.id in _texts(browser, "lease-row")[0]
+        and "ui-report" in _texts(browser, "lease-row")[0]
+    )
+    client.release_lease(lease.id)
 
     # Live: a change made elsewhere shows up without a reload.
     _open(browser, server.url + "/ui/")
