@@ -9,10 +9,10 @@ requirements and updates) unsent. Then the ten requests are sent either as one
 sending is measured. The two take turns, on fresh appends each round.
 
 T2: a table of 10 snapshots, then 100,000 catalog versions of history made after it (an
-``ALTER TABLE ... SET`` of another table each, written by an in-process node before the server
-starts). Each round loads the table through a catalog pinned at a moment in the middle of
-that history (``warehouse=bench@<time>``: its own prefix, config and load) or through an
-unpinned catalog (config and load); the two take turns.
+``ALTER TABLE ... SET`` of one of 1,000 other tables each, in turn, written by an in-process
+node before the server starts). Each round loads the table through a catalog pinned at a
+moment in the middle of that history (``warehouse=bench@<time>``: its own prefix, config and
+load) or through an unpinned catalog (config and load); the two take turns.
 """
 
 from __future__ import annotations
@@ -88,8 +88,13 @@ def _t1_sides(uri: str) -> list[Callable[[], float]]:
     return [together, one_by_one]
 
 
+NOISE_TABLES = 1000
+"""The tables the history alters in turn (a table's own history grows with each change)."""
+
+
 async def _history(store: str, versions: int, *, first: bool) -> None:
-    """Append ``versions`` catalog versions: an ALTER TABLE of table NOISE each (made first)."""
+    """Append ``versions`` catalog versions: an ALTER TABLE of one of the NOISE tables each
+    (made first, in one version), in turn."""
     from catalog import commands as c
     from catalog.runtime.node import CatalogNode
     from catalog.runtime.options import NodeOptions
@@ -97,10 +102,11 @@ async def _history(store: str, versions: int, *, first: bool) -> None:
     options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, registry_ttl_s=None)
     async with CatalogNode.open(store, "history", options) as node:
         if first:
-            await node.manager.execute([create_command("NOISE")])
+            await node.manager.execute([create_command(f"NOISE{i}") for i in range(NOISE_TABLES)])
         for n in range(versions):
-            fraction = 0.1 + (n % 800) / 1000
-            command = c.AlterTableProperties(table="NOISE", stale_rows_fraction=fraction)
+            fraction = 0.1 + (n // NOISE_TABLES % 800) / 1000
+            table = f"NOISE{n % NOISE_TABLES}"
+            command = c.AlterTableProperties(table=table, stale_rows_fraction=fraction)
             await node.manager.execute([command])
 
 

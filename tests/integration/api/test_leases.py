@@ -19,12 +19,10 @@ from pyiceberg.expressions import AlwaysTrue
 
 from api.client import CatalogApiError, CatalogClient
 from catalog.leases import RetentionLease
-from catalog.runtime.node import CatalogNode
-from catalog.runtime.options import NodeOptions
 from tests.integration.api.servers import RunningServer, ServerFactory
-from tests.integration.catalog.support import create_table
 from tests.integration.iceberg.schemas import EVENTS
 from tests.integration.iceberg.test_appends import ids, rows
+from tests.integration.iceberg.test_expiry import compact_now
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -40,16 +38,8 @@ def server(tmp_path: Path) -> Iterator[RunningServer]:
 
 async def _compact(server: RunningServer, name: str) -> RetentionLease | None:
     """Compact at a new version (no grace for files); return the lease that held it back."""
-    settings = server.settings
-    options = NodeOptions(
-        delay_ms=settings.delay_ms,
-        max_clock_skew_ms=settings.max_clock_skew_ms,
-        registry_ttl_s=None,
-    )
-    async with CatalogNode.open(settings.store, "compactor", options) as node:
-        version = (await node.manager.execute(create_table(name))).version
-        await node.manager.compact_to(version, file_grace_ms=0)
-        return node.manager.held_back
+    manager, _ = await compact_now(server, name)
+    return manager.held_back
 
 
 def _pinned(server: RunningServer, moment: str) -> RestCatalog:

@@ -13,6 +13,7 @@ from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.expressions import EqualTo
 
 from api.client import CatalogClient
+from catalog.manager import CatalogManager
 from catalog.runtime.node import CatalogNode
 from catalog.runtime.options import NodeOptions
 from tests.integration.api.servers import RunningServer, ServerFactory
@@ -25,9 +26,12 @@ from tests.integration.iceberg.test_spark_commits import spark_commit
 pytestmark = pytest.mark.timeout(60)
 
 
-async def _compact(server: RunningServer) -> dict[str, int]:
-    """Compact the catalog at a new version, deleting files removed before it (no grace);
-    return what the expiry did."""
+async def compact_now(
+    server: RunningServer, mark: str = "MARK"
+) -> tuple[CatalogManager, int | None]:
+    """Compact the catalog at a new version (table ``mark`` made), deleting files removed
+    before it (no grace); return the compacting node's manager (its ``expiry.stats``, the
+    lease that ``held_back`` it) and the version it compacted to (None: none)."""
     settings = server.settings
     options = NodeOptions(
         delay_ms=settings.delay_ms,
@@ -35,9 +39,15 @@ async def _compact(server: RunningServer) -> dict[str, int]:
         registry_ttl_s=None,
     )
     async with CatalogNode.open(settings.store, "compactor", options) as node:
-        version = (await node.manager.execute(create_table("MARK"))).version
-        assert await node.manager.compact_to(version, file_grace_ms=0)
-        return dict(node.manager.expiry.stats)
+        version = (await node.manager.execute(create_table(mark))).version
+        return node.manager, await node.manager.compact_to(version, file_grace_ms=0)
+
+
+async def _compact(server: RunningServer) -> dict[str, int]:
+    """Compact the catalog at a new version (see ``compact_now``); return what expiry did."""
+    manager, compacted = await compact_now(server)
+    assert compacted
+    return dict(manager.expiry.stats)
 
 
 def _once_noticed(iceberg: RestCatalog, *, snapshots: int) -> Any:

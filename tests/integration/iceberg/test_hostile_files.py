@@ -30,7 +30,6 @@ from pyiceberg.manifest import (
     DataFileContent,
     FileFormat,
     ManifestFile,
-    write_manifest_list,
 )
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
@@ -60,6 +59,7 @@ from tests.integration.api.servers import RunningServer
 from tests.integration.iceberg.schemas import EVENTS
 from tests.integration.iceberg.test_appends import fast_append, ids, parquet_file, rows
 from tests.integration.iceberg.test_expiry import _compact
+from tests.manifest_lists import write_list
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -214,16 +214,7 @@ def _header(path: Path) -> bytes:
 
 def _empty_list(path: Path) -> bytes:
     """Write a manifest list of no manifests; return its Avro header."""
-    with write_manifest_list(
-        format_version=2,
-        output_file=PyArrowFileIO().new_output(str(path)),
-        snapshot_id=1,
-        parent_snapshot_id=None,
-        sequence_number=1,
-        avro_compression="deflate",
-    ) as writer:
-        writer.add_manifests([])
-    return _header(path)
+    return _header(write_list(path, []))
 
 
 def _varint(n: int) -> bytes:
@@ -289,16 +280,7 @@ def _claiming(manifest: ManifestFile, count: int, path: str | None = None) -> Ma
 
 
 def _list_of(path: Path, manifest: ManifestFile) -> Path:
-    with write_manifest_list(
-        format_version=2,
-        output_file=PyArrowFileIO().new_output(str(path)),
-        snapshot_id=2,
-        parent_snapshot_id=1,
-        sequence_number=2,
-        avro_compression="deflate",
-    ) as writer:
-        writer.add_manifests([manifest])
-    return path
+    return write_list(path, [manifest], snapshot_id=2, parent_snapshot_id=1)
 
 
 def _with_block_count(manifest: Path, count: int) -> bytes:

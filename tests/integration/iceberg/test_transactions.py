@@ -74,6 +74,14 @@ def send(
     return requests.post(url, json={"table-changes": staged}, timeout=30)
 
 
+def staged_appends(server: RunningServer) -> StagingCatalog:
+    """Return a staging catalog holding appends of rows 10-11 to PUBLIC.A and 20-22 to B."""
+    catalog = staging(server)
+    stage_append(catalog, "PUBLIC.A", range(10, 12))
+    stage_append(catalog, "PUBLIC.B", range(20, 23))
+    return catalog
+
+
 @pytest.fixture
 def two(iceberg: RestCatalog) -> tuple[Table, Table]:
     """Tables PUBLIC.A and PUBLIC.B, each with rows 0 and 1."""
@@ -91,9 +99,7 @@ def test_appends_to_two_tables_land_together_at_one_moment(
     client: CatalogClient,
     iceberg_server: RunningServer,
 ) -> None:
-    catalog = staging(iceberg_server)
-    stage_append(catalog, "PUBLIC.A", range(10, 12))
-    stage_append(catalog, "PUBLIC.B", range(20, 23))
+    catalog = staged_appends(iceberg_server)
     version = client.versions().latest
     answer = send(iceberg_server, catalog.staged)
     assert answer.status_code == 204, answer.text
@@ -113,9 +119,7 @@ def test_a_table_that_moved_on_fails_the_whole_transaction_naming_it(
     client: CatalogClient,
     iceberg_server: RunningServer,
 ) -> None:
-    catalog = staging(iceberg_server)
-    stage_append(catalog, "PUBLIC.A", range(10, 12))
-    stage_append(catalog, "PUBLIC.B", range(20, 23))
+    catalog = staged_appends(iceberg_server)
     b = iceberg.load_table("PUBLIC.B")
     b.append(rows(b, range(30, 31)))  # another writer came first to B
     answer = send(iceberg_server, catalog.staged)

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 import zstandard
 from pyiceberg.avro.codecs import AvroCompressionCodec
-from pyiceberg.io.pyarrow import PyArrowFileIO
-from pyiceberg.manifest import ManifestContent, ManifestFile, write_manifest_list
+from pyiceberg.manifest import ManifestContent, ManifestFile
 
 from api.iceberg.avro_reads import (
     MAX_ENTRIES_PER_COMMIT,
@@ -20,6 +19,7 @@ from api.iceberg.avro_reads import (
     manifests_of,
     open_manifest_list,
 )
+from tests.manifest_lists import write_list
 
 ZEROS = bytes(5000)
 
@@ -72,15 +72,7 @@ def test_a_manifest_list_of_each_codec_reads_back(
         )
         for n in range(3)
     ]
-    with write_manifest_list(
-        format_version=2,
-        output_file=PyArrowFileIO().new_output(str(path)),
-        snapshot_id=1,
-        parent_snapshot_id=None,
-        sequence_number=1,
-        avro_compression=codec,
-    ) as writer:
-        writer.add_manifests(manifests)
+    write_list(path, manifests, codec=codec)
     budget = ReadBudget(str(tmp_path))
     read = manifests_of(open_manifest_list(budget, "metadata/snap-1.avro", str(path)))
     assert [m.manifest_path for m in read] == [m.manifest_path for m in manifests]
