@@ -8,6 +8,7 @@ instead of sending them (``StagingCatalog``), and the test sends them together.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from pyiceberg.table.update import TableRequirement, TableUpdate
 from pyiceberg.types import StringType
 
 from api.client import CatalogClient
+from catalog.data.files import DataCommit
 from tests.integration.api.servers import RunningServer
 from tests.integration.iceberg.schemas import EVENTS
 from tests.integration.iceberg.test_appends import ids, rows
@@ -82,90 +84,82 @@ def staged_appends(server: RunningServer) -> StagingCatalog:
     return catalog
 
 
+@dataclass
+class Two:
+    """Tables PUBLIC.A and PUBLIC.B (rows 0 and 1 each) on a server, and its clients."""
+
+    iceberg: RestCatalog
+    client: CatalogClient
+    server: RunningServer
+
+
 @pytest.fixture
-def two(iceberg: RestCatalog) -> tuple[Table, Table]:
+def two(iceberg: RestCatalog, client: CatalogClient, iceberg_server: RunningServer) -> Two:
     """Tables PUBLIC.A and PUBLIC.B, each with rows 0 and 1."""
-    made = []
     for name in ("PUBLIC.A", "PUBLIC.B"):
         table = iceberg.create_table(name, EVENTS)
         table.append(rows(table, range(2)))
-        made.append(table)
-    return made[0], made[1]
+    return Two(iceberg, client, iceberg_server)
 
 
-def test_appends_to_two_tables_land_together_at_one_moment(
-    two: tuple[Table, Table],
-    iceberg: RestCatalog,
-    client: CatalogClient,
-    iceberg_server: RunningServer,
-) -> None:
-    catalog = staged_appends(iceberg_server)
-    version = client.versions().latest
-    answer = send(iceberg_server, catalog.staged)
+def _commits(two: Two, table: str) -> list[DataCommit]:
+    return two.client.data_commits(two.client.table("PUBLIC", table).id).commits
+
+
+def test_appends_to_two_tables_land_together_at_one_moment(two: Two) -> None:
+    catalog = staged_appends(two.server)
+    version = two.client.versions().latest
+    answer = send(two.server, catalog.staged)
     assert answer.status_code == 204, answer.text
-    assert ids(iceberg.load_table("PUBLIC.A")) == [0, 1, 10, 11]
-    assert ids(iceberg.load_table("PUBLIC.B")) == [0, 1, 20, 21, 22]
-    assert client.versions().latest == version  # data commits make no catalog version
-    last = [client.data_commits(client.table("PUBLIC", t).id).commits[-1] for t in "AB"]
+    assert ids(two.iceberg.load_table("PUBLIC.A")) == [0, 1, 10, 11]
+    assert ids(two.iceberg.load_table("PUBLIC.B")) == [0, 1, 20, 21, 22]
+    assert two.client.versions().latest == version  # data commits make no catalog version
+    last = [_commits(two, t)[-1] for t in "AB"]
     assert last[0].commit_ts == last[1].commit_ts
     # Sent again (its answer lost, say): answered with what it made, nothing made twice.
-    assert send(iceberg_server, catalog.staged).status_code == 204
-    assert [len(client.data_commits(client.table("PUBLIC", t).id).commits) for t in "AB"] == [2, 2]
+    assert send(two.server, catalog.staged).status_code == 204
+    assert [len(_commits(two, t)) for t in "AB"] == [2, 2]
 
 
-def test_a_table_that_moved_on_fails_the_whole_transaction_naming_it(
-    two: tuple[Table, Table],
-    iceberg: RestCatalog,
-    client: CatalogClient,
-    iceberg_server: RunningServer,
-) -> None:
-    catalog = staged_appends(iceberg_server)
-    b = iceberg.load_table("PUBLIC.B")
+def test_a_table_that_moved_on_fails_the_whole_transaction_naming_it(two: Two) -> None:
+    catalog = staged_appends(two.server)
+    b = two.iceberg.load_table("PUBLIC.B")
     b.append(rows(b, range(30, 31)))  # another writer came first to B
-    answer = send(iceberg_server, catalog.staged)
+    answer = send(two.server, catalog.staged)
     assert answer.status_code == 409
     error = answer.json()["error"]
     assert error["type"] == "CommitFailedException" and "PUBLIC.B" in error["message"]
-    assert ids(iceberg.load_table("PUBLIC.A")) == [0, 1]  # A unchanged: none or all
-    assert len(client.data_commits(client.table("PUBLIC", "A").id).commits) == 1
+    assert ids(two.iceberg.load_table("PUBLIC.A")) == [0, 1]  # A unchanged: none or all
+    assert len(_commits(two, "A")) == 1
 
 
-def test_metadata_changes_of_two_tables_are_one_catalog_version(
-    two: tuple[Table, Table],
-    iceberg: RestCatalog,
-    client: CatalogClient,
-    iceberg_server: RunningServer,
-) -> None:
-    catalog = staging(iceberg_server)
+def test_metadata_changes_of_two_tables_are_one_catalog_version(two: Two) -> None:
+    catalog = staging(two.server)
     with pytest.raises(Staged), catalog.load_table("PUBLIC.A").transaction() as tx:
         tx.set_properties(owner="team-a")
     with pytest.raises(Staged), catalog.load_table("PUBLIC.B").update_schema() as update:
         update.add_column("NOTE", StringType())
-    version = client.versions().latest
-    answer = send(iceberg_server, catalog.staged)
+    version = two.client.versions().latest
+    answer = send(two.server, catalog.staged)
     assert answer.status_code == 204, answer.text
-    assert client.versions().latest == version + 1
-    assert iceberg.load_table("PUBLIC.A").properties["owner"] == "team-a"
-    assert "NOTE" in iceberg.load_table("PUBLIC.B").schema().column_names
+    assert two.client.versions().latest == version + 1
+    assert two.iceberg.load_table("PUBLIC.A").properties["owner"] == "team-a"
+    assert "NOTE" in two.iceberg.load_table("PUBLIC.B").schema().column_names
     # A stale requirement (B's schema changed since): 409 naming B, nothing changed.
     catalog.staged.clear()
     with pytest.raises(Staged), catalog.load_table("PUBLIC.A").transaction() as tx:
         tx.set_properties(owner="team-b")
     with pytest.raises(Staged), catalog.load_table("PUBLIC.B").update_schema() as update:
         update.add_column("OTHER", StringType())
-    with iceberg.load_table("PUBLIC.B").update_schema() as update:
+    with two.iceberg.load_table("PUBLIC.B").update_schema() as update:
         update.add_column("FIRST", StringType())
-    answer = send(iceberg_server, catalog.staged)
+    answer = send(two.server, catalog.staged)
     assert answer.status_code == 409 and "PUBLIC.B" in answer.json()["error"]["message"]
-    assert iceberg.load_table("PUBLIC.A").properties["owner"] == "team-a"
+    assert two.iceberg.load_table("PUBLIC.A").properties["owner"] == "team-a"
 
 
-def test_what_a_transaction_cannot_hold_is_refused_and_nothing_is_written(
-    two: tuple[Table, Table],
-    client: CatalogClient,
-    iceberg_server: RunningServer,
-) -> None:
-    catalog = staging(iceberg_server)
+def test_what_a_transaction_cannot_hold_is_refused_and_nothing_is_written(two: Two) -> None:
+    catalog = staging(two.server)
     stage_append(catalog, "PUBLIC.A", range(10, 12))
     with pytest.raises(Staged), catalog.load_table("PUBLIC.B").transaction() as tx:
         tx.set_properties(owner="team-b")
@@ -177,17 +171,17 @@ def test_what_a_transaction_cannot_hold_is_refused_and_nothing_is_written(
         "names its table (identifier)": [{**append, "identifier": None}],
         "NONE": [missing],
     }
-    commits = [len(client.data_commits(client.table("PUBLIC", t).id).commits) for t in "AB"]
-    version = client.versions().latest
+    commits = [len(_commits(two, t)) for t in "AB"]
+    version = two.client.versions().latest
     for named, staged in refused.items():
-        answer = send(iceberg_server, staged)
+        answer = send(two.server, staged)
         assert answer.status_code in (400, 404), answer.text
         assert named in answer.json()["error"]["message"]
-    assert send(iceberg_server, []).status_code == 400
-    pinned = send(iceberg_server, [append], prefix=f"main@v{version}/")
+    assert send(two.server, []).status_code == 400
+    pinned = send(two.server, [append], prefix=f"main@v{version}/")
     assert pinned.status_code == 406 and "pinned and read-only" in pinned.text
-    after = [len(client.data_commits(client.table("PUBLIC", t).id).commits) for t in "AB"]
-    assert after == commits and client.versions().latest == version
+    after = [len(_commits(two, t)) for t in "AB"]
+    assert after == commits and two.client.versions().latest == version
 
 
 def test_the_endpoint_is_advertised(iceberg_server: RunningServer) -> None:
