@@ -209,6 +209,7 @@ def test_compact_opens_the_store(
             "earliest": 3,
             "latest": 4,
             "data_expiry": expiry,
+            "held_back_by": None,  # no retention lease held it back
         }
         assert run_json(capsys, "compact", "--keep", "2", *flags)["snapshot_version"] is None
         deadline = time.monotonic() + 15
