@@ -24,7 +24,7 @@ from fastapi import Request
 
 from api.iceberg.errors import bad_request, unsupported
 from api.server.execution import node_of
-from api.server.routes.params import parse_timestamp
+from api.server.moments import parse_timestamp
 from catalog.catalog import Catalog
 from catalog.errors import ValidationError
 from schemasync.clock import describe_ts

@@ -10,8 +10,9 @@ from fastapi.responses import Response
 from api.server.auth import require, scoped_request_id
 from api.server.errors import problem_responses
 from api.server.execution import node_of
+from api.server.moments import parse_timestamp
 from api.server.responses import json_response
-from api.server.routes.params import AT_DOC, parse_timestamp
+from api.server.routes.params import AT_DOC
 from api.wire.models import DataCommitRequest, DataCommitsBody
 from api.wire.roles import Role
 from catalog.data.files import DataCommit

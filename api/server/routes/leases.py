@@ -20,8 +20,8 @@ from fastapi.responses import Response
 from api.server.auth import Claims, principal_of, require
 from api.server.errors import ApiError, problem_responses
 from api.server.execution import node_of
+from api.server.moments import parse_timestamp
 from api.server.responses import json_response
-from api.server.routes.params import parse_timestamp
 from api.wire.codes import Code
 from api.wire.models import LeaseRequest, LeasesBody
 from api.wire.roles import Role

@@ -10,8 +10,9 @@ from fastapi.responses import JSONResponse, Response
 from api.server.auth import require
 from api.server.errors import problem, problem_responses
 from api.server.execution import node_of
+from api.server.moments import parse_timestamp
 from api.server.responses import json_response
-from api.server.routes.params import AT_DOC, parse_timestamp
+from api.server.routes.params import AT_DOC
 from api.wire.codes import Code
 from api.wire.models import NodeInfo, NodesBody, SchemaSyncBody, TimeBody
 from api.wire.roles import Role

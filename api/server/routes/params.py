@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
+from api.server.moments import parse_timestamp
 from catalog.catalog import Catalog
 from catalog.errors import ErrorCode, ValidationError
 from catalog.runtime.node import CatalogNode
-from schemasync.clock import MAX_TIMESTAMP, hlc
 
 VERSION_DOC = "An exact catalog version (0 is the empty catalog before version 1)."
 NAME_DOC = (
@@ -18,32 +16,6 @@ AT_DOC = (
     "A hybrid timestamp (integer: milliseconds << 16 | logical) or an RFC 3339 time with an "
     "offset; the read first waits until metadata is complete at that time."
 )
-
-
-def parse_timestamp(text: str) -> int:
-    """Parse ``at=``: a hybrid timestamp integer, or an RFC 3339 time with an offset.
-
-    Raises:
-        ValidationError: neither form, no offset, or out of range.
-    """
-    text = text.strip()
-    if text.isascii() and text.isdigit():
-        value = int(text)
-        if value > MAX_TIMESTAMP:
-            raise ValidationError(f"timestamp {text} does not fit in 64 bits")
-        return value
-    try:
-        moment = dt.datetime.fromisoformat(text)
-    except ValueError as e:
-        raise ValidationError(
-            f"at={text!r} is neither a hybrid timestamp nor an RFC 3339 time"
-        ) from e
-    if moment.tzinfo is None:
-        raise ValidationError(f"at={text!r} needs an offset, e.g. 2026-01-01T00:00:00Z")
-    ms = int(moment.timestamp() * 1000)
-    if ms < 0:
-        raise ValidationError(f"at={text!r} is before 1970")
-    return hlc(ms)
 
 
 async def resolve_catalog(node: CatalogNode, version: int | None, at: str | None) -> Catalog:

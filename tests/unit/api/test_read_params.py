@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from api.server.moments import parse_timestamp
 from api.server.routes.events import parse_event_id
-from api.server.routes.params import parse_timestamp
 from catalog.errors import CatalogError, ValidationError
 from schemasync.clock import MAX_TIMESTAMP, hlc
 
