@@ -9,7 +9,7 @@ tables in one transaction"). Bookkeeping entries (the object id counter) say not
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from catalog.catalog import Catalog
 from catalog.entries import (
@@ -188,37 +188,29 @@ def describe(entries: Sequence[EntryBase], before: Catalog, after: Catalog) -> l
         for e in entries
         if isinstance(e, NewTableEntry | DropTableEntry | RenameTableEntry)
     }
-    phrases: list[str] = []
-    columns: dict[tuple[str, int], list[str]] = {}
+    # One slot per phrase, in the order of the entries: a column change's slot gathers the
+    # names of every column its kind of change touches in that table.
+    slots: dict[str | tuple[str, int], list[str]] = {}
     for entry in entries:
         verb = next((v for t, v in _COLUMN_VERBS.items() if isinstance(entry, t)), None)
         if verb is not None:
             table_id = getattr(entry, "table_id")  # noqa: B009 - every column entry has one
-            key = (verb, table_id)
-            if key not in columns:
-                columns[key] = []
-                phrases.append(f"\0{verb}\0{table_id}")  # its place; filled in below
-            columns[key] += _column_names(entry, names, table_id)
-            continue
-        if names.index_table(entry) in implied:
-            continue
-        phrase = _phrase(entry, names)
-        if phrase is not None and phrase not in phrases:
-            phrases.append(phrase)
-    said = [_filled(p, columns, names.table) for p in phrases]
+            slots.setdefault((verb, table_id), []).extend(_column_names(entry, names, table_id))
+        elif names.index_table(entry) not in implied:
+            phrase = _phrase(entry, names)
+            if phrase is not None:
+                slots.setdefault(phrase, [])
+    said = [
+        slot if isinstance(slot, str) else _columns_phrase(slot[0], listed, names.table(slot[1]))
+        for slot, listed in slots.items()
+    ]
     tables = {t for t in map(_table_of, entries) if t is not None}
     if len(tables) > 1:
         said.insert(0, f"{len(tables)} tables in one transaction")
     return said
 
 
-def _filled(
-    phrase: str, columns: dict[tuple[str, int], list[str]], table: Callable[[int], str]
-) -> str:
-    if not phrase.startswith("\0"):
-        return phrase
-    _, verb, table_id = phrase.split("\0")
-    listed = columns[(verb, int(table_id))]
+def _columns_phrase(verb: str, listed: list[str], table: str) -> str:
     word = "column" if len(listed) == 1 else "columns"
     preposition = {"added": "to", "dropped": "from", "altered": "of"}[verb]
-    return f"{verb} {word} {', '.join(listed)} {preposition} {table(int(table_id))}"
+    return f"{verb} {word} {', '.join(listed)} {preposition} {table}"

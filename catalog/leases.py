@@ -15,7 +15,6 @@ Keys, under the log's ``leases`` subspace (``KeyLayout.subspace``)::
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import TYPE_CHECKING
 
@@ -32,6 +31,7 @@ from updatelog import envelope
 from updatelog.envelope import Kind
 from updatelog.keys import KeyLayout, prefix_range_end
 from updatelog.kv import Delete, Get, KvStore, Put
+from updatelog.requests import wall_ms
 
 if TYPE_CHECKING:
     from catalog.service import CatalogService
@@ -65,10 +65,6 @@ class RetentionLease(Model):
     def describe(self) -> str:
         """Return the lease in words, for messages and logs."""
         return f"lease {self.id} of {self.owner} (a read as of {describe_ts(self.at)})"
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class RetentionLeases:
@@ -107,7 +103,7 @@ class RetentionLeases:
                 f"this catalog holds {MAX_LEASES} leases already; release ones no longer needed",
                 code=ErrorCode.TOO_MANY_LEASES,
             )
-        now = _now_ms()
+        now = wall_ms()
         lease = RetentionLease(
             id=uuid.uuid4().hex[:16],
             at=at,
@@ -129,7 +125,7 @@ class RetentionLeases:
     async def list(self) -> list[RetentionLease]:
         """Return the leases that hold now, earliest moment first."""
         read = await self.store.range(self.prefix, prefix_range_end(self.prefix))
-        now = _now_ms()
+        now = wall_ms()
         leases = [_decoded(kv.value) for kv in read.kvs]
         return sorted((x for x in leases if x.expires_ms > now), key=lambda x: (x.at, x.id))
 
@@ -143,7 +139,7 @@ class RetentionLeases:
         value = read.reads[0].value
         if value is not None:
             lease = _decoded(value)
-            if lease.expires_ms > _now_ms():
+            if lease.expires_ms > wall_ms():
                 return lease
         raise NotFoundError(
             f"lease {lease_id} does not hold (released, or its time ran out)",

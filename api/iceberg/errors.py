@@ -47,11 +47,13 @@ ERROR_STATUSES = (400, 401, 403, 404, 406, 409, 429, 503)
 class IcebergError(Exception):
     """An error of the Iceberg routes, with the protocol's exception type and status."""
 
-    def __init__(self, type_: str, status: int, message: str) -> None:
+    def __init__(self, type_: str, status: int, message: str, *, retry: bool = False) -> None:
         super().__init__(message)
         self.type = type_
         self.status = status
         self.message = message
+        self.retry = retry
+        """Nothing was written: answered with ``Retry-After``, so a client sends it again."""
 
 
 def bad_request(message: str) -> IcebergError:
@@ -70,8 +72,11 @@ def commit_failed(message: str) -> IcebergError:
 
 
 def unavailable(message: str) -> IcebergError:
-    """Return a 503 ``ServiceUnavailableException`` (answered with ``Retry-After``)."""
-    return IcebergError(IcebergType.SERVICE_UNAVAILABLE, 503, message)
+    """Return a 503 ``ServiceUnavailableException`` of a request that wrote nothing.
+
+    It is answered with ``Retry-After``: the client may send the request again.
+    """
+    return IcebergError(IcebergType.SERVICE_UNAVAILABLE, 503, message, retry=True)
 
 
 def error_response(type_: str, status: int, message: str, *, retry: bool = False) -> JSONResponse:
@@ -95,7 +100,7 @@ def _by_code(code: str, message: str) -> JSONResponse:
 def iceberg_error(e: Exception) -> JSONResponse:
     """Return the protocol's answer to ``e``, raised while serving an Iceberg route."""
     if isinstance(e, IcebergError):
-        return error_response(e.type, e.status, e.message, retry=e.status == 503)
+        return error_response(e.type, e.status, e.message, retry=e.retry)
     if isinstance(e, UnknownOutcomeError):
         return error_response(
             IcebergType.COMMIT_STATE_UNKNOWN,

@@ -43,7 +43,7 @@ async def compact_now(
         return node.manager, await node.manager.compact_to(version, file_grace_ms=0)
 
 
-async def _compact(server: RunningServer) -> dict[str, int]:
+async def compacted_stats(server: RunningServer) -> dict[str, int]:
     """Compact the catalog at a new version (see ``compact_now``); return what expiry did."""
     manager, compacted = await compact_now(server)
     assert compacted
@@ -74,7 +74,7 @@ def test_snapshots_before_a_compaction_are_expired_with_their_files(
     first_files = sorted(p.name for p in data.glob("*.parquet"))
     assert len(first_files) == 2
 
-    stats = asyncio.run(_compact(iceberg_server))
+    stats = asyncio.run(compacted_stats(iceberg_server))
     assert stats["files_deleted"] == 1  # the file the delete rewrote
     assert stats["commits_merged"] == 0  # their request ids still answer
     table.append(rows(table, range(10, 12)))
@@ -113,7 +113,7 @@ def test_merged_commits_read_the_same_and_take_further_commits(
         table.append(rows(table, range(3, 5)))
         last = spark_commit(client, server, range(5, 7))
         time.sleep(1.1)  # the request ids expire (a second's allowance)
-        assert asyncio.run(_compact(server))["commits_merged"] == 3
+        assert asyncio.run(compacted_stats(server))["commits_merged"] == 3
 
         loaded = _once_noticed(iceberg, snapshots=1)
         assert ids(loaded) == [1, 2, 3, 4, 5, 6]

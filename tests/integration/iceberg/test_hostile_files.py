@@ -58,7 +58,7 @@ from spark.warehouse import remove_orphans
 from tests.integration.api.servers import RunningServer
 from tests.integration.iceberg.schemas import EVENTS
 from tests.integration.iceberg.test_appends import fast_append, ids, parquet_file, rows
-from tests.integration.iceberg.test_expiry import _compact
+from tests.integration.iceberg.test_expiry import compacted_stats
 from tests.manifest_lists import write_list
 
 pytestmark = pytest.mark.timeout(120)
@@ -321,7 +321,7 @@ def test_expiry_and_orphan_removal_never_delete_through_a_link(
     data.rename(_folder(attacker) / "moved")  # its folder becomes a link to the victim's
     data.symlink_to(victim_file.parent, target_is_directory=True)
     iceberg.load_table("PUBLIC.EVENTS").delete(AlwaysTrue())  # drops the file: expiry's to delete
-    stats = asyncio.run(_compact(iceberg_server))
+    stats = asyncio.run(compacted_stats(iceberg_server))
     assert stats["files_deleted"] == 0
     assert victim_file.exists()
     assert sorted(ids(iceberg.load_table("PUBLIC.VICTIM"))) == list(range(5))

@@ -14,7 +14,7 @@ from api.client import CatalogClient
 from tests.integration.api.servers import RunningServer
 from tests.integration.iceberg.schemas import EVENTS
 from tests.integration.iceberg.test_appends import ids, rows
-from tests.integration.iceberg.test_expiry import _compact
+from tests.integration.iceberg.test_expiry import compacted_stats
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -132,7 +132,7 @@ def test_a_dropped_tables_own_location_goes_with_the_expiry(
     moved.append(rows(moved, range(1, 3)))
     iceberg.drop_table("PUBLIC.EVENTS")
     iceberg.drop_table("PUBLIC.MOVED")
-    stats = asyncio.run(_compact(iceberg_server))
+    stats = asyncio.run(compacted_stats(iceberg_server))
     assert stats["folders_deleted"] == 2
     assert not folder.exists() and not first.exists()
     assert not (warehouse / "lake" / "moved").exists()

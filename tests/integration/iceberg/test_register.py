@@ -18,7 +18,7 @@ from api.client import CatalogClient
 from tests.integration.api.servers import RunningServer
 from tests.integration.iceberg.schemas import EVENTS
 from tests.integration.iceberg.test_appends import ids, rows
-from tests.integration.iceberg.test_expiry import _compact
+from tests.integration.iceberg.test_expiry import compacted_stats
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -75,7 +75,7 @@ def test_a_registered_table_reads_what_its_file_held_in_another_namespace(
     *kept, latest = appended.history()
     assert kept == original.history() and latest.timestamp_ms > kept[-1].timestamp_ms
     # The dropped table's folder is the registered one's now: the expiry leaves it.
-    asyncio.run(_compact(iceberg_server))
+    asyncio.run(compacted_stats(iceberg_server))
     assert ids(iceberg.load_table("COPY.EVENTS")) == [1, 3, 4, 5, 6, 7]
 
 
