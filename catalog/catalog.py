@@ -23,6 +23,7 @@ from catalog.descriptors import (
     SchemaDescriptor,
     SystemViewDescriptor,
     TableDescriptor,
+    ViewDescriptor,
     ZoneDescriptor,
 )
 from catalog.descriptors.schemas import PUBLIC_SCHEMA, SYSTEM_SCHEMA
@@ -33,6 +34,7 @@ from catalog.storage.namespaces import EMPTY, Namespaces, put_named
 from catalog.storage.records import ALIVE, NAME, SCHEMA_ID, TABLE_ID, VALUE, ZONE_ID
 from catalog.storage.relation_store import IndexGroup, RelationStore, TableGroup
 from catalog.storage.relations import RelationReads, found_or_raise
+from catalog.storage.views import ViewReads
 
 _UNSEALED = -1
 """The stamp slot of an overlay record: not written to any store yet."""
@@ -57,8 +59,8 @@ _OVERLAYS = (
 """What changed since the catalog's seal: slots of unsealed catalogs only."""
 
 
-class Catalog(RelationReads):
-    """One catalog version: schemas, tables, indexes and zones, with lookups by name and id.
+class Catalog(RelationReads, ViewReads):
+    """One catalog version: schemas, tables, indexes, views and zones, by name and by id.
 
     Instances are immutable; the ``with_*``/``without_*`` methods (used by update entries)
     return a new catalog sharing all untouched structure with this one.
@@ -470,6 +472,7 @@ class Catalog(RelationReads):
         tables: Iterable[TableDescriptor],
         indexes: Iterable[IndexDescriptor],
         system_views: Iterable[SystemViewDescriptor] = (),
+        views: Iterable[ViewDescriptor] = (),
     ) -> Catalog:
         """Build a catalog from its objects in one pass.
 
@@ -489,6 +492,7 @@ class Catalog(RelationReads):
             tables=TableGroup.of(tables, tables),
             indexes=IndexGroup.of(indexes, indexes),
             system_views=system_views,
+            views=views,
         )
 
     @classmethod
@@ -504,6 +508,7 @@ class Catalog(RelationReads):
         tables: list[TableGroup],
         indexes: list[IndexGroup],
         system_views: Iterable[SystemViewDescriptor] = (),
+        views: Iterable[ViewDescriptor] = (),
     ) -> Catalog:
         """Build a catalog from each schema's table and index keys and (encoded) values.
 
@@ -522,6 +527,10 @@ class Catalog(RelationReads):
             zones=Map({z.id: z for z in zones}),
             zone_by_name=Map({z.name: z.id for z in zones}),
             system_views=Map({v.name: v for v in system_views}),
+        )
+        views = list(views)
+        cat._names = cat._names.with_views(
+            Map({v.id: v for v in views}), Map({(v.schema_id, v.name): v.id for v in views})
         )
         cat.default_zone_id = default_zone_id
         store = cat._store
@@ -553,6 +562,7 @@ class Catalog(RelationReads):
             (len(self._names.schemas), len(self._names.schema_by_name), schemas, "schema"),
             (len(self._names.zones), len(self._names.zone_by_name), zones, "zone"),
             (len(store.tables), table_names, self._table_total(), "table"),
+            (len(self._names.views), len(self._names.view_by_name), len(self._names.views), "view"),
         ]
         for by_id, by_name, given, kind in sizes:
             if not by_id == by_name == given:
@@ -563,8 +573,9 @@ class Catalog(RelationReads):
         if sum(len(names) for names in store.index_names.values()) != alive:
             raise ValueError("duplicate alive index names")
         schema_ids = [g.schema_id for g in tables] + [g.schema_id for g in indexes]
+        schema_ids += [v.schema_id for v in self._names.views.values()]
         if not set(schema_ids) <= set(self._names.schemas):
-            raise ValueError("a table or index refers to a missing schema")
+            raise ValueError("a table, index or view refers to a missing schema")
         split = len({g.schema_id for g in tables}) != len(tables)
         if split or len({g.schema_id for g in indexes}) != len(indexes):
             raise ValueError("a schema's objects are split into several groups")

@@ -41,8 +41,8 @@ def _stamped(descriptor: _D, ts: int) -> _D:
     return new
 
 
-_KINDS = ("table", "index", "zone", "schema", "view")
-_FIELDS = {"view": ("system_view",)}
+_KINDS = ("table", "index", "zone", "schema", "system_view", "view")
+_FIELDS = {"system_view": ("system_view",)}
 """The entry fields that hold an object of each kind (else the kind, ``kind_`` or ``kind_id``)."""
 _HOLDERS: dict[type[EntryBase], tuple[tuple[str, str, bool], ...]] = {}
 
@@ -73,9 +73,10 @@ def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts:
         for field, kind, by_id in _holders(type(entry)):
             value = fields[field]
             if value is not None:
-                touched[kind].add(value if by_id else value.name if kind == "view" else value.id)
+                named = kind == "system_view"
+                touched[kind].add(value if by_id else value.name if named else value.id)
     tables, indexes, zones = touched["table"], touched["index"], touched["zone"]
-    schemas, views = touched["schema"], touched["view"]
+    schemas, system_views = touched["schema"], touched["system_view"]
     for table_id in tables:
         table = current.find_table_by_id(table_id)
         if table is not None:
@@ -96,11 +97,17 @@ def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts:
         with contextlib.suppress(NotFoundError):  # a dropped zone
             zone = current.zone_by_id(zone_id)
             current = current.with_zone(_stamped(zone, ts))
-    for name in views:
+    for name in system_views:
         found = current.find_system_view(name)
         if found is not None:
             current = current.with_system_view(_stamped(found, ts))
             schemas.add(found.schema_id)
+    for view_id in touched["view"]:
+        view, earlier = current.find_view_by_id(view_id), previous.find_view_by_id(view_id)
+        if view is not None:
+            current = current.with_view(_stamped(view, ts))
+        # a view moved to another schema changes both schemas
+        schemas.update(v.schema_id for v in (view, earlier) if v is not None)
     for schema_id in schemas:
         schema = current.find_schema_by_id(schema_id)
         if schema is not None:

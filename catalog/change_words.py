@@ -20,6 +20,7 @@ from catalog.entries import (
     DropIndexEntry,
     DropSchemaEntry,
     DropTableEntry,
+    DropViewEntry,
     DropZoneEntry,
     EntryBase,
     MakeIndexAvailableEntry,
@@ -28,10 +29,13 @@ from catalog.entries import (
     NewSchemaEntry,
     NewSystemViewEntry,
     NewTableEntry,
+    NewViewEntry,
     NewZoneEntry,
     RemoveIndexEntry,
     RenameIndexEntry,
     RenameTableEntry,
+    RenameViewEntry,
+    ReplaceViewEntry,
     SetDefaultZoneEntry,
     SetSchemaPropertiesEntry,
     SetTableIcebergEntry,
@@ -99,6 +103,14 @@ class _Names:
                 return found.name
         return f"schema {schema_id}"
 
+    def view(self, view_id: int, *, before_first: bool = False) -> str:
+        order = (self.before, self.after) if before_first else (self.after, self.before)
+        for cat in order:
+            found = cat.find_view_by_id(view_id)
+            if found is not None:
+                return f"{cat.schema_by_id(found.schema_id).name}.{found.name}"
+        return f"view {view_id}"
+
     def zone(self, zone_id: int) -> str:
         for cat in (self.after, self.before):
             for zone in cat.zones():
@@ -154,6 +166,22 @@ def _phrase(entry: EntryBase, names: _Names) -> str | None:
         return f"made {names.zone(entry.zone_id)} the default zone"
     if isinstance(entry, NewSystemViewEntry):
         return f"registered system view SYSTEM.{entry.system_view.name}"
+    return _view_phrase(entry, names)
+
+
+def _view_phrase(entry: EntryBase, names: _Names) -> str | None:
+    if isinstance(entry, NewViewEntry):
+        view = entry.view
+        columns = _plural(len(view.columns), "column")
+        return f"created view {names.schema(view.schema_id)}.{view.name}, {columns}"
+    if isinstance(entry, DropViewEntry):
+        return f"dropped view {names.view(entry.view_id, before_first=True)}"
+    if isinstance(entry, RenameViewEntry):
+        was = names.view(entry.view_id, before_first=True)
+        return f"renamed view {was} to {names.schema(entry.schema_id)}.{entry.new_name}"
+    if isinstance(entry, ReplaceViewEntry):
+        what = "replaced" if entry.added_versions else "changed"
+        return f"{what} view {names.view(entry.view_id)}"
     return None
 
 

@@ -18,10 +18,17 @@ from typing import Any, Generic, TypeVar
 from pydantic_core import to_jsonable_python
 
 from catalog.catalog import Catalog
-from catalog.descriptors import ColumnDescriptor, Descriptor, TableDescriptor
+from catalog.descriptors import (
+    ColumnDescriptor,
+    Descriptor,
+    TableDescriptor,
+    ViewColumn,
+    ViewDescriptor,
+)
 from catalog.model import Model
 
-_D = TypeVar("_D", Descriptor, ColumnDescriptor)
+_D = TypeVar("_D", Descriptor, ColumnDescriptor, ViewColumn)
+_Column = TypeVar("_Column", ColumnDescriptor, ViewColumn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,17 +73,22 @@ class ColumnChange(Difference[ColumnDescriptor]):
 
 
 @dataclass(frozen=True, slots=True)
+class ViewColumnChange(Difference[ViewColumn]):
+    """One column of a view that differs."""
+
+
+@dataclass(frozen=True, slots=True)
 class Change(Difference[Descriptor]):
     """One object that differs.
 
     Attributes:
-        object_type: ``schema``, ``zone``, ``table``, ``index`` or ``system_view``.
-        columns: for an altered table, the columns added, dropped or altered; its ``fields``
-            leave them out, and its ``schema_version`` moves when they change.
+        object_type: ``schema``, ``zone``, ``table``, ``index``, ``system_view`` or ``view``.
+        columns: for an altered table or view, the columns added, dropped or altered; its
+            ``fields`` leave them out, and a table's ``schema_version`` moves when they change.
     """
 
     object_type: str = field(kw_only=True)
-    columns: tuple[ColumnChange, ...] = ()
+    columns: tuple[ColumnChange | ViewColumnChange, ...] = ()
 
 
 _KINDS: list[tuple[str, Callable[[Catalog], Sequence[Descriptor]]]] = [
@@ -85,17 +97,19 @@ _KINDS: list[tuple[str, Callable[[Catalog], Sequence[Descriptor]]]] = [
     ("table", Catalog.tables),
     ("index", Catalog.indexes),
     ("system_view", Catalog.system_views),
+    ("view", Catalog.views),
 ]
 # Not compared as properties: the id matches the two sides; a table's columns are compared one
 # by one and its history is summed up by ``schema_version``; the next column id only follows
 # the columns.
-_NOT_PROPERTIES = frozenset({"id", "versions", "next_column_id", "update_ts"})
-"""Fields that are not what a person changed: ids, the table's history, and the causality
-token (it moves with every change, and on a schema with every change of its tables)."""
+_NOT_PROPERTIES = frozenset({"id", "versions", "next_column_id", "update_ts", "schemas", "log"})
+"""Fields that are not what a person changed: ids, a table's or view's history, and the
+causality token (it moves with every change, and on a schema with every change of its
+tables). A view's current columns are compared one by one, as a table's are."""
 
 
 def diff(before: Catalog, after: Catalog) -> list[Change]:
-    """Return every schema, zone, table, index and system view that differs between two catalogs.
+    """Return every schema, zone, table, index and view that differs between two catalogs.
 
     Unchanged objects are shared between versions, so most comparisons are an identity check.
     """
@@ -135,11 +149,15 @@ def _differing(
 
 def _altered(object_type: str, a: Descriptor, b: Descriptor) -> Change:
     fields = _fields(a, b)
-    columns: tuple[ColumnChange, ...] = ()
+    columns: tuple[ColumnChange | ViewColumnChange, ...] = ()
     if isinstance(a, TableDescriptor) and isinstance(b, TableDescriptor):
         if a.schema_version != b.schema_version:
             fields += (FieldChange("schema_version", a.schema_version, b.schema_version),)
-        columns = tuple(_columns(a.columns, b.columns))
+        columns = tuple(_columns(a.columns, b.columns, ColumnChange))
+    if isinstance(a, ViewDescriptor) and isinstance(b, ViewDescriptor):
+        if a.current != b.current:
+            fields += (_query_change(a, b),)
+        columns = tuple(_columns(a.columns, b.columns, ViewColumnChange))
     return Change(
         b.id, b.name, ChangeKind.ALTERED, fields=fields, columns=columns, object_type=object_type
     )
@@ -155,14 +173,25 @@ def _fields(a: Model, b: Model) -> tuple[FieldChange, ...]:
     )
 
 
+def _query_change(a: ViewDescriptor, b: ViewDescriptor) -> FieldChange:
+    """The current version's queries of a view, by dialect, before and after."""
+    return FieldChange(
+        "queries",
+        {r.dialect: r.sql for r in a.current.representations},
+        {r.dialect: r.sql for r in b.current.representations},
+    )
+
+
 def _columns(
-    before: Iterable[ColumnDescriptor], after: Iterable[ColumnDescriptor]
-) -> Iterable[ColumnChange]:
+    before: Iterable[_Column],
+    after: Iterable[_Column],
+    kind: Callable[..., Difference[_Column]],
+) -> Iterable[Any]:
     for column_id, a, b in _differing(before, after):
         if a is None:
             assert b is not None
-            yield ColumnChange(column_id, b.name, ChangeKind.ADDED, after=b)
+            yield kind(column_id, b.name, ChangeKind.ADDED, after=b)
         elif b is None:
-            yield ColumnChange(column_id, a.name, ChangeKind.DROPPED, before=a)
+            yield kind(column_id, a.name, ChangeKind.DROPPED, before=a)
         else:
-            yield ColumnChange(column_id, b.name, ChangeKind.ALTERED, fields=_fields(a, b))
+            yield kind(column_id, b.name, ChangeKind.ALTERED, fields=_fields(a, b))

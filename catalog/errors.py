@@ -6,9 +6,10 @@
     ├── ValidationError          VALIDATION_ERROR, UNSUPPORTED_CHANGE, SCHEMA_NOT_EMPTY,
     │                            ZONE_IN_USE, INDEX_STATUS_CONFLICT, PRIMARY_KEY_VIOLATION
     ├── NotFoundError            SCHEMA_NOT_FOUND, TABLE_NOT_FOUND, COLUMN_NOT_FOUND,
-    │                            INDEX_NOT_FOUND, ZONE_NOT_FOUND, VERSION_NOT_FOUND
+    │                            INDEX_NOT_FOUND, ZONE_NOT_FOUND, VERSION_NOT_FOUND,
+    │                            VIEW_NOT_FOUND
     ├── AlreadyExistsError       SCHEMA_EXISTS, TABLE_EXISTS, COLUMN_EXISTS, INDEX_EXISTS,
-    │                            ZONE_EXISTS
+    │                            ZONE_EXISTS, VIEW_EXISTS
     ├── ConcurrentUpdateError    CONCURRENT_UPDATE, PRECONDITION_FAILED
     ├── VersionCompactedError    VERSION_COMPACTED
     └── NodeStoppingError        NODE_STOPPING
@@ -53,6 +54,8 @@ class ErrorCode(enum.StrEnum):
     PRIMARY_KEY_VIOLATION = "PRIMARY_KEY_VIOLATION"
     LEASE_NOT_FOUND = "LEASE_NOT_FOUND"
     TOO_MANY_LEASES = "TOO_MANY_LEASES"
+    VIEW_NOT_FOUND = "VIEW_NOT_FOUND"
+    VIEW_EXISTS = "VIEW_EXISTS"
 
 
 @dataclass(frozen=True, slots=True)

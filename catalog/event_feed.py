@@ -18,6 +18,7 @@ from catalog.descriptors import (
     IndexDescriptor,
     SchemaDescriptor,
     TableDescriptor,
+    ViewDescriptor,
     ZoneDescriptor,
 )
 from catalog.descriptors.schemas import SYSTEM_SCHEMA
@@ -89,6 +90,8 @@ def event_subject(descriptor: Descriptor | None, before: Catalog, after: Catalog
         )
     home = after.find_schema_by_id(descriptor.schema_id)
     schema = (home or before.schema_by_id(descriptor.schema_id)).name
+    if isinstance(descriptor, ViewDescriptor):
+        return _view_subject(descriptor, before, schema)
     if isinstance(descriptor, TableDescriptor):
         earlier: TableDescriptor | IndexDescriptor | None = before.find_table_by_id(descriptor.id)
         kind, table = "table", None
@@ -105,6 +108,19 @@ def event_subject(descriptor: Descriptor | None, before: Catalog, after: Catalog
         schema=schema,
         table=table,
         previous_name=earlier.name if earlier is not None and renamed else None,
+    )
+
+
+def _view_subject(view: ViewDescriptor, before: Catalog, schema: str) -> EventSubject:
+    """Name a view; a rename (or a move to another schema) names where it was."""
+    earlier = before.find_view_by_id(view.id)
+    moved = earlier is not None and (earlier.name, earlier.schema_id) != (view.name, view.schema_id)
+    previous = None
+    if earlier is not None and moved:
+        home = before.schema_by_id(earlier.schema_id).name
+        previous = earlier.name if earlier.schema_id == view.schema_id else f"{home}.{earlier.name}"
+    return EventSubject(
+        type="view", id=view.id, name=view.name, schema=schema, previous_name=previous
     )
 
 

@@ -30,6 +30,9 @@ class CatalogEvent(enum.StrEnum):
     SET_DEFAULT_ZONE = "SET_DEFAULT_ZONE"
     SYSTEM_VIEW_CREATE = "SYSTEM_VIEW_CREATE"
     SCHEMA_ALTER = "SCHEMA_ALTER"
+    VIEW_CREATE = "VIEW_CREATE"
+    VIEW_ALTER = "VIEW_ALTER"
+    VIEW_DROP = "VIEW_DROP"
 
 
 class EventSubject(Model):
@@ -39,7 +42,7 @@ class EventSubject(Model):
     ``catalog(version - 1)``), or over REST at the event's version.
 
     Attributes:
-        type: ``schema``, ``table``, ``index``, ``zone`` or ``system_view``.
+        type: ``schema``, ``table``, ``index``, ``view``, ``zone`` or ``system_view``.
         id: the object's id.
         name: its name after the change (before it, for drops).
         schema: the schema it lives in (None for zones).
@@ -47,7 +50,7 @@ class EventSubject(Model):
         previous_name: for renames, the name before the change.
     """
 
-    type: Literal["schema", "table", "index", "zone", "system_view"]
+    type: Literal["schema", "table", "index", "zone", "system_view", "view"]
     id: int
     name: str
     schema_: str | None = pydantic.Field(default=None, alias="schema")

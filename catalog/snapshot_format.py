@@ -26,7 +26,12 @@ from typing import Any, Protocol
 
 import msgpack
 
-from catalog.descriptors import SchemaDescriptor, SystemViewDescriptor, ZoneDescriptor
+from catalog.descriptors import (
+    SchemaDescriptor,
+    SystemViewDescriptor,
+    ViewDescriptor,
+    ZoneDescriptor,
+)
 from catalog.storage.descriptor_cache import bytes_of
 from catalog.storage.records import ALIVE, NAME, SCHEMA_ID, TABLE_ID, VALUE, ZONE_ID, Record
 from catalog.wire import Kind, pack_value, to_wire
@@ -59,6 +64,9 @@ class SnapshotSource(Protocol):
 
     def system_views(self) -> Iterable[SystemViewDescriptor]:
         """Every system view."""
+
+    def views(self) -> Iterable[ViewDescriptor]:
+        """Every view."""
 
     def table_records(self) -> tuple[list[int], list[Record]]:
         """Every table's id and stored record, as two parallel lists."""
@@ -138,9 +146,12 @@ def snapshot_pieces(catalog: SnapshotSource) -> list[bytes]:
         tables,
         indexes,
     ]
-    views = tuple(catalog.system_views())
-    if views:
-        body.append(to_wire(views))
+    # Appended parts, each present only when it or a later one holds something: a catalog
+    # without them encodes (and digests) as it did before they existed.
+    appended = [tuple(catalog.system_views()), tuple(catalog.views())]
+    while appended and not appended[-1]:
+        appended.pop()
+    body.extend(to_wire(part) for part in appended)
     # The per-object columns (a million items each at a million tables) hold no lists: they
     # are packed a slice at a time without looking for one in them.
     columns = {id(column) for group in (*tables, *indexes) for column in group[1:]}

@@ -16,6 +16,7 @@ from catalog.descriptors import (
     SchemaDescriptor,
     SystemViewDescriptor,
     TableDescriptor,
+    ViewDescriptor,
     ZoneDescriptor,
 )
 from catalog.snapshot_format import catalog_digest, encode_snapshot, snapshot_pieces
@@ -27,6 +28,7 @@ __all__ = ["catalog_digest", "decode_snapshot", "encode_snapshot", "snapshot_pie
 _SCHEMAS = compile_decoder(tuple[SchemaDescriptor, ...])
 _ZONES = compile_decoder(tuple[ZoneDescriptor, ...])
 _SYSTEM_VIEWS = compile_decoder(tuple[SystemViewDescriptor, ...])
+_VIEWS = compile_decoder(tuple[ViewDescriptor, ...])
 _TABLES = compile_decoder(tuple[TableDescriptor, ...])
 _INDEXES = compile_decoder(tuple[IndexDescriptor, ...])
 _OPTIONAL_INT = compile_decoder(int | None)
@@ -72,6 +74,7 @@ def _header(items: list[Any]) -> dict[str, Any]:
         "schemas": _SCHEMAS(items[4]),
         "zones": _ZONES(items[5]),
         "system_views": _SYSTEM_VIEWS(items[8]) if len(items) > 8 else (),
+        "views": _VIEWS(items[9]) if len(items) > 9 else (),
     }
 
 
@@ -97,8 +100,8 @@ def _build_v1(items: list[Any]) -> Catalog:
 
 
 def _build_catalog(version: int, body: Any) -> Catalog:
-    if type(body) is not list or len(body) not in (8, 9):
-        raise format_error("a snapshot has 8 parts, or 9 with system views")
+    if type(body) is not list or len(body) not in (8, 9, 10):
+        raise format_error("a snapshot has 8 parts, 9 with system views, 10 with views")
     return _build_v1(body) if version == 1 else _build_v2(body)
 
 

@@ -31,6 +31,7 @@ from catalog.descriptors import (
     SchemaDescriptor,
     SystemViewDescriptor,
     TableDescriptor,
+    ViewDescriptor,
     ZoneDescriptor,
 )
 from catalog.descriptors.tables import shared_column
@@ -74,6 +75,7 @@ _DESCRIPTOR_TAGS: dict[str, type[Model]] = {
     "index": IndexDescriptor,
     "zone": ZoneDescriptor,
     "system_view": SystemViewDescriptor,
+    "view": ViewDescriptor,
 }
 
 

@@ -34,6 +34,7 @@ class IcebergType(enum.StrEnum):
     NOT_FOUND = "NotFoundException"
     NO_SUCH_NAMESPACE = "NoSuchNamespaceException"
     NO_SUCH_TABLE = "NoSuchTableException"
+    NO_SUCH_VIEW = "NoSuchViewException"
     ALREADY_EXISTS = "AlreadyExistsException"
     NAMESPACE_NOT_EMPTY = "NamespaceNotEmptyException"
     METHOD_NOT_ALLOWED = "MethodNotAllowedException"
@@ -135,6 +136,8 @@ class Code(enum.StrEnum):
     REQUEST_ID_REUSED = "REQUEST_ID_REUSED", 422, _I.BAD_REQUEST, 400, _C.INVALID_REQUEST
     LEASE_NOT_FOUND = "LEASE_NOT_FOUND", 404, _I.NOT_FOUND, 404, _C.NOT_FOUND
     TOO_MANY_LEASES = "TOO_MANY_LEASES", 409, _I.COMMIT_FAILED, 409, _C.CONFLICT
+    VIEW_NOT_FOUND = "VIEW_NOT_FOUND", 404, _I.NO_SUCH_VIEW, 404, _C.NOT_FOUND
+    VIEW_EXISTS = "VIEW_EXISTS", 409, _I.ALREADY_EXISTS, 409, _C.ALREADY_EXISTS
     NODE_STOPPING = (
         "NODE_STOPPING", 503, _I.SERVICE_UNAVAILABLE, 503, _C.UNAVAILABLE, Retry.AUTOMATIC
     )

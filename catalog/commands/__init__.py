@@ -50,6 +50,16 @@ from catalog.commands.tables import (
     DropTableCommand,
     RenameTableCommand,
 )
+from catalog.commands.views import (
+    AlterViewCommand,
+    CreateViewCommand,
+    DropViewCommand,
+    NewViewSchema,
+    RenameViewCommand,
+    ViewColumnSpec,
+    ViewQuery,
+    ViewVersionSpec,
+)
 from catalog.commands.zones import (
     AlterZoneCommand,
     CreateZoneCommand,
@@ -84,7 +94,11 @@ CatalogCommand = Annotated[
     | CreateSystemViewCommand
     | AlterTablePropertiesCommand
     | AlterTableIcebergCommand
-    | AlterSchemaPropertiesCommand,
+    | AlterSchemaPropertiesCommand
+    | CreateViewCommand
+    | AlterViewCommand
+    | DropViewCommand
+    | RenameViewCommand,
     Field(discriminator="op"),
 ]
 
@@ -116,6 +130,10 @@ SetDefaultZone = SetDefaultZoneCommand
 CreateSystemView = CreateSystemViewCommand
 AlterTableIceberg = AlterTableIcebergCommand
 AlterSchemaProperties = AlterSchemaPropertiesCommand
+CreateView = CreateViewCommand
+AlterView = AlterViewCommand
+DropView = DropViewCommand
+RenameView = RenameViewCommand
 
 
 def parse(obj: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[CommandBase]:
@@ -153,6 +171,8 @@ __all__ = [
     "AlterTableIcebergCommand",
     "AlterTableProperties",
     "AlterTablePropertiesCommand",
+    "AlterView",
+    "AlterViewCommand",
     "AlterZone",
     "AlterZoneCommand",
     "CatalogCommand",
@@ -166,6 +186,8 @@ __all__ = [
     "CreateSystemViewCommand",
     "CreateTable",
     "CreateTableCommand",
+    "CreateView",
+    "CreateViewCommand",
     "CreateZone",
     "CreateZoneCommand",
     "DropColumns",
@@ -176,6 +198,8 @@ __all__ = [
     "DropSchemaCommand",
     "DropTable",
     "DropTableCommand",
+    "DropView",
+    "DropViewCommand",
     "DropZone",
     "DropZoneCommand",
     "IcebergTableSpec",
@@ -184,6 +208,7 @@ __all__ = [
     "MakeIndexAvailableCommand",
     "NewPartitionSpec",
     "NewSortOrder",
+    "NewViewSchema",
     "PartitionFieldSpec",
     "RemoveIndex",
     "RemoveIndexCommand",
@@ -193,6 +218,8 @@ __all__ = [
     "RenameIndexCommand",
     "RenameTable",
     "RenameTableCommand",
+    "RenameView",
+    "RenameViewCommand",
     "RenameZone",
     "RenameZoneCommand",
     "SetDefaultZone",
@@ -201,6 +228,9 @@ __all__ = [
     "StartBuildingIndex",
     "StartBuildingIndexCommand",
     "UpdateContext",
+    "ViewColumnSpec",
+    "ViewQuery",
+    "ViewVersionSpec",
     "check_name",
     "dump",
     "parse",

@@ -221,10 +221,10 @@ def _existing(
 
 
 def ensure_relation_name_free(catalog: Catalog, schema: SchemaDescriptor, name: str) -> None:
-    """Check that no table or alive index of ``schema`` is named ``name`` (one namespace).
+    """Check that no table, alive index or view of ``schema`` is named ``name`` (one namespace).
 
     Raises:
-        AlreadyExistsError: TABLE_EXISTS or INDEX_EXISTS, after what holds the name.
+        AlreadyExistsError: TABLE_EXISTS, INDEX_EXISTS or VIEW_EXISTS, after what holds the name.
     """
     if catalog.find_table(schema.name, name) is not None:
         raise AlreadyExistsError(
@@ -233,6 +233,10 @@ def ensure_relation_name_free(catalog: Catalog, schema: SchemaDescriptor, name: 
     if catalog.find_index(schema.name, name) is not None:
         raise AlreadyExistsError(
             f"index {schema.name}.{name} already exists", code=ErrorCode.INDEX_EXISTS
+        )
+    if catalog.view_id(schema.id, name) is not None:
+        raise AlreadyExistsError(
+            f"view {schema.name}.{name} already exists", code=ErrorCode.VIEW_EXISTS
         )
 
 

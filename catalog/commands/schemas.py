@@ -12,6 +12,7 @@ from catalog.descriptors import SchemaDescriptor
 from catalog.descriptors.schemas import SYSTEM_SCHEMAS
 from catalog.entries import (
     DropSchemaEntry,
+    DropViewEntry,
     EntryBase,
     NewSchemaEntry,
     ObjectIdGenUpdateEntry,
@@ -69,12 +70,13 @@ class DropSchemaCommand(CommandBase):
                 return []
             raise NotFoundError(f"schema {self.name} not found", code=ErrorCode.SCHEMA_NOT_FOUND)
         tables = ctx.catalog.schema_tables(schema.id)
-        if tables and not self.cascade:
+        views = ctx.catalog.schema_views(schema.id)
+        if (tables or views) and not self.cascade:
             raise ValidationError(
                 f"schema {schema.name} is not empty; use CASCADE",
                 code=ErrorCode.SCHEMA_NOT_EMPTY,
             )
-        entries: list[EntryBase] = []
+        entries: list[EntryBase] = [DropViewEntry(view_id=v.id) for v in views]
         for table in tables:
             entries.extend(drop_table_entries(ctx, table))
         entries.append(DropSchemaEntry(schema_id=schema.id))

@@ -10,10 +10,23 @@ from catalog.descriptors.indexes import (
 from catalog.descriptors.schemas import SchemaDescriptor
 from catalog.descriptors.system_views import SystemViewDescriptor, SystemViewType
 from catalog.descriptors.tables import ColumnDescriptor, TableDescriptor, TableVersion
+from catalog.descriptors.views import (
+    ViewColumn,
+    ViewDescriptor,
+    ViewLogEntry,
+    ViewRepresentation,
+    ViewSchema,
+    ViewVersion,
+)
 from catalog.descriptors.zones import ZoneDescriptor
 
 Descriptor = (
-    SchemaDescriptor | TableDescriptor | IndexDescriptor | ZoneDescriptor | SystemViewDescriptor
+    SchemaDescriptor
+    | TableDescriptor
+    | IndexDescriptor
+    | ZoneDescriptor
+    | SystemViewDescriptor
+    | ViewDescriptor
 )
 
 __all__ = [
@@ -29,5 +42,11 @@ __all__ = [
     "SystemViewType",
     "TableDescriptor",
     "TableVersion",
+    "ViewColumn",
+    "ViewDescriptor",
+    "ViewLogEntry",
+    "ViewRepresentation",
+    "ViewSchema",
+    "ViewVersion",
     "ZoneDescriptor",
 ]

@@ -30,6 +30,7 @@ from catalog.entries.tables import (
     SetTableIcebergEntry,
     SetTableLocationEntry,
 )
+from catalog.entries.views import DropViewEntry, NewViewEntry, RenameViewEntry, ReplaceViewEntry
 from catalog.entries.zones import AlterZoneEntry, DropZoneEntry, NewZoneEntry, SetDefaultZoneEntry
 
 UpdateEntry = Annotated[
@@ -56,7 +57,11 @@ UpdateEntry = Annotated[
     | NewSystemViewEntry
     | SetTableIcebergEntry
     | SetSchemaPropertiesEntry
-    | SetTableLocationEntry,
+    | SetTableLocationEntry
+    | NewViewEntry
+    | DropViewEntry
+    | ReplaceViewEntry
+    | RenameViewEntry,
     Field(discriminator="type"),
 ]
 
@@ -68,6 +73,7 @@ __all__ = [
     "DropIndexEntry",
     "DropSchemaEntry",
     "DropTableEntry",
+    "DropViewEntry",
     "DropZoneEntry",
     "EntryBase",
     "MakeIndexAvailableEntry",
@@ -76,11 +82,14 @@ __all__ = [
     "NewSchemaEntry",
     "NewSystemViewEntry",
     "NewTableEntry",
+    "NewViewEntry",
     "NewZoneEntry",
     "ObjectIdGenUpdateEntry",
     "RemoveIndexEntry",
     "RenameIndexEntry",
     "RenameTableEntry",
+    "RenameViewEntry",
+    "ReplaceViewEntry",
     "SetDefaultZoneEntry",
     "SetSchemaPropertiesEntry",
     "SetTableIcebergEntry",

@@ -95,6 +95,9 @@ ZONES = ObjectKindById(
     "zone", Catalog.with_zone, "zone_id", Catalog.zone_by_id, Catalog.without_zone
 )
 SYSTEM_VIEWS = ObjectKind("system_view", Catalog.with_system_view)
+VIEWS = ObjectKindById(
+    "view", Catalog.with_view, "view_id", Catalog.view_by_id, Catalog.without_view
+)
 
 
 class PutEntry(EntryBase):

@@ -1,7 +1,7 @@
-"""``Namespaces``: a catalog's few named objects (schemas, zones, system views) by id and name.
+"""``Namespaces``: a catalog's named objects other than tables and indexes, by id and name.
 
 Tables and indexes, which can number millions, live in the ``RelationStore`` instead; these
-are few, so they sit in persistent hash maps that versions share until one of them changes.
+are fewer, so they sit in persistent hash maps that versions share until one of them changes.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from immutables import Map
 
 from catalog.descriptors import SchemaDescriptor, SystemViewDescriptor, ZoneDescriptor
+from catalog.descriptors.views import ViewDescriptor
 
 EMPTY: Map[Any, Any] = Map()
 """The empty persistent map (maps are immutable, so every empty one can be this one)."""
@@ -21,11 +22,11 @@ _Named = TypeVar("_Named", SchemaDescriptor, ZoneDescriptor)
 
 @dataclass(frozen=True, slots=True)
 class Namespaces:
-    """A catalog's schemas, zones and system views, by id and by name.
+    """A catalog's schemas, zones, system views and views, by id and by name.
 
     One object that versions share until one of them changes (most DDL changes tables only),
     so that each kept version costs one slot for them. System views all live in ``SYSTEM``
-    and are found by name.
+    and are found by name; a view by its schema's id and its name.
     """
 
     schemas: Map[int, SchemaDescriptor]
@@ -33,6 +34,8 @@ class Namespaces:
     zones: Map[int, ZoneDescriptor]
     zone_by_name: Map[str, int]
     system_views: Map[str, SystemViewDescriptor] = EMPTY
+    views: Map[int, ViewDescriptor] = EMPTY
+    view_by_name: Map[tuple[int, str], int] = EMPTY
 
     # Built directly rather than with ``dataclasses.replace``: every applied change of a
     # schema, zone or view makes one.
@@ -41,15 +44,53 @@ class Namespaces:
         self, schemas: Map[int, SchemaDescriptor], by_name: Map[str, int]
     ) -> Namespaces:
         """Return these namespaces with other schemas."""
-        return Namespaces(schemas, by_name, self.zones, self.zone_by_name, self.system_views)
+        return Namespaces(
+            schemas,
+            by_name,
+            self.zones,
+            self.zone_by_name,
+            self.system_views,
+            self.views,
+            self.view_by_name,
+        )
 
     def with_zones(self, zones: Map[int, ZoneDescriptor], by_name: Map[str, int]) -> Namespaces:
         """Return these namespaces with other zones."""
-        return Namespaces(self.schemas, self.schema_by_name, zones, by_name, self.system_views)
+        return Namespaces(
+            self.schemas,
+            self.schema_by_name,
+            zones,
+            by_name,
+            self.system_views,
+            self.views,
+            self.view_by_name,
+        )
 
     def with_system_views(self, views: Map[str, SystemViewDescriptor]) -> Namespaces:
         """Return these namespaces with other system views."""
-        return Namespaces(self.schemas, self.schema_by_name, self.zones, self.zone_by_name, views)
+        return Namespaces(
+            self.schemas,
+            self.schema_by_name,
+            self.zones,
+            self.zone_by_name,
+            views,
+            self.views,
+            self.view_by_name,
+        )
+
+    def with_views(
+        self, views: Map[int, ViewDescriptor], by_name: Map[tuple[int, str], int]
+    ) -> Namespaces:
+        """Return these namespaces with other views."""
+        return Namespaces(
+            self.schemas,
+            self.schema_by_name,
+            self.zones,
+            self.zone_by_name,
+            self.system_views,
+            views,
+            by_name,
+        )
 
 
 def put_named(

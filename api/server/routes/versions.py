@@ -25,7 +25,7 @@ from api.wire.models import (
 from api.wire.roles import Role
 from catalog.catalog import Catalog
 from catalog.change_words import describe
-from catalog.diff import Change, ColumnChange, diff
+from catalog.diff import Change, ColumnChange, ViewColumnChange, diff
 from catalog.errors import CatalogError
 from catalog.service import CatalogService
 
@@ -123,7 +123,7 @@ def _change_body(change: Change) -> ChangeBody:
     )
 
 
-def _difference(change: Change | ColumnChange) -> dict[str, Any]:
+def _difference(change: Change | ColumnChange | ViewColumnChange) -> dict[str, Any]:
     """What an object's change and a column's change both carry."""
     return {
         "id": change.id,

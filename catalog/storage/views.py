@@ -1,0 +1,92 @@
+"""``ViewReads``: how a catalog version finds, lists and changes its views.
+
+Views live in the version's ``Namespaces``: persistent maps by id and by ``(schema id,
+name)``, shared between versions until a view changes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from catalog.descriptors.views import ViewDescriptor
+from catalog.errors import ErrorCode
+from catalog.storage.namespaces import Namespaces
+from catalog.storage.relations import found_or_raise
+
+if TYPE_CHECKING:
+    from catalog.catalog import Catalog
+
+
+class ViewReads:
+    """The view reads and changes of ``Catalog`` (which holds the slots named here)."""
+
+    __slots__ = ()
+
+    _names: Namespaces
+
+    def _replace(self, **changes: Any) -> Catalog:
+        raise NotImplementedError  # ``Catalog`` defines it
+
+    def find_view(self, schema: str, name: str) -> ViewDescriptor | None:
+        """Return view ``schema.name``, or None."""
+        schema_id = self._names.schema_by_name.get(schema)
+        found = None if schema_id is None else self._names.view_by_name.get((schema_id, name))
+        return None if found is None else self._names.views[found]
+
+    def view(self, schema: str, name: str) -> ViewDescriptor:
+        """Return view ``schema.name``.
+
+        Raises:
+            NotFoundError: SCHEMA_NOT_FOUND or VIEW_NOT_FOUND.
+        """
+        found = self.find_view(schema, name)
+        if found is None and schema not in self._names.schema_by_name:
+            found_or_raise(None, f"schema {schema}", ErrorCode.SCHEMA_NOT_FOUND)
+        return found_or_raise(found, f"view {schema}.{name}", ErrorCode.VIEW_NOT_FOUND)
+
+    def view_id(self, schema_id: int, name: str) -> int | None:
+        """Return the id of the view named ``name`` in schema ``schema_id``, or None."""
+        return self._names.view_by_name.get((schema_id, name))
+
+    def find_view_by_id(self, view_id: int) -> ViewDescriptor | None:
+        """Return the view with id ``view_id``, or None."""
+        return self._names.views.get(view_id)
+
+    def view_by_id(self, view_id: int) -> ViewDescriptor:
+        """Return the view with id ``view_id``.
+
+        Raises:
+            NotFoundError: VIEW_NOT_FOUND.
+        """
+        found = self._names.views.get(view_id)
+        return found_or_raise(found, f"view with id {view_id}", ErrorCode.VIEW_NOT_FOUND)
+
+    def views(self) -> list[ViewDescriptor]:
+        """Return every view, ordered by id."""
+        return [self._names.views[i] for i in sorted(self._names.views)]
+
+    def schema_views(self, schema_id: int) -> list[ViewDescriptor]:
+        """Return the views of one schema, ordered by id."""
+        return [v for v in self.views() if v.schema_id == schema_id]
+
+    def with_view(self, view: ViewDescriptor) -> Catalog:
+        """Return a copy with ``view`` added or replaced by id (a rename frees its old name)."""
+        names = self._names
+        views, by_name = names.views, names.view_by_name
+        old = views.get(view.id)
+        if old is not None:
+            by_name = by_name.delete((old.schema_id, old.name))
+        views, by_name = views.set(view.id, view), by_name.set((view.schema_id, view.name), view.id)
+        return self._replace(_names=names.with_views(views, by_name))
+
+    def without_view(self, view_id: int) -> Catalog:
+        """Return a copy without view ``view_id``.
+
+        Raises:
+            NotFoundError: VIEW_NOT_FOUND.
+        """
+        view = self.view_by_id(view_id)
+        names = self._names
+        views = names.views.delete(view_id)
+        by_name = names.view_by_name.delete((view.schema_id, view.name))
+        return self._replace(_names=names.with_views(views, by_name))
