@@ -457,6 +457,14 @@ class Catalog(RelationReads, ViewReads):
         views = self._names.system_views.set(view.name, view)
         return self._replace(_names=self._names.with_system_views(views))
 
+    def with_view(self, view: ViewDescriptor) -> Catalog:
+        """Return a copy with ``view`` added or replaced (by id)."""
+        return self._replace(_names=self._names.with_view(view))
+
+    def without_view(self, view_id: int) -> Catalog:
+        """Return a copy without view ``view_id`` (VIEW_NOT_FOUND if it has none)."""
+        return self._replace(_names=self._names.without_view(self.view_by_id(view_id)))
+
     # -- building a whole version at once (snapshots) ------------------------------------
 
     @classmethod

@@ -174,15 +174,28 @@ def write_metadata_file(file: str, metadata: TableMetadata) -> bool:
     Raises:
         OSError: the warehouse cannot be written.
     """
+    if os.path.exists(local_path(file)):
+        return False
+    make_engine_folders(metadata.location)
+    return write_new_json(file, metadata_json(metadata))
+
+
+def write_new_json(file: str, body: dict[str, Any]) -> bool:
+    """Write ``body`` as JSON to ``file`` unless it exists (under a fresh name, then renamed).
+
+    Returns whether it wrote the file; a reader never sees a part of one.
+
+    Raises:
+        OSError: the warehouse cannot be written.
+    """
     target = local_path(file)
     if os.path.exists(target):
         return False
-    make_engine_folders(metadata.location)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     partial = f"{target}.{uuid.uuid4().hex}.partial"
     try:
         with open(partial, "x", encoding="utf-8") as out:
-            json.dump(metadata_json(metadata), out, separators=(",", ":"))
+            json.dump(body, out, separators=(",", ":"))
         os.replace(partial, target)
     finally:
         if os.path.exists(partial):

@@ -12,7 +12,8 @@ exactly is a 400 naming both, never a guess.
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Header, Path, Query
 
@@ -20,8 +21,10 @@ from api.iceberg.errors import bad_request
 from api.server.auth import require
 from api.wire.roles import Role
 from catalog.catalog import Catalog
-from catalog.descriptors import SchemaDescriptor, TableDescriptor
+from catalog.descriptors import SchemaDescriptor, TableDescriptor, ViewDescriptor
 from catalog.errors import ErrorCode, NotFoundError
+
+_Named = TypeVar("_Named", TableDescriptor, ViewDescriptor)
 
 NAMESPACE_SEPARATOR = "\x1f"
 
@@ -31,6 +34,14 @@ NamespacePath = Annotated[
         min_length=1,
         max_length=1000,
         description="A schema's name (exact, or the only one matching it ignoring case).",
+    ),
+]
+ViewPath = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=1000,
+        description="A view's name (exact, or the only one matching it ignoring case).",
     ),
 ]
 TablePath = Annotated[
@@ -59,6 +70,13 @@ ENDPOINTS = (
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/tables/rename",
     "POST /v1/{prefix}/transactions/commit",
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/views/rename",
 )
 """The protocol's endpoints this server implements, as ``GET /v1/config`` lists them (a test
 checks them against the routes served)."""
@@ -111,26 +129,51 @@ def resolve_table(
         NotFoundError: TABLE_NOT_FOUND.
         IcebergError: 400 when several schemas or tables match ignoring case, none exactly.
     """
+    return _resolve(
+        cat, namespace, table, cat.find_table, cat.schema_tables, "Table", ErrorCode.TABLE_NOT_FOUND
+    )
+
+
+def resolve_view(
+    cat: Catalog, namespace: str, view: str
+) -> tuple[SchemaDescriptor, ViewDescriptor]:
+    """Return the view a namespace and view path name, and its schema (as ``resolve_table``).
+
+    Raises:
+        NotFoundError: VIEW_NOT_FOUND.
+        IcebergError: 400 when several schemas or views match ignoring case, none exactly.
+    """
+    return _resolve(
+        cat, namespace, view, cat.find_view, cat.schema_views, "View", ErrorCode.VIEW_NOT_FOUND
+    )
+
+
+def _resolve(
+    cat: Catalog,
+    namespace: str,
+    name: str,
+    find: Callable[[str, str], _Named | None],
+    listing: Callable[[int], list[_Named]],
+    what: str,
+    code: ErrorCode,
+) -> tuple[SchemaDescriptor, _Named]:
     try:
         schema = resolve_schema(cat, namespace)
     except NotFoundError as e:
         shown = ".".join(namespace.split(NAMESPACE_SEPARATOR))
         raise NotFoundError(
-            f"Table does not exist: {shown}.{table} ({e.message})",
-            code=ErrorCode.TABLE_NOT_FOUND,
+            f"{what} does not exist: {shown}.{name} ({e.message})", code=code
         ) from e
-    exact = cat.find_table(schema.name, table)
+    exact = find(schema.name, name)
     if exact is not None:
         return schema, exact
-    folded = table.casefold()
-    matches = [t for t in cat.schema_tables(schema.id) if t.name.casefold() == folded]
+    folded = name.casefold()
+    matches = [t for t in listing(schema.id) if t.name.casefold() == folded]
     if len(matches) == 1:
         return schema, matches[0]
     if matches:
-        raise _ambiguous(f"table {schema.name}.{table}", [t.name for t in matches])
-    raise NotFoundError(
-        f"Table does not exist: {schema.name}.{table}", code=ErrorCode.TABLE_NOT_FOUND
-    )
+        raise _ambiguous(f"{what.lower()} {schema.name}.{name}", [t.name for t in matches])
+    raise NotFoundError(f"{what} does not exist: {schema.name}.{name}", code=code)
 
 
 def _ambiguous(what: str, names: list[str]) -> Exception:

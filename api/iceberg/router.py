@@ -1,8 +1,8 @@
 """The Iceberg REST catalog's routes (``/v1`` of the sub-application at ``/iceberg``).
 
-Namespaces are schemas, tables are tables (``namespace_routes``, ``table_routes``,
-``commit_routes``, ``transaction_routes``). Reads take the reader role, changes the writer
-role, as on ``/v1``.
+Namespaces are schemas, tables are tables and views are views (``namespace_routes``,
+``table_routes``, ``commit_routes``, ``transaction_routes``, ``view_routes``). Reads take the
+reader role, changes the writer role, as on ``/v1``.
 
 Every route but ``/config`` is served twice: at ``/v1/...`` on the latest catalog, and at
 ``/v1/{prefix}/...`` for a pinned prefix (``pins``), where a read answers the catalog as of
@@ -15,7 +15,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 from fastapi.routing import APIRoute
 
-from api.iceberg import commit_routes, namespace_routes, table_routes, transaction_routes
+from api.iceberg import (
+    commit_routes,
+    namespace_routes,
+    table_routes,
+    transaction_routes,
+    view_routes,
+)
 from api.iceberg.errors import documented_errors
 from api.iceberg.paths import WRITE
 from api.iceberg.pins import pinned_read, pinned_write
@@ -25,6 +31,7 @@ PARTS = (
     table_routes.router,
     commit_routes.router,
     transaction_routes.router,
+    view_routes.router,
 )
 """The routers of the routes, in the order they are matched."""
 

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 
 from catalog.column_types import ColumnType
-from catalog.descriptors import ColumnDescriptor
+from catalog.descriptors import ColumnDescriptor, ViewColumn
 
 MICROSECONDS = 6
 """The fractional-second digits of Iceberg's time and timestamp types."""
@@ -96,7 +96,7 @@ class CatalogType:
     scale: int | None = None
 
 
-def iceberg_type(column: ColumnDescriptor) -> str:
+def iceberg_type(column: ColumnDescriptor | ViewColumn) -> str:
     """Return the Iceberg type ``column`` is served as.
 
     Raises:

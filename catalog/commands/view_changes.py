@@ -8,7 +8,8 @@ engine or a person asks for, in order, as Java's ``ViewMetadata.Builder`` does:
   gets the next id, never one the view used before;
 - the id ``-1`` names the schema (or version) added last by the same change;
 - making a version current appends to the log; a view keeps its newest
-  ``version.history.num-entries`` versions (10 by default), always with the current one;
+  ``version.history.num-entries`` versions (10 by default), always with the current one,
+  and the newest part of its log whose versions it keeps;
 - a replace may not drop a dialect the current version has, unless the view's property
   ``replace.drop-dialect.allowed`` is true.
 
@@ -25,6 +26,7 @@ from catalog.descriptors.views import (
     ViewLogEntry,
     ViewSchema,
     ViewVersion,
+    trimmed_log,
 )
 from catalog.entries import ReplaceViewEntry
 from catalog.errors import ValidationError
@@ -40,8 +42,10 @@ DROP_DIALECT_PROPERTY = "replace.drop-dialect.allowed"
 class ViewChange:
     """A view being changed; ``view`` is the result so far."""
 
-    def __init__(self, view: ViewDescriptor, *, name: str) -> None:
+    def __init__(self, view: ViewDescriptor, *, name: str, now_ms: int) -> None:
         self.before = view
+        self.now_ms = now_ms
+        self._added: set[int] = set()
         self.name = name
         self.schemas = list(view.schemas)
         self.versions = list(view.versions)
@@ -99,6 +103,7 @@ class ViewChange:
         self._next_version += 1
         self.versions.append(version.model_copy(update={"version_id": version_id}))
         self._last_version = version_id
+        self._added.add(version_id)
         return version_id
 
     def set_current(self, version_id: int) -> None:
@@ -121,7 +126,9 @@ class ViewChange:
             return
         self._check_dialects_kept(version)
         self.current_version_id = version_id
-        self.log.append(ViewLogEntry(timestamp_ms=version.timestamp_ms, version_id=version_id))
+        # a version added by this change became current when it was made; an older one now
+        at = version.timestamp_ms if version_id in self._added else self.now_ms
+        self.log.append(ViewLogEntry(timestamp_ms=at, version_id=version_id))
 
     def _check_dialects_kept(self, version: ViewVersion) -> None:
         if not self.log:  # a new view has no current version to compare with
@@ -145,32 +152,40 @@ class ViewChange:
 
     def view(self) -> ViewDescriptor:
         """Return the view as changed, with only its newest versions kept."""
+        versions = self._kept_versions()
         return self.before.model_copy(
             update={
                 "schemas": tuple(self.schemas),
-                "versions": self._kept_versions(),
+                "versions": versions,
                 "current_version_id": self.current_version_id,
-                "log": tuple(self.log),
+                "log": trimmed_log(tuple(self.log), {v.version_id for v in versions}),
                 "properties": self.properties,
                 "location": self.location,
             }
         )
 
     def _kept_versions(self) -> tuple[ViewVersion, ...]:
+        """Return the current version and the newest others, as the history property says.
+
+        Every version this change added is kept, however small the history.
+        """
         text = properties_dict(self.properties).get(HISTORY_PROPERTY)
         try:
-            keep = DEFAULT_HISTORY if text is None else int(text)
+            history = DEFAULT_HISTORY if text is None else int(text)
         except ValueError:
             raise ValidationError(
                 f"view {self.name}: {HISTORY_PROPERTY} must be a whole number, not {text!r}"
             ) from None
-        if keep < 1:
+        if history < 1:
             raise ValidationError(f"view {self.name}: {HISTORY_PROPERTY} must be at least 1")
-        newest = self.versions[-keep:]
-        if all(v.version_id != self.current_version_id for v in newest):
-            current = [v for v in self.versions if v.version_id == self.current_version_id]
-            newest = current + self.versions[-(keep - 1) :] if keep > 1 else current
-        return tuple(newest)
+        keep = max(history, len(self._added | {self.current_version_id}))
+        if len(self.versions) <= keep:
+            return tuple(self.versions)
+        newest = sorted(
+            v.version_id for v in self.versions if v.version_id != self.current_version_id
+        )
+        kept = {self.current_version_id, *newest[len(newest) - (keep - 1) :]}
+        return tuple(v for v in self.versions if v.version_id in kept)
 
     def entry(self, view_id: int) -> ReplaceViewEntry | None:
         """Return the change as an entry holding only what is new (None: nothing changed)."""

@@ -162,6 +162,8 @@ class CreateViewCommand(CommandBase):
     location: str | None = Field(default=None, min_length=1, max_length=4096)
     field_ids: tuple[Annotated[int, Field(ge=0, le=2**31 - 1)], ...] = ()
     """The Iceberg field id of each column, in order (empty: numbered from 1)."""
+    at_ms: int = Field(default_factory=_now_ms, ge=0)
+    """When it was asked for (the log's time of a version made current again)."""
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -197,9 +199,9 @@ class CreateViewCommand(CommandBase):
                 schemas=(),
                 log=(),
             )
-            change = ViewChange(blank, name=f"{schema.name}.{self.name}")
+            change = ViewChange(blank, name=f"{schema.name}.{self.name}", now_ms=self.at_ms)
         else:
-            change = ViewChange(existing, name=f"{schema.name}.{self.name}")
+            change = ViewChange(existing, name=f"{schema.name}.{self.name}", now_ms=self.at_ms)
         change.add_schema(_columns(self.columns, self.field_ids))
         change.add_version(self.version.to_version(schema.name))
         change.set_current(LAST_ADDED)
@@ -241,6 +243,8 @@ class AlterViewCommand(ExistingObjectCommand[ViewDescriptor]):
     set_properties: dict[str, str] = Field(default_factory=dict)
     remove_properties: tuple[str, ...] = ()
     location: str | None = Field(default=None, min_length=1, max_length=4096)
+    at_ms: int = Field(default_factory=_now_ms, ge=0)
+    """When it was asked for (the log's time of a version made current again)."""
 
     def find(self, ctx: UpdateContext) -> ViewDescriptor | None:  # noqa: D102
         return existing_view(ctx, self.schema_, self.name, if_exists=False)
@@ -255,7 +259,7 @@ class AlterViewCommand(ExistingObjectCommand[ViewDescriptor]):
         both = sorted(set(self.set_properties) & set(self.remove_properties))
         if both:
             raise ValidationError(f"view {qualified}: property {both[0]} is both set and removed")
-        change = ViewChange(view, name=qualified)
+        change = ViewChange(view, name=qualified, now_ms=self.at_ms)
         for schema in self.add_schemas:
             change.add_schema(_columns(schema.columns, schema.field_ids))
         for version in self.add_versions:

@@ -85,6 +85,14 @@ class ViewLogEntry(Model):
     version_id: int
 
 
+def trimmed_log(log: tuple[ViewLogEntry, ...], kept: set[int]) -> tuple[ViewLogEntry, ...]:
+    """Return the newest part of ``log`` whose versions are all still kept (Iceberg's rule)."""
+    start = len(log)
+    while start > 0 and log[start - 1].version_id in kept:
+        start -= 1
+    return log[start:]
+
+
 class ViewDescriptor(Model):
     """A view in a schema: its kept versions, the current one, and its schemas and properties.
 

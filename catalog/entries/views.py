@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from catalog.descriptors import ViewDescriptor
-from catalog.descriptors.views import ViewLogEntry, ViewSchema, ViewVersion
+from catalog.descriptors.views import ViewLogEntry, ViewSchema, ViewVersion, trimmed_log
 from catalog.entries.base import VIEWS, ChangeEntry, PutEntry, RemoveEntry
 from catalog.events import CatalogEvent
 from catalog.properties import Properties
@@ -43,7 +43,8 @@ class ReplaceViewEntry(_ViewAlterEntry):
     """Versions no longer kept (past ``version.history.num-entries``)."""
     current_version_id: int
     log: tuple[ViewLogEntry, ...] = ()
-    """When the current version changed: appended to the view's log."""
+    """When the current version changed: appended to the view's log (which then keeps only
+    its newest entries of kept versions)."""
     properties: Properties | None = None
     """The view's properties after the change (None: unchanged)."""
     location: str | None = None
@@ -58,7 +59,7 @@ class ReplaceViewEntry(_ViewAlterEntry):
             "schemas": (*view.schemas, *self.added_schemas),
             "versions": versions,
             "current_version_id": self.current_version_id,
-            "log": (*view.log, *self.log),
+            "log": trimmed_log((*view.log, *self.log), {v.version_id for v in versions}),
         }
         if self.properties is not None:
             update["properties"] = self.properties

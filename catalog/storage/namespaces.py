@@ -92,6 +92,20 @@ class Namespaces:
             by_name,
         )
 
+    def with_view(self, view: ViewDescriptor) -> Namespaces:
+        """Return these namespaces with ``view`` added or replaced (a rename frees its name)."""
+        views, by_name = self.views, self.view_by_name
+        old = views.get(view.id)
+        if old is not None:
+            by_name = by_name.delete((old.schema_id, old.name))
+        by_name = by_name.set((view.schema_id, view.name), view.id)
+        return self.with_views(views.set(view.id, view), by_name)
+
+    def without_view(self, view: ViewDescriptor) -> Namespaces:
+        """Return these namespaces without ``view``."""
+        by_name = self.view_by_name.delete((view.schema_id, view.name))
+        return self.with_views(self.views.delete(view.id), by_name)
+
 
 def put_named(
     by_id: Map[int, _Named], by_name: Map[str, int], item: _Named

@@ -1,4 +1,4 @@
-"""``ViewReads``: how a catalog version finds, lists and changes its views.
+"""``ViewReads``: how a catalog version finds and lists its views.
 
 Views live in the version's ``Namespaces``: persistent maps by id and by ``(schema id,
 name)``, shared between versions until a view changes.
@@ -6,26 +6,18 @@ name)``, shared between versions until a view changes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from catalog.descriptors.views import ViewDescriptor
 from catalog.errors import ErrorCode
 from catalog.storage.namespaces import Namespaces
 from catalog.storage.relations import found_or_raise
 
-if TYPE_CHECKING:
-    from catalog.catalog import Catalog
-
 
 class ViewReads:
-    """The view reads and changes of ``Catalog`` (which holds the slots named here)."""
+    """The view reads of ``Catalog`` (which holds the slots named here)."""
 
     __slots__ = ()
 
     _names: Namespaces
-
-    def _replace(self, **changes: Any) -> Catalog:
-        raise NotImplementedError  # ``Catalog`` defines it
 
     def find_view(self, schema: str, name: str) -> ViewDescriptor | None:
         """Return view ``schema.name``, or None."""
@@ -68,25 +60,3 @@ class ViewReads:
     def schema_views(self, schema_id: int) -> list[ViewDescriptor]:
         """Return the views of one schema, ordered by id."""
         return [v for v in self.views() if v.schema_id == schema_id]
-
-    def with_view(self, view: ViewDescriptor) -> Catalog:
-        """Return a copy with ``view`` added or replaced by id (a rename frees its old name)."""
-        names = self._names
-        views, by_name = names.views, names.view_by_name
-        old = views.get(view.id)
-        if old is not None:
-            by_name = by_name.delete((old.schema_id, old.name))
-        views, by_name = views.set(view.id, view), by_name.set((view.schema_id, view.name), view.id)
-        return self._replace(_names=names.with_views(views, by_name))
-
-    def without_view(self, view_id: int) -> Catalog:
-        """Return a copy without view ``view_id``.
-
-        Raises:
-            NotFoundError: VIEW_NOT_FOUND.
-        """
-        view = self.view_by_id(view_id)
-        names = self._names
-        views = names.views.delete(view_id)
-        by_name = names.view_by_name.delete((view.schema_id, view.name))
-        return self._replace(_names=names.with_views(views, by_name))
