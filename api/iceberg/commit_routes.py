@@ -31,6 +31,7 @@ from api.iceberg.paths import (
     WRITE,
     NamespacePath,
     TablePath,
+    refuse_view_name,
     resolve_schema,
     resolve_table,
 )
@@ -161,6 +162,7 @@ async def _create_in_commit(
     cat = latest_of(request)
     if cat.find_table(schema, name) is not None:
         raise _created_concurrently(schema, name)
+    refuse_view_name(cat, schema, name)
     changes = CreateChanges(name, body.updates)
     chain = added_snapshots(changes.snapshots)
     command = changes.command(schema, warehouse_of(request))

@@ -22,7 +22,7 @@ from api.server.auth import require
 from api.wire.roles import Role
 from catalog.catalog import Catalog
 from catalog.descriptors import SchemaDescriptor, TableDescriptor, ViewDescriptor
-from catalog.errors import ErrorCode, NotFoundError
+from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError
 
 _Named = TypeVar("_Named", TableDescriptor, ViewDescriptor)
 
@@ -174,6 +174,23 @@ def _resolve(
     if matches:
         raise _ambiguous(f"{what.lower()} {schema.name}.{name}", [t.name for t in matches])
     raise NotFoundError(f"{what} does not exist: {schema.name}.{name}", code=code)
+
+
+def refuse_view_name(cat: Catalog, schema: str, name: str, *, renaming: str | None = None) -> None:
+    """Refuse a table name that a view holds, in the words Iceberg's clients expect.
+
+    ``renaming`` is the qualified name of the table being renamed to ``name``, if it is one.
+
+    Raises:
+        AlreadyExistsError: VIEW_EXISTS.
+    """
+    if cat.find_view(schema, name) is None:
+        return
+    if renaming is not None:
+        message = f"Cannot rename {renaming} to {schema}.{name}. View already exists"
+    else:
+        message = f"View with same name already exists: {schema}.{name}"
+    raise AlreadyExistsError(message, code=ErrorCode.VIEW_EXISTS)
 
 
 def _ambiguous(what: str, names: list[str]) -> Exception:

@@ -41,6 +41,7 @@ from api.iceberg.paths import (
     PageToken,
     TablePath,
     page,
+    refuse_view_name,
     resolve_schema,
     resolve_table,
 )
@@ -95,6 +96,7 @@ async def create_table(
     schema = resolve_schema(latest_of(request), namespace).name
     if latest_of(request).find_table(schema, body.name) is not None:
         raise _table_exists(schema, body.name)
+    refuse_view_name(latest_of(request), schema, body.name)
     if body.stage_create:
         staged = staged_metadata(latest_of(request), schema, body, warehouse_of(request))
         await engine_folders(staged.location, body.name)
@@ -165,6 +167,7 @@ async def register_table(
     schema = resolve_schema(latest_of(request), namespace).name
     if latest_of(request).find_table(schema, body.name) is not None:
         raise _table_exists(schema, body.name)
+    refuse_view_name(latest_of(request), schema, body.name)
     file = body.metadata_location
     read = await asyncio.to_thread(read_metadata_file, file, warehouse_of(request))
     line = main_line(read, file)
@@ -222,6 +225,7 @@ async def rename_table(request: Request, body: RenameTableRequest) -> Response:
         )
     if cat.find_table(schema.name, destination.name) is not None:
         raise _table_exists(schema.name, destination.name)
+    refuse_view_name(cat, schema.name, destination.name, renaming=f"{schema.name}.{found.name}")
     command = RenameTableCommand(
         **{"schema": schema.name, "name": found.name, "new_name": destination.name}
     )

@@ -35,6 +35,7 @@ from api.iceberg.view_models import (
     ViewVersionBody,
 )
 from api.server.execution import node_of
+from catalog.commands.base import unique
 from catalog.commands.view_changes import LAST_ADDED
 from catalog.commands.views import (
     AlterViewCommand,
@@ -158,6 +159,7 @@ def _columns(view: str, schema: IcebergSchema) -> NewViewSchema:
         )
     if not columns:
         raise bad_request(f"view {view}: a view's schema has at least one field")
+    unique(tuple(c.name for c in columns), f"column name in view {view}")
     return NewViewSchema(columns=tuple(columns), field_ids=tuple(f.id for f in schema.fields))
 
 

@@ -133,7 +133,15 @@ async def rename_view(request: Request, body: RenameTableRequest) -> Response:
     schema, found = resolve_view(cat, NAMESPACE_SEPARATOR.join(source.namespace), source.name)
     target = resolve_schema(cat, NAMESPACE_SEPARATOR.join(destination.namespace))
     if (target.id, destination.name) != (schema.id, found.name):
-        _check_name_free(cat, target, destination.name)
+        was, to = f"{schema.name}.{found.name}", f"{target.name}.{destination.name}"
+        if cat.find_view(target.name, destination.name) is not None:
+            raise AlreadyExistsError(
+                f"Cannot rename {was} to {to}. View already exists", code=ErrorCode.VIEW_EXISTS
+            )
+        if cat.find_table(target.name, destination.name) is not None:
+            raise AlreadyExistsError(
+                f"Cannot rename {was} to {to}. Table already exists", code=ErrorCode.TABLE_EXISTS
+            )
     command = RenameViewCommand(
         **{"schema": schema.name, "name": found.name},
         new_name=destination.name,

@@ -200,7 +200,7 @@ class ViewChange:
             added_versions=tuple(v for v in after.versions if v.version_id not in known_versions),
             forgotten_versions=tuple(i for i in sorted(known_versions) if i not in kept),
             current_version_id=after.current_version_id,
-            log=after.log[len(before.log) :],
+            log=tuple(self.log[len(before.log) :]),
             properties=None if after.properties == before.properties else after.properties,
             location=None if after.location == before.location else after.location,
         )
