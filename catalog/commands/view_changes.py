@@ -201,7 +201,8 @@ class ViewChange:
             forgotten_versions=tuple(i for i in sorted(known_versions) if i not in kept),
             current_version_id=after.current_version_id,
             log=tuple(self.log[len(before.log) :]),
-            properties=None if after.properties == before.properties else after.properties,
+            properties_changed=after.properties != before.properties,
+            properties=after.properties if after.properties != before.properties else (),
             location=None if after.location == before.location else after.location,
         )
         unchanged = (
@@ -209,7 +210,7 @@ class ViewChange:
             and not entry.added_versions
             and not entry.forgotten_versions
             and not entry.log
-            and entry.properties is None
+            and not entry.properties_changed
             and entry.location is None
         )
         return None if unchanged else entry

@@ -45,8 +45,9 @@ class ReplaceViewEntry(_ViewAlterEntry):
     log: tuple[ViewLogEntry, ...] = ()
     """When the current version changed: appended to the view's log (which then keeps only
     its newest entries of kept versions)."""
-    properties: Properties | None = None
-    """The view's properties after the change (None: unchanged)."""
+    properties_changed: bool = False
+    properties: Properties = ()
+    """The view's properties after the change, if ``properties_changed``."""
     location: str | None = None
     """The view's location after the change (None: unchanged)."""
 
@@ -61,7 +62,7 @@ class ReplaceViewEntry(_ViewAlterEntry):
             "current_version_id": self.current_version_id,
             "log": trimmed_log((*view.log, *self.log), {v.version_id for v in versions}),
         }
-        if self.properties is not None:
+        if self.properties_changed:
             update["properties"] = self.properties
         if self.location is not None:
             update["location"] = self.location

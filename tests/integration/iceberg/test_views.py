@@ -105,11 +105,11 @@ def test_views_and_tables_share_their_namespace(
 ) -> None:
     iceberg.create_table("PUBLIC.EVENTS", EVENTS)
     iceberg.create_view("PUBLIC.RECENT", SCHEMA, version("SELECT 1"))
-    with pytest.raises(ViewAlreadyExistsError, match="View already exists: PUBLIC.RECENT"):
+    with pytest.raises(ViewAlreadyExistsError, match=r"View already exists: PUBLIC\.RECENT"):
         iceberg.create_view("PUBLIC.RECENT", SCHEMA, version("SELECT 1"))
-    with pytest.raises(Exception, match="Table with same name already exists: PUBLIC.EVENTS"):
+    with pytest.raises(Exception, match=r"Table with same name already exists: PUBLIC\.EVENTS"):
         iceberg.create_view("PUBLIC.EVENTS", SCHEMA, version("SELECT 1"))
-    with pytest.raises(Exception, match="View with same name already exists: PUBLIC.RECENT"):
+    with pytest.raises(Exception, match=r"View with same name already exists: PUBLIC\.RECENT"):
         iceberg.create_table("PUBLIC.RECENT", EVENTS)
     renamed = requests.post(
         f"{iceberg_server.url}/iceberg/v1/tables/rename",
