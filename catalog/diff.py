@@ -11,6 +11,7 @@ one column, whatever the table's size and history.
 from __future__ import annotations
 
 import enum
+import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -133,18 +134,20 @@ def diff(before: Catalog, after: Catalog) -> list[Change]:
 
 
 def _differing(
-    before: Iterable[_D], after: Iterable[_D]
-) -> Iterator[tuple[int, _D | None, _D | None]]:
-    """Match two versions' objects (or columns) by id; yield each id whose two sides differ.
+    before: Iterable[_D], after: Iterable[_D], key: Callable[[_D], Any] = operator.attrgetter("id")
+) -> Iterator[tuple[Any, _D | None, _D | None]]:
+    """Match two versions' objects (or columns) by ``key``; yield each key whose sides differ.
 
-    An added object comes as ``(id, None, new)``, a dropped one as ``(id, old, None)``.
+    Objects and a table's columns are matched by id; a view's columns by name, for each
+    version of a view numbers its schema's fields afresh. An added object comes as
+    ``(key, None, new)``, a dropped one as ``(key, old, None)``.
     """
-    old = {d.id: d for d in before}
-    new = {d.id: d for d in after}
-    for object_id in sorted(old.keys() | new.keys()):
-        a, b = old.get(object_id), new.get(object_id)
+    old = {key(d): d for d in before}
+    new = {key(d): d for d in after}
+    for found in sorted(old.keys() | new.keys()):
+        a, b = old.get(found), new.get(found)
         if a is not b and a != b:
-            yield object_id, a, b
+            yield found, a, b
 
 
 def _altered(object_type: str, a: Descriptor, b: Descriptor) -> Change:
@@ -153,11 +156,11 @@ def _altered(object_type: str, a: Descriptor, b: Descriptor) -> Change:
     if isinstance(a, TableDescriptor) and isinstance(b, TableDescriptor):
         if a.schema_version != b.schema_version:
             fields += (FieldChange("schema_version", a.schema_version, b.schema_version),)
-        columns = tuple(_columns(a.columns, b.columns, ColumnChange))
+        columns = tuple(_columns(a.columns, b.columns, ColumnChange, "id"))
     if isinstance(a, ViewDescriptor) and isinstance(b, ViewDescriptor):
         if a.current != b.current:
             fields += (_query_change(a, b),)
-        columns = tuple(_columns(a.columns, b.columns, ViewColumnChange))
+        columns = tuple(_columns(a.columns, b.columns, ViewColumnChange, "name"))
     return Change(
         b.id, b.name, ChangeKind.ALTERED, fields=fields, columns=columns, object_type=object_type
     )
@@ -186,12 +189,13 @@ def _columns(
     before: Iterable[_Column],
     after: Iterable[_Column],
     kind: Callable[..., Difference[_Column]],
+    matched_by: str,
 ) -> Iterable[Any]:
-    for column_id, a, b in _differing(before, after):
+    for _, a, b in _differing(before, after, operator.attrgetter(matched_by)):
         if a is None:
             assert b is not None
-            yield kind(column_id, b.name, ChangeKind.ADDED, after=b)
+            yield kind(b.id, b.name, ChangeKind.ADDED, after=b)
         elif b is None:
-            yield kind(column_id, a.name, ChangeKind.DROPPED, before=a)
+            yield kind(a.id, a.name, ChangeKind.DROPPED, before=a)
         else:
-            yield kind(column_id, b.name, ChangeKind.ALTERED, fields=_fields(a, b))
+            yield kind(b.id, b.name, ChangeKind.ALTERED, fields=_fields(a, b))

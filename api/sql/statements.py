@@ -19,6 +19,9 @@ the Ignite 3 syntax sqlglot does not know is read from its tokens (see ``api.sql
 - ``CREATE [UNIQUE] INDEX [IF NOT EXISTS] i ON [s.]t [USING HASH | SORTED | TREE]
   (a [ASC | DESC] [NULLS FIRST | LAST], ...)``; ``DROP INDEX [IF EXISTS] [s.]i``;
   ``ALTER INDEX [IF EXISTS] [s.]i RENAME TO j``
+- ``CREATE [OR REPLACE] VIEW [IF NOT EXISTS] [s.]v [(a [COMMENT 'c'], ...)] AS query``,
+  ``DROP VIEW [IF EXISTS] [s.]v``, ``ALTER VIEW [IF EXISTS] [s.]v RENAME TO [s.]w``
+  (``api.sql.views``: typed against the catalog, the text kept as written)
 - ``CREATE ZONE`` (Ignite 3.1's ``(PARTITIONS n, ...) STORAGE PROFILES ['p']`` or ``WITH
   option = value``), ``ALTER ZONE [IF EXISTS] ... SET (...) | RENAME TO | SET DEFAULT``,
   ``DROP ZONE``
@@ -31,24 +34,28 @@ statement by its number and text.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlglot import exp
 from sqlglot.errors import TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-from api.sql import create_table, tables
+from api.sql import create_table, tables, views
 from api.sql.script_shape import MAX_NESTING, ScriptShape
 from api.sql.tokens import DIALECT, parse_statement, tokenize
 from api.sql.zones import is_zone_statement, zone_command
+from catalog.catalog import Catalog
 from catalog.commands import CommandBase
+from catalog.commands.base import UpdateContext
 from catalog.errors import BatchPosition, CatalogError, ValidationError
 
 MAX_SHOWN = 80
 """How many characters of a refused statement its error message quotes."""
 
 SUPPORTED = (
-    "CREATE/DROP SCHEMA, CREATE/ALTER/DROP TABLE, CREATE/ALTER/DROP INDEX, CREATE/ALTER/DROP ZONE"
+    "CREATE/DROP SCHEMA, CREATE/ALTER/DROP TABLE, CREATE/ALTER/DROP INDEX, CREATE/ALTER/DROP ZONE, "
+    "CREATE/ALTER/DROP VIEW"
 )
 
 
@@ -120,20 +127,37 @@ def _groups(toks: list[Token]) -> list[tuple[list[Token], Token | None]]:
     return groups
 
 
-def parse_sql(text: str) -> list[CommandBase]:
+def parse_sql(text: str, catalog: Catalog | None = None) -> list[CommandBase]:
     """Turn DDL statements into catalog commands, in order, as one batch (see ``parse_script``).
 
     Raises:
         ValidationError: as ``parse_script``.
     """
-    return parse_script(text)[0]
+    return parse_script(text, catalog)[0]
 
 
-def parse_script(text: str) -> tuple[list[CommandBase], list[Statement]]:
+def catalog_after(base: Catalog, commands: list[CommandBase]) -> Catalog:
+    """Return ``base`` with ``commands`` applied, as far as they apply (for typing a view)."""
+    current = base
+    for command in commands:
+        try:
+            entries = command.entries(UpdateContext(base, current))
+        except CatalogError:
+            return current  # the batch will be refused at that command anyway
+        for entry in entries:
+            current = entry.apply(current)
+    return current
+
+
+def parse_script(
+    text: str, catalog: Catalog | None = None
+) -> tuple[list[CommandBase], list[Statement]]:
     """Turn DDL statements into catalog commands, in order, as one batch.
 
     Args:
         text: one or more statements separated by ``;``.
+        catalog: the catalog the batch applies to; a ``CREATE VIEW`` is typed against it with
+            the script's earlier statements applied (None: views are refused).
 
     Returns:
         The commands, ready for ``CatalogManager.execute`` or ``catalog.prepare``, and the
@@ -157,7 +181,7 @@ def parse_script(text: str) -> tuple[list[CommandBase], list[Statement]]:
     origins: list[Statement] = []
     for statement in statements:
         try:
-            made = statement_commands(statement.text)
+            made = statement_commands(statement.text, _typing_catalog(catalog, list(commands)))
         except ValidationError as e:
             refused = ValidationError(
                 f"statement {statement.number} {_shown(statement.text)}: {e.message}",
@@ -169,6 +193,13 @@ def parse_script(text: str) -> tuple[list[CommandBase], list[Statement]]:
         commands.extend(made)
         origins.extend([statement] * len(made))
     return commands, origins
+
+
+def _typing_catalog(
+    catalog: Catalog | None, earlier: list[CommandBase]
+) -> Callable[[], Catalog | None]:
+    """Return how a statement finds the catalog it applies to (made only when asked for)."""
+    return lambda: None if catalog is None else catalog_after(catalog, earlier)
 
 
 def refused_statement(error: CatalogError, origins: list[Statement]) -> CatalogError:
@@ -193,8 +224,10 @@ def _shown(text: str) -> str:
     return f'"{flat}"'
 
 
-def statement_commands(text: str) -> list[CommandBase]:
-    """Turn one statement (no ``;``) into its commands.
+def statement_commands(
+    text: str, catalog: Callable[[], Catalog | None] = lambda: None
+) -> list[CommandBase]:
+    """Turn one statement (no ``;``) into its commands (``catalog``: what a view is typed on).
 
     Raises:
         ValidationError: the statement is not supported or not valid.
@@ -202,6 +235,8 @@ def statement_commands(text: str) -> list[CommandBase]:
     toks = tokenize(text)
     if is_zone_statement(toks):
         return [zone_command(toks)]
+    if views.is_view_statement(toks):
+        return views.view_commands(text, toks, catalog)
     is_table = len(toks) >= 2 and toks[1].token_type is TokenType.TABLE
     if is_table and toks[0].token_type is TokenType.CREATE:
         return [create_table.create_table_from_text(text, toks)]

@@ -22,6 +22,7 @@ from catalog import (
 from catalog.catalog import Catalog
 from catalog.commands import CatalogCommand
 from catalog.data.files import DataCommit, DataFile, DataMode, FilePath
+from catalog.descriptors.views import ViewDescriptor
 from catalog.leases import RetentionLease
 from catalog.origin import MAX_MESSAGE_CHARS, UpdateOrigin
 
@@ -103,6 +104,7 @@ class CatalogBody(_Shape):
     tables: list[TableDescriptor]
     indexes: list[IndexDescriptor]
     system_views: list[SystemViewDescriptor] = Field(default_factory=list)
+    views: list[ViewDescriptor] = Field(default_factory=list)
 
     @classmethod
     def of(cls, cat: Catalog, *, history: bool = True) -> CatalogBody:
@@ -121,6 +123,7 @@ class CatalogBody(_Shape):
             tables=tables if history else [t.current() for t in tables],
             indexes=cat.indexes(),
             system_views=cat.system_views(),
+            views=cat.views(),
         )
 
 
@@ -194,6 +197,20 @@ class SystemViewsBody(_Shape):
 
     version: int
     system_views: list[SystemViewDescriptor]
+
+
+class ViewsBody(_Shape):
+    """The views at a version: all, or one schema's."""
+
+    version: int
+    views: list[ViewDescriptor]
+
+
+class ViewBody(_Shape):
+    """One view at a version: its kept versions, the current one, its schemas."""
+
+    version: int
+    view: ViewDescriptor
 
 
 class IndexesBody(_Shape):

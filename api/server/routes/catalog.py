@@ -1,4 +1,4 @@
-"""Reads of the catalog: whole, a table, an index, zones, system views; at a version or time."""
+"""Reads of the catalog: whole, a table, an index, a view, zones; at a version or a time."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from api.wire.models import (
     SystemViewsBody,
     TableBody,
     TableHistoryBody,
+    ViewBody,
+    ViewsBody,
     ZoneBody,
     ZonesBody,
 )
@@ -254,3 +256,19 @@ async def get_zone(read: ReadAt, name: Name) -> Response:
     return json_response(
         ZoneBody(version=cat.version, zone=zone, table_ids=[t.id for t in cat.zone_tables(zone.id)])
     )
+
+
+@router.get("/views", response_model=ViewsBody)
+async def list_views(read: ReadAt, schema: NameFilter = None) -> Response:
+    """Views: every one, or one schema's; each with its kept versions and query texts."""
+    cat = await read.catalog()
+    found = cat.views() if schema is None else cat.schema_views(cat.schema(parse_name(schema)).id)
+    return json_response(ViewsBody(version=cat.version, views=found))
+
+
+@router.get("/schemas/{schema}/views/{name}", response_model=ViewBody)
+async def get_view(read: ReadAt, schema: Name, name: Name) -> Response:
+    """One view: its current version's query per dialect, its columns, its kept versions."""
+    cat = await read.catalog()
+    view = cat.view(parse_name(schema), parse_name(name))
+    return json_response(ViewBody(version=cat.version, view=view))
