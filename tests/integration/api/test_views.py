@@ -1,4 +1,4 @@
-"""Views through the catalog's own SQL and REST: typed, listed, versioned, diffed, evented, as of T."""
+"""Views through the catalog's SQL and REST: typed, listed, versioned, diffed, evented."""
 
 from __future__ import annotations
 
