@@ -24,7 +24,7 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     get = sub.add_parser(
         "get",
         parents=[client, reads],
-        help="show schemas, tables, indexes, zones, system views, the catalog",
+        help="show schemas, tables, indexes, views, zones, system views, the catalog",
     )
     get.add_argument(
         "kind",
@@ -37,6 +37,7 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
             "index",
             "zones",
             "zone",
+            "views",
             "system-views",
             "catalog",
         ],
@@ -81,7 +82,7 @@ def _at(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_get(args: argparse.Namespace) -> View:
-    """Show schemas, tables, indexes, zones, system views or the whole catalog."""
+    """Show schemas, tables, indexes, views, zones, system views or the whole catalog."""
     kind = {"schema": "schemas", "table": "tables", "index": "indexes", "zone": "zones"}.get(
         args.kind, args.kind
     )
@@ -91,6 +92,9 @@ def cmd_get(args: argparse.Namespace) -> View:
         if args.name is not None and kind == "tables":
             body = client.table_info(args.schema or "PUBLIC", args.name, **_at(args))
             return _table_view(body.model_dump(mode="json", by_alias=True))
+        if args.name is not None and kind == "views":
+            view = client.view(args.schema or "PUBLIC", args.name, **_at(args))
+            return View(view.model_dump(mode="json"), title=f"view {view.name}")
         if args.name is not None and kind == "indexes":
             index = client.index(args.schema or "PUBLIC", args.name, **_at(args))
             return View(index.model_dump(mode="json"), title=f"index {index.name}")
@@ -122,6 +126,7 @@ def _listing(cat: Catalog, kind: str, schema: str | None) -> View:
                 "tables": [t.model_dump(mode="json") for t in cat.tables()],
                 "indexes": [i.model_dump(mode="json") for i in cat.indexes()],
                 "system_views": [v.model_dump(mode="json") for v in cat.system_views()],
+                "views": [v.model_dump(mode="json") for v in cat.views()],
             },
             ["KIND", "COUNT"],
             [
@@ -129,6 +134,7 @@ def _listing(cat: Catalog, kind: str, schema: str | None) -> View:
                 ["zones", str(len(cat.zones()))],
                 ["tables", str(len(cat.tables()))],
                 ["indexes", str(len(cat.indexes()))],
+                ["views", str(len(cat.views()))],
                 ["system views", str(len(cat.system_views()))],
             ],
             title=f"catalog version {cat.version} (active from {hlc_time(cat.activation_ts)})",
@@ -175,6 +181,24 @@ def _listing(cat: Catalog, kind: str, schema: str | None) -> View:
                     str(i.status),
                 ]
                 for i in indexes
+            ],
+            title=title,
+        )
+    if kind == "views":
+        listed = [v for v in cat.views() if schema_id is None or v.schema_id == schema_id]
+        return View(
+            [v.model_dump(mode="json") for v in listed],
+            ["SCHEMA", "NAME", "ID", "COLUMNS", "VERSION", "DIALECTS"],
+            [
+                [
+                    cat.schema_by_id(v.schema_id).name,
+                    v.name,
+                    str(v.id),
+                    str(len(v.columns)),
+                    str(v.current_version_id),
+                    ", ".join(r.dialect for r in v.current.representations),
+                ]
+                for v in listed
             ],
             title=title,
         )

@@ -1,5 +1,5 @@
-// The catalog browser: schemas and tables at any version or time, a table's columns, keys,
-// indexes and schema versions, a version timeline in words, a diff between versions, the
+// The catalog browser: schemas, tables and views at any version or time, a table's columns, keys,
+// indexes and schema versions, a view's query per dialect and versions, a version timeline in words, a diff between versions, the
 // retention leases, the warehouse that pins Iceberg engines to the moment shown, and live updates
 // from the server-sent event stream. Plain JavaScript, no dependencies, served by the API.
 "use strict";
@@ -55,11 +55,46 @@ async function showTables() {
   const pinned = state.mode === "latest" ? "" : `<p data-testid="engine-pin">Iceberg engines read this catalog as of this moment
     with the warehouse <code>catalog@v${cat.version}</code> (or <code>catalog@${esc(hlcTime(cat.activation_ts))}</code>):
     every table exactly as then.</p>`;
+  const views = (cat.views || [])
+    .map((v) => {
+      const schema = schemas[v.schema_id];
+      const href = `#/view/${encodeURIComponent(schema)}/${encodeURIComponent(v.name)}`;
+      const shown = v.versions.find((x) => x.version_id === v.current_version_id);
+      return `<tr data-testid="view-row"><td>${esc(schema)}</td><td><a href="${href}">${esc(v.name)}</a></td>
+        <td>${esc(shown.representations.map((r) => r.dialect).join(", "))}</td><td>${v.current_version_id}</td></tr>`;
+    })
+    .join("");
   return `<h1 data-testid="title">Catalog <span class="muted">${esc(pinLabel(cat))}</span></h1>${pinned}
     <h2>Schemas</h2><p data-testid="schemas">${cat.schemas.map((s) => `<span class="badge">${esc(s.name)}</span>`).join(" ")}</p>
     <h2>Tables</h2>
     <table data-testid="tables"><tr><th>schema</th><th>table</th><th>columns</th><th>schema version</th><th>zone</th></tr>
-    ${rows || '<tr><td colspan="5" class="muted">no tables</td></tr>'}</table>`;
+    ${rows || '<tr><td colspan="5" class="muted">no tables</td></tr>'}</table>
+    <h2>Views</h2>
+    <table data-testid="views"><tr><th>schema</th><th>view</th><th>dialects</th><th>version</th></tr>
+    ${views || '<tr><td colspan="4" class="muted">no views</td></tr>'}</table>`;
+}
+
+// A view: its current query in each dialect (as written, never run here), its columns and
+// the versions it keeps, at the version or time the page shows.
+async function showView(schema, name) {
+  const body = await api(withPin(`/v1/schemas/${segment(schema)}/views/${segment(name)}`));
+  const v = body.view;
+  const shown = v.versions.find((x) => x.version_id === v.current_version_id);
+  const columns = v.schemas.find((x) => x.schema_id === shown.schema_id).columns
+    .map((c) => `<tr data-testid="view-column"><td>${esc(c.name)}</td><td><code>${esc(typeName(c))}</code></td><td>${esc(c.doc || "")}</td></tr>`)
+    .join("");
+  const queries = shown.representations
+    .map((r) => `<h3>${esc(r.dialect)}</h3><pre data-testid="view-query">${esc(r.sql)}</pre>`)
+    .join("");
+  const versions = [...v.versions]
+    .reverse()
+    .map((x) => `<li data-testid="view-version">v${x.version_id}${x.version_id === v.current_version_id ? " (current)" : ""}, made ${esc(new Date(x.timestamp_ms).toISOString())}: ${esc(x.representations.map((r) => r.dialect).join(", "))}</li>`)
+    .join("");
+  return `<h1 data-testid="title">${esc(schema)}.${esc(v.name)} <span class="muted">view ${v.id}, version ${v.current_version_id}; catalog version ${body.version}</span></h1>
+    <p>Its names resolve in <code>${esc(shown.default_namespace.join("."))}</code>.</p>
+    <h2>Query</h2>${queries}
+    <h2>Columns</h2><table data-testid="view-columns"><tr><th>column</th><th>type</th><th>comment</th></tr>${columns}</table>
+    <h2>Versions</h2><ul data-testid="view-versions">${versions}</ul>`;
 }
 
 function columnsTable(table, columns) {
@@ -205,6 +240,7 @@ async function render() {
   try {
     let html;
     if (parts[0] === "table" && parts.length === 3) html = await showTable(parts[1], parts[2]);
+    else if (parts[0] === "view" && parts.length === 3) html = await showView(parts[1], parts[2]);
     else if (parts[0] === "timeline") html = await showTimeline();
     else if (parts[0] === "diff") html = await showDiff(query);
     else if (parts[0] === "leases") html = await showLeases();

@@ -214,3 +214,25 @@ def test_the_api_reference_draws_offline_from_this_server_alone(
         "return performance.getEntriesByType('resource').map((e) => e.name)"
     )
     assert loaded and all(url.startswith(server.url + "/") for url in loaded), loaded
+
+
+def test_views_are_listed_and_shown_with_their_query_at_any_version(
+    browser: WebDriver, shop: tuple[RunningServer, CatalogClient, list[int]]
+) -> None:
+    server, client, _ = shop
+    first = client.sql("CREATE VIEW big AS SELECT id FROM orders").version
+    client.sql("CREATE OR REPLACE VIEW big (order_id COMMENT 'the order') AS SELECT id FROM items")
+    _open(browser, server.url + "/ui/")
+    _until(browser, lambda d: len(_texts(d, "view-row")) == 1, "the view listed")
+    assert _texts(browser, "view-row")[0].split() == ["PUBLIC", "BIG", "spark,", "trino", "2"]
+    browser.find_element(By.LINK_TEXT, "BIG").click()
+    _until(browser, lambda d: _texts(d, "view-query"), "the view's query")
+    assert _texts(browser, "view-query") == ["SELECT id FROM items"] * 2
+    assert _texts(browser, "view-column") == ["ORDER_ID INT64 the order"]
+    assert [v.split(",")[0] for v in _texts(browser, "view-version")] == ["v2 (current)", "v1"]
+
+    Select(browser.find_element(By.ID, "pin-mode")).select_by_value("version")
+    browser.find_element(By.ID, "pin-value").send_keys(str(first))
+    browser.find_element(By.CSS_SELECTOR, '#pin button[type="submit"]').click()
+    _until(browser, lambda d: _texts(d, "view-query") == ["SELECT id FROM orders"] * 2, "then")
+    assert _texts(browser, "view-column") == ["ID INT64"]
