@@ -177,10 +177,6 @@ class Catalog(RelationReads, ViewReads):
         """
         return found_or_raise(self.find_zone(name), f"zone {name}", ErrorCode.ZONE_NOT_FOUND)
 
-    def find_system_view(self, name: str) -> SystemViewDescriptor | None:
-        """Return the system view named ``name`` (in ``SYSTEM``), or None."""
-        return self._names.system_views.get(name)
-
     def _find_relation(
         self,
         schema: str,
@@ -230,10 +226,6 @@ class Catalog(RelationReads, ViewReads):
     def zones(self) -> list[ZoneDescriptor]:
         """Return all zones ordered by id."""
         return [self._names.zones[i] for i in sorted(self._names.zones)]
-
-    def system_views(self) -> list[SystemViewDescriptor]:
-        """Return all system views ordered by id."""
-        return sorted(self._names.system_views.values(), key=lambda v: v.id)
 
     def default_zone(self) -> ZoneDescriptor | None:
         """Return the default zone, if one is set."""

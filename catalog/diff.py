@@ -197,5 +197,5 @@ def _columns(
             yield kind(b.id, b.name, ChangeKind.ADDED, after=b)
         elif b is None:
             yield kind(a.id, a.name, ChangeKind.DROPPED, before=a)
-        else:
-            yield kind(b.id, b.name, ChangeKind.ALTERED, fields=_fields(a, b))
+        elif fields := _fields(a, b):  # a view's column renumbered, and nothing else: unchanged
+            yield kind(b.id, b.name, ChangeKind.ALTERED, fields=fields)

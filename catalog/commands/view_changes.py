@@ -11,7 +11,7 @@ engine or a person asks for, in order, as Java's ``ViewMetadata.Builder`` does:
   ``version.history.num-entries`` versions (10 by default), always with the current one,
   and the newest part of its log whose versions it keeps;
 - a replace may not drop a dialect the current version has, unless the view's property
-  ``replace.drop-dialect.allowed`` is true.
+  ``replace.drop-dialect.allowed`` is true as the change leaves it (a replace may set it).
 
 ``entry`` then says the change as one ``ReplaceViewEntry``, holding only what is new.
 """
@@ -110,7 +110,7 @@ class ViewChange:
         """Make a kept version (-1: the one added last) current, and log it.
 
         Raises:
-            ValidationError: no such version, or it drops a dialect the current one has.
+            ValidationError: no such version.
         """
         if version_id == LAST_ADDED:
             if self._last_version is None:
@@ -124,21 +124,26 @@ class ViewChange:
             raise ValidationError(f"view {self.name} has no version {version_id}")
         if version_id == self.current_version_id and self.log:
             return
-        self._check_dialects_kept(version)
         self.current_version_id = version_id
         # a version added by this change became current when it was made; an older one now
         at = version.timestamp_ms if version_id in self._added else self.now_ms
         self.log.append(ViewLogEntry(timestamp_ms=at, version_id=version_id))
 
-    def _check_dialects_kept(self, version: ViewVersion) -> None:
-        if not self.log:  # a new view has no current version to compare with
+    def _check_dialects_kept(self) -> None:
+        """Refuse a current version without a dialect the view's current one had.
+
+        As Java's ``ViewMetadata.Builder.build()``: once every change is made, so the
+        property is the one the change leaves (a replace may set it as it drops a dialect).
+        """
+        if not self.before.log:  # a new view has no current version to compare with
             return
         allowed = properties_dict(self.properties).get(DROP_DIALECT_PROPERTY, "false")
         if allowed.lower() == "true":
             return
-        current = next(v for v in self.versions if v.version_id == self.current_version_id)
-        kept = {r.dialect.lower() for r in version.representations}
-        dropped = sorted({r.dialect.lower() for r in current.representations} - kept)
+        was = self.before.current
+        now = next(v for v in self.versions if v.version_id == self.current_version_id)
+        kept = {r.dialect.lower() for r in now.representations}
+        dropped = sorted({r.dialect.lower() for r in was.representations} - kept)
         if dropped:
             raise ValidationError(
                 f"view {self.name}: the new version drops the {dropped[0]} query the current "
@@ -151,7 +156,12 @@ class ViewChange:
         self.properties = changed_properties(self.properties, updates, removals)
 
     def view(self) -> ViewDescriptor:
-        """Return the view as changed, with only its newest versions kept."""
+        """Return the view as changed, with only its newest versions kept.
+
+        Raises:
+            ValidationError: its current version drops a dialect (``_check_dialects_kept``).
+        """
+        self._check_dialects_kept()
         versions = self._kept_versions()
         return self.before.model_copy(
             update={

@@ -1,11 +1,12 @@
-"""``ViewReads``: how a catalog version finds and lists its views.
+"""``ViewReads``: how a catalog version finds and lists its views and system views.
 
-Views live in the version's ``Namespaces``: persistent maps by id and by ``(schema id,
-name)``, shared between versions until a view changes.
+Both live in the version's ``Namespaces``: views in persistent maps by id and by ``(schema
+id, name)``, system views by name, shared between versions until one changes.
 """
 
 from __future__ import annotations
 
+from catalog.descriptors.system_views import SystemViewDescriptor
 from catalog.descriptors.views import ViewDescriptor
 from catalog.errors import ErrorCode
 from catalog.storage.namespaces import Namespaces
@@ -18,6 +19,14 @@ class ViewReads:
     __slots__ = ()
 
     _names: Namespaces
+
+    def find_system_view(self, name: str) -> SystemViewDescriptor | None:
+        """Return the system view named ``name`` (in ``SYSTEM``), or None."""
+        return self._names.system_views.get(name)
+
+    def system_views(self) -> list[SystemViewDescriptor]:
+        """Return all system views ordered by id."""
+        return sorted(self._names.system_views.values(), key=lambda v: v.id)
 
     def find_view(self, schema: str, name: str) -> ViewDescriptor | None:
         """Return view ``schema.name``, or None."""

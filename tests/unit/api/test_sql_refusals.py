@@ -16,8 +16,9 @@ REFUSED: list[tuple[str, str]] = [
     ("GRANT SELECT ON t TO u", "GRANT is not a supported DDL statement"),
     ("EXPLAIN SELECT 1", "unsupported statement"),
     ("TRUNCATE TABLE t", "TRUNCATE"),
-    ("CREATE VIEW v AS SELECT 1", "CREATE VIEW is not supported"),
-    ("DROP VIEW v", "DROP VIEW is not supported"),
+    ("CREATE MATERIALIZED VIEW v AS SELECT 1", "CREATE MATERIALIZED VIEW is not supported"),
+    ("CREATE VIEW v AS SELECT 1", "CREATE VIEW is typed against the catalog; send it to a server"),
+    ("DROP VIEW v CASCADE", "DROP VIEW: unsupported clause CASCADE"),
     ("CREATE SEQUENCE q", "CREATE SEQUENCE is not supported"),
     ("FOO BAR", "FOO is not a supported DDL statement"),
     # syntax errors
