@@ -9,6 +9,7 @@ from api.client import CatalogApiError, CatalogClient
 from catalog import CatalogEvent
 from catalog.column_types import ColumnType
 from tests.integration.api.servers import RunningServer
+from tests.integration.api.test_cli import run, run_json
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -133,3 +134,33 @@ def test_a_view_is_typed_against_the_tables_made_earlier_in_its_script(
         assert view["name"] == "NOTES"
         listed = http.get("/v1/catalog").json()
         assert [v["name"] for v in listed["views"]] == ["NOTES"]
+
+
+def test_the_cli_lists_and_shows_views_at_a_version(
+    api_server: RunningServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = api_server.url
+    with CatalogClient(url) as client:
+        client.sql(TABLES)
+        first = client.sql("CREATE VIEW sales.v AS SELECT id FROM sales.orders").version
+        client.sql("CREATE OR REPLACE VIEW sales.v AS SELECT id, note FROM sales.orders")
+    listed = run_json(capsys, "get", "views", "--url", url, "-o", "json")
+    assert [(v["name"], v["current_version_id"]) for v in listed] == [("V", 2)]
+    code, out, _ = run(capsys, "get", "views", "--url", url, "-o", "table")
+    assert code == 0 and "SALES" in out and "spark, trino" in out
+    then = run_json(
+        capsys,
+        "get",
+        "views",
+        "V",
+        "--schema",
+        "SALES",
+        "--version",
+        str(first),
+        "--url",
+        url,
+        "-o",
+        "json",
+    )
+    assert then["current_version_id"] == 1
+    assert [c["name"] for c in then["schemas"][0]["columns"]] == ["ID"]
