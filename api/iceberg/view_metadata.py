@@ -12,7 +12,7 @@ import shutil
 
 from fastapi import Request
 
-from api.iceberg.errors import bad_request
+from api.iceberg.errors import IcebergError, bad_request
 from api.iceberg.metadata import location_uri
 from api.iceberg.metadata_files import unwritable, write_new_json
 from api.iceberg.models import IcebergSchema, StructField
@@ -35,6 +35,7 @@ from api.iceberg.view_models import (
     ViewVersionBody,
 )
 from api.server.execution import node_of
+from api.wire.codes import IcebergType
 from catalog.commands.base import unique
 from catalog.commands.view_changes import LAST_ADDED
 from catalog.commands.views import (
@@ -166,6 +167,17 @@ def _columns(view: str, schema: IcebergSchema) -> NewViewSchema:
 def _version_spec(view: str, body: ViewVersionBody, schema_id: int) -> ViewVersionSpec:
     if not body.representations:
         raise bad_request(f"view {view}: a view version has at least one SQL representation")
+    seen: set[str] = set()
+    for representation in body.representations:
+        dialect = representation.dialect.lower()
+        if dialect in seen:
+            # Iceberg's words and type (Java's client raises IllegalArgumentException for it)
+            raise IcebergError(
+                IcebergType.ILLEGAL_ARGUMENT,
+                400,
+                f"Invalid view version: Cannot add multiple queries for dialect {dialect}",
+            )
+        seen.add(dialect)
     return ViewVersionSpec(
         schema_id=schema_id,
         queries=tuple(ViewQuery(dialect=r.dialect, sql=r.sql) for r in body.representations),

@@ -29,6 +29,8 @@ class IcebergType(enum.StrEnum):
     """The Iceberg REST protocol's exception types (``ErrorModel.type``)."""
 
     BAD_REQUEST = "BadRequestException"
+    ILLEGAL_ARGUMENT = "IllegalArgumentException"
+    """What Java's client raises as ``IllegalArgumentException`` (an invalid view version)."""
     NOT_AUTHORIZED = "NotAuthorizedException"
     FORBIDDEN = "ForbiddenException"
     NOT_FOUND = "NotFoundException"

@@ -237,7 +237,7 @@ def test_bad_views_are_refused_with_what_is_wrong(
         "the spark query of a view is blank": create(
             representations=[{"type": "sql", "sql": " ", "dialect": "spark"}]
         ),
-        "more than one query for dialect spark": create(
+        "Cannot add multiple queries for dialect spark": create(
             representations=[
                 {"type": "sql", "sql": "SELECT 1 AS a", "dialect": "spark"},
                 {"type": "sql", "sql": "SELECT 2 AS a", "dialect": "SPARK"},
