@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import NormalizationStrategy
 from sqlglot.errors import OptimizeError, ParseError
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
@@ -25,7 +26,7 @@ from sqlglot.schema import MappingSchema
 from sqlglot.tokenizer_core import Token, TokenType
 
 from api.sql.nodes import check_args, name_of, qualified_name, sql_of
-from api.sql.tokens import DIALECT, is_word
+from api.sql.tokens import DIALECT, IgniteDialect, is_word
 from catalog.catalog import Catalog
 from catalog.column_types import MAX_DECIMAL_PRECISION, ColumnType
 from catalog.commands import (
@@ -41,6 +42,9 @@ from catalog.errors import ValidationError
 
 SHARED_DIALECTS = ("spark", "trino")
 """The dialects a view made by the catalog's SQL keeps its one text for."""
+_NAMES_AS_GIVEN = IgniteDialect(normalization_strategy=NormalizationStrategy.CASE_SENSITIVE)
+"""The catalog's dialect for typing a query whose names are folded already: the alias sqlglot
+gives a table ``T`` is ``T`` (not ``t``), so that ``T.ID`` finds it."""
 
 _TO_SQLGLOT = {
     ColumnType.BOOLEAN: "BOOLEAN",
@@ -263,7 +267,8 @@ def _typed_columns(
         read.add((schema, table.name))
     schema_map = _schema_of(cat, read)
     try:
-        qualified = qualify(query, schema=schema_map, db=exp.to_identifier(home, quoted=True).sql())
+        home_db = exp.to_identifier(home, quoted=True).sql()
+        qualified = qualify(query, schema=schema_map, db=home_db, dialect=_NAMES_AS_GIVEN)
         typed = annotate_types(qualified, schema=schema_map)
     except OptimizeError as e:
         raise ValidationError(f"view {view}: {e}") from None

@@ -38,6 +38,7 @@ from tests.golden.data_values import (
     golden_registered_data_commit,
     golden_row_lineage_data_commit,
 )
+from tests.golden.view_values import golden_view_files
 from tests.unit.catalog.helpers import catalog_with_default_zone
 
 GOLDEN_DIR = Path(__file__).parent / "catalog"
@@ -562,6 +563,7 @@ def golden_files() -> dict[str, bytes]:
         "descriptor_table_branch_snapshots_v1.bin": encode_descriptor(
             golden_branch_prepared()[0].table("LAKE", "EVENTS")
         ),
+        **golden_view_files(),
     }
 
 

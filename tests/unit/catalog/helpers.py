@@ -18,7 +18,7 @@ from catalog import (
     prepare,
 )
 from catalog import commands as c
-from catalog.commands import CommandBase
+from catalog.commands import CommandBase, ViewColumnSpec, ViewQuery, ViewVersionSpec
 from catalog.data.files import DataCommit, IcebergSnapshot
 from catalog.descriptors.zones import default_zone
 
@@ -163,4 +163,36 @@ def iceberg_commit(
             sequence_number=seq,
             **row_ids,
         ),
+    )
+
+
+def view_columns(*names: str) -> tuple[ViewColumnSpec, ...]:
+    """Return INT64 columns of these names."""
+    return tuple(ViewColumnSpec(name=n, type=ColumnType.INT64) for n in names)
+
+
+def view_version(
+    sql: str = "SELECT ID FROM T", *dialects: str, ts: int = 1_000, **kw: Any
+) -> ViewVersionSpec:
+    """Return a version with ``sql`` for each dialect (``spark`` if none), made at ``ts``."""
+    queries = tuple(ViewQuery(dialect=d, sql=sql) for d in dialects or ("spark",))
+    return ViewVersionSpec(queries=queries, timestamp_ms=ts, **kw)
+
+
+def create_view(
+    name: str = "V",
+    sql: str = "SELECT ID FROM T",
+    *dialects: str,
+    columns: tuple[str, ...] = ("ID",),
+    ts: int = 1_000,
+    at_ms: int = 9_000,
+    **kw: Any,
+) -> c.CreateViewCommand:
+    """Return CREATE VIEW name (columns) AS sql, made at ``ts``, asked for at ``at_ms``."""
+    return c.CreateView(
+        name=name,
+        columns=view_columns(*columns),
+        version=view_version(sql, *dialects, ts=ts),
+        at_ms=at_ms,
+        **kw,
     )

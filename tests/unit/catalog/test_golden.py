@@ -9,7 +9,7 @@ import pytest
 
 from catalog.data.expiry import decode_compactions
 from catalog.data.files import decode_data_commit
-from catalog.descriptors import TableDescriptor
+from catalog.descriptors import TableDescriptor, ViewDescriptor
 from catalog.errors import CatalogError, ValidationError
 from catalog.marshalling import decode_commands, decode_entries, decode_update
 from catalog.snapshots import decode_snapshot, encode_snapshot
@@ -54,6 +54,11 @@ from tests.golden.data_values import (
     golden_position_deletes_data_commit,
     golden_registered_data_commit,
     golden_row_lineage_data_commit,
+)
+from tests.golden.view_values import (
+    golden_view_catalog,
+    golden_view_commands,
+    golden_view_update,
 )
 
 DECODERS: dict[str, Callable[[bytes], Any]] = {
@@ -145,6 +150,11 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "descriptor_table_branch_snapshots_v1.bin": golden_branch_prepared()[0].table(
             "LAKE", "EVENTS"
         ),
+        "snapshot_views_v2.bin": golden_view_catalog(),
+        "update_views_v3.bin": golden_view_update()[1],
+        "entries_views_v1.bin": list(golden_view_update()[1].entries),
+        "commands_views_v1.bin": golden_view_commands(),
+        "descriptor_view_v1.bin": golden_view_catalog().view("REPORTS", "DAILY"),
     }
     assert decoded == expected[name]
 
@@ -214,3 +224,27 @@ def test_a_replace_of_the_rows_stores_its_floor_and_the_ids_it_gave() -> None:
         (4, "kind", False),
         (7, "at", True),
     ]
+
+
+def test_the_golden_view_update_replays_to_the_golden_view_snapshot() -> None:
+    v1 = decode_snapshot((GOLDEN_DIR / "snapshot_initial_v2.bin").read_bytes())
+    update = decode_update((GOLDEN_DIR / "update_views_v3.bin").read_bytes())
+    v2 = decode_snapshot((GOLDEN_DIR / "snapshot_views_v2.bin").read_bytes())
+    assert update.apply_to(v1).digest() == v2.digest()
+    assert [(v.schema_id, v.name) for v in v2.views()] == [(3, "DAILY"), (3, "LATEST")]
+    assert all(v.update_ts == v2.activation_ts for v in v2.views())
+
+
+def test_a_golden_view_keeps_its_history_as_iceberg_trims_it() -> None:
+    view = decode_descriptor((GOLDEN_DIR / "descriptor_view_v1.bin").read_bytes())
+    assert isinstance(view, ViewDescriptor)
+    assert (view.id, view.uuid) == (4, "5f0c6a1e-8d2b-4c7a-9e3f-1a2b3c4d5e6f")
+    assert (view.current_version_id, [v.version_id for v in view.versions]) == (2, [2, 3])
+    assert [(e.version_id, e.timestamp_ms - 1_700_000_000_000) for e in view.log] == [
+        (2, 1_000),
+        (3, 2_000),
+        (2, 3_000),
+    ]
+    assert [s.schema_id for s in view.schemas] == [0, 1, 2]
+    assert [(c.id, c.name) for c in view.columns] == [(1, "DAY"), (2, "TOTAL"), (3, "NOTES")]
+    assert view.location == "s3://warehouse/reports/daily-3"
