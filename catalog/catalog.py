@@ -549,6 +549,8 @@ class Catalog(RelationReads, ViewReads):
             ],
         )
         cat._check_consistency(len(schemas), len(zones), tables, indexes)
+        if not len(cat._names.views) == len(cat._names.view_by_name) == len(views):
+            raise ValueError("duplicate view ids or names")
         if not set(zone_counts) <= set(cat._names.zones):
             raise ValueError("a table refers to a missing zone")
         return cat
@@ -562,7 +564,6 @@ class Catalog(RelationReads, ViewReads):
             (len(self._names.schemas), len(self._names.schema_by_name), schemas, "schema"),
             (len(self._names.zones), len(self._names.zone_by_name), zones, "zone"),
             (len(store.tables), table_names, self._table_total(), "table"),
-            (len(self._names.views), len(self._names.view_by_name), len(self._names.views), "view"),
         ]
         for by_id, by_name, given, kind in sizes:
             if not by_id == by_name == given:

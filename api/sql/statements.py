@@ -268,10 +268,12 @@ def _commands(node: exp.Expr, toks: list[Token]) -> list[CommandBase]:
         return tables.alter_table(node)
     if isinstance(node, exp.Alter) and kind == "INDEX":
         return [tables.alter_index(node)]
-    if isinstance(node, exp.Create) and kind == "VIEW":  # what is_view_statement left: MATERIALIZED
+    if isinstance(node, exp.Create) and kind == "VIEW":  # what is_view_statement left
+        words = {t.text.upper() for t in toks}
+        what = "MATERIALIZED" if "MATERIALIZED" in words else "TEMPORARY"
         raise ValidationError(
-            "CREATE MATERIALIZED VIEW is not supported: the catalog keeps a view's query, and the "
-            "engine that reads the view runs it"
+            f"CREATE {what} VIEW is not supported: the catalog keeps views, a query per dialect "
+            "that the engine reading the view runs"
         )
     first = toks[0].text.upper()
     if first in ("CREATE", "ALTER", "DROP"):

@@ -153,6 +153,14 @@ def _create(text: str, toks: Sequence[Token], node: exp.Create, cat: Catalog | N
     if not isinstance(query, exp.Query):
         raise ValidationError(f"view {name}: AS must be followed by a query")
     sql = _query_text(text, toks)
+    quoted = next((i for i in query.find_all(exp.Identifier) if i.quoted), None)
+    if quoted is not None:
+        raise ValidationError(
+            f"view {name}: its query quotes the name {sql_of(quoted)}; Spark and Trino quote "
+            "names differently, so a text both read names them unquoted (each engine finds a "
+            "name whatever its case), or give each engine its own text with the JSON command "
+            "create_view"
+        )
     for dialect in SHARED_DIALECTS:
         try:
             sqlglot.parse_one(sql, dialect=dialect)
@@ -257,6 +265,9 @@ def _typed_columns(
     ctes = {cte.alias for cte in query.find_all(exp.CTE)}
     read: set[tuple[str, str]] = set()
     for table in query.find_all(exp.Table):
+        # ``catalog.schema.table``: the first part is the name the reading engine gives this
+        # catalog (Trino needs it where a view names no default catalog), not part of the name
+        table.set("catalog", None)
         schema = table.db or home
         if not table.db and table.name in ctes:
             continue  # a WITH clause's query
@@ -282,6 +293,8 @@ def _typed_columns(
             )
         data_type = select.type
         mapped = None if data_type is None else _FROM_SQLGLOT.get(data_type.this)
+        if mapped is ColumnType.INT32 and _beyond_int32(select.unalias()):
+            mapped = ColumnType.INT64  # as Spark and Trino type such a literal
         if mapped is None or data_type is None:
             shown = "an unknown type" if data_type is None else data_type.sql()
             raise ValidationError(
@@ -294,3 +307,13 @@ def _typed_columns(
             precision, scale = (params + [MAX_DECIMAL_PRECISION, 0][len(params) :])[:2]
         columns.append(ViewColumnSpec(name=name, type=mapped, precision=precision, scale=scale))
     return columns
+
+
+def _beyond_int32(node: exp.Expr) -> bool:
+    """Return whether ``node`` is a whole-number literal too large for a 32-bit integer."""
+    if not isinstance(node, exp.Literal) or node.is_string:
+        return False
+    try:
+        return abs(int(node.name)) > 2**31 - 1
+    except ValueError:
+        return False

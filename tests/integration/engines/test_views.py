@@ -139,3 +139,29 @@ def test_a_view_with_a_text_per_dialect_is_read_by_both_and_as_of_a_version(
         run(spark, f"SET spark.sql.catalog.{pinned}{key}={value}", recorder)
     rows = run(spark, f"SELECT id FROM {pinned}.{namespace}.named ORDER BY id", recorder)
     assert rows == [[1]]
+
+
+def test_a_view_made_in_the_catalogs_sql_is_read_by_spark_and_trino(
+    namespace: str,
+    engine_server: RunningServer,
+    spark_engine: SparkShell,
+    trino_engine: TrinoServer,
+    recorder: Recorder,
+) -> None:
+    schema = namespace.upper()
+    with CatalogClient(engine_server.url) as client:
+        client.sql(
+            f"CREATE SCHEMA {schema}; "
+            f"CREATE TABLE {schema}.ORDERS (ID BIGINT PRIMARY KEY, AMOUNT DECIMAL(10, 2))"
+        )
+        # Trino resolves a view's names only with a default catalog, which a view made in the
+        # catalog's SQL names none of: its text names the engines' catalog (both call it cat)
+        client.sql(
+            f"CREATE VIEW {schema}.BIG AS SELECT id, amount FROM cat.{schema}.orders "
+            "WHERE amount > 10"
+        )
+    spark, trino = SparkEngine(spark_engine), TrinoEngine(trino_engine)
+    run(spark, f"INSERT INTO cat.{namespace}.orders VALUES (1, 5.00), (2, 50.00)", recorder)
+    for engine in (spark, trino):
+        rows = run(engine, f"SELECT * FROM cat.{namespace}.big", recorder)
+        assert [[int(str(i)), float(str(a))] for i, a in rows] == [[2, 50.0]], engine.name

@@ -125,11 +125,32 @@ def test_unqualified_names_resolve_in_the_views_schema(cat: Catalog) -> None:
     assert typed(other, cat) == [("ID", T.INT64, None, None)]
 
 
-def test_quoted_names_keep_their_case(cat: Catalog) -> None:
-    sql = 'CREATE VIEW "Mixed" AS SELECT "ID", price AS "Price" FROM t'
-    command = view(sql, cat)
+def test_a_quoted_view_name_keeps_its_case(cat: Catalog) -> None:
+    command = view('CREATE VIEW "Mixed" AS SELECT id, price AS p FROM t', cat)
     assert command.name == "Mixed"
-    assert [col.name for col in command.columns] == ["ID", "Price"]
+    assert [col.name for col in command.columns] == ["ID", "P"]
+
+
+def test_a_query_quoting_a_name_is_refused_as_spark_and_trino_quote_differently(
+    cat: Catalog,
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        parse_sql('CREATE VIEW v AS SELECT "ID" FROM t', cat)
+    assert 'quotes the name "ID"' in caught.value.message
+    assert "JSON command create_view" in caught.value.message
+
+
+def test_a_name_with_the_engines_catalog_types_as_the_schema_and_table(cat: Catalog) -> None:
+    command = view("CREATE VIEW v AS SELECT id FROM lake.public.t", cat)
+    assert [col.name for col in command.columns] == ["ID"]
+    assert command.version.queries[0].sql == "SELECT id FROM lake.public.t"
+
+
+def test_a_whole_number_beyond_32_bits_is_a_64_bit_column(cat: Catalog) -> None:
+    assert typed("CREATE VIEW v AS SELECT 10000000000 AS b, 7 AS s", cat) == [
+        ("B", T.INT64, None, None),
+        ("S", T.INT32, None, None),
+    ]
 
 
 def test_a_view_over_a_view(cat: Catalog) -> None:
