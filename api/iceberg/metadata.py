@@ -28,7 +28,7 @@ from catalog.data.iceberg_identity import table_uuid
 from catalog.data.iceberg_schemas import served_schema_ids
 from catalog.data.iceberg_table import ROW_LINEAGE_FORMAT, IcebergTableState
 from catalog.data.warehouse import data_folder, metadata_folder, table_folder, warehouse_path
-from catalog.descriptors import TableDescriptor, TableVersion
+from catalog.descriptors import ColumnDescriptor, TableDescriptor, TableVersion, ViewColumn
 from schemasync.clock import physical_of
 
 
@@ -83,6 +83,21 @@ def data_number(table: TableDescriptor, metadata: TableMetadata) -> int:
     return numbers.get(current, metadata.last_sequence_number) if current is not None else 0
 
 
+def iceberg_field(column: ColumnDescriptor | ViewColumn, doc: str | None) -> StructField:
+    """Return a table's or view's column as the Iceberg field of its id.
+
+    Raises:
+        NoCounterpartError: its type has no Iceberg counterpart; the message names the column.
+    """
+    try:
+        served = iceberg_type(column)
+    except NoCounterpartError as e:
+        raise NoCounterpartError(f"column {column.name}: {e}") from e
+    return StructField(
+        id=column.id, name=column.name, required=not column.nullable, type=served, doc=doc
+    )
+
+
 def _schema(table: TableDescriptor, version: TableVersion, schema_id: int) -> IcebergSchema:
     """Return one schema version of ``table`` as the Iceberg schema of id ``schema_id``.
 
@@ -91,21 +106,7 @@ def _schema(table: TableDescriptor, version: TableVersion, schema_id: int) -> Ic
             the column and its type.
     """
     docs = table.iceberg or IcebergTableState()
-    fields = []
-    for column in version.columns:
-        try:
-            served = iceberg_type(column)
-        except NoCounterpartError as e:
-            raise NoCounterpartError(f"column {column.name}: {e}") from e
-        fields.append(
-            StructField(
-                id=column.id,
-                name=column.name,
-                required=not column.nullable,
-                type=served,
-                doc=docs.doc_of(column.id),
-            )
-        )
+    fields = [iceberg_field(c, docs.doc_of(c.id)) for c in version.columns]
     present = {c.id for c in version.columns}
     return IcebergSchema(
         schema_id=schema_id,

@@ -18,6 +18,7 @@ from typing import Annotated, TypeVar
 from fastapi import Depends, Header, Path, Query
 
 from api.iceberg.errors import bad_request
+from api.iceberg.models import ListTablesResponse, TableIdentifier
 from api.server.auth import require
 from api.wire.roles import Role
 from catalog.catalog import Catalog
@@ -196,6 +197,15 @@ def refuse_view_name(cat: Catalog, schema: str, name: str, *, renaming: str | No
 def _ambiguous(what: str, names: list[str]) -> Exception:
     shown = " and ".join(sorted(names))
     return bad_request(f"{what} is ambiguous: it matches {shown} ignoring case; name one exactly")
+
+
+def named_page(
+    schema: str, names: list[str], token: str | None, size: int | None
+) -> ListTablesResponse:
+    """Return one page of a schema's tables or views (``page``), as their identifiers."""
+    shown, following = page(names, token, size)
+    identifiers = [TableIdentifier(namespace=[schema], name=n) for n in shown]
+    return ListTablesResponse(identifiers=identifiers, next_page_token=following)
 
 
 def page(names: list[str], token: str | None, size: int | None) -> tuple[list[str], str | None]:

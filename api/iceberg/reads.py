@@ -79,11 +79,7 @@ async def written_file(
     Raises:
         IcebergError: ServiceUnavailableException when the warehouse cannot be written.
     """
-    service = node_of(request).service
-    try:
-        version = service.active_catalog_version(table.update_ts)
-    except CatalogError:
-        version = service.earliest_version
+    version = file_version(request, table.update_ts)
     files = metadata_files_folder(table.id, warehouse_of(request))
     file = metadata_location(files, version, data_number(table, metadata))
     try:
@@ -91,6 +87,19 @@ async def written_file(
     except OSError as e:
         raise unwritable(f"the metadata file {file} of table {table.name}", e) from e
     return file, written
+
+
+def file_version(request: Request, update_ts: int) -> int:
+    """Return the catalog version a metadata file is named by: the one that made ``update_ts``.
+
+    That is the version that last changed the table or view, or the earliest version the node
+    keeps when that one is compacted away.
+    """
+    service = node_of(request).service
+    try:
+        return service.active_catalog_version(update_ts)
+    except CatalogError:
+        return service.earliest_version
 
 
 def horizon_of(request: Request) -> int:

@@ -29,7 +29,6 @@ from api.iceberg.models import (
     ListTablesResponse,
     LoadTableResult,
     RenameTableRequest,
-    TableIdentifier,
 )
 from api.iceberg.paths import (
     NAMESPACE_SEPARATOR,
@@ -40,7 +39,7 @@ from api.iceberg.paths import (
     PageSize,
     PageToken,
     TablePath,
-    page,
+    named_page,
     refuse_view_name,
     resolve_schema,
     resolve_table,
@@ -78,9 +77,7 @@ async def list_tables(
     cat = read_catalog(request)
     schema = resolve_schema(cat, namespace)
     names = sorted(t.name for t in cat.schema_tables(schema.id))
-    shown, token = page(names, page_token, page_size)
-    identifiers = [TableIdentifier(namespace=[schema.name], name=n) for n in shown]
-    return json_response(ListTablesResponse(identifiers=identifiers, next_page_token=token))
+    return json_response(named_page(schema.name, names, page_token, page_size))
 
 
 @router.post("/namespaces/{namespace}/tables", response_model=LoadTableResult, dependencies=WRITE)

@@ -13,11 +13,11 @@ import shutil
 from fastapi import Request
 
 from api.iceberg.errors import IcebergError, bad_request
-from api.iceberg.metadata import location_uri
+from api.iceberg.metadata import iceberg_field, location_uri
 from api.iceberg.metadata_files import unwritable, write_new_json
-from api.iceberg.models import IcebergSchema, StructField
-from api.iceberg.reads import warehouse_of
-from api.iceberg.types import NoCounterpartError, catalog_type, iceberg_type
+from api.iceberg.models import IcebergSchema
+from api.iceberg.reads import file_version, warehouse_of
+from api.iceberg.types import NoCounterpartError, catalog_type
 from api.iceberg.view_models import (
     AddSchemaUpdate,
     AddViewVersionUpdate,
@@ -34,7 +34,6 @@ from api.iceberg.view_models import (
     ViewMetadata,
     ViewVersionBody,
 )
-from api.server.execution import node_of
 from api.wire.codes import IcebergType
 from catalog.commands.base import unique
 from catalog.commands.view_changes import LAST_ADDED
@@ -48,7 +47,6 @@ from catalog.commands.views import (
 )
 from catalog.data.warehouse import METADATA_FOLDER, warehouse_path
 from catalog.descriptors.views import VIEW_FORMAT_VERSION, ViewDescriptor, ViewSchema, ViewVersion
-from catalog.errors import CatalogError
 from catalog.properties import properties_dict
 
 
@@ -95,21 +93,10 @@ def _version(version: ViewVersion) -> ViewVersionBody:
 
 
 def _schema(view: ViewDescriptor, schema: ViewSchema) -> IcebergSchema:
-    fields = []
-    for column in schema.columns:
-        try:
-            served = iceberg_type(column)
-        except NoCounterpartError as e:
-            raise bad_request(f"view {view.name}, column {column.name}: {e}") from e
-        fields.append(
-            StructField(
-                id=column.id,
-                name=column.name,
-                required=not column.nullable,
-                type=served,
-                doc=column.doc,
-            )
-        )
+    try:
+        fields = [iceberg_field(c, c.doc) for c in schema.columns]
+    except NoCounterpartError as e:
+        raise bad_request(f"view {view.name}, {e}") from e
     return IcebergSchema(schema_id=schema.schema_id, fields=fields)
 
 
@@ -119,11 +106,7 @@ async def written_view_file(request: Request, view: ViewDescriptor) -> tuple[str
     Raises:
         IcebergError: ServiceUnavailableException when the warehouse cannot be written.
     """
-    service = node_of(request).service
-    try:
-        version = service.active_catalog_version(view.update_ts)
-    except CatalogError:
-        version = service.earliest_version
+    version = file_version(request, view.update_ts)
     warehouse = warehouse_of(request)
     metadata = view_metadata(view, warehouse)
     file = f"{_metadata_folder(warehouse, view.id)}/catalog-v{version}.metadata.json"

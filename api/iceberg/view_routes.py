@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from api.iceberg.models import ListTablesResponse, RenameTableRequest, TableIdentifier
+from api.iceberg.models import ListTablesResponse, RenameTableRequest
 from api.iceberg.paths import (
     NAMESPACE_SEPARATOR,
     READ,
@@ -19,7 +19,7 @@ from api.iceberg.paths import (
     PageSize,
     PageToken,
     ViewPath,
-    page,
+    named_page,
     resolve_schema,
     resolve_view,
 )
@@ -52,9 +52,7 @@ async def list_views(
     cat = read_catalog(request)
     schema = resolve_schema(cat, namespace)
     names = sorted(v.name for v in cat.schema_views(schema.id))
-    shown, token = page(names, page_token, page_size)
-    identifiers = [TableIdentifier(namespace=[schema.name], name=n) for n in shown]
-    return json_response(ListTablesResponse(identifiers=identifiers, next_page_token=token))
+    return json_response(named_page(schema.name, names, page_token, page_size))
 
 
 def _check_name_free(cat: Catalog, schema: SchemaDescriptor, name: str) -> None:
