@@ -24,17 +24,16 @@ from tests.integration.iceberg.behaviours.test_views import (
     assert_versions,
     builder,
     create_namespace,
-    create_table,
     drop,
     exists,
     expected_version,
     full_name,
     history_ids,
     metadata,
+    namespace_with_table,
     representation,
     schema_ids,
     schemas,
-    table_exists,
     throws,
     view_location,
 )
@@ -97,20 +96,14 @@ def test_create_or_replace_view(java: JavaCatalog, use_create_or_replace: bool) 
 
 
 def test_replace_view_that_already_exists_as_table(java: JavaCatalog) -> None:
-    create_namespace(java, "ns")
-    assert not table_exists(java, "ns.table")
-    create_table(java, "ns.table")
-    assert table_exists(java, "ns.table")
+    namespace_with_table(java)
     message = "Table with same name already exists: ns.table"
     with throws(java, "AlreadyExistsException", message, "contains"):
         builder(java, "ns.table", other_schema=True).replace()
 
 
 def test_create_or_replace_view_that_already_exists_as_table(java: JavaCatalog) -> None:
-    create_namespace(java, "ns")
-    assert not table_exists(java, "ns.table")
-    create_table(java, "ns.table")
-    assert table_exists(java, "ns.table")
+    namespace_with_table(java)
     message = "Table with same name already exists: ns.table"
     with throws(java, "AlreadyExistsException", message):
         builder(java, "ns.table", other_schema=True).createOrReplace()
@@ -483,10 +476,7 @@ def test_rename_view_target_already_exists_as_view(java: JavaCatalog) -> None:
 
 def view_and_table(java: JavaCatalog) -> None:
     """Table ``ns.table`` and view ``ns.view``."""
-    create_namespace(java, "ns")
-    assert not table_exists(java, "ns.table")
-    create_table(java, "ns.table")
-    assert table_exists(java, "ns.table")
+    namespace_with_table(java)
     assert not exists(java, "ns.view")
     builder(java).create()
     assert exists(java, "ns.view")

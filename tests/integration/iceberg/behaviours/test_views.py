@@ -139,6 +139,14 @@ def create_table(java: JavaCatalog, name: str) -> JavaObject:
     return java.catalog.buildTable(java.side.identifier(name), schemas(java)[0]).create()
 
 
+def namespace_with_table(java: JavaCatalog) -> None:
+    """Namespace ``ns`` holding table ``ns.table`` (which did not exist before)."""
+    create_namespace(java, "ns")
+    assert not table_exists(java, "ns.table")
+    create_table(java, "ns.table")
+    assert table_exists(java, "ns.table")
+
+
 def metadata(view: JavaObject) -> JavaObject:
     """The view's ``ViewMetadata`` (``((BaseView) view).operations().current()``)."""
     return view.operations().current()
@@ -236,10 +244,7 @@ def test_load_view_with_non_existing_namespace(java: JavaCatalog) -> None:
 
 
 def test_load_view_that_already_exists_as_table(java: JavaCatalog) -> None:
-    create_namespace(java, "ns")
-    assert not table_exists(java, "ns.table")
-    create_table(java, "ns.table")
-    assert table_exists(java, "ns.table")
+    namespace_with_table(java)
     assert not exists(java, "ns.table")
     with throws(java, "NoSuchViewException", "View does not exist"):
         java.catalog.loadView(java.side.identifier("ns.table"))
@@ -408,10 +413,7 @@ def test_create_view_that_already_exists(java: JavaCatalog) -> None:
 
 
 def test_create_view_that_already_exists_as_table(java: JavaCatalog) -> None:
-    create_namespace(java, "ns")
-    assert not table_exists(java, "ns.table")
-    create_table(java, "ns.table")
-    assert table_exists(java, "ns.table")
+    namespace_with_table(java)
     message = "Table with same name already exists: ns.table"
     with throws(java, "AlreadyExistsException", message):
         builder(java, "ns.table", other_schema=True).create()
