@@ -172,13 +172,14 @@ def test_config_lists_the_endpoints_served(http: httpx.Client) -> None:
     # Each answers (not 404 for an unknown path, not 405 for an unknown method).
     for endpoint in config["endpoints"]:
         method, path = endpoint.split(" ")
-        path = path.replace("/v1/{prefix}", "").format(namespace="NOPE", table="T")
+        path = path.replace("/v1/{prefix}", "").format(namespace="NOPE", table="T", view="V")
         answered = http.request(method, path, json={})
         assert answered.status_code != 405, endpoint
         if answered.status_code == 404 and method != "HEAD":  # the object, not the route
             assert answered.json()["error"]["type"] in (
                 "NoSuchNamespaceException",
                 "NoSuchTableException",
+                "NoSuchViewException",
             ), endpoint
 
 
