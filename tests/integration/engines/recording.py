@@ -60,8 +60,14 @@ class RequestLog:
             return list(self._exchanges[mark:])
 
     def failures(self, mark: int = 0) -> list[Exchange]:
-        """Return the exchanges since ``mark`` answered with a 4xx or 5xx status."""
-        return [e for e in self.since(mark) if e.status >= 400]
+        """Return the exchanges since ``mark`` answered with a 4xx or 5xx status.
+
+        A ``HEAD`` answered 404 is an engine asking whether something exists (Spark asks
+        whether a view holds a name before it replaces a table) and hearing no: not a failure.
+        """
+        return [
+            e for e in self.since(mark) if e.status >= 400 and (e.method, e.status) != ("HEAD", 404)
+        ]
 
     def report(self, mark: int = 0) -> str:
         """Return the failed exchanges since ``mark``, one a line (or a line saying none)."""
