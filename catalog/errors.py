@@ -4,7 +4,8 @@
 
     CatalogError
     ├── ValidationError          VALIDATION_ERROR, UNSUPPORTED_CHANGE, SCHEMA_NOT_EMPTY,
-    │                            ZONE_IN_USE, INDEX_STATUS_CONFLICT, PRIMARY_KEY_VIOLATION
+    │                            ZONE_IN_USE, INDEX_STATUS_CONFLICT, PRIMARY_KEY_VIOLATION,
+    │                            BACKUP_INVALID
     ├── NotFoundError            SCHEMA_NOT_FOUND, TABLE_NOT_FOUND, COLUMN_NOT_FOUND,
     │                            INDEX_NOT_FOUND, ZONE_NOT_FOUND, VERSION_NOT_FOUND,
     │                            VIEW_NOT_FOUND
@@ -56,6 +57,7 @@ class ErrorCode(enum.StrEnum):
     TOO_MANY_LEASES = "TOO_MANY_LEASES"
     VIEW_NOT_FOUND = "VIEW_NOT_FOUND"
     VIEW_EXISTS = "VIEW_EXISTS"
+    BACKUP_INVALID = "BACKUP_INVALID"
 
 
 @dataclass(frozen=True, slots=True)

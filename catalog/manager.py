@@ -36,6 +36,7 @@ from catalog.snapshots import snapshot_pieces
 from catalog.update import RequestOutcome, VersionedUpdate
 from catalog.wire import decode_refusal, encode_refusal
 from schemasync.service import SchemaSyncService
+from updatelog.cluster import regressed
 from updatelog.errors import UpdateTooLargeError
 from updatelog.log import AppendConflict, RequestRecord, UpdateLog
 from updatelog.optimistic import Retry, append_optimistically, catch_up
@@ -150,6 +151,8 @@ class CatalogManager:
             raise ValidationError(f"wait_for_nodes must be finite and >= 0: {wait_for_nodes}")
         if self._stopped:
             raise NodeStoppingError(self._service.node_name, "the command was not run")
+        if self._service.regression is not None:
+            raise self._service.regression
         result = await self._execute(
             commands, request_id, origin or in_process(request_id), precondition
         )
@@ -354,6 +357,12 @@ class CatalogManager:
                     if request.request_id == result.request_id:
                         request.future.set_result(_recorded(record, request.digest))
                 return Retry(pause=False)  # the others are still valid; no backoff needed
+            went_back = regressed(result.version, self._service.latest_version, str(self._log))
+            if went_back is not None:  # the store is below what this node applied
+                self._service.store_went_back(went_back)
+                for request, _ in included:
+                    request.future.set_exception(went_back)
+                return None
             await catch_up(result, self._schema_sync.clock.update, self._service.catalog_ready)
             self.stats["retries"] += 1
             return Retry()

@@ -33,7 +33,12 @@ from catalog.snapshots import decode_snapshot
 from catalog.update import RequestOutcome, VersionedUpdate
 from schemasync.clock import describe_ts
 from schemasync.watermark import Watermark
-from updatelog.errors import FormatError, LogCompactedError, StorageUnavailableError
+from updatelog.errors import (
+    FormatError,
+    LogCompactedError,
+    StorageUnavailableError,
+    StoreRegressedError,
+)
 from updatelog.log import LogEntry, SafeTimeAdvanced, SnapshotRequired, UpdateLog
 
 log = logging.getLogger(__name__)
@@ -96,6 +101,8 @@ class CatalogService:
         self._watch_task: asyncio.Task[None] | None = None
         self.watch_live = False
         self.failure: BaseException | None = None
+        self.regression: StoreRegressedError | None = None
+        """Set once the store went back in time under this node (``store_went_back``)."""
         self._expected: _Expected | None = None
         self._applying = asyncio.Lock()
         """Held while one version is applied and its events fire, so that the watch and this
@@ -120,7 +127,10 @@ class CatalogService:
 
         Raises:
             NotFoundError: VERSION_NOT_FOUND before version 1 was applied.
+            StoreRegressedError: the store went back in time under this node.
         """
+        if self.regression is not None:
+            raise self.regression
         window = self._window
         if not window.versions:
             raise NotFoundError(
@@ -467,6 +477,24 @@ class CatalogService:
         new.activations = window.activations[cut:]
         new.updates = {v: u for v, u in window.updates.items() if v >= new.earliest}
         self._window = new
+
+    def store_went_back(self, error: StoreRegressedError) -> None:
+        """Stop at once: the store is below what this node applied, or another cluster's.
+
+        The watch stops (nothing more is applied on top of versions the store lost), the node
+        turns unready, and latest reads, changes and data commits are refused with
+        ``error`` until the node is restarted. Versions up to the store's own stay readable.
+        """
+        if self.regression is not None:
+            return
+        self.regression = error
+        self.failure = error
+        self.watch_live = False
+        log.error("%s: %s", self.node_name, error.message)
+        task, self._watch_task = self._watch_task, None
+        if task is not None:
+            task.cancel()
+        self.applied.fail_waiters(error)
 
     async def close(self) -> None:
         """Stop following the log. Idempotent."""

@@ -77,7 +77,8 @@ class EtcdMember(ManagedProcess):
         self.config = config
         self._binary = binary or find_etcd_binary()
         self._initial_cluster = initial_cluster
-        self._cluster_token = cluster_token
+        self.cluster_token = cluster_token
+        """The ``--initial-cluster-token`` (what ``etcdutl snapshot restore`` is given too)."""
         self._heartbeat_ms = heartbeat_ms
         self._election_ms = election_ms
         self._unsafe_no_fsync = unsafe_no_fsync
@@ -108,7 +109,7 @@ class EtcdMember(ManagedProcess):
             "--initial-cluster",
             self._initial_cluster,
             "--initial-cluster-token",
-            self._cluster_token,
+            self.cluster_token,
             "--initial-cluster-state",
             "new",
             "--heartbeat-interval",

@@ -80,6 +80,8 @@ class Kind(enum.IntEnum):
     ``catalog.request.<id>``."""
     RETENTION_LEASE = 15
     """A retention lease (an opaque payload), stored at ``catalog.leases.<id>``."""
+    CLUSTER_ID = 16
+    """The cluster's id (a uuid as text), stored at ``catalog.cluster``."""
 
 
 @dataclass(frozen=True, slots=True)

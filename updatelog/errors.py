@@ -11,6 +11,8 @@
     ├── StoreQuotaExceededError         STORE_QUOTA_EXCEEDED
     ├── FormatError                     FORMAT_ERROR
     ├── SettingsMismatchError           SETTINGS_MISMATCH
+    ├── StoreRegressedError             STORE_REGRESSED
+    ├── StoreNotEmptyError              STORE_NOT_EMPTY (``updatelog.seed``)
     └── InvalidStoreUrlError            INVALID_STORE_URL
 
 Every error carries a stable ``code`` that the REST layer maps to an HTTP status.
@@ -83,6 +85,22 @@ class SettingsMismatchError(UpdateLogError):
     """This node is configured differently from the cluster settings stored in the log."""
 
     code = "SETTINGS_MISMATCH"
+
+
+class StoreRegressedError(UpdateLogError):
+    """The store went back in time under this node (``updatelog.cluster``): it stopped.
+
+    Attributes:
+        store_version: the store's latest version when it was noticed.
+        applied_version: the latest version this node had applied.
+    """
+
+    code = "STORE_REGRESSED"
+
+    def __init__(self, message: str, *, store_version: int, applied_version: int) -> None:
+        super().__init__(message)
+        self.store_version = store_version
+        self.applied_version = applied_version
 
 
 class InvalidStoreUrlError(UpdateLogError):

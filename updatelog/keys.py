@@ -39,7 +39,7 @@ U64_MAX = 2**64 - 1
 
 _CATALOG = "catalog."
 _LOG_NAMES = frozenset(
-    {"version", "update", "snapshot", "chunk", "safe_time", "request", "settings"}
+    {"version", "update", "snapshot", "chunk", "safe_time", "request", "settings", "cluster"}
 )
 
 
@@ -120,6 +120,7 @@ class KeyLayout:
         self.snapshot_version = self._base + "snapshot.version"
         self.safe_time = self._base + "safe_time"
         self.settings = self._base + "settings"
+        self.cluster = self._base + "cluster"
         self.update_prefix = self._base + "update."
         self.snapshot_prefix = self._base + "snapshot."
         self.chunk_prefix = self._base + "chunk."

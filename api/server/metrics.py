@@ -60,6 +60,11 @@ class _NodeCollector(Collector):
         yield GaugeMetricFamily(
             "catalog_ready", "1 when the node serves reads", value=int(node.ready)
         )
+        yield GaugeMetricFamily(
+            "catalog_store_regressed",
+            "1 once the store went back in time under this node (it stopped; restart it)",
+            value=int(service.regression is not None),
+        )
 
 
 LOG_READ_INTERVAL_S = 1.0

@@ -22,11 +22,13 @@ from catalog.marshalling import encode_update
 from catalog.runtime.options import CompactionPolicy, NodeOptions
 from catalog.runtime.registry import NodeRecord, NodeRegistry, decode_nodes
 from catalog.runtime.registry_entries import RegistryEntries
+from catalog.runtime.store_guard import StoreGuard
 from catalog.service import CatalogService
 from catalog.storage.descriptor_cache import CACHE
 from catalog.update import initial_update
 from schemasync.clock import Clock, HybridClock, physical_of
 from schemasync.service import SchemaSyncService, ms_to_hlc
+from updatelog.cluster import ensure_cluster_id
 from updatelog.errors import SettingsMismatchError, StorageUnavailableError
 from updatelog.log import ClusterSettings, UpdateLog
 from updatelog.url import open_log
@@ -80,6 +82,8 @@ class CatalogNode:
         self._options = options
         self._owns_log = owns_log
         self._maintenance: asyncio.Task[None] | None = None
+        self.store_guard: StoreGuard | None = None
+        """Stops the node when its store goes back in time (``store_guard``)."""
         self._closed = False
 
     @classmethod
@@ -129,6 +133,7 @@ class CatalogNode:
                 f"{settings.warehouse} (fixed when the catalog was created): start the node "
                 f"with --warehouse {settings.warehouse}, or name none"
             )
+        cluster_id = await ensure_cluster_id(update_log)
         if await update_log.latest_version() == 0:
             # Concurrent first starts race on the same CAS; exactly one writes version 1.
             first = initial_update(clock.now())
@@ -148,6 +153,8 @@ class CatalogNode:
         except BaseException:
             await service.close()
             raise
+        node.store_guard = StoreGuard(update_log, service, cluster_id)
+        node.store_guard.start()
         if options.safe_time_ticker:
             node.schema_sync.start_ticker()
         node._maintenance = asyncio.get_running_loop().create_task(
@@ -233,6 +240,8 @@ class CatalogNode:
             maintenance.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await maintenance
+        if self.store_guard is not None:
+            await self.store_guard.stop()
         if self.registry is not None:
             await self.registry.close()
         await self.manager.close()

@@ -1,0 +1,124 @@
+"""B1: a backup of 100,000 tables ÷ the snapshot write of the same catalog; restore ÷ backup.
+
+A SQLite store holds 100,000 tables (made 1,000 per version by an in-process node, then
+compacted, so the log is a snapshot and a few updates, as a production log is). Each round:
+
+- the snapshot write: the catalog compacted at a new version (one small DDL first), as the
+  compaction policy or ``catalog compact`` does it (encode, then ``save_snapshot``);
+- the backup: ``take_backup`` of the store to a file (read, rebuild and digest the catalog,
+  write the file);
+- the restore: ``restore_backup`` of that file into a fresh store (read and check the file,
+  rebuild and digest the catalog, write the log).
+
+The three take turns, so each ratio compares measurements made under the same conditions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+
+from bench.harness import Figure, Sample, progress
+from bench.tables import create_command
+
+PER_VERSION = 1000
+
+
+async def _build(store: str, tables: int) -> None:
+    from catalog.runtime.node import CatalogNode
+    from catalog.runtime.options import NodeOptions
+
+    options = NodeOptions(delay_ms=0, max_clock_skew_ms=0, registry_ttl_s=None)
+    async with CatalogNode.open(store, "bench-backup", options) as node:
+        for first in range(0, tables, PER_VERSION):
+            commands = [create_command(f"T{i}") for i in range(first, first + PER_VERSION)]
+            await node.manager.execute(commands)
+            if first % 20_000 == 0:
+                progress(f"B1: {first + PER_VERSION} tables")
+        await node.manager.compact_to(node.service.latest_version)
+
+
+async def _snapshot_write(store: str, round_: int) -> float:
+    from catalog.runtime.node import CatalogNode
+    from catalog.runtime.options import NodeOptions
+
+    options = NodeOptions(
+        delay_ms=0, max_clock_skew_ms=0, registry_ttl_s=None, safe_time_ticker=False
+    )
+    async with CatalogNode.open(store, "bench-backup", options) as node:
+        await node.manager.execute([create_command(f"EXTRA{round_}")])
+        start = time.perf_counter()
+        await node.manager.compact_to(node.service.latest_version)
+        return time.perf_counter() - start
+
+
+async def _backup(store: str, path: Path) -> float:
+    from catalog.backup.take import take_backup
+    from updatelog.url import open_log
+
+    log = open_log(store)
+    try:
+        start = time.perf_counter()
+        await take_backup(log, path)
+        return time.perf_counter() - start
+    finally:
+        await log.close()
+
+
+async def _restore(path: Path, store: str) -> float:
+    from catalog.backup.restore import restore_backup
+    from updatelog.kv_log import KvUpdateLog
+    from updatelog.url import open_log
+
+    log = open_log(store)
+    assert isinstance(log, KvUpdateLog)
+    try:
+        start = time.perf_counter()
+        await restore_backup(path, log)
+        return time.perf_counter() - start
+    finally:
+        await log.close()
+
+
+def run(quick: bool) -> list[Figure]:
+    """Measure B1."""
+    tables = 20_000 if quick else 100_000
+    repeats = 2 if quick else 3
+    snapshots: list[float] = []
+    backups: list[float] = []
+    restores: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="bench-backup-") as tmp:
+        store = f"sqlite:///{tmp}/source.db"
+        started = time.monotonic()
+        asyncio.run(_build(store, tables))
+        progress(f"B1: {tables} tables built in {time.monotonic() - started:.0f} s")
+        for round_ in range(repeats):
+            snapshots.append(asyncio.run(_snapshot_write(store, round_)))
+            path = Path(tmp) / f"b{round_}.backup"
+            backups.append(asyncio.run(_backup(store, path)))
+            restores.append(asyncio.run(_restore(path, f"sqlite:///{tmp}/restored{round_}.db")))
+            progress(
+                f"B1 round {round_ + 1}: snapshot {snapshots[-1]:.2f} s, backup "
+                f"{backups[-1]:.2f} s, restore {restores[-1]:.2f} s"
+            )
+            path.unlink()
+    return [
+        Figure(
+            "B1",
+            f"a backup of {tables:,} tables ÷ the snapshot write of the same catalog",
+            Sample.of(backups, "s"),
+            Sample.of(snapshots, "s"),
+            "<= 1.5",
+            {"tables": tables},
+        ),
+        Figure(
+            "B1r",
+            f"a restore of {tables:,} tables ÷ their backup",
+            Sample.of(restores, "s"),
+            Sample.of(backups, "s"),
+            "<= 1.5",
+            {"tables": tables},
+        ),
+    ]

@@ -1,0 +1,1 @@
+"""Backups of a catalog and restores of one as a new cluster (``take``, ``restore``, ``file``)."""
