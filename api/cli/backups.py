@@ -17,7 +17,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from api.cli.base import UsageError, catalog_version
+from api.cli.base import UsageError, catalog_version, client_of
 from api.cli.output import View, hlc_time
 from api.server.moments import parse_timestamp
 from catalog.backup.restore import RestoreSummary, restore_backup
@@ -35,7 +35,9 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
         description="Write a consistent copy of the catalog in --store (its retained versions, "
         "data commits and settings) to --to, while the cluster keeps taking changes.",
     )
-    backup.add_argument("--store", required=True, help="the catalog's store URL")
+    backup.add_argument(
+        "--store", help="the catalog's store URL (without it, a server makes it: --url)"
+    )
     backup.add_argument("--to", required=True, type=Path, help="the backup file to write")
     moment = backup.add_mutually_exclusive_group()
     moment.add_argument("--version", type=catalog_version, help="back up this retained version")
@@ -58,7 +60,9 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
 
 
 def cmd_backup(args: argparse.Namespace) -> View:
-    """Write a backup."""
+    """Write a backup (read from the store, or made by a server)."""
+    if args.store is None:
+        return _backup_from_server(args)
     at = None if args.at is None else parse_timestamp(args.at)
 
     async def run() -> BackupSummary:
@@ -79,6 +83,14 @@ def cmd_backup(args: argparse.Namespace) -> View:
         "bytes": summary.size_bytes,
     }
     return View(body, title=f"backup of version {summary.version} written")
+
+
+def _backup_from_server(args: argparse.Namespace) -> View:
+    """Download a backup from a server (``POST /v1/backup``, the admin role)."""
+    with client_of(args) as client:
+        version, digest, size = client.backup(args.to, version=args.version, at=args.at)
+    body = {"file": str(args.to), "version": version, "digest": digest, "bytes": size}
+    return View(body, title=f"backup of version {version} written")
 
 
 def cmd_restore(args: argparse.Namespace) -> View:

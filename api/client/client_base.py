@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from api.client import calls, lease_calls, view_calls
+from api.client import backup_calls, calls, lease_calls, view_calls
 from api.client.endpoint import Endpoint
 from api.client.events import EventCursor, filter_params
 from api.client.retries import Failover, RetryPolicy, base_urls
@@ -119,6 +119,7 @@ class ClientBase(abc.ABC, Generic[TransportT, HttpT, StreamT]):
     take_lease = Endpoint(lease_calls.take_lease_call)
     leases = Endpoint(lease_calls.leases_call)
     release_lease = Endpoint(lease_calls.release_lease_call)
+    backup = Endpoint(backup_calls.backup_call)
     views = Endpoint(view_calls.views_call)
     view = Endpoint(view_calls.view_call)
 

@@ -20,6 +20,7 @@ from catalog.backup.file import BackupFileError
 from catalog.backup.restore import restore_backup
 from catalog.backup.take import rebuild, take_backup
 from tests.integration.api.servers import RunningServer, ServerFactory
+from tests.integration.api.test_cli import run, run_json
 from tests.integration.iceberg.schemas import EVENTS
 from tests.integration.iceberg.test_appends import ids, rows
 from updatelog.errors import UpdateLogError
@@ -198,3 +199,56 @@ async def _empty(store: str) -> bool:
         return not await log.store.keys(start, end, limit=1)
     finally:
         await log.close()
+
+
+def test_the_cli_and_the_admin_endpoint_write_backups_a_restore_takes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    factory = ServerFactory()
+    store = f"sqlite:///{tmp_path}/source.db"
+    try:
+        server = factory.start(store)
+        with CatalogClient(server.url) as client:
+            created = client.sql("CREATE TABLE T (ID BIGINT PRIMARY KEY)").version
+            client.sql("CREATE TABLE U (ID BIGINT PRIMARY KEY)")
+            downloaded = client.backup(tmp_path / "rest.backup", version=created)
+        assert (
+            downloaded[0] == created and (tmp_path / "rest.backup").stat().st_size == downloaded[2]
+        )
+        written = run_json(
+            capsys, "backup", "--store", store, "--to", str(tmp_path / "cli.backup"), "-o", "json"
+        )
+        assert written["version"] == created + 1
+        via_url = run_json(
+            capsys,
+            "backup",
+            "--url",
+            server.url,
+            "--to",
+            str(tmp_path / "url.backup"),
+            "-o",
+            "json",
+        )
+        assert via_url["digest"] == written["digest"]
+        restored = run_json(
+            capsys,
+            "restore",
+            "--from",
+            str(tmp_path / "rest.backup"),
+            "--store",
+            f"sqlite:///{tmp_path}/restored.db",
+            "-o",
+            "json",
+        )
+        assert restored["version"] == created and restored["digest"] == downloaded[1]
+        code, _, err = run(
+            capsys,
+            "restore",
+            "--from",
+            str(tmp_path / "cli.backup"),
+            "--store",
+            f"sqlite:///{tmp_path}/restored.db",
+        )
+        assert code != 0 and "already holds a catalog" in err
+    finally:
+        factory.stop_all()
