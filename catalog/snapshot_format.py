@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Set
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import msgpack
@@ -194,3 +195,34 @@ def catalog_digest(catalog: SnapshotSource) -> str:
     for piece in snapshot_pieces(catalog):
         digest.update(piece)
     return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSnapshot:
+    """What a stored snapshot of the current format says of itself, read without decoding it."""
+
+    version: int
+    activation_ts: int
+    digest: str
+    """The catalog's digest: a snapshot of the current format is its catalog's canonical
+    encoding, so the digest is its bytes' (``catalog_digest`` of the decoded catalog)."""
+
+
+def stored_snapshot(payload: bytes) -> StoredSnapshot | None:
+    """Return the version, activation and digest of a snapshot of the current format, else None.
+
+    Reads only the snapshot's first fields and hashes its bytes: at a million tables, a
+    fraction of decoding it and encoding it again.
+    """
+    if not payload.startswith(_FRAMING):
+        return None
+    unpacker = msgpack.Unpacker(raw=False)
+    unpacker.feed(payload[len(_FRAMING) : len(_FRAMING) + 64])
+    try:
+        unpacker.read_array_header()
+        version, activation_ts = unpacker.unpack(), unpacker.unpack()
+    except (ValueError, msgpack.UnpackException):
+        return None
+    if type(version) is not int or type(activation_ts) is not int:
+        return None
+    return StoredSnapshot(version, activation_ts, hashlib.sha256(payload).hexdigest())

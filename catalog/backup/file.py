@@ -107,8 +107,13 @@ class BackupWriter:
         self._records += 1
 
     def snapshot(self, version: int, body: bytes) -> None:
-        """Add the snapshot at ``version``."""
-        self._record(["snapshot", version, body])
+        """Add the snapshot at ``version`` (its bytes written as they are, not copied)."""
+        packer = msgpack.Packer(use_bin_type=True)
+        head = packer.pack_array_header(3) + packer.pack("snapshot") + packer.pack(version)
+        head += _bin_header(len(body))
+        self._write((len(head) + len(body)).to_bytes(_LENGTH, "big") + head)
+        self._write(body)
+        self._records += 1
 
     def update(self, version: int, body: bytes) -> None:
         """Add update ``version``."""
@@ -133,6 +138,15 @@ class BackupWriter:
         """Close and remove the unfinished file."""
         self._out.close()
         self._partial.unlink(missing_ok=True)
+
+
+def _bin_header(length: int) -> bytes:
+    """Return msgpack's header of a byte string of ``length`` bytes (bin 8, 16 or 32)."""
+    if length < 1 << 8:
+        return b"\xc4" + length.to_bytes(1, "big")
+    if length < 1 << 16:
+        return b"\xc5" + length.to_bytes(2, "big")
+    return b"\xc6" + length.to_bytes(4, "big")
 
 
 def read_backup(path: Path) -> Backup:

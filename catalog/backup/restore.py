@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catalog.backup.file import Backup, BackupFileError, read_backup
-from catalog.backup.take import rebuild
-from catalog.catalog import Catalog
+from catalog.backup.take import described, rebuild
 from catalog.data.files import decode_data_commit
 from catalog.data.keys import DataKeys
 from catalog.data.warehouse import data_folder
@@ -76,12 +75,11 @@ async def restore_backup(
     backup = await asyncio.to_thread(read_backup, path)
     header = backup.header
     entries = _entries(backup)
-    cat = await asyncio.to_thread(rebuild, entries)
-    if cat.version != header.version or cat.digest() != header.digest:
+    version, _, digest = await asyncio.to_thread(described, entries)
+    if version != header.version or digest != header.digest:
         raise BackupFileError(
-            f"{path}: its catalog rebuilds to version {cat.version} with digest "
-            f"{cat.digest()[:12]}..., not the version {header.version} and digest "
-            f"{header.digest[:12]}... it recorded"
+            f"{path}: its catalog rebuilds to version {version} with digest {digest[:12]}..., "
+            f"not the version {header.version} and digest {header.digest[:12]}... it recorded"
         )
     settings = ClusterSettings(
         delay_ms=header.delay_ms,
@@ -93,7 +91,7 @@ async def restore_backup(
     cluster_id = new_cluster_id()
     # Safe time past every version's proposal and every data commit: nothing restored can be
     # followed by a change or commit at or before it.
-    safe_time = max(header.at_ts, cat.activation_ts, HybridClock().now())
+    safe_time = max(header.at_ts, header.activation_ts, HybridClock().now())
     await _write_data(log, backup)
     snapshot = entries[0] if entries[0].is_snapshot else None
     await seed_log(
@@ -104,7 +102,7 @@ async def restore_backup(
         updates=entries[1:] if snapshot is not None else entries,
         safe_time=safe_time,
     )
-    missing = await asyncio.to_thread(_missing_files, backup, cat, settings.warehouse)
+    missing = await asyncio.to_thread(_missing_files, backup, entries, settings.warehouse)
     return RestoreSummary(
         cluster_id,
         header.version,
@@ -136,12 +134,15 @@ async def _write_data(log: KvUpdateLog, backup: Backup) -> None:
         await log.store.txn([], puts)
 
 
-def _missing_files(backup: Backup, cat: Catalog, warehouse: str | None) -> list[str]:
+def _missing_files(backup: Backup, entries: list[LogEntry], warehouse: str | None) -> list[str]:
     """Return the data files the restored data commits of live tables name that are not there.
 
     A file is looked for in its table's folder (``data_folder``); tables dropped by the
     backup's version are left out (their files go with the catalog's data expiry).
     """
+    if not backup.data:
+        return []
+    cat = rebuild(entries)
     missing = set()
     for table_id, _, body in backup.data:
         table = cat.find_table_by_id(table_id)

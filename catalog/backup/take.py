@@ -25,6 +25,7 @@ from catalog.data.files import decode_data_commit
 from catalog.data.log import DataCommitLog
 from catalog.errors import ErrorCode, NotFoundError, ValidationError
 from catalog.marshalling import decode_update
+from catalog.snapshot_format import stored_snapshot
 from catalog.snapshots import decode_snapshot
 from catalog.wire import FORMAT_VERSION
 from schemasync.clock import HybridClock, physical_of
@@ -61,6 +62,20 @@ def rebuild(entries: list[LogEntry]) -> Catalog:
         else:
             cat = decode_update(entry.payload).apply_to(cat)
     return cat
+
+
+def described(entries: list[LogEntry]) -> tuple[int, int, str]:
+    """Return the version, activation time and digest of the catalog ``entries`` make.
+
+    A lone snapshot of the current format says them itself (``stored_snapshot``); otherwise
+    the catalog is rebuilt.
+    """
+    if len(entries) == 1 and entries[0].is_snapshot:
+        stored = stored_snapshot(entries[0].payload)
+        if stored is not None:
+            return stored.version, stored.activation_ts, stored.digest
+    cat = rebuild(entries)
+    return cat.version, cat.activation_ts, cat.digest()
 
 
 async def stored_settings(log: UpdateLog) -> ClusterSettings:
@@ -103,16 +118,16 @@ async def take_backup(
         except LogCompactedError:
             if attempt == ATTEMPTS - 1:
                 raise
-    cat = await asyncio.to_thread(rebuild, entries)
+    version_, activation_ts, digest = await asyncio.to_thread(described, entries)
     header = BackupHeader(
         format=FORMAT,
         cluster_id=position.cluster_id,
         prefix=log.keys.prefix,
-        version=cat.version,
+        version=version_,
         earliest=entries[0].version,
-        activation_ts=cat.activation_ts,
+        activation_ts=activation_ts,
         at_ts=moment,
-        digest=cat.digest(),
+        digest=digest,
         delay_ms=settings.delay_ms,
         max_clock_skew_ms=settings.max_clock_skew_ms,
         settings_format=settings.format_version,
@@ -133,7 +148,7 @@ async def take_backup(
     except BaseException:
         writer.abandon()
         raise
-    return BackupSummary(path, cat.version, header.earliest, moment, header.digest, data, size)
+    return BackupSummary(path, version_, header.earliest, moment, digest, data, size)
 
 
 async def _entries(
