@@ -9,7 +9,7 @@ A SQLite store holds 100,000 tables (made 1,000 per version by an in-process nod
 - the restore of that file into a fresh store (read and check the file, write the log);
 - then 100 small DDL versions after the snapshot, and a backup of that log (B1u): the catalog
   is rebuilt from the snapshot and the updates and digested, as a backup between compactions
-  does.
+  does; and its restore (B1ru).
 
 They take turns, so each ratio compares measurements made under the same conditions.
 """
@@ -107,6 +107,7 @@ def run(quick: bool) -> list[Figure]:
     backups: list[float] = []
     restores: list[float] = []
     rebuilt: list[float] = []
+    rebuilt_restores: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-backup-") as tmp:
         store = f"sqlite:///{tmp}/source.db"
         started = time.monotonic()
@@ -119,10 +120,13 @@ def run(quick: bool) -> list[Figure]:
             restores.append(asyncio.run(_restore(path, f"sqlite:///{tmp}/restored{round_}.db")))
             asyncio.run(_more_versions(store, round_, UPDATES_AFTER))
             rebuilt.append(asyncio.run(_backup(store, path)))
+            target = f"sqlite:///{tmp}/restored-updates{round_}.db"
+            rebuilt_restores.append(asyncio.run(_restore(path, target)))
             progress(
                 f"B1 round {round_ + 1}: snapshot {snapshots[-1]:.2f} s, backup "
                 f"{backups[-1]:.2f} s, restore {restores[-1]:.2f} s, backup with "
-                f"{UPDATES_AFTER} updates after the snapshot {rebuilt[-1]:.2f} s"
+                f"{UPDATES_AFTER} updates after the snapshot {rebuilt[-1]:.2f} s, its restore "
+                f"{rebuilt_restores[-1]:.2f} s"
             )
             path.unlink()
     return [
@@ -150,5 +154,13 @@ def run(quick: bool) -> list[Figure]:
             Sample.of(backups, "s"),
             "<= 1.5",
             {"tables": tables},
+        ),
+        Figure(
+            "B1ru",
+            f"a restore of {tables:,} tables and {UPDATES_AFTER} updates ÷ their backup",
+            Sample.of(rebuilt_restores, "s"),
+            Sample.of(rebuilt, "s"),
+            "<= 1.5",
+            {"tables": tables, "updates": UPDATES_AFTER},
         ),
     ]
