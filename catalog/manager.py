@@ -357,8 +357,10 @@ class CatalogManager:
                     if request.request_id == result.request_id:
                         request.future.set_result(_recorded(record, request.digest))
                 return Retry(pause=False)  # the others are still valid; no backoff needed
-            went_back = regressed(result.version, self._service.latest_version, str(self._log))
-            if went_back is not None:  # the store is below what this node applied
+            # ``base`` was applied here before the append read the store: a store below it
+            # went back (a version applied since may be above what the append read).
+            went_back = regressed(result.version, base.version, str(self._log))
+            if went_back is not None:
                 self._service.store_went_back(went_back)
                 for request, _ in included:
                     request.future.set_exception(went_back)

@@ -64,6 +64,9 @@ class StoreGuard:
                     return  # it stays stopped until the node is restarted
             except StorageUnavailableError as e:
                 log.warning("%s: store check: %s", self._service.node_name, e)
+            except Exception:
+                # From the store's client, not from the store's content: check again later.
+                log.exception("%s: store check failed unexpectedly", self._service.node_name)
             await asyncio.sleep(self._interval_s)
 
     async def stop(self) -> None:
