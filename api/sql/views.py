@@ -39,6 +39,7 @@ from catalog.commands import (
     ViewVersionSpec,
 )
 from catalog.errors import ValidationError
+from catalog.identifiers import fold
 
 SHARED_DIALECTS = ("spark", "trino")
 """The dialects a view made by the catalog's SQL keeps its one text for."""
@@ -250,7 +251,7 @@ def _sqlglot_type(column_type: ColumnType, precision: int | None, scale: int | N
 def _folded(node: exp.Expr) -> exp.Expr:
     """Unquoted names stand for their upper-case spelling, as in the rest of the catalog's SQL."""
     if isinstance(node, exp.Identifier) and not node.quoted:
-        return exp.Identifier(this=str(node.this).upper(), quoted=True)
+        return exp.Identifier(this=fold(str(node.this), quoted=False), quoted=True)
     return node
 
 

@@ -56,11 +56,6 @@ class ViewVersion(Model):
     summary: Properties = ()
     """What made the version (Iceberg's ``summary``: ``engine-name``, ``engine-version``...)."""
 
-    def sql_for(self, dialect: str) -> ViewRepresentation | None:
-        """Return the query in ``dialect`` (compared without case), or None."""
-        wanted = dialect.lower()
-        return next((r for r in self.representations if r.dialect.lower() == wanted), None)
-
     def same_query(self, other: ViewVersion) -> bool:
         """Return True if ``other`` says the same as this version, its id and time aside."""
         return (
