@@ -20,6 +20,7 @@ from immutables import Map, MapMutation
 
 from catalog.descriptors import (
     IndexDescriptor,
+    PrincipalDescriptor,
     SchemaDescriptor,
     SystemViewDescriptor,
     TableDescriptor,
@@ -31,6 +32,8 @@ from catalog.errors import ErrorCode
 from catalog.snapshot_format import catalog_digest
 from catalog.storage.counts import INDEXES, CountKey, schema_key, zone_key
 from catalog.storage.namespaces import EMPTY, Namespaces, put_named
+from catalog.storage.principal_reads import PrincipalReads
+from catalog.storage.principals import Principals
 from catalog.storage.records import ALIVE, NAME, SCHEMA_ID, TABLE_ID, VALUE, ZONE_ID
 from catalog.storage.relation_store import IndexGroup, RelationStore, TableGroup
 from catalog.storage.relations import RelationReads, found_or_raise
@@ -59,8 +62,8 @@ _OVERLAYS = (
 """What changed since the catalog's seal: slots of unsealed catalogs only."""
 
 
-class Catalog(RelationReads, ViewReads):
-    """One catalog version: schemas, tables, indexes, views and zones, by name and by id.
+class Catalog(RelationReads, ViewReads, PrincipalReads):
+    """One catalog version: schemas, tables, indexes, views, zones, principals, by name and id.
 
     Instances are immutable; the ``with_*``/``without_*`` methods (used by update entries)
     return a new catalog sharing all untouched structure with this one.
@@ -444,19 +447,6 @@ class Catalog(RelationReads, ViewReads):
         zones, by_name = self._names.zones.delete(zone_id), self._names.zone_by_name.delete(name)
         return self._replace(_names=self._names.with_zones(zones, by_name))
 
-    def with_system_view(self, view: SystemViewDescriptor) -> Catalog:
-        """Return a copy with ``view`` added, or in place of the view of its name."""
-        views = self._names.system_views.set(view.name, view)
-        return self._replace(_names=self._names.with_system_views(views))
-
-    def with_view(self, view: ViewDescriptor) -> Catalog:
-        """Return a copy with ``view`` added or replaced (by id)."""
-        return self._replace(_names=self._names.with_view(view))
-
-    def without_view(self, view_id: int) -> Catalog:
-        """Return a copy without view ``view_id`` (VIEW_NOT_FOUND if it has none)."""
-        return self._replace(_names=self._names.without_view(self.view_by_id(view_id)))
-
     # -- building a whole version at once (snapshots) ------------------------------------
 
     @classmethod
@@ -473,6 +463,7 @@ class Catalog(RelationReads, ViewReads):
         indexes: Iterable[IndexDescriptor],
         system_views: Iterable[SystemViewDescriptor] = (),
         views: Iterable[ViewDescriptor] = (),
+        principals: Iterable[PrincipalDescriptor] = (),
     ) -> Catalog:
         """Build a catalog from its objects in one pass.
 
@@ -493,6 +484,7 @@ class Catalog(RelationReads, ViewReads):
             indexes=IndexGroup.of(indexes, indexes),
             system_views=system_views,
             views=views,
+            principals=principals,
         )
 
     @classmethod
@@ -509,6 +501,7 @@ class Catalog(RelationReads, ViewReads):
         indexes: list[IndexGroup],
         system_views: Iterable[SystemViewDescriptor] = (),
         views: Iterable[ViewDescriptor] = (),
+        principals: Iterable[PrincipalDescriptor] = (),
     ) -> Catalog:
         """Build a catalog from each schema's table and index keys and (encoded) values.
 
@@ -527,6 +520,7 @@ class Catalog(RelationReads, ViewReads):
             zones=Map({z.id: z for z in zones}),
             zone_by_name=Map({z.name: z.id for z in zones}),
             system_views=Map({v.name: v for v in system_views}),
+            principals=Principals.of(list(principals)),
         )
         views = list(views)
         cat._names = cat._names.with_views(

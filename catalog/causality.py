@@ -1,9 +1,9 @@
 """Causality tokens: every object a version changes carries that version's activation time.
 
-As Ignite's descriptors carry ``updateTimestamp``, each schema, table, index, zone and system
-view here has ``update_ts``: the activation timestamp of the version that last changed it, and
-a schema's moves too when a table, index or view in it changes (or goes). A reader holding an
-object from time T knows it changed since when its token is greater than T.
+As Ignite's descriptors carry ``updateTimestamp``, each schema, table, index, zone, system view,
+view and principal here has ``update_ts``: the activation timestamp of the version that last
+changed it, and a schema's moves too when a table, index or view in it changes (or goes). A
+reader holding an object from time T knows it changed since when its token is greater than T.
 
 The stamps are derived from the update itself, so every node that applies a version stamps the
 same objects with the same time. Only updates that say so (``VersionedUpdate.stamps``) stamp:
@@ -41,7 +41,7 @@ def _stamped(descriptor: _D, ts: int) -> _D:
     return new
 
 
-_KINDS = ("table", "index", "zone", "schema", "system_view", "view")
+_KINDS = ("table", "index", "zone", "schema", "system_view", "view", "principal")
 _FIELDS = {"system_view": ("system_view",)}
 """The entry fields that hold an object of each kind (else the kind, ``kind_`` or ``kind_id``)."""
 _HOLDERS: dict[type[EntryBase], tuple[tuple[str, str, bool], ...]] = {}
@@ -108,6 +108,10 @@ def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts:
             current = current.with_view(_stamped(view, ts))
         # a view moved to another schema changes both schemas
         schemas.update(v.schema_id for v in (view, earlier) if v is not None)
+    for principal_id in touched["principal"]:
+        principal = current.find_principal_by_id(principal_id)
+        if principal is not None:
+            current = current.with_principal(_stamped(principal, ts))
     for schema_id in schemas:
         schema = current.find_schema_by_id(schema_id)
         if schema is not None:

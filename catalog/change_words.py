@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from catalog.catalog import Catalog
 from catalog.entries import (
     AlterColumnEntry,
+    AlterPrincipalEntry,
     AlterTablePropertiesEntry,
     AlterZoneEntry,
     DropColumnsEntry,
     DropIndexEntry,
+    DropPrincipalEntry,
     DropSchemaEntry,
     DropTableEntry,
     DropViewEntry,
@@ -26,6 +28,7 @@ from catalog.entries import (
     MakeIndexAvailableEntry,
     NewColumnsEntry,
     NewIndexEntry,
+    NewPrincipalEntry,
     NewSchemaEntry,
     NewSystemViewEntry,
     NewTableEntry,
@@ -111,6 +114,13 @@ class _Names:
                 return f"{cat.schema_by_id(found.schema_id).name}.{found.name}"
         return f"view {view_id}"
 
+    def principal(self, principal_id: int) -> str:
+        for cat in (self.before, self.after):
+            found = cat.find_principal_by_id(principal_id)
+            if found is not None:
+                return found.name
+        return f"principal {principal_id}"
+
     def zone(self, zone_id: int) -> str:
         for cat in (self.after, self.before):
             for zone in cat.zones():
@@ -182,6 +192,17 @@ def _view_phrase(entry: EntryBase, names: _Names) -> str | None:
     if isinstance(entry, ReplaceViewEntry):
         what = "replaced" if entry.added_versions else "changed"
         return f"{what} view {names.view(entry.view_id)}"
+    return _principal_phrase(entry, names)
+
+
+def _principal_phrase(entry: EntryBase, names: _Names) -> str | None:
+    if isinstance(entry, NewPrincipalEntry):
+        return f"created principal {entry.principal.name} ({entry.principal.role})"
+    if isinstance(entry, AlterPrincipalEntry):
+        found = entry.principal
+        return f"altered principal {found.name}: {found.role}, secret {found.credential_version}"
+    if isinstance(entry, DropPrincipalEntry):
+        return f"dropped principal {names.principal(entry.principal_id)}"
     return None
 
 

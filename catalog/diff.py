@@ -83,7 +83,8 @@ class Change(Difference[Descriptor]):
     """One object that differs.
 
     Attributes:
-        object_type: ``schema``, ``zone``, ``table``, ``index``, ``system_view`` or ``view``.
+        object_type: ``schema``, ``zone``, ``table``, ``index``, ``system_view``, ``view`` or
+            ``principal``.
         columns: for an altered table or view, the columns added, dropped or altered; its
             ``fields`` leave them out, and a table's ``schema_version`` moves when they change.
     """
@@ -99,12 +100,16 @@ _KINDS: list[tuple[str, Callable[[Catalog], Sequence[Descriptor]]]] = [
     ("index", Catalog.indexes),
     ("system_view", Catalog.system_views),
     ("view", Catalog.views),
+    ("principal", Catalog.principals),
 ]
 # Not compared as properties: the id matches the two sides; a table's columns are compared one
 # by one and its history is summed up by ``schema_version``; the next column id only follows
 # the columns.
-_NOT_PROPERTIES = frozenset({"id", "versions", "next_column_id", "update_ts", "schemas", "log"})
-"""Fields that are not what a person changed: ids, a table's or view's history, and the
+_NOT_PROPERTIES = frozenset(
+    {"id", "versions", "next_column_id", "update_ts", "schemas", "log", "secret_hash"}
+)
+"""Fields that are not what a person changed (or must never be shown: a principal's secret
+hash, whose change shows as its ``credential_version``): ids, a table's or view's history, the
 causality token (it moves with every change, and on a schema with every change of its
 tables). A view's current columns are compared one by one, as a table's are."""
 

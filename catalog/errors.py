@@ -8,9 +8,9 @@
     │                            BACKUP_INVALID
     ├── NotFoundError            SCHEMA_NOT_FOUND, TABLE_NOT_FOUND, COLUMN_NOT_FOUND,
     │                            INDEX_NOT_FOUND, ZONE_NOT_FOUND, VERSION_NOT_FOUND,
-    │                            VIEW_NOT_FOUND
+    │                            VIEW_NOT_FOUND, PRINCIPAL_NOT_FOUND
     ├── AlreadyExistsError       SCHEMA_EXISTS, TABLE_EXISTS, COLUMN_EXISTS, INDEX_EXISTS,
-    │                            ZONE_EXISTS, VIEW_EXISTS
+    │                            ZONE_EXISTS, VIEW_EXISTS, PRINCIPAL_EXISTS
     ├── ConcurrentUpdateError    CONCURRENT_UPDATE, PRECONDITION_FAILED
     ├── VersionCompactedError    VERSION_COMPACTED
     └── NodeStoppingError        NODE_STOPPING
@@ -58,6 +58,8 @@ class ErrorCode(enum.StrEnum):
     VIEW_NOT_FOUND = "VIEW_NOT_FOUND"
     VIEW_EXISTS = "VIEW_EXISTS"
     BACKUP_INVALID = "BACKUP_INVALID"
+    PRINCIPAL_NOT_FOUND = "PRINCIPAL_NOT_FOUND"
+    PRINCIPAL_EXISTS = "PRINCIPAL_EXISTS"
 
 
 @dataclass(frozen=True, slots=True)

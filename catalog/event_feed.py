@@ -16,6 +16,7 @@ from catalog.catalog import Catalog
 from catalog.descriptors import (
     Descriptor,
     IndexDescriptor,
+    PrincipalDescriptor,
     SchemaDescriptor,
     TableDescriptor,
     ViewDescriptor,
@@ -80,6 +81,8 @@ def event_subject(descriptor: Descriptor | None, before: Catalog, after: Catalog
         raise ValueError("an entry that fires an event must name its subject")
     if isinstance(descriptor, ZoneDescriptor):
         return EventSubject(type="zone", id=descriptor.id, name=descriptor.name)
+    if isinstance(descriptor, PrincipalDescriptor):
+        return EventSubject(type="principal", id=descriptor.id, name=descriptor.name)
     if isinstance(descriptor, SchemaDescriptor):
         return EventSubject(
             type="schema", id=descriptor.id, name=descriptor.name, schema=descriptor.name

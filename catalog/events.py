@@ -33,6 +33,9 @@ class CatalogEvent(enum.StrEnum):
     VIEW_CREATE = "VIEW_CREATE"
     VIEW_ALTER = "VIEW_ALTER"
     VIEW_DROP = "VIEW_DROP"
+    PRINCIPAL_CREATE = "PRINCIPAL_CREATE"
+    PRINCIPAL_ALTER = "PRINCIPAL_ALTER"
+    PRINCIPAL_DROP = "PRINCIPAL_DROP"
 
 
 class EventSubject(Model):
@@ -42,15 +45,16 @@ class EventSubject(Model):
     ``catalog(version - 1)``), or over REST at the event's version.
 
     Attributes:
-        type: ``schema``, ``table``, ``index``, ``view``, ``zone`` or ``system_view``.
+        type: ``schema``, ``table``, ``index``, ``view``, ``zone``, ``system_view`` or
+            ``principal``.
         id: the object's id.
         name: its name after the change (before it, for drops).
-        schema: the schema it lives in (None for zones).
+        schema: the schema it lives in (None for zones and principals).
         table: for indexes, the table they index.
         previous_name: for renames, the name before the change.
     """
 
-    type: Literal["schema", "table", "index", "zone", "system_view", "view"]
+    type: Literal["schema", "table", "index", "zone", "system_view", "view", "principal"]
     id: int
     name: str
     schema_: str | None = pydantic.Field(default=None, alias="schema")

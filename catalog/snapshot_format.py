@@ -7,10 +7,10 @@ bytes, with their own format version), groups ascending by schema id, ids ascend
     [version, activation_ts, object_id_gen, default_zone_id, schemas, zones,
      [[schema id, table ids, zone ids, names, descriptor bytes], ...],
      [[schema id, index ids, table ids, names, alive flags, descriptor bytes], ...],
-     system views]
+     system views, views, principals]
 
-(the system views last, and only when there are any, so a catalog without them is stored,
-and digested, as it was before they existed)
+(the parts after the indexes only up to the last that holds something, so a catalog without
+them is stored, and digested, as it was before they existed)
 
 so loading builds every lookup from the keys and decodes a descriptor only when it is first
 read (``catalog.snapshots``). The digest is the SHA-256 of this canonical encoding (objects
@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import msgpack
 
 from catalog.descriptors import (
+    PrincipalDescriptor,
     SchemaDescriptor,
     SystemViewDescriptor,
     ViewDescriptor,
@@ -68,6 +69,9 @@ class SnapshotSource(Protocol):
 
     def views(self) -> Iterable[ViewDescriptor]:
         """Every view."""
+
+    def principals(self) -> Iterable[PrincipalDescriptor]:
+        """Every principal."""
 
     def table_records(self) -> tuple[list[int], list[Record]]:
         """Every table's id and stored record, as two parallel lists."""
@@ -149,7 +153,7 @@ def snapshot_pieces(catalog: SnapshotSource) -> list[bytes]:
     ]
     # Appended parts, each present only when it or a later one holds something: a catalog
     # without them encodes (and digests) as it did before they existed.
-    appended = [tuple(catalog.system_views()), tuple(catalog.views())]
+    appended = [tuple(catalog.system_views()), tuple(catalog.views()), tuple(catalog.principals())]
     while appended and not appended[-1]:
         appended.pop()
     body.extend(to_wire(part) for part in appended)

@@ -13,6 +13,7 @@ from catalog.catalog import Catalog
 from catalog.collector import collector_paused
 from catalog.descriptors import (
     IndexDescriptor,
+    PrincipalDescriptor,
     SchemaDescriptor,
     SystemViewDescriptor,
     TableDescriptor,
@@ -29,6 +30,7 @@ _SCHEMAS = compile_decoder(tuple[SchemaDescriptor, ...])
 _ZONES = compile_decoder(tuple[ZoneDescriptor, ...])
 _SYSTEM_VIEWS = compile_decoder(tuple[SystemViewDescriptor, ...])
 _VIEWS = compile_decoder(tuple[ViewDescriptor, ...])
+_PRINCIPALS = compile_decoder(tuple[PrincipalDescriptor, ...])
 _TABLES = compile_decoder(tuple[TableDescriptor, ...])
 _INDEXES = compile_decoder(tuple[IndexDescriptor, ...])
 _OPTIONAL_INT = compile_decoder(int | None)
@@ -65,7 +67,7 @@ def _groups(value: Any, kinds: tuple[type, ...], what: str) -> list[list[Any]]:
 
 
 def _header(items: list[Any]) -> dict[str, Any]:
-    """Return the parts every format shares: the version's numbers, schemas, zones and views."""
+    """Return the parts every format shares: numbers, schemas, zones, views, principals."""
     return {
         "version": _INT(items[0]),
         "activation_ts": _INT(items[1]),
@@ -75,6 +77,7 @@ def _header(items: list[Any]) -> dict[str, Any]:
         "zones": _ZONES(items[5]),
         "system_views": _SYSTEM_VIEWS(items[8]) if len(items) > 8 else (),
         "views": _VIEWS(items[9]) if len(items) > 9 else (),
+        "principals": _PRINCIPALS(items[10]) if len(items) > 10 else (),
     }
 
 
@@ -100,8 +103,10 @@ def _build_v1(items: list[Any]) -> Catalog:
 
 
 def _build_catalog(version: int, body: Any) -> Catalog:
-    if type(body) is not list or len(body) not in (8, 9, 10):
-        raise format_error("a snapshot has 8 parts, 9 with system views, 10 with views")
+    if type(body) is not list or len(body) not in (8, 9, 10, 11):
+        raise format_error(
+            "a snapshot has 8 parts, 9 with system views, 10 with views, 11 with principals"
+        )
     return _build_v1(body) if version == 1 else _build_v2(body)
 
 

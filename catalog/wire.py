@@ -28,6 +28,7 @@ from catalog.descriptors import (
     ColumnDescriptor,
     Descriptor,
     IndexDescriptor,
+    PrincipalDescriptor,
     SchemaDescriptor,
     SystemViewDescriptor,
     TableDescriptor,
@@ -76,6 +77,7 @@ _DESCRIPTOR_TAGS: dict[str, type[Model]] = {
     "zone": ZoneDescriptor,
     "system_view": SystemViewDescriptor,
     "view": ViewDescriptor,
+    "principal": PrincipalDescriptor,
 }
 
 

@@ -7,6 +7,7 @@ from catalog.descriptors.indexes import (
     IndexKind,
     IndexStatus,
 )
+from catalog.descriptors.principals import PrincipalDescriptor, PrincipalRole
 from catalog.descriptors.schemas import SchemaDescriptor
 from catalog.descriptors.system_views import SystemViewDescriptor, SystemViewType
 from catalog.descriptors.tables import ColumnDescriptor, TableDescriptor, TableVersion
@@ -27,6 +28,7 @@ Descriptor = (
     | ZoneDescriptor
     | SystemViewDescriptor
     | ViewDescriptor
+    | PrincipalDescriptor
 )
 
 __all__ = [
@@ -37,6 +39,8 @@ __all__ = [
     "IndexDescriptor",
     "IndexKind",
     "IndexStatus",
+    "PrincipalDescriptor",
+    "PrincipalRole",
     "SchemaDescriptor",
     "SystemViewDescriptor",
     "SystemViewType",

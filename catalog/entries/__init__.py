@@ -17,6 +17,11 @@ from catalog.entries.indexes import (
     RenameIndexEntry,
     StartBuildingIndexEntry,
 )
+from catalog.entries.principals import (
+    AlterPrincipalEntry,
+    DropPrincipalEntry,
+    NewPrincipalEntry,
+)
 from catalog.entries.schemas import DropSchemaEntry, NewSchemaEntry, SetSchemaPropertiesEntry
 from catalog.entries.system_views import NewSystemViewEntry
 from catalog.entries.tables import (
@@ -61,16 +66,21 @@ UpdateEntry = Annotated[
     | NewViewEntry
     | DropViewEntry
     | ReplaceViewEntry
-    | RenameViewEntry,
+    | RenameViewEntry
+    | NewPrincipalEntry
+    | AlterPrincipalEntry
+    | DropPrincipalEntry,
     Field(discriminator="type"),
 ]
 
 __all__ = [
     "AlterColumnEntry",
+    "AlterPrincipalEntry",
     "AlterTablePropertiesEntry",
     "AlterZoneEntry",
     "DropColumnsEntry",
     "DropIndexEntry",
+    "DropPrincipalEntry",
     "DropSchemaEntry",
     "DropTableEntry",
     "DropViewEntry",
@@ -79,6 +89,7 @@ __all__ = [
     "MakeIndexAvailableEntry",
     "NewColumnsEntry",
     "NewIndexEntry",
+    "NewPrincipalEntry",
     "NewSchemaEntry",
     "NewSystemViewEntry",
     "NewTableEntry",

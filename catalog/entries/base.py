@@ -98,6 +98,13 @@ SYSTEM_VIEWS = ObjectKind("system_view", Catalog.with_system_view)
 VIEWS = ObjectKindById(
     "view", Catalog.with_view, "view_id", Catalog.view_by_id, Catalog.without_view
 )
+PRINCIPALS = ObjectKindById(
+    "principal",
+    Catalog.with_principal,
+    "principal_id",
+    Catalog.principal_by_id,
+    Catalog.without_principal,
+)
 
 
 class PutEntry(EntryBase):

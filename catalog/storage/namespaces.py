@@ -13,6 +13,7 @@ from immutables import Map
 
 from catalog.descriptors import SchemaDescriptor, SystemViewDescriptor, ZoneDescriptor
 from catalog.descriptors.views import ViewDescriptor
+from catalog.storage.principals import NO_PRINCIPALS, Principals
 
 EMPTY: Map[Any, Any] = Map()
 """The empty persistent map (maps are immutable, so every empty one can be this one)."""
@@ -22,7 +23,7 @@ _Named = TypeVar("_Named", SchemaDescriptor, ZoneDescriptor)
 
 @dataclass(frozen=True, slots=True)
 class Namespaces:
-    """A catalog's schemas, zones, system views and views, by id and by name.
+    """A catalog's schemas, zones, system views, views and principals, by id and by name.
 
     One object that versions share until one of them changes (most DDL changes tables only),
     so that each kept version costs one slot for them. System views all live in ``SYSTEM``
@@ -36,6 +37,7 @@ class Namespaces:
     system_views: Map[str, SystemViewDescriptor] = EMPTY
     views: Map[int, ViewDescriptor] = EMPTY
     view_by_name: Map[tuple[int, str], int] = EMPTY
+    principals: Principals = NO_PRINCIPALS
 
     # Built directly rather than with ``dataclasses.replace``: every applied change of a
     # schema, zone or view makes one.
@@ -52,6 +54,7 @@ class Namespaces:
             self.system_views,
             self.views,
             self.view_by_name,
+            self.principals,
         )
 
     def with_zones(self, zones: Map[int, ZoneDescriptor], by_name: Map[str, int]) -> Namespaces:
@@ -64,6 +67,7 @@ class Namespaces:
             self.system_views,
             self.views,
             self.view_by_name,
+            self.principals,
         )
 
     def with_system_views(self, views: Map[str, SystemViewDescriptor]) -> Namespaces:
@@ -76,6 +80,7 @@ class Namespaces:
             views,
             self.views,
             self.view_by_name,
+            self.principals,
         )
 
     def with_views(
@@ -90,6 +95,20 @@ class Namespaces:
             self.system_views,
             views,
             by_name,
+            self.principals,
+        )
+
+    def with_principals(self, principals: Principals) -> Namespaces:
+        """Return these namespaces with other principals."""
+        return Namespaces(
+            self.schemas,
+            self.schema_by_name,
+            self.zones,
+            self.zone_by_name,
+            self.system_views,
+            self.views,
+            self.view_by_name,
+            principals,
         )
 
     def with_view(self, view: ViewDescriptor) -> Namespaces:

@@ -6,6 +6,8 @@ id, name)``, system views by name, shared between versions until one changes.
 
 from __future__ import annotations
 
+from typing import Any
+
 from catalog.descriptors.system_views import SystemViewDescriptor
 from catalog.descriptors.views import ViewDescriptor
 from catalog.errors import ErrorCode
@@ -19,6 +21,9 @@ class ViewReads:
     __slots__ = ()
 
     _names: Namespaces
+
+    def _replace(self, **changes: Any) -> Any:
+        raise NotImplementedError  # ``Catalog`` has it
 
     def find_system_view(self, name: str) -> SystemViewDescriptor | None:
         """Return the system view named ``name`` (in ``SYSTEM``), or None."""
@@ -69,3 +74,16 @@ class ViewReads:
     def schema_views(self, schema_id: int) -> list[ViewDescriptor]:
         """Return the views of one schema, ordered by id."""
         return [v for v in self.views() if v.schema_id == schema_id]
+
+    def with_system_view(self, view: SystemViewDescriptor) -> Any:
+        """Return a copy with ``view`` added, or in place of the view of its name."""
+        views = self._names.system_views.set(view.name, view)
+        return self._replace(_names=self._names.with_system_views(views))
+
+    def with_view(self, view: ViewDescriptor) -> Any:
+        """Return a copy with ``view`` added or replaced (by id)."""
+        return self._replace(_names=self._names.with_view(view))
+
+    def without_view(self, view_id: int) -> Any:
+        """Return a copy without view ``view_id`` (VIEW_NOT_FOUND if it has none)."""
+        return self._replace(_names=self._names.without_view(self.view_by_id(view_id)))

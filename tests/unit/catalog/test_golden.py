@@ -55,6 +55,7 @@ from tests.golden.data_values import (
     golden_registered_data_commit,
     golden_row_lineage_data_commit,
 )
+from tests.golden.principal_values import golden_principal_catalog, golden_principal_update
 from tests.golden.view_values import (
     golden_view_catalog,
     golden_view_commands,
@@ -155,6 +156,10 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "entries_views_v1.bin": list(golden_view_update()[1].entries),
         "commands_views_v1.bin": golden_view_commands(),
         "descriptor_view_v1.bin": golden_view_catalog().view("REPORTS", "DAILY"),
+        "snapshot_principals_v2.bin": golden_principal_catalog(),
+        "update_principals_v3.bin": golden_principal_update()[1],
+        "entries_principals_v1.bin": list(golden_principal_update()[1].entries),
+        "descriptor_principal_v1.bin": golden_principal_catalog().principal("etl"),
     }
     assert decoded == expected[name]
 
