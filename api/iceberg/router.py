@@ -4,7 +4,8 @@ Namespaces are schemas, tables are tables and views are views (``namespace_route
 ``table_routes``, ``commit_routes``, ``transaction_routes``, ``view_routes``). Reads take the
 reader role, changes the writer role, as on ``/v1``.
 
-Every route but ``/config`` is served twice: at ``/v1/...`` on the latest catalog, and at
+``/oauth/tokens`` signs engines in (``api.server.oauth``). Every other route but ``/config``
+is served twice: at ``/v1/...`` on the latest catalog, and at
 ``/v1/{prefix}/...`` for a pinned prefix (``pins``), where a read answers the catalog as of
 the pin and a change is refused. The pinned routes are matched second, so a namespace named
 like a route (``/v1/namespaces/namespaces``) still reaches the unpinned one.
@@ -25,6 +26,7 @@ from api.iceberg import (
 from api.iceberg.errors import documented_errors
 from api.iceberg.paths import WRITE
 from api.iceberg.pins import pinned_read, pinned_write
+from api.server.oauth import add_token_route
 
 PARTS = (
     namespace_routes.router,
@@ -38,6 +40,7 @@ PARTS = (
 router = APIRouter(prefix="/v1", tags=["iceberg"], responses=documented_errors())
 for _part in PARTS:
     router.include_router(_part)
+add_token_route(router)
 
 pinned = APIRouter(prefix="/v1/{prefix}", tags=["iceberg"], responses=documented_errors())
 """The same routes under a pinned prefix (left out of the OpenAPI document: the protocol's

@@ -29,7 +29,17 @@ from api.server.middleware.host_check import HostCheckMiddleware
 from api.server.middleware.limits import BodyLimitMiddleware, Refusals, RequestTimeoutMiddleware
 from api.server.middleware.security_headers import SecurityHeadersMiddleware
 from api.server.request_checks import check_request
-from api.server.routes import backups, data, ddl, events, leases, ops, tokens, versions
+from api.server.routes import (
+    backups,
+    data,
+    ddl,
+    events,
+    leases,
+    ops,
+    principals,
+    tokens,
+    versions,
+)
 from api.server.routes import catalog as catalog_routes
 from api.server.slots import Slots
 from catalog.errors import CatalogError
@@ -117,6 +127,8 @@ def create_app(
         leases.router,
         tokens.router,
         backups.router,
+        principals.router,
+        principals.oauth_router,
     ):
         app.include_router(router)
     # The Iceberg REST protocol: its own app, with its own error model, on the same state.

@@ -36,6 +36,8 @@ from typing import Any, overload
 import msgpack
 from fastapi import Request
 
+from api.server.access_tokens import is_access_token, verify_access_token
+from api.server.claims import Claims
 from api.server.errors import ApiError
 from api.server.signing_keys import load_signing_keys, swap_signing_keys
 from api.wire.codes import Code
@@ -83,17 +85,6 @@ def read_token_secret(path: str | None) -> bytes:
             f"{MIN_SECRET_BYTES} random ones (e.g. `openssl rand -base64 48`)"
         )
     return secret
-
-
-@dataclass(frozen=True, slots=True)
-class Claims:
-    """What a verified token says."""
-
-    subject: str
-    role: Role
-    issued_at: int
-    expires_at: int
-    key_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +239,40 @@ class TokenAuthority:
         if len(parts) != 4 or parts[0] != TOKEN_PREFIX:
             raise ApiError(Code.UNAUTHENTICATED, "the bearer token is malformed")
         _, key_id, payload, signature = parts
+        mac = await self.verifying_key(key_id)
+        expected = hmac.new(
+            mac, f"{TOKEN_PREFIX}.{key_id}.{payload}".encode(), hashlib.sha256
+        ).digest()
+        try:
+            given = _unb64(signature)
+            claims: Any = json.loads(_unb64(payload))
+            role = Role(claims["role"])
+            parsed = Claims(str(claims["sub"]), role, int(claims["iat"]), int(claims["exp"]))
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            raise ApiError(Code.UNAUTHENTICATED, "the bearer token is malformed") from None
+        if not hmac.compare_digest(expected, given):
+            raise ApiError(Code.UNAUTHENTICATED, "the bearer token's signature does not match")
+        if parsed.expires_at <= self.now():
+            raise ApiError(Code.UNAUTHENTICATED, "the bearer token has expired")
+        return parsed
+
+    def now(self) -> int:
+        """Return the wall clock in whole seconds, as tokens count time."""
+        return int(self._now())
+
+    async def signing_key(self) -> tuple[str, bytes]:
+        """Return the current key's id and the secret it signs with (access tokens use it)."""
+        if not self._keys:
+            await self.load()
+        key = self._current()
+        return key.key_id, self._macs[key.key_id]
+
+    async def verifying_key(self, key_id: str) -> bytes:
+        """Return the secret key ``key_id`` signs with, if it may still verify.
+
+        Raises:
+            ApiError: UNAUTHENTICATED for an unknown key, or one retired long enough ago.
+        """
         if time.monotonic() - self._loaded_at > KEYS_REFRESH_S:
             await self.load()  # another node may have rotated or revoked
         key = self._keys.get(key_id)
@@ -258,26 +283,9 @@ class TokenAuthority:
             key = self._keys.get(key_id)
         if key is None:
             raise ApiError(Code.UNAUTHENTICATED, "the bearer token was signed by an unknown key")
-        expected = hmac.new(
-            self._macs[key_id], f"{TOKEN_PREFIX}.{key_id}.{payload}".encode(), hashlib.sha256
-        ).digest()
-        try:
-            given = _unb64(signature)
-            claims: Any = json.loads(_unb64(payload))
-            role = Role(claims["role"])
-            parsed = Claims(
-                str(claims["sub"]), role, int(claims["iat"]), int(claims["exp"]), key_id
-            )
-        except (ValueError, KeyError, TypeError, binascii.Error):
-            raise ApiError(Code.UNAUTHENTICATED, "the bearer token is malformed") from None
-        if not hmac.compare_digest(expected, given):
-            raise ApiError(Code.UNAUTHENTICATED, "the bearer token's signature does not match")
-        now = int(self._now())
-        if parsed.expires_at <= now:
-            raise ApiError(Code.UNAUTHENTICATED, "the bearer token has expired")
-        if key.retires_at is not None and key.retires_at <= now:
+        if key.retires_at is not None and key.retires_at <= self.now():
             raise ApiError(Code.UNAUTHENTICATED, "the bearer token's signing key was retired")
-        return parsed
+        return self._macs[key_id]
 
     async def rotate(self, *, revoke: bool = False) -> str:
         """Add a new signing key; the others stay valid until their tokens have expired.
@@ -323,7 +331,7 @@ def require(role: Role) -> Callable[[Request], Awaitable[Claims | None]]:
             raise ApiError(
                 Code.UNAUTHENTICATED, "this endpoint needs an Authorization: Bearer token"
             )
-        claims = await authority.verify(token.strip())
+        claims = await _verified(request, authority, token.strip())
         if claims.role.rank < role.rank:
             raise ApiError(
                 Code.FORBIDDEN,
@@ -333,6 +341,18 @@ def require(role: Role) -> Callable[[Request], Awaitable[Claims | None]]:
         return claims
 
     return check
+
+
+async def _verified(request: Request, authority: TokenAuthority, token: str) -> Claims:
+    """Return the claims of the catalog's own token or of a principal's access token."""
+    if token.startswith(f"{TOKEN_PREFIX}."):
+        return await authority.verify(token)
+    if not is_access_token(token):
+        raise ApiError(Code.UNAUTHENTICATED, "the bearer token is malformed")
+    node = getattr(request.app.state, "node", None)
+    if node is None:
+        raise ApiError(Code.NOT_READY, "the catalog node is starting")
+    return await verify_access_token(authority, node.service.latest_catalog(), token)
 
 
 def principal_of(request: Request) -> str:

@@ -19,7 +19,8 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from api.server.auth import Claims, require
+from api.server.auth import require
+from api.server.claims import Claims
 from api.server.config import ServerSettings
 from api.server.errors import ApiError, problem_responses
 from api.server.execution import node_of

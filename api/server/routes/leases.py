@@ -17,7 +17,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import Response
 
-from api.server.auth import Claims, principal_of, require
+from api.server.auth import principal_of, require
+from api.server.claims import Claims
 from api.server.errors import ApiError, problem_responses
 from api.server.execution import node_of
 from api.server.moments import parse_timestamp

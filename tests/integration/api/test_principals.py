@@ -1,0 +1,254 @@
+"""Service principals and OAuth2 client credentials against real servers (and two nodes)."""
+
+from __future__ import annotations
+
+import base64
+import time
+from pathlib import Path
+
+import httpx
+import jwt
+import pytest
+
+from api.wire.roles import Role
+from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
+
+TABLE = {
+    "op": "create_table",
+    "name": "T",
+    "columns": [{"name": "ID", "type": "INT64", "nullable": False}],
+    "primary_key": ["ID"],
+}
+FORM = "application/x-www-form-urlencoded"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path}/catalog.db"
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _create(server: RunningServer, admin: str, name: str, role: str) -> dict[str, object]:
+    made = httpx.post(
+        f"{server.url}/v1/principals",
+        json={"name": name, "role": role},
+        headers=_bearer(admin),
+        timeout=10,
+    )
+    assert made.status_code == 201, made.text
+    assert made.headers["cache-control"] == "no-store"
+    body: dict[str, object] = made.json()
+    return body
+
+
+def _sign_in(
+    server: RunningServer, client_id: str, secret: str, path: str = "/iceberg/v1/oauth/tokens"
+) -> httpx.Response:
+    form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret}
+    return httpx.post(server.url + path, data=form | {"scope": "catalog"}, timeout=10)
+
+
+def _token(server: RunningServer, principal: dict[str, object]) -> str:
+    answer = _sign_in(server, str(principal["client_id"]), str(principal["client_secret"]))
+    assert answer.status_code == 200, answer.text
+    token: str = answer.json()["access_token"]
+    return token
+
+
+def _catalog(server: RunningServer, token: str) -> httpx.Response:
+    return httpx.get(f"{server.url}/v1/catalog", headers=_bearer(token), timeout=10)
+
+
+def _ddl(server: RunningServer, token: str) -> httpx.Response:
+    return httpx.post(
+        f"{server.url}/v1/ddl", json={"commands": [TABLE]}, headers=_bearer(token), timeout=10
+    )
+
+
+def test_a_principal_signs_in_with_client_credentials(
+    api_servers: ServerFactory, store: str
+) -> None:
+    server = api_servers.start(store, auth="on")
+    admin = issue_token(store, Role.ADMIN)
+    etl = _create(server, admin, "etl", "writer")
+    assert set(etl) == {
+        "name",
+        "role",
+        "client_id",
+        "client_secret",
+        "credential_version",
+        "version",
+    }
+    answer = _sign_in(server, str(etl["client_id"]), str(etl["client_secret"]))
+    assert answer.status_code == 200
+    assert answer.headers["cache-control"] == "no-store"
+    body = answer.json()
+    assert body["token_type"] == "bearer"
+    assert body["issued_token_type"] == "urn:ietf:params:oauth:token-type:access_token"
+    assert 0 < body["expires_in"] <= 3600
+    header = jwt.get_unverified_header(body["access_token"])
+    claims = jwt.decode(body["access_token"], options={"verify_signature": False})
+    assert header["alg"] == "HS256" and header["kid"]
+    assert claims["sub"] == "etl" and claims["scope"] == "catalog"
+    assert claims["exp"] - claims["iat"] == body["expires_in"]
+    token = body["access_token"]
+    assert _catalog(server, token).status_code == 200
+    assert _ddl(server, token).status_code == 200
+    # The server's own path and HTTP Basic (client_secret_basic) sign in alike.
+    basic = base64.b64encode(f"{etl['client_id']}:{etl['client_secret']}".encode()).decode()
+    same = httpx.post(
+        f"{server.url}/v1/oauth/tokens",
+        data={"grant_type": "client_credentials"},
+        headers={"Authorization": f"Basic {basic}"},
+        timeout=10,
+    )
+    assert same.status_code == 200, same.text
+    # Nothing lists or shows a secret or its hash.
+    listed = httpx.get(f"{server.url}/v1/principals", headers=_bearer(admin), timeout=10).json()
+    assert [p["name"] for p in listed["principals"]] == ["etl"]
+    assert "client_secret" not in listed["principals"][0]
+    assert (
+        str(etl["client_secret"])
+        not in httpx.get(
+            f"{server.url}/v1/diff?from=1&to={etl['version']}", headers=_bearer(admin), timeout=10
+        ).text
+    )
+
+
+def test_roles_come_from_the_catalog_and_apply_at_once(
+    api_servers: ServerFactory, store: str
+) -> None:
+    server = api_servers.start(store, auth="on")
+    admin = issue_token(store, Role.ADMIN)
+    analyst = _create(server, admin, "analyst", "reader")
+    token = _token(server, analyst)
+    assert _catalog(server, token).status_code == 200
+    refused = _ddl(server, token)
+    assert refused.status_code == 403 and "reader" in refused.json()["detail"]
+    promoted = httpx.patch(
+        f"{server.url}/v1/principals/analyst",
+        json={"role": "writer"},
+        headers=_bearer(admin),
+        timeout=10,
+    )
+    assert promoted.status_code == 200 and promoted.json()["role"] == "writer"
+    assert _ddl(server, token).status_code == 200  # the same token, the new role
+    # A principal may not manage principals unless it is an admin.
+    assert httpx.get(f"{server.url}/v1/principals", headers=_bearer(token)).status_code == 403
+
+
+def test_bad_credentials_are_refused_in_oauth2_words(
+    api_servers: ServerFactory, store: str
+) -> None:
+    server = api_servers.start(store, auth="on")
+    admin = issue_token(store, Role.ADMIN)
+    etl = _create(server, admin, "etl", "writer")
+    wrong = _sign_in(server, str(etl["client_id"]), "not the secret")
+    unknown = _sign_in(server, "no-such-client-id-000", str(etl["client_secret"]))
+    for answer in (wrong, unknown):
+        assert answer.status_code == 401
+        assert answer.json() == {
+            "error": "invalid_client",
+            "error_description": "unknown client id or wrong client secret",
+        }
+    grant = httpx.post(
+        f"{server.url}/iceberg/v1/oauth/tokens", data={"grant_type": "password"}, timeout=10
+    )
+    assert grant.status_code == 400 and grant.json()["error"] == "unsupported_grant_type"
+    as_json = httpx.post(
+        f"{server.url}/iceberg/v1/oauth/tokens",
+        json={"grant_type": "client_credentials"},
+        timeout=10,
+    )
+    assert as_json.status_code == 400 and as_json.json()["error"] == "invalid_request"
+    duplicate = httpx.post(
+        f"{server.url}/v1/principals",
+        json={"name": "etl", "role": "reader"},
+        headers=_bearer(admin),
+        timeout=10,
+    )
+    assert duplicate.status_code == 409 and duplicate.json()["code"] == "PRINCIPAL_EXISTS"
+    missing = httpx.delete(f"{server.url}/v1/principals/nobody", headers=_bearer(admin))
+    assert missing.status_code == 404 and missing.json()["code"] == "PRINCIPAL_NOT_FOUND"
+
+
+def test_forged_and_foreign_tokens_are_refused(api_servers: ServerFactory, store: str) -> None:
+    server = api_servers.start(store, auth="on")
+    admin = issue_token(store, Role.ADMIN)
+    token = _token(server, _create(server, admin, "etl", "admin"))
+    header = jwt.get_unverified_header(token)
+    claims = jwt.decode(token, options={"verify_signature": False})
+    forged = {
+        "none": jwt.encode(claims, "", algorithm="none", headers={"kid": header["kid"]}),
+        "other key": jwt.encode(claims, b"k" * 32, algorithm="HS256", headers=header),
+        "unknown kid": jwt.encode(claims, b"k" * 32, algorithm="HS256", headers={"kid": "x"}),
+        "tampered": token.rsplit(".", 1)[0] + "." + token.rsplit(".", 1)[1][::-1],
+        "garbage": "a.b.c",
+    }
+    for what, bad in forged.items():
+        answer = _catalog(server, bad)
+        assert answer.status_code == 401, what
+        assert answer.json()["code"] == "UNAUTHENTICATED", what
+
+
+def test_rotation_and_removal_stop_tokens_on_every_node(
+    api_servers: ServerFactory, store: str
+) -> None:
+    first = api_servers.start(store, auth="on")
+    second = api_servers.start(store, auth="on")
+    admin = issue_token(store, Role.ADMIN)
+    etl = _create(first, admin, "etl", "writer")
+    old = _token(first, etl)
+    assert _catalog(second, old).status_code == 200  # signed on one node, verified on another
+    rotated = httpx.post(f"{first.url}/v1/principals/etl/secret", headers=_bearer(admin))
+    assert rotated.status_code == 200 and rotated.json()["credential_version"] == 2
+    assert _sign_in(first, str(etl["client_id"]), str(etl["client_secret"])).status_code == 401
+    new = _token(first, rotated.json())
+    deadline = time.monotonic() + 5
+    while _catalog(second, old).status_code != 401 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    refused = _catalog(second, old)
+    assert refused.status_code == 401 and "new secret" in refused.json()["detail"]
+    assert _catalog(second, new).status_code == 200
+    dropped = httpx.delete(f"{first.url}/v1/principals/etl", headers=_bearer(admin))
+    assert dropped.status_code == 204
+    removed_at = time.monotonic()
+    while _catalog(second, new).status_code != 401 and time.monotonic() < removed_at + 5:
+        time.sleep(0.05)
+    assert time.monotonic() - removed_at < 5
+    gone = _catalog(second, new)
+    assert gone.status_code == 401 and "no longer exists" in gone.json()["detail"]
+
+
+def test_a_token_exchange_gives_a_fresh_token_for_the_same_principal(
+    api_servers: ServerFactory, store: str
+) -> None:
+    server = api_servers.start(store, auth="on")
+    admin = issue_token(store, Role.ADMIN)
+    token = _token(server, _create(server, admin, "etl", "reader"))
+    exchange = {
+        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+        "subject_token": token,
+        "subject_token_type": "urn:ietf:params:oauth:token-type:access_token",
+    }
+    answer = httpx.post(f"{server.url}/iceberg/v1/oauth/tokens", data=exchange, timeout=10)
+    assert answer.status_code == 200, answer.text
+    fresh = answer.json()["access_token"]
+    assert jwt.decode(fresh, options={"verify_signature": False})["sub"] == "etl"
+    assert _catalog(server, fresh).status_code == 200
+    bad = httpx.post(
+        f"{server.url}/iceberg/v1/oauth/tokens",
+        data=exchange | {"subject_token": "a.b.c"},
+        timeout=10,
+    )
+    assert bad.status_code == 400 and bad.json()["error"] == "invalid_grant"
+
+
+def test_a_server_without_auth_issues_no_tokens(api_servers: ServerFactory, store: str) -> None:
+    server = api_servers.start(store)
+    answer = _sign_in(server, "client-id-00000000001", "secret")
+    assert answer.status_code == 400 and answer.json()["error"] == "invalid_request"
+    assert "without auth" in answer.json()["error_description"]
