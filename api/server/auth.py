@@ -335,7 +335,8 @@ def require(role: Role) -> Callable[[Request], Awaitable[Claims | None]]:
         if claims.role.rank < role.rank:
             raise ApiError(
                 Code.FORBIDDEN,
-                f"a {claims.role} token may not do this; it needs the {role} role",
+                f"{claims.subject} has the {claims.role} role and may not do this; it needs "
+                f"the {role} role",
             )
         request.state.claims = claims
         return claims
