@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from api.cli import backups, ddl, leases, reads, server
+from api.cli import backups, ddl, leases, principals, reads, server
 from api.cli.base import (
     EXIT_OK,
     EXIT_REFUSED,
@@ -79,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     reads.register(sub, client)
     leases.register(sub, client)
     backups.register(sub, client)
+    principals.register(sub, client)
     return parser
 
 

@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from api.client import backup_calls, calls, lease_calls, view_calls
+from api.client import backup_calls, calls, lease_calls, principal_calls, view_calls
 from api.client.endpoint import Endpoint
 from api.client.events import EventCursor, filter_params
 from api.client.retries import Failover, RetryPolicy, base_urls
@@ -122,6 +122,11 @@ class ClientBase(abc.ABC, Generic[TransportT, HttpT, StreamT]):
     backup = Endpoint(backup_calls.backup_call)
     views = Endpoint(view_calls.views_call)
     view = Endpoint(view_calls.view_call)
+    principals = Endpoint(principal_calls.principals_call)
+    create_principal = Endpoint(principal_calls.create_principal_call)
+    change_principal = Endpoint(principal_calls.change_principal_call)
+    rotate_principal_secret = Endpoint(principal_calls.rotate_principal_secret_call)
+    drop_principal = Endpoint(principal_calls.drop_principal_call)
 
     # -- events ---------------------------------------------------------------------------
 

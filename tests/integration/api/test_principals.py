@@ -10,8 +10,10 @@ import httpx
 import jwt
 import pytest
 
+from api.client import CatalogApiError, CatalogClient
 from api.wire.roles import Role
 from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
+from tests.integration.api.test_cli import run, run_json
 
 TABLE = {
     "op": "create_table",
@@ -252,3 +254,37 @@ def test_a_server_without_auth_issues_no_tokens(api_servers: ServerFactory, stor
     answer = _sign_in(server, "client-id-00000000001", "secret")
     assert answer.status_code == 400 and answer.json()["error"] == "invalid_request"
     assert "without auth" in answer.json()["error_description"]
+
+
+def test_the_client_and_the_cli_manage_principals(
+    api_servers: ServerFactory, store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = api_servers.start(store, auth="on")
+    admin = issue_token(store, Role.ADMIN)
+    with CatalogClient(server.url, token=admin) as client:
+        made = client.create_principal("etl", Role.WRITER)
+        assert (made.name, made.role, made.credential_version) == ("etl", Role.WRITER, 1)
+        assert [p.name for p in client.principals()] == ["etl"]
+        assert client.change_principal("etl", "reader").role == Role.READER
+        rotated = client.rotate_principal_secret("etl")
+        assert rotated.client_id == made.client_id and rotated.credential_version == 2
+        assert rotated.client_secret != made.client_secret
+        client.drop_principal("etl")
+        assert client.principals() == []
+        with pytest.raises(CatalogApiError) as missing:
+            client.drop_principal("etl")
+        assert missing.value.code == "PRINCIPAL_NOT_FOUND"
+    base = ("--url", server.url, "--token", admin, "-o", "json")
+    created = run_json(capsys, "principal", "create", "nightly", "--role", "writer", *base)
+    assert created["credential"] == f"{created['client_id']}:{created['client_secret']}"
+    answer = _sign_in(server, created["client_id"], created["client_secret"])
+    assert answer.status_code == 200
+    listed = run_json(capsys, "principal", "list", *base)
+    assert [p["name"] for p in listed["principals"]] == ["nightly"]
+    assert "client_secret" not in listed["principals"][0]
+    assert run_json(capsys, "principal", "role", "nightly", "admin", *base)["role"] == "admin"
+    again = run_json(capsys, "principal", "rotate", "nightly", *base)
+    assert again["credential_version"] == 2
+    assert run_json(capsys, "principal", "drop", "nightly", *base) == {"dropped": "nightly"}
+    code, out, err = run(capsys, "principal", "drop", "nightly", *base)
+    assert code != 0 and "principal nightly not found" in out + err
