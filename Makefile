@@ -38,7 +38,20 @@ ICEBERG_PYSPARK := $(ENGINES)/pyspark-4.1/.installed
 TRINO_VERSION := 476
 TRINO := $(ENGINES)/trino/trino-server-core-$(TRINO_VERSION)/plugin/iceberg
 
-engines: $(ICEBERG_SPARK_JAR) $(ICEBERG_PYSPARK) $(TRINO)
+# Keycloak (Maven Central's keycloak-quarkus-dist) is the outside identity provider the
+# sign-in tests run; it too runs on the newer JDK.
+KEYCLOAK_VERSION := 26.7.3
+KEYCLOAK := $(ENGINES)/keycloak/keycloak-$(KEYCLOAK_VERSION)/bin/kc.sh
+
+engines: $(ICEBERG_SPARK_JAR) $(ICEBERG_PYSPARK) $(TRINO) $(KEYCLOAK)
+
+$(KEYCLOAK):
+	rm -rf $(ENGINES)/keycloak
+	mvn -q dependency:copy -Dartifact=org.keycloak:keycloak-quarkus-dist:$(KEYCLOAK_VERSION):zip \
+		-DoutputDirectory=$(ENGINES)/keycloak
+	cd $(ENGINES)/keycloak && $(PYTHON) -m zipfile -e keycloak-quarkus-dist-$(KEYCLOAK_VERSION).zip .
+	chmod +x $(ENGINES)/keycloak/keycloak-$(KEYCLOAK_VERSION)/bin/*.sh
+	rm $(ENGINES)/keycloak/*.zip
 
 $(ICEBERG_SPARK_JAR):
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0 \

@@ -45,6 +45,11 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
         help="local development only: anyone who reaches the server may change the catalog",
     )
     _secret_flag(serve)
+    serve.add_argument(
+        "--oidc-issuer",
+        help="also accept access tokens of this OpenID Connect provider (env "
+        "CATALOG_OIDC_ISSUER; CATALOG_OIDC_ROLES maps its groups to roles)",
+    )
     serve.set_defaults(handler=cmd_serve)
 
     token = sub.add_parser("token", help="bearer tokens")
@@ -118,12 +123,18 @@ def _settings(args: argparse.Namespace) -> ServerSettings:
         "max_clock_skew_ms": args.max_clock_skew_ms,
         "auth": getattr(args, "auth", None),
         "token_secret_file": getattr(args, "token_secret_file", None),
+        "oidc_issuer": getattr(args, "oidc_issuer", None),
     }
     try:
         base = ServerSettings()
     except ValueError as e:  # a CATALOG_* variable that is not a number
         raise UsageError(f"bad environment: {e}") from e
-    return dataclasses.replace(base, **{k: v for k, v in flags.items() if v is not None})
+    settings = dataclasses.replace(base, **{k: v for k, v in flags.items() if v is not None})
+    try:
+        settings.oidc()
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    return settings
 
 
 def cmd_serve(args: argparse.Namespace) -> None:

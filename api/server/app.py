@@ -28,6 +28,7 @@ from api.server.metrics import ApiMetrics
 from api.server.middleware.host_check import HostCheckMiddleware
 from api.server.middleware.limits import BodyLimitMiddleware, Refusals, RequestTimeoutMiddleware
 from api.server.middleware.security_headers import SecurityHeadersMiddleware
+from api.server.outside_tokens import OutsideTokens
 from api.server.request_checks import check_request
 from api.server.routes import (
     backups,
@@ -81,6 +82,8 @@ def create_app(
                 checking = TokenAuthority(served.log, secret)
                 await checking.load()
             app.state.authority = checking
+            oidc = settings.oidc()
+            app.state.outside_tokens = None if oidc is None else OutsideTokens(oidc)
         else:
             app.state.authority = None
             if not is_loopback(settings.host):

@@ -6,6 +6,7 @@ import os
 import socket
 from dataclasses import dataclass, field
 
+from api.server.outside_tokens import OidcSettings
 from catalog.data.warehouse import DEFAULT_WAREHOUSE, WAREHOUSE_ENV
 from catalog.runtime.options import NodeOptions
 from catalog.storage.descriptor_cache import DEFAULT_CACHE_SIZE
@@ -82,6 +83,12 @@ class ServerSettings:
             created; each table records its own folder (its location) when it is created, so
             jobs need only the catalog's URL and the table's name. None: the cluster's, or,
             for a new cluster, ``warehouse`` beside the SQLite file (``./warehouse`` on etcd).
+        oidc_issuer: an outside OpenID Connect provider whose access tokens are accepted
+            (``CATALOG_OIDC_ISSUER``; none by default), with the audience they must name
+            (``CATALOG_OIDC_AUDIENCE``; ``event-catalog``), the groups that give each role
+            (``CATALOG_OIDC_ROLES``, ``reader=analysts,writer=etl``), and the claims naming
+            the caller and its groups (``CATALOG_OIDC_SUBJECT_CLAIM``, ``sub``;
+            ``CATALOG_OIDC_GROUPS_CLAIM``, ``groups``). See ``api.server.outside_tokens``.
     """
 
     store: str = field(default_factory=lambda: os.environ.get("CATALOG_STORE", DEFAULT_STORE))
@@ -136,6 +143,35 @@ class ServerSettings:
         default_factory=lambda: _env_int("CATALOG_DESCRIPTOR_CACHE", DEFAULT_CACHE_SIZE)
     )
     warehouse: str | None = field(default_factory=lambda: os.environ.get(WAREHOUSE_ENV) or None)
+    oidc_issuer: str | None = field(
+        default_factory=lambda: os.environ.get("CATALOG_OIDC_ISSUER") or None
+    )
+    oidc_audience: str = field(
+        default_factory=lambda: os.environ.get("CATALOG_OIDC_AUDIENCE") or "event-catalog"
+    )
+    oidc_roles: str = field(default_factory=lambda: os.environ.get("CATALOG_OIDC_ROLES", ""))
+    oidc_subject_claim: str = field(
+        default_factory=lambda: os.environ.get("CATALOG_OIDC_SUBJECT_CLAIM") or "sub"
+    )
+    oidc_groups_claim: str = field(
+        default_factory=lambda: os.environ.get("CATALOG_OIDC_GROUPS_CLAIM") or "groups"
+    )
+
+    def oidc(self) -> OidcSettings | None:
+        """Return the outside identity provider the server trusts, if one is named.
+
+        Raises:
+            ValueError: ``oidc_roles`` is not ``ROLE=GROUP,...``.
+        """
+        if self.oidc_issuer is None:
+            return None
+        return OidcSettings(
+            issuer=self.oidc_issuer,
+            audience=self.oidc_audience,
+            roles=OidcSettings.parse_roles(self.oidc_roles),
+            subject_claim=self.oidc_subject_claim,
+            groups_claim=self.oidc_groups_claim,
+        )
 
     @property
     def address(self) -> str:

@@ -108,16 +108,23 @@ def _pyiceberg(signed: SignedServer, credential: str) -> Catalog:
     )
 
 
-def _spark_catalog(shell: SparkShell, name: str, uri: str, credential: str) -> None:
+def _spark_catalog(
+    shell: SparkShell,
+    name: str,
+    uri: str,
+    credential: str,
+    extra: dict[str, str] | None = None,
+) -> None:
     """Register Spark catalog ``name`` on ``uri``, signing in with ``credential``."""
     settings = {
         "": "org.apache.iceberg.spark.SparkCatalog",
         ".type": "rest",
         ".uri": uri,
         ".credential": credential,
+        **(extra or {}),
     }
     for key, value in settings.items():
-        shell.sql(f"SET spark.sql.catalog.{name}{key}={value}")
+        shell.sql(f"SET `spark.sql.catalog.{name}{key}`=`{value}`")
 
 
 def _trino_catalog(server: TrinoServer, name: str, uri: str, credential: str) -> None:
@@ -132,6 +139,11 @@ def _trino_catalog(server: TrinoServer, name: str, uri: str, credential: str) ->
 
 
 def _duckdb(uri: str, credential: str) -> Any:
+    return _duckdb_with(uri, credential, f"{uri}/v1/oauth/tokens")
+
+
+def _duckdb_with(uri: str, credential: str, token_endpoint: str, scope: str | None = None) -> Any:
+    """A DuckDB connection attached as ``cat``, signing in at ``token_endpoint``."""
     import duckdb as duck
 
     con = duck.connect(
@@ -144,9 +156,10 @@ def _duckdb(uri: str, credential: str) -> Any:
     for extension in ("httpfs", "avro", "iceberg"):
         con.execute(f"LOAD {extension}")
     client_id, secret = credential.split(":", 1)
+    scoped = "" if scope is None else f", OAUTH2_SCOPE '{scope}'"
     con.execute(
         f"CREATE SECRET signed (TYPE iceberg, CLIENT_ID '{client_id}', "
-        f"CLIENT_SECRET '{secret}', OAUTH2_SERVER_URI '{uri}/v1/oauth/tokens')"
+        f"CLIENT_SECRET '{secret}', OAUTH2_SERVER_URI '{token_endpoint}'{scoped})"
     )
     con.execute(f"ATTACH 'warehouse' AS cat (TYPE iceberg, SECRET signed, ENDPOINT '{uri}')")
     return con
