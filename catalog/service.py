@@ -103,6 +103,8 @@ class CatalogService:
         self.failure: BaseException | None = None
         self.regression: StoreRegressedError | None = None
         """Set once the store went back in time under this node (``store_went_back``)."""
+        self.went_back_listeners: list[Callable[[StoreRegressedError], None]] = []
+        """Called once when the store went back (the node stops writing to it)."""
         self._expected: _Expected | None = None
         self._applying = asyncio.Lock()
         """Held while one version is applied and its events fire, so that the watch and this
@@ -495,6 +497,8 @@ class CatalogService:
         if task is not None:
             task.cancel()
         self.applied.fail_waiters(error)
+        for listener in self.went_back_listeners:
+            listener(error)
 
     async def close(self) -> None:
         """Stop following the log. Idempotent."""

@@ -26,6 +26,7 @@ from schemasync.clock import (
 )
 from schemasync.errors import TimestampTooFarError
 from schemasync.watermark import Watermark
+from updatelog.cluster import regressed
 from updatelog.errors import StorageUnavailableError
 from updatelog.log import UpdateLog
 
@@ -76,6 +77,7 @@ class SchemaSyncService:
         self._applied = applied
         self.observed_safe_time = observed_safe_time
         self._ticker: asyncio.Task[None] | None = None
+        self._halted: Exception | None = None
 
     async def wait_for_metadata_completeness(self, ts: int) -> None:
         """Wait until every catalog version active at ``ts`` is applied on this node.
@@ -87,7 +89,11 @@ class SchemaSyncService:
         Raises:
             TimestampTooFarError: ``ts`` is beyond now + delay + max clock skew.
             StorageUnavailableError: the log could not be reached.
+            StoreRegressedError: the log is below the version this node applied.
+            Exception: the error this service was halted with (``halt``).
         """
+        if self._halted is not None:
+            raise self._halted
         target = ts - ms_to_hlc(self.delay_ms)
         if self.observed_safe_time.value >= target:
             return
@@ -99,6 +105,9 @@ class SchemaSyncService:
             )
         await wait_until(self.clock, target)
         result = await self._log.raise_safe_time(target)
+        went_back = regressed(result.version, self._applied.value, str(self._log))
+        if went_back is not None:  # this node applied versions the store no longer has
+            raise went_back
         await self._applied.wait_for(result.version)
         # Everything proposed at or before the raised safe time is in versions <= result.version,
         # all applied now; the watch will confirm the same value shortly.
@@ -128,6 +137,16 @@ class SchemaSyncService:
                 await self._log.raise_safe_time(target)
             except StorageUnavailableError as e:
                 log.warning("safe-time ticker: %s", e)
+
+    def halt(self, error: Exception) -> None:
+        """Refuse every later wait with ``error`` and stop raising the log's safe time.
+
+        For a log that went back in time: the node must write nothing more to it, and raising
+        its safe time to complete a read is a write.
+        """
+        self._halted = error
+        if self._ticker is not None:
+            self._ticker.cancel()
 
     async def close(self) -> None:
         """Stop the ticker. Idempotent."""

@@ -29,7 +29,7 @@ from catalog.update import initial_update
 from schemasync.clock import Clock, HybridClock, physical_of
 from schemasync.service import SchemaSyncService, ms_to_hlc
 from updatelog.cluster import ensure_cluster_id
-from updatelog.errors import SettingsMismatchError, StorageUnavailableError
+from updatelog.errors import SettingsMismatchError, StorageUnavailableError, StoreRegressedError
 from updatelog.log import ClusterSettings, UpdateLog
 from updatelog.url import open_log
 
@@ -82,6 +82,7 @@ class CatalogNode:
         self._options = options
         self._owns_log = owns_log
         self._maintenance: asyncio.Task[None] | None = None
+        self._stopping_writes: asyncio.Task[None] | None = None
         self.store_guard: StoreGuard | None = None
         """Stops the node when its store goes back in time (``store_guard``)."""
         self._closed = False
@@ -154,6 +155,7 @@ class CatalogNode:
             await service.close()
             raise
         node.store_guard = StoreGuard(update_log, service, cluster_id)
+        service.went_back_listeners.append(node._stop_writing)
         node.store_guard.start()
         if options.safe_time_ticker:
             node.schema_sync.start_ticker()
@@ -230,11 +232,35 @@ class CatalogNode:
             return
         await self.manager.compact_to(min(by_count, by_age))
 
+    def _stop_writing(self, error: StoreRegressedError) -> None:
+        """The store went back in time: write nothing more to it.
+
+        Reads as of a time are refused (completing one raises the store's safe time), the
+        safe-time ticker and compaction stop, and the node leaves the registry (so no node
+        counts it as having applied versions the store no longer has).
+        """
+        self.schema_sync.halt(error)
+        self._stopping_writes = asyncio.get_running_loop().create_task(
+            self._stop_writers(), name=f"catalog-stop-writing-{self.node_name}"
+        )
+
+    async def _stop_writers(self) -> None:
+        maintenance, self._maintenance = self._maintenance, None
+        if maintenance is not None:
+            maintenance.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await maintenance
+        await self.schema_sync.close()
+        if self.registry is not None:
+            await self.registry.close()
+
     async def close(self) -> None:
         """Stop the node: finish queued commands, stop following the log. Idempotent."""
         if self._closed:
             return
         self._closed = True
+        if self._stopping_writes is not None:
+            await asyncio.gather(self._stopping_writes, return_exceptions=True)
         maintenance, self._maintenance = self._maintenance, None
         if maintenance is not None:
             maintenance.cancel()

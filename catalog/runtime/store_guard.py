@@ -5,7 +5,8 @@ Every ``interval_s`` it reads the versions the node applied, then where the stor
 back in time: the guard tells the service (``CatalogService.store_went_back``), which from
 then on refuses changes, data commits and latest reads with ``STORE_REGRESSED`` and makes the
 node unready. Nothing the node does afterwards can hand a version number to other content:
-it writes nothing more. A restart joins the store as it is now.
+it writes nothing more (its safe-time ticker and compaction stop, and it leaves the node
+registry, so no node counts it as synced). A restart joins the store as it is now.
 """
 
 from __future__ import annotations
