@@ -160,7 +160,10 @@ class Code(enum.StrEnum):
     SETTINGS_MISMATCH = "SETTINGS_MISMATCH", 503, _I.SERVICE_UNAVAILABLE, 503, _C.UNAVAILABLE
     # The store went back under the node: nothing was written, and nothing will be until the
     # node is restarted (no automatic retry: an operator acts).
-    STORE_REGRESSED = "STORE_REGRESSED", 503, _I.SERVICE_UNAVAILABLE, 503, _C.UNAVAILABLE
+    # Nothing was written; another node (one restarted against the store) may serve it.
+    STORE_REGRESSED = (
+        "STORE_REGRESSED", 503, _I.SERVICE_UNAVAILABLE, 503, _C.UNAVAILABLE, Retry.AUTOMATIC
+    )
     STORE_NOT_EMPTY = "STORE_NOT_EMPTY", 409, _I.COMMIT_FAILED, 409, _C.CONFLICT
     VERSION_CONFLICT = "VERSION_CONFLICT", 409, _I.COMMIT_FAILED, 409, _C.CONFLICT
     UPDATE_TOO_LARGE = "UPDATE_TOO_LARGE", 413, _I.BAD_REQUEST, 413, _C.INVALID_REQUEST
