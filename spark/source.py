@@ -101,15 +101,20 @@ COMMIT_ATTEMPTS = 20
 
 CATALOG_URL_ENV = "CATALOG_URL"
 CATALOG_TOKEN_ENV = "CATALOG_TOKEN"
+CATALOG_CREDENTIAL_ENV = "CATALOG_CREDENTIAL"
 DEFAULT_CATALOG_URL = "http://127.0.0.1:8000"
 
 
 def client_of(options: dict[str, str]) -> CatalogClient:
-    """Return a client of the catalog the options name (``catalog_url``, ``token``)."""
+    """Return a client of the catalog the options name.
+
+    ``catalog_url``, and ``token`` or ``credential`` (a principal's ``<client id>:<secret>``).
+    """
     urls = options.get("catalog_url") or os.environ.get(CATALOG_URL_ENV) or DEFAULT_CATALOG_URL
     token = options.get("token") or os.environ.get(CATALOG_TOKEN_ENV) or None
+    credential = options.get("credential") or os.environ.get(CATALOG_CREDENTIAL_ENV) or None
     urls_list = [u.strip() for u in urls.split(",") if u.strip()]
-    return CatalogClient(urls_list, timeout=30.0, token=token)
+    return CatalogClient(urls_list, timeout=30.0, token=token, credential=credential)
 
 
 def _table_option(options: dict[str, str]) -> str:
@@ -196,6 +201,7 @@ class CatalogDataSource(DataSource):
         return CatalogWriter(
             catalog_url=options.get("catalog_url") or "",
             token=options.get("token") or "",
+            credential=options.get("credential") or "",
             table_id=target.table.id,
             table_name=_table_option(options),
             schema_version=target.table.schema_version,
@@ -361,6 +367,15 @@ class CatalogWriter(DataSourceArrowWriter):
     iceberg: PartitionSpec | None = None
     """The Iceberg partition spec files are written for (an engine partitioned the table)."""
     write_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    credential: str = ""
+    """A principal's ``<client id>:<secret>`` to sign in with, instead of ``token``."""
+
+    def _client_options(self) -> dict[str, str]:
+        return {
+            "catalog_url": self.catalog_url,
+            "token": self.token,
+            "credential": self.credential,
+        }
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesWritten:
         """Write this task's rows as Parquet files, one per table partition (executor).
@@ -418,7 +433,7 @@ class CatalogWriter(DataSourceArrowWriter):
         )
         self._sent = False  # a commit is out whose outcome is unknown until it answers
         try:
-            with client_of({"catalog_url": self.catalog_url, "token": self.token}) as client:
+            with client_of(self._client_options()) as client:
                 self._commit(client, files, rewrite, messages)
         except Exception as e:
             unknown = self._sent and not (isinstance(e, CatalogApiError) and _refused(e))
@@ -508,7 +523,7 @@ class CatalogWriter(DataSourceArrowWriter):
         if not files:
             return
         try:
-            with client_of({"catalog_url": self.catalog_url, "token": self.token}) as client:
+            with client_of(self._client_options()) as client:
                 commits = client.data_commits(self.table_id, history=True).commits
         except CatalogApiError:
             return
@@ -528,17 +543,21 @@ FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 """Spark hands a Python data source the filters of a read only with this set (off by default)."""
 
 
-SESSION_OPTIONS = {"catalog.url": "catalog_url", "catalog.token": "token"}
+SESSION_OPTIONS = {
+    "catalog.url": "catalog_url",
+    "catalog.token": "token",
+    "catalog.credential": "credential",
+}
 """Session settings ``register`` hands the source as defaults, and the options they stand for."""
 
 
 def register(spark: Any) -> None:
     """Register format ``catalog`` with a Spark session and let it take a read's filters.
 
-    A session's ``catalog.url`` and ``catalog.token`` (``spark.conf.set(...)`` before this
-    call) become the defaults of every read and write; their options win over them. Also sets
-    ``spark.sql.python.filterPushdown.enabled`` on the session: Spark refuses to read a Python
-    source that takes filters while it is off.
+    A session's ``catalog.url`` and ``catalog.token`` or ``catalog.credential``
+    (``spark.conf.set(...)`` before this call) become the defaults of every read and write;
+    their options win over them. Also sets ``spark.sql.python.filterPushdown.enabled`` on the
+    session: Spark refuses to read a Python source that takes filters while it is off.
     """
     spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
     defaults = {

@@ -68,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
             help="bearer token for servers that check tokens (env CATALOG_TOKEN)",
         )
         target.add_argument(
+            "--credential",
+            default=os.environ.get("CATALOG_CREDENTIAL", "") if top else argparse.SUPPRESS,
+            help="sign in as a principal: <client id>:<secret> (env CATALOG_CREDENTIAL)",
+        )
+        target.add_argument(
             "--timeout",
             type=float,
             default=30.0 if top else argparse.SUPPRESS,

@@ -31,6 +31,7 @@ def client_of(args: argparse.Namespace) -> CatalogClient:
         args.url,
         timeout=args.timeout,
         token=args.token or None,
+        credential=getattr(args, "credential", "") or None,
         headers={CLIENT_HEADER: CLI_CLIENT},
     )
 

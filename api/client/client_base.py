@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 import httpx
 
 from api.client import backup_calls, calls, lease_calls, principal_calls, view_calls
+from api.client.credentials import ClientCredentials
 from api.client.endpoint import Endpoint
 from api.client.events import EventCursor, filter_params
 from api.client.retries import Failover, RetryPolicy, base_urls
@@ -50,6 +51,8 @@ class ClientBase(abc.ABC, Generic[TransportT, HttpT, StreamT]):
         transport: an ``httpx`` transport to send through (tests, proxies, custom TLS).
         headers: extra headers for every request.
         token: a bearer token for servers that check tokens.
+        credential: a principal's ``<client id>:<secret>``: the client signs in with it
+            (``ClientCredentials``) instead of sending a fixed token.
     """
 
     def __init__(
@@ -62,6 +65,7 @@ class ClientBase(abc.ABC, Generic[TransportT, HttpT, StreamT]):
         transport: TransportT | None = None,
         headers: Mapping[str, str] | None = None,
         token: str | None = None,
+        credential: str | None = None,
     ) -> None:
         self._failover = Failover(base_urls(urls))
         self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
@@ -74,6 +78,7 @@ class ClientBase(abc.ABC, Generic[TransportT, HttpT, StreamT]):
             headers=self._headers,
             follow_redirects=False,
             verify=shared_tls(),
+            auth=None if credential is None else ClientCredentials(credential),
         )
 
     @abc.abstractmethod

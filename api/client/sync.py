@@ -46,6 +46,8 @@ class CatalogClient(ClientBase[httpx.BaseTransport, httpx.Client, "EventStream"]
         transport: an ``httpx`` transport to send through (tests, proxies, custom TLS).
         headers: extra headers for every request.
         token: a bearer token (``catalog token create``) for servers that check tokens.
+        credential: a principal's ``<client id>:<secret>`` (``catalog principal create``):
+            the client signs in with it and keeps its access token fresh.
     """
 
     def _open(self, transport: httpx.BaseTransport | None, **options: Any) -> httpx.Client:

@@ -288,3 +288,30 @@ def test_the_client_and_the_cli_manage_principals(
     assert run_json(capsys, "principal", "drop", "nightly", *base) == {"dropped": "nightly"}
     code, out, err = run(capsys, "principal", "drop", "nightly", *base)
     assert code != 0 and "principal nightly not found" in out + err
+
+
+def test_the_client_and_the_cli_sign_in_with_a_credential(
+    api_servers: ServerFactory, store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = api_servers.start(store, auth="on")
+    admin = issue_token(store, Role.ADMIN)
+    made = _create(server, admin, "etl", "writer")
+    credential = f"{made['client_id']}:{made['client_secret']}"
+    with CatalogClient(server.url, credential=credential) as client:
+        result = client.sql("CREATE TABLE T (ID INT PRIMARY KEY)")
+        # Every token issued so far stops: the client signs in again by itself.
+        revoked = httpx.post(
+            f"{server.url}/v1/tokens/rotate", params={"revoke": "true"}, headers=_bearer(admin)
+        )
+        assert revoked.status_code == 200
+        assert client.table("PUBLIC", "T").id > 0
+        (origin,) = client.versions(from_version=result.version, limit=1).versions[0].origins
+        assert origin.principal == "etl"
+    with CatalogClient(server.url, credential=f"{made['client_id']}:wrong") as client:
+        with pytest.raises(CatalogApiError, match="wrong client secret") as refused:
+            client.catalog()
+        assert refused.value.code == "UNAUTHENTICATED"
+    with pytest.raises(ValueError, match="<client id>:<secret>"):
+        CatalogClient(server.url, credential="no-colon")
+    listed = run_json(capsys, "get", "tables", "--url", server.url, "--credential", credential)
+    assert "T" in str(listed)

@@ -281,6 +281,30 @@ def test_reads_and_writes_with_a_token_when_the_server_checks_them(
         factory.stop_all()
 
 
+def test_reads_and_writes_signed_in_as_a_principal(
+    spark: SparkSession, warehouse: Path, tmp_path: Path
+) -> None:
+    store = f"sqlite:///{tmp_path}/signed.db"
+    factory = ServerFactory()
+    try:
+        server = factory.start(store, auth="on")
+        with CatalogClient(server.url, token=issue_token(store, Role.ADMIN)) as admin:
+            made = admin.create_principal("nightly", Role.WRITER)
+            admin.sql("CREATE TABLE ORDERS (ID BIGINT PRIMARY KEY, QTY INT, NAME VARCHAR(20))")
+        credential = f"{made.client_id}:{made.client_secret}"
+        frame = spark.createDataFrame([(1, 2, "x")], "ID long, QTY int, NAME string")
+        options = {"catalog_url": server.url, "warehouse": str(warehouse), "table": "ORDERS"}
+        writer = frame.write.format("catalog").options(**options, credential=credential)
+        writer.mode("append").save()  # the driver and each task sign in
+        read = spark.read.format("catalog").options(**options, credential=credential).load()
+        assert [tuple(r) for r in read.collect()] == [(1, 2, "x")]
+        wrong = f"{made.client_id}:not-the-secret"
+        with pytest.raises(PySparkException, match="wrong client secret"):
+            spark.read.format("catalog").options(**options, credential=wrong).load().collect()
+    finally:
+        factory.stop_all()
+
+
 @sqlite_only
 def test_rows_written_without_a_key_whose_default_is_rand_uuid_get_one_each(
     orders: Table,
