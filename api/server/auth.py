@@ -38,6 +38,7 @@ import msgpack
 from fastapi import Request
 
 from api.server.access_tokens import ISSUER, verify_access_token
+from api.server.audit import record_denial
 from api.server.claims import Claims
 from api.server.errors import ApiError
 from api.server.outside_tokens import OutsideTokens
@@ -327,23 +328,32 @@ def require(role: Role) -> Callable[[Request], Awaitable[Claims | None]]:
         authority: TokenAuthority | None = getattr(request.app.state, "authority", None)
         if authority is None:
             return None
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise ApiError(
-                Code.UNAUTHENTICATED, "this endpoint needs an Authorization: Bearer token"
-            )
-        claims = await _verified(request, authority, token.strip())
-        if claims.role.rank < role.rank:
-            raise ApiError(
-                Code.FORBIDDEN,
-                f"{claims.subject} has the {claims.role} role and may not do this; it needs "
-                f"the {role} role",
-            )
+        claims: Claims | None = None
+        try:
+            claims = await _bearer_claims(request, authority)
+            if claims.role.rank < role.rank:
+                raise ApiError(
+                    Code.FORBIDDEN,
+                    f"{claims.subject} has the {claims.role} role and may not do this; it "
+                    f"needs the {role} role",
+                )
+        except ApiError as refused:
+            subject = None if claims is None else claims.subject
+            record_denial(request, refused.code, refused.message, subject)
+            raise
         request.state.claims = claims
         return claims
 
     return check
+
+
+async def _bearer_claims(request: Request, authority: TokenAuthority) -> Claims:
+    """Return the claims of the request's bearer token."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(Code.UNAUTHENTICATED, "this endpoint needs an Authorization: Bearer token")
+    return await _verified(request, authority, token.strip())
 
 
 async def _verified(request: Request, authority: TokenAuthority, token: str) -> Claims:

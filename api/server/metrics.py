@@ -94,6 +94,12 @@ class ApiMetrics:
             ["report_type"],
             registry=self.registry,
         )
+        self.auth_denials = Counter(
+            "catalog_auth_denials",
+            "Requests and sign-ins refused (UNAUTHENTICATED, FORBIDDEN, invalid_client, ...)",
+            ["code"],
+            registry=self.registry,
+        )
         self.sse_subscribers = Gauge(
             "catalog_sse_subscribers", "Open event streams", registry=self.registry
         )

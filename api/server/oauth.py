@@ -23,6 +23,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from api.server.access_tokens import issue_access_token, verify_access_token
+from api.server.audit import record_denial
 from api.server.auth import TokenAuthority
 from api.server.errors import ApiError
 from api.server.execution import node_of
@@ -42,7 +43,8 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _refusal(status: int, error: str, description: str) -> JSONResponse:
+def _refusal(request: Request, status: int, error: str, description: str) -> JSONResponse:
+    record_denial(request, error, description)
     return JSONResponse(
         {"error": error, "error_description": description},
         status_code=status,
@@ -68,6 +70,7 @@ async def token_endpoint(request: Request) -> Response:
     authority: TokenAuthority | None = getattr(request.app.state, "authority", None)
     if authority is None:
         return _refusal(
+            request,
             400,
             "invalid_request",
             "this server runs without auth: it issues no tokens, send requests without one",
@@ -75,11 +78,11 @@ async def token_endpoint(request: Request) -> Response:
     media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
     body = await request.body()
     if media != _FORM or len(body) > _MAX_FORM_BYTES:
-        return _refusal(400, "invalid_request", f"send the request as {_FORM}")
+        return _refusal(request, 400, "invalid_request", f"send the request as {_FORM}")
     try:
         form = dict(parse_qsl(body.decode(), keep_blank_values=True, strict_parsing=False))
     except UnicodeDecodeError:
-        return _refusal(400, "invalid_request", "the form is not valid UTF-8")
+        return _refusal(request, 400, "invalid_request", "the form is not valid UTF-8")
     grant = form.get("grant_type", "")
     scope = form.get("scope") or DEFAULT_SCOPE
     catalog = node_of(request).service.latest_catalog()
@@ -90,15 +93,18 @@ async def token_endpoint(request: Request) -> Response:
         )
         principal = catalog.find_principal_by_client(given[0]) if given[0] else None
         if principal is None or not secret_matches(principal, given[1]):
-            return _refusal(401, "invalid_client", "unknown client id or wrong client secret")
+            return _refusal(
+                request, 401, "invalid_client", "unknown client id or wrong client secret"
+            )
     elif grant == TOKEN_EXCHANGE:
         try:
             claims = await verify_access_token(authority, catalog, form.get("subject_token", ""))
         except ApiError as refused:
-            return _refusal(400, "invalid_grant", f"the subject token: {refused.message}")
+            return _refusal(request, 400, "invalid_grant", f"the subject token: {refused.message}")
         principal = catalog.principal(claims.subject)
     else:
         return _refusal(
+            request,
             400,
             "unsupported_grant_type",
             f"grant_type must be {CLIENT_CREDENTIALS} or {TOKEN_EXCHANGE}",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import json
+import logging
 import time
 from pathlib import Path
 
@@ -315,3 +317,28 @@ def test_the_client_and_the_cli_sign_in_with_a_credential(
         CatalogClient(server.url, credential="no-colon")
     listed = run_json(capsys, "get", "tables", "--url", server.url, "--credential", credential)
     assert "T" in str(listed)
+
+
+def test_refusals_are_audited_without_secrets(
+    api_servers: ServerFactory, store: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = api_servers.start(store, auth="on")
+    admin = issue_token(store, Role.ADMIN)
+    reader = _create(server, admin, "analyst", "reader")
+    token = _token(server, reader)
+    with caplog.at_level(logging.INFO, logger="catalog.audit"):
+        assert _ddl(server, token).status_code == 403
+        assert _sign_in(server, str(reader["client_id"]), "guessed").status_code == 401
+        assert _catalog(server, "a.b.c").status_code == 401
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "catalog.audit"]
+    assert [(x["code"], x["subject"], x["path"]) for x in lines] == [
+        ("FORBIDDEN", "analyst", "/v1/ddl"),
+        ("invalid_client", None, "/iceberg/v1/oauth/tokens"),
+        ("UNAUTHENTICATED", None, "/v1/catalog"),
+    ]
+    assert all(x["decision"] == "denied" and x["version"] >= 1 for x in lines)
+    text = caplog.text
+    assert token not in text and str(reader["client_secret"]) not in text and "guessed" not in text
+    metrics = httpx.get(f"{server.url}/metrics", headers=_bearer(admin), timeout=10).text
+    assert 'catalog_auth_denials_total{code="FORBIDDEN"} 1.0' in metrics
+    assert 'catalog_auth_denials_total{code="invalid_client"} 1.0' in metrics

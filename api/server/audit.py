@@ -1,0 +1,42 @@
+"""The audit trail of sign-in and authorization refusals.
+
+Every refused request (no, bad or expired token: 401; a role that may not: 403) and every
+refused sign-in at ``/v1/oauth/tokens`` is one JSON line on the ``catalog.audit`` logger, with
+when, who (the token's subject when it was verified, else none), what was asked (method and
+path), the code, why, and the catalog version the node served then; and it counts in
+``catalog_auth_denials{code}`` at ``/metrics``. Tokens and secrets are never in it.
+
+What was allowed is in the log itself, exactly: each version names the principal that made it
+(its origin), and principals' creations, role changes, new secrets and removals are versions.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from fastapi import Request
+
+audit_log = logging.getLogger("catalog.audit")
+
+
+def record_denial(request: Request, code: str, reason: str, subject: str | None = None) -> None:
+    """Write one refusal to the audit trail and count it."""
+    node = getattr(request.app.state, "node", None)
+    version = node.service.latest_version if node is not None else None
+    line = {
+        "at_ms": int(time.time() * 1000),
+        "decision": "denied",
+        "code": code,
+        "subject": subject,
+        "method": request.method,
+        "path": request.url.path,
+        "client": request.client.host if request.client is not None else None,
+        "version": version,
+        "reason": reason,
+    }
+    audit_log.info(json.dumps(line, separators=(",", ":")))
+    metrics = getattr(request.app.state, "metrics", None)
+    if metrics is not None:
+        metrics.auth_denials.labels(code=code).inc()
