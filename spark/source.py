@@ -351,7 +351,7 @@ class CatalogWriter(DataSourceArrowWriter):
     """Writes Parquet files per table partition; the driver checks their keys, then commits."""
 
     catalog_url: str
-    token: str
+    token: str = field(repr=False)
     table_id: int
     table_name: str
     schema_version: int
@@ -367,7 +367,7 @@ class CatalogWriter(DataSourceArrowWriter):
     iceberg: PartitionSpec | None = None
     """The Iceberg partition spec files are written for (an engine partitioned the table)."""
     write_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    credential: str = ""
+    credential: str = field(default="", repr=False)
     """A principal's ``<client id>:<secret>`` to sign in with, instead of ``token``."""
 
     def _client_options(self) -> dict[str, str]:

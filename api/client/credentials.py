@@ -10,7 +10,7 @@ on another node, say). The token is good on every node, so failover keeps it.
 from __future__ import annotations
 
 import time
-from collections.abc import Generator
+from collections.abc import AsyncGenerator, Generator
 
 import httpx
 
@@ -21,10 +21,18 @@ REFRESH_BEFORE_S = 60.0
 """How long before its expiry a token is replaced."""
 
 
-class ClientCredentials(httpx.Auth):
-    """An ``httpx`` authentication that signs in with a principal's client id and secret."""
+_PASSED_ON = frozenset({429, 502, 503, 504})
+"""Sign-in answers handed to the client's retries (it tries again, or another node)."""
 
-    requires_response_body = True
+
+class ClientCredentials(httpx.Auth):
+    """An ``httpx`` authentication that signs in with a principal's client id and secret.
+
+    Only the sign-in's answers are read here: the answer to the request itself is left to the
+    caller, so an event stream flows as it arrives.
+    """
+
+    requires_response_body = False
 
     def __init__(self, credential: str, scope: str = "catalog") -> None:
         """Take ``credential`` as ``<client id>:<secret>``.
@@ -43,14 +51,24 @@ class ClientCredentials(httpx.Auth):
             "client_secret": secret,
             "scope": scope,
         }
-        self._token: str | None = None
-        self._renew_at = 0.0
+        self._current: tuple[str, float] | None = None
+        """The access token and when to renew it (one value: threads swap it whole)."""
+
+    def __repr__(self) -> str:
+        return f"ClientCredentials(client_id={self._form['client_id']!r})"
 
     def _token_request(self, request: httpx.Request) -> httpx.Request:
         url = request.url.copy_with(path=TOKEN_PATH, query=None, fragment=None)
         return httpx.Request("POST", url, data=self._form)
 
-    def _take(self, response: httpx.Response) -> None:
+    def _take(self, response: httpx.Response) -> str | None:
+        """Keep the token a sign-in answered; None: hand the answer to the retries.
+
+        Raises:
+            CatalogApiError: UNAUTHENTICATED, the credentials were refused.
+        """
+        if response.status_code in _PASSED_ON:
+            return None
         if response.status_code != 200:
             try:
                 said = response.json().get("error_description") or response.text
@@ -63,18 +81,55 @@ class ClientCredentials(httpx.Auth):
                 url=str(response.request.url),
             )
         body = response.json()
-        self._token = str(body["access_token"])
         lifetime = float(body.get("expires_in") or 3600)
-        self._renew_at = time.monotonic() + max(lifetime - REFRESH_BEFORE_S, lifetime / 2)
+        renew_at = time.monotonic() + max(lifetime - REFRESH_BEFORE_S, lifetime / 2)
+        self._current = (str(body["access_token"]), renew_at)
+        return self._current[0]
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         """Add a valid access token to ``request``, signing in first when needed."""
-        fresh = self._token is None or time.monotonic() >= self._renew_at
+        current = self._current
+        fresh = current is None or time.monotonic() >= current[1]
+        token = current[0] if current is not None else None
         if fresh:
-            self._take((yield self._token_request(request)))
-        request.headers["Authorization"] = f"Bearer {self._token}"
+            token = self._take((yield self._token_request(request)))
+            if token is None:
+                return  # the sign-in's own answer (503, 429) goes to the retries
+        request.headers["Authorization"] = f"Bearer {token}"
         response = yield request
         if response.status_code == 401 and not fresh:
-            self._take((yield self._token_request(request)))
-            request.headers["Authorization"] = f"Bearer {self._token}"
+            token = self._take((yield self._token_request(request)))
+            if token is None:
+                return
+            request.headers["Authorization"] = f"Bearer {token}"
             yield request
+
+    def sync_auth_flow(
+        self, request: httpx.Request
+    ) -> Generator[httpx.Request, httpx.Response, None]:
+        """Run ``auth_flow``, reading the sign-in's answers only."""
+        flow = self.auth_flow(request)
+        outgoing = next(flow)
+        while True:
+            response = yield outgoing
+            if outgoing.url.path == TOKEN_PATH:
+                response.read()
+            try:
+                outgoing = flow.send(response)
+            except StopIteration:
+                return
+
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        """Run ``auth_flow``, reading the sign-in's answers only."""
+        flow = self.auth_flow(request)
+        outgoing = next(flow)
+        while True:
+            response = yield outgoing
+            if outgoing.url.path == TOKEN_PATH:
+                await response.aread()
+            try:
+                outgoing = flow.send(response)
+            except StopIteration:
+                return

@@ -31,6 +31,11 @@ ISSUER = "event-catalog"
 ALGORITHM = "HS256"
 ACCESS_TOKEN_TTL_S = 3600
 """An access token's life: an hour, as most identity providers give; clients fetch another."""
+MAX_SESSION_S = 24 * 3600
+"""How long token exchanges may extend a sign-in before the secret is needed again."""
+CLOCK_LEEWAY_S = 5
+"""How far apart nodes' clocks (and a provider's) may be for a token's times: ten times the
+default bound of the cluster's clock skew."""
 
 
 class SigningKeys(Protocol):
@@ -47,9 +52,16 @@ class SigningKeys(Protocol):
 
 
 async def issue_access_token(
-    authority: SigningKeys, principal: PrincipalDescriptor, scope: str
+    authority: SigningKeys,
+    principal: PrincipalDescriptor,
+    scope: str,
+    signed_in_at: int | None = None,
 ) -> tuple[str, int]:
-    """Return an access token for ``principal`` and how many seconds it lives."""
+    """Return an access token for ``principal`` and how many seconds it lives.
+
+    ``signed_in_at`` is when the principal gave its secret (now, unless a token exchange
+    carries an earlier sign-in forward).
+    """
     key_id, secret = await authority.signing_key()
     issued = authority.now()
     claims = {
@@ -60,6 +72,7 @@ async def issue_access_token(
         "scope": scope,
         "iat": issued,
         "exp": issued + ACCESS_TOKEN_TTL_S,
+        "auth_time": issued if signed_in_at is None else signed_in_at,
     }
     token = jwt.encode(claims, secret, algorithm=ALGORITHM, headers={"kid": key_id})
     return token, ACCESS_TOKEN_TTL_S
@@ -84,7 +97,10 @@ async def verify_access_token(authority: SigningKeys, catalog: Catalog, token: s
             f"the bearer token is not one this catalog signs ({ALGORITHM} with a key id)",
         )
     secret = await authority.verifying_key(key_id)
-    claims = _decoded(token, secret, authority.now())
+    claims = decoded(token, secret, [ALGORITHM], issuer=ISSUER)
+    shapes = (("pid", int), ("cv", int), ("sub", str), ("iat", int), ("exp", int))
+    if any(type(claims.get(name)) is not kind for name, kind in shapes):
+        raise ApiError(Code.UNAUTHENTICATED, "the bearer token is malformed")
     principal = catalog.find_principal_by_id(claims["pid"])
     if principal is None or principal.name != claims["sub"]:
         raise ApiError(
@@ -96,35 +112,55 @@ async def verify_access_token(authority: SigningKeys, catalog: Catalog, token: s
             f"principal {principal.name} was given a new secret since this token was issued: "
             "sign in with the new one",
         )
-    return Claims(principal.name, Role(principal.role), claims["iat"], claims["exp"])
+    signed_in = claims.get("auth_time")
+    return Claims(
+        principal.name,
+        Role(principal.role),
+        claims["iat"],
+        claims["exp"],
+        key=f"{principal.name}#{principal.id}",
+        signed_in_at=signed_in if type(signed_in) is int else claims["iat"],
+    )
 
 
-def _decoded(token: str, secret: bytes, now: int) -> dict[str, Any]:
-    """Return the checked claims of a token whose signature is verified with ``secret``."""
+def decoded(
+    token: str, key: Any, algorithms: list[str], *, issuer: str, audience: str | None = None
+) -> dict[str, Any]:
+    """Return the claims of a JWT whose signature, issuer, times (and audience) check out.
+
+    Raises:
+        ApiError: UNAUTHENTICATED, in plain words: expired, not valid yet, another issuer,
+            a signature that does not match, a required claim missing, or malformed.
+    """
+    required = ["exp", "iat", "iss", *(["aud"] if audience is not None else [])]
     try:
         claims: dict[str, Any] = jwt.decode(
             token,
-            secret,
-            algorithms=[ALGORITHM],
-            issuer=ISSUER,
-            options={"require": ["exp", "iat", "sub", "iss"], "verify_iat": True},
-            leeway=0,
+            key,
+            algorithms=algorithms,
+            issuer=issuer,
+            audience=audience,
+            options={"require": required},
+            leeway=CLOCK_LEEWAY_S,
         )
     except jwt.ExpiredSignatureError:
-        raise ApiError(Code.UNAUTHENTICATED, "the bearer token has expired") from None
+        raise _refused("has expired") from None
     except jwt.ImmatureSignatureError:
-        raise ApiError(Code.UNAUTHENTICATED, "the bearer token is not valid yet") from None
+        raise _refused("is not valid yet") from None
     except jwt.InvalidIssuerError:
-        raise ApiError(Code.UNAUTHENTICATED, "the bearer token is of another issuer") from None
+        raise _refused("is of another issuer") from None
     except jwt.InvalidSignatureError:
-        raise ApiError(
-            Code.UNAUTHENTICATED, "the bearer token's signature does not match"
-        ) from None
+        raise _refused("has a signature that does not match") from None
+    except jwt.InvalidAudienceError:
+        raise _refused(f"is not for this catalog (audience {audience})") from None
+    except jwt.MissingRequiredClaimError as e:
+        if e.claim == "aud":
+            raise _refused(f"is not for this catalog (audience {audience})") from None
+        raise _refused(f"has no {e.claim} claim") from None
     except jwt.PyJWTError:
-        raise ApiError(Code.UNAUTHENTICATED, "the bearer token is malformed") from None
-    shapes = (("pid", int), ("cv", int), ("sub", str), ("iat", int), ("exp", int))
-    if any(type(claims.get(name)) is not kind for name, kind in shapes):
-        raise ApiError(Code.UNAUTHENTICATED, "the bearer token is malformed")
-    if claims["iat"] > now + 60:
-        raise ApiError(Code.UNAUTHENTICATED, "the bearer token is not valid yet")
+        raise _refused("is malformed") from None
     return claims
+
+
+def _refused(why: str) -> ApiError:
+    return ApiError(Code.UNAUTHENTICATED, f"the bearer token {why}")

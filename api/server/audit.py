@@ -1,8 +1,10 @@
 """The audit trail of sign-in and authorization refusals.
 
 Every refused request (no, bad or expired token: 401; a role that may not: 403) and every
-refused sign-in at ``/v1/oauth/tokens`` is one JSON line on the ``catalog.audit`` logger, with
-when, who (the token's subject when it was verified, else none), what was asked (method and
+refused sign-in at ``/v1/oauth/tokens`` is one JSON line on the ``catalog.audit`` logger (at
+warning level, so a server logging only warnings keeps it), with
+when, who (the token's subject when it was verified, a refused sign-in's client id, else
+none), what was asked (method and
 path), the code, why, and the catalog version the node served then; and it counts in
 ``catalog_auth_denials{code}`` at ``/metrics``. Tokens and secrets are never in it.
 
@@ -36,7 +38,7 @@ def record_denial(request: Request, code: str, reason: str, subject: str | None 
         "version": version,
         "reason": reason,
     }
-    audit_log.info(json.dumps(line, separators=(",", ":")))
+    audit_log.warning(json.dumps(line, separators=(",", ":")))
     metrics = getattr(request.app.state, "metrics", None)
     if metrics is not None:
         metrics.auth_denials.labels(code=code).inc()

@@ -383,6 +383,12 @@ def _unverified_issuer(token: str) -> object:
     return claims.get("iss") if isinstance(claims, dict) else None
 
 
+def caller_of(request: Request) -> str:
+    """Return the key that tells the caller apart (``Claims.caller``), or "" with auth off."""
+    claims: Claims | None = getattr(request.state, "claims", None)
+    return "" if claims is None else claims.caller
+
+
 def principal_of(request: Request) -> str:
     """Return who is calling: the token's subject, or "" for everyone alike with auth off."""
     claims: Claims | None = getattr(request.state, "claims", None)
@@ -411,5 +417,5 @@ def scoped_request_id(request: Request, request_id: str | None) -> str | None:
     claims: Claims | None = getattr(request.state, "claims", None)
     if request_id is None or claims is None:
         return request_id
-    principal = hashlib.sha256(claims.subject.encode()).hexdigest()[:16]
+    principal = hashlib.sha256(claims.caller.encode()).hexdigest()[:16]
     return f"{principal}:{request_id}"

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from fastapi import Request
 
-from api.server.auth import principal_of, scoped_request_id
+from api.server.auth import caller_of, principal_of, scoped_request_id
 from api.server.errors import ApiError
 from api.server.slots import Slot, Slots
 from api.wire.codes import Code
@@ -52,7 +52,7 @@ def client_of(request: Request) -> str:
 def admitted(request: Request) -> Slot:
     """Take one of the node's DDL slots for the caller, or refuse with 429."""
     slots: Slots = request.app.state.ddl_slots
-    slot = slots.take(principal_of(request))
+    slot = slots.take(caller_of(request))
     if slot is None:
         raise ApiError(
             Code.TOO_MANY_REQUESTS,

@@ -17,17 +17,17 @@ from __future__ import annotations
 import base64
 import binascii
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import parse_qsl, unquote_plus
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from api.server.access_tokens import issue_access_token, verify_access_token
+from api.server.access_tokens import MAX_SESSION_S, issue_access_token, verify_access_token
 from api.server.audit import record_denial
 from api.server.auth import TokenAuthority
 from api.server.errors import ApiError
 from api.server.execution import node_of
-from catalog.descriptors.principals import secret_matches
+from catalog.descriptors.principals import PrincipalDescriptor, hash_secret, secret_matches
 
 CLIENT_CREDENTIALS = "client_credentials"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -43,17 +43,36 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _refusal(request: Request, status: int, error: str, description: str) -> JSONResponse:
-    record_denial(request, error, description)
-    return JSONResponse(
-        {"error": error, "error_description": description},
-        status_code=status,
-        headers={"Cache-Control": "no-store", "Pragma": "no-cache"},
-    )
+_NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+_MAX_SCOPE_CHARS = 200
+_UNKNOWN_CLIENT = PrincipalDescriptor(
+    id=-1, name="", role="reader", client_id="-", secret_hash=hash_secret("")
+)
+"""Compared with when the client id is unknown, so that both refusals take the same time."""
+
+
+def _refusal(
+    request: Request,
+    status: int,
+    error: str,
+    description: str,
+    *,
+    client: str | None = None,
+    basic: bool = False,
+) -> JSONResponse:
+    record_denial(request, error, description, None if client is None else f"client {client}")
+    headers = dict(_NO_STORE)
+    if basic and status == 401:
+        headers["WWW-Authenticate"] = 'Basic realm="catalog"'
+    body = {"error": error, "error_description": description}
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _basic_credentials(request: Request) -> tuple[str, str] | None:
-    """Return the client id and secret of an ``Authorization: Basic`` header, if any."""
+    """Return the client id and secret of an ``Authorization: Basic`` header, if any.
+
+    Each is form-urlencoded before it is joined (RFC 6749, 2.3.1).
+    """
     scheme, _, value = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "basic":
         return None
@@ -62,7 +81,21 @@ def _basic_credentials(request: Request) -> tuple[str, str] | None:
     except (binascii.Error, UnicodeDecodeError):
         return None
     client_id, colon, secret = decoded.partition(":")
-    return (unquote(client_id), unquote(secret)) if colon else None
+    return (unquote_plus(client_id), unquote_plus(secret)) if colon else None
+
+
+def _form(body: bytes) -> dict[str, str] | str:
+    """Return the form's fields, or why it is refused (RFC 6749: no field twice)."""
+    try:
+        pairs = parse_qsl(body.decode(), keep_blank_values=True)
+    except UnicodeDecodeError:
+        return "the form is not valid UTF-8"
+    form = dict(pairs)
+    if len(form) != len(pairs):
+        return "a field is given more than once"
+    if len(form.get("scope", "")) > _MAX_SCOPE_CHARS:
+        return f"the scope is longer than {_MAX_SCOPE_CHARS} characters"
+    return form
 
 
 async def token_endpoint(request: Request) -> Response:
@@ -79,29 +112,45 @@ async def token_endpoint(request: Request) -> Response:
     body = await request.body()
     if media != _FORM or len(body) > _MAX_FORM_BYTES:
         return _refusal(request, 400, "invalid_request", f"send the request as {_FORM}")
-    try:
-        form = dict(parse_qsl(body.decode(), keep_blank_values=True, strict_parsing=False))
-    except UnicodeDecodeError:
-        return _refusal(request, 400, "invalid_request", "the form is not valid UTF-8")
+    form = _form(body)
+    if isinstance(form, str):
+        return _refusal(request, 400, "invalid_request", form)
     grant = form.get("grant_type", "")
     scope = form.get("scope") or DEFAULT_SCOPE
     catalog = node_of(request).service.latest_catalog()
+    signed_in_at = None
     if grant == CLIENT_CREDENTIALS:
-        given = _basic_credentials(request) or (
-            form.get("client_id", ""),
-            form.get("client_secret", ""),
-        )
-        principal = catalog.find_principal_by_client(given[0]) if given[0] else None
-        if principal is None or not secret_matches(principal, given[1]):
+        basic = _basic_credentials(request)
+        client_id, secret = basic or (form.get("client_id", ""), form.get("client_secret", ""))
+        found = catalog.find_principal_by_client(client_id) if client_id else None
+        matches = secret_matches(found or _UNKNOWN_CLIENT, secret)
+        if found is None or not matches:
             return _refusal(
-                request, 401, "invalid_client", "unknown client id or wrong client secret"
+                request,
+                401,
+                "invalid_client",
+                "unknown client id or wrong client secret",
+                client=client_id[:64],
+                basic=basic is not None,
             )
+        principal = found
     elif grant == TOKEN_EXCHANGE:
+        if form.get("subject_token_type") != ACCESS_TOKEN_TYPE:
+            return _refusal(
+                request, 400, "invalid_request", f"subject_token_type must be {ACCESS_TOKEN_TYPE}"
+            )
         try:
             claims = await verify_access_token(authority, catalog, form.get("subject_token", ""))
         except ApiError as refused:
             return _refusal(request, 400, "invalid_grant", f"the subject token: {refused.message}")
-        principal = catalog.principal(claims.subject)
+        if authority.now() - claims.signed_in_at > MAX_SESSION_S:
+            return _refusal(
+                request,
+                400,
+                "invalid_grant",
+                "the sign-in this token comes from is older than a day: sign in with the secret",
+            )
+        principal, signed_in_at = catalog.principal(claims.subject), claims.signed_in_at
     else:
         return _refusal(
             request,
@@ -109,17 +158,15 @@ async def token_endpoint(request: Request) -> Response:
             "unsupported_grant_type",
             f"grant_type must be {CLIENT_CREDENTIALS} or {TOKEN_EXCHANGE}",
         )
-    token, lifetime = await issue_access_token(authority, principal, scope)
-    return JSONResponse(
-        {
-            "access_token": token,
-            "token_type": "bearer",
-            "expires_in": lifetime,
-            "issued_token_type": ACCESS_TOKEN_TYPE,
-            "scope": scope,
-        },
-        headers={"Cache-Control": "no-store", "Pragma": "no-cache"},
-    )
+    token, lifetime = await issue_access_token(authority, principal, scope, signed_in_at)
+    answer = {
+        "access_token": token,
+        "token_type": "bearer",
+        "expires_in": lifetime,
+        "issued_token_type": ACCESS_TOKEN_TYPE,
+        "scope": scope,
+    }
+    return JSONResponse(answer, headers=_NO_STORE)
 
 
 def add_token_route(router: APIRouter) -> None:

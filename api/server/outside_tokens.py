@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 import jwt
 
+from api.server.access_tokens import decoded
 from api.server.claims import Claims
 from api.server.errors import ApiError
 from api.wire.codes import Code
@@ -69,14 +70,23 @@ class OidcSettings:
         return tuple(pairs)
 
 
+@dataclass(frozen=True, slots=True)
+class _Key:
+    """A published key and the algorithm the provider says it signs with (if it says)."""
+
+    key: jwt.PyJWK
+    algorithm: str | None
+
+
 class OutsideTokens:
     """Verifies the outside provider's access tokens with its published keys."""
 
     def __init__(self, settings: OidcSettings) -> None:
         self.settings = settings
-        self._keys: dict[str, jwt.PyJWK] = {}
+        self._keys: dict[str, _Key] = {}
         self._fetched_at = float("-inf")
-        self._lock = asyncio.Lock()
+        self._tried_at = float("-inf")
+        self._fetching: asyncio.Task[dict[str, _Key]] | None = None
         self.jwks_lifetime_s = JWKS_LIFETIME_S
 
     def issues(self, issuer: object) -> bool:
@@ -97,54 +107,34 @@ class OutsideTokens:
                 "the bearer token is not signed with a key of the identity provider "
                 f"({', '.join(ALGORITHMS)} with a key id)",
             )
-        key = await self._key(key_id)
-        claims = self._decoded(token, key, algorithm)
+        found = await self._key(key_id)
+        if found.key.key_type == "oct" or found.algorithm not in (None, algorithm):
+            raise ApiError(Code.UNAUTHENTICATED, "the bearer token's algorithm is not its key's")
+        claims = decoded(
+            token,
+            found.key.key,
+            [algorithm],
+            issuer=self.settings.issuer,
+            audience=self.settings.audience,
+        )
         subject = claims.get(self.settings.subject_claim)
         if not isinstance(subject, str) or not subject:
             raise ApiError(
                 Code.UNAUTHENTICATED,
                 f"the bearer token has no {self.settings.subject_claim} claim to name its caller",
             )
-        return Claims(subject, self._role(claims, subject), claims["iat"], claims["exp"])
-
-    def _decoded(self, token: str, key: jwt.PyJWK, algorithm: str) -> dict[str, Any]:
-        declared = key._jwk_data.get("alg")  # what the provider says the key signs with
-        if key.key_type == "oct" or declared not in (None, algorithm):
-            raise ApiError(Code.UNAUTHENTICATED, "the bearer token's algorithm is not its key's")
-        try:
-            claims: dict[str, Any] = jwt.decode(
-                token,
-                key.key,
-                algorithms=[algorithm],
-                audience=self.settings.audience,
-                issuer=self.settings.issuer,
-                options={"require": ["exp", "iat", "iss", "aud"]},
-            )
-        except jwt.ExpiredSignatureError:
-            raise ApiError(Code.UNAUTHENTICATED, "the bearer token has expired") from None
-        except jwt.ImmatureSignatureError:
-            raise ApiError(Code.UNAUTHENTICATED, "the bearer token is not valid yet") from None
-        except jwt.MissingRequiredClaimError as e:
-            if e.claim != "aud":
-                raise ApiError(
-                    Code.UNAUTHENTICATED, f"the bearer token has no {e.claim} claim"
-                ) from None
-            raise self._not_ours() from None
-        except jwt.InvalidAudienceError:
-            raise self._not_ours() from None
-        except jwt.PyJWTError as e:
-            raise ApiError(Code.UNAUTHENTICATED, f"the bearer token is refused: {e}") from None
-        return claims
-
-    def _not_ours(self) -> ApiError:
-        return ApiError(
-            Code.UNAUTHENTICATED,
-            f"the bearer token is not for this catalog (audience {self.settings.audience})",
+        return Claims(
+            subject,
+            self._role(claims, subject),
+            int(claims["iat"]),
+            int(claims["exp"]),
+            key=f"oidc:{subject}",
         )
 
     def _role(self, claims: dict[str, Any], subject: str) -> Role:
         groups = claims.get(self.settings.groups_claim)
-        names = {groups} if isinstance(groups, str) else set(groups or ())
+        listed = [groups] if isinstance(groups, str) else groups
+        names = {g for g in listed if isinstance(g, str)} if isinstance(listed, list) else set()
         held = [role for group, role in self.settings.roles if group in names]
         if not held:
             raise ApiError(
@@ -154,40 +144,68 @@ class OutsideTokens:
             )
         return max(held, key=lambda role: role.rank)
 
-    async def _key(self, key_id: str) -> jwt.PyJWK:
-        async with self._lock:
-            age = time.monotonic() - self._fetched_at
-            missing = key_id not in self._keys and age > JWKS_REFETCH_S
-            if age > self.jwks_lifetime_s or missing:
-                try:
-                    self._keys = await asyncio.to_thread(self._fetch)
-                    self._fetched_at = time.monotonic()
-                except (httpx.HTTPError, ValueError, KeyError, jwt.PyJWTError) as e:
-                    if age > self.jwks_lifetime_s:
-                        self._keys = {}  # fail closed: the kept keys have lived their time
-                    if key_id not in self._keys:
-                        raise ApiError(
-                            Code.UNAUTHENTICATED,
-                            "cannot check the bearer token: the identity provider's keys "
-                            f"cannot be fetched from {self.settings.issuer} ({e})",
-                        ) from None
+    async def _key(self, key_id: str) -> _Key:
+        """Return the published key ``key_id``, fetching the key set when it is due.
+
+        Known keys are answered without waiting; one fetch runs at a time, and after a
+        failed one the next waits ``JWKS_REFETCH_S``, so tokens with made-up key ids cannot
+        turn into a stream of requests to the provider.
+        """
+        age = time.monotonic() - self._fetched_at
+        found = self._keys.get(key_id)
+        if found is not None and age <= self.jwks_lifetime_s:
+            return found
+        if time.monotonic() - self._tried_at > JWKS_REFETCH_S or self._fetching is not None:
+            if self._fetching is None:
+                self._tried_at = time.monotonic()
+                self._fetching = asyncio.ensure_future(asyncio.to_thread(self._fetch))
+            fetching = self._fetching
+            try:
+                self._keys = await asyncio.shield(fetching)
+                self._fetched_at = time.monotonic()
+            except (httpx.HTTPError, ValueError, KeyError, TypeError, jwt.PyJWTError) as e:
+                if time.monotonic() - self._fetched_at > self.jwks_lifetime_s:
+                    self._keys = {}  # fail closed: the kept keys have lived their time
+                if key_id not in self._keys:
+                    raise ApiError(
+                        Code.UNAUTHENTICATED,
+                        "cannot check the bearer token: the identity provider's keys cannot "
+                        f"be fetched from {self.settings.issuer} ({type(e).__name__})",
+                    ) from None
+            finally:
+                if self._fetching is fetching and fetching.done():
+                    self._fetching = None
+        elif time.monotonic() - self._fetched_at > self.jwks_lifetime_s:
+            self._keys = {}
         found = self._keys.get(key_id)
         if found is None:
             raise ApiError(
                 Code.UNAUTHENTICATED,
-                "the bearer token was signed by a key the provider does not publish",
+                "the bearer token was signed by a key the provider does not publish"
+                if self._keys
+                else "cannot check the bearer token: the identity provider's keys cannot be "
+                f"fetched from {self.settings.issuer}",
             )
         return found
 
-    def _fetch(self) -> dict[str, jwt.PyJWK]:
+    def _fetch(self) -> dict[str, _Key]:
         """Read the issuer's discovery document and its key set (in a worker thread)."""
         discovery = _json(f"{self.settings.issuer.rstrip('/')}/.well-known/openid-configuration")
         if discovery.get("issuer") != self.settings.issuer:
-            raise ValueError(
-                f"the discovery document names another issuer: {discovery.get('issuer')}"
-            )
-        keys = jwt.PyJWKSet.from_dict(_json(str(discovery["jwks_uri"])))
-        return {k.key_id: k for k in keys.keys if k.key_id and k.public_key_use in (None, "sig")}
+            raise ValueError("the discovery document names another issuer")
+        published = _json(str(discovery["jwks_uri"])).get("keys")
+        keys: dict[str, _Key] = {}
+        for data in published if isinstance(published, list) else []:
+            if not isinstance(data, dict) or data.get("use", "sig") != "sig":
+                continue
+            try:
+                key = jwt.PyJWK.from_dict(data)
+            except jwt.PyJWTError:
+                continue  # a key of a kind this catalog does not verify with
+            if key.key_id:
+                alg = data.get("alg")
+                keys[key.key_id] = _Key(key, alg if isinstance(alg, str) else None)
+        return keys
 
 
 def _json(url: str) -> dict[str, Any]:

@@ -47,5 +47,5 @@ class PrincipalCredentials(PrincipalBody):
     credentials at ``/iceberg/v1/oauth/tokens``).
     """
 
-    client_secret: str
+    client_secret: str = Field(repr=False)
     version: int = Field(description="The catalog version that made this secret current.")

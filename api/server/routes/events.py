@@ -222,7 +222,7 @@ async def events(
     if position[0] <= service.latest_version:
         service.update(position[0])  # VERSION_COMPACTED (410) before the stream starts
     slots: Slots = request.app.state.subscribers
-    slot = slots.take("" if claims is None else claims.subject)
+    slot = slots.take("" if claims is None else claims.caller)
     if slot is None:
         raise ApiError(
             Code.TOO_MANY_SUBSCRIBERS,

@@ -17,7 +17,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import Response
 
-from api.server.auth import principal_of, require
+from api.server.auth import caller_of, require
 from api.server.claims import Claims
 from api.server.errors import ApiError, problem_responses
 from api.server.execution import node_of
@@ -57,7 +57,7 @@ async def take_lease(request: Request, payload: LeaseRequest) -> Response:
             f"({describe_ts(horizon)}); take a lease on a moment that has passed",
             code=ErrorCode.VALIDATION_ERROR,
         )
-    principal = principal_of(request) or "anonymous"
+    principal = caller_of(request) or "anonymous"
     lease = await node.manager.leases.take(
         node.service, at, payload.ttl_s, payload.owner, principal
     )
@@ -82,7 +82,7 @@ async def release_lease(request: Request, lease_id: LeaseId) -> Response:
     leases = node_of(request).manager.leases
     lease = await leases.get(lease_id)
     claims: Claims | None = getattr(request.state, "claims", None)
-    mine = lease.principal == (principal_of(request) or "anonymous")
+    mine = lease.principal == (caller_of(request) or "anonymous")
     if claims is not None and not mine and claims.role.rank < Role.WRITER.rank:
         raise ApiError(
             Code.FORBIDDEN,

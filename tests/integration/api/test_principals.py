@@ -14,6 +14,7 @@ import pytest
 
 from api.client import CatalogApiError, CatalogClient
 from api.wire.roles import Role
+from catalog.events import CatalogEvent
 from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
 from tests.integration.api.test_cli import run, run_json
 
@@ -309,6 +310,9 @@ def test_the_client_and_the_cli_sign_in_with_a_credential(
         assert client.table("PUBLIC", "T").id > 0
         (origin,) = client.versions(from_version=result.version, limit=1).versions[0].origins
         assert origin.principal == "etl"
+    with CatalogClient(server.url, credential=credential) as client, client.events() as events:
+        client.sql("CREATE TABLE U (ID INT PRIMARY KEY)")  # the stream flows as it comes
+        assert next(events).event is CatalogEvent.TABLE_CREATE
     with CatalogClient(server.url, credential=f"{made['client_id']}:wrong") as client:
         with pytest.raises(CatalogApiError, match="wrong client secret") as refused:
             client.catalog()
@@ -326,14 +330,14 @@ def test_refusals_are_audited_without_secrets(
     admin = issue_token(store, Role.ADMIN)
     reader = _create(server, admin, "analyst", "reader")
     token = _token(server, reader)
-    with caplog.at_level(logging.INFO, logger="catalog.audit"):
+    with caplog.at_level(logging.WARNING, logger="catalog.audit"):
         assert _ddl(server, token).status_code == 403
         assert _sign_in(server, str(reader["client_id"]), "guessed").status_code == 401
         assert _catalog(server, "a.b.c").status_code == 401
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "catalog.audit"]
     assert [(x["code"], x["subject"], x["path"]) for x in lines] == [
         ("FORBIDDEN", "analyst", "/v1/ddl"),
-        ("invalid_client", None, "/iceberg/v1/oauth/tokens"),
+        ("invalid_client", f"client {reader['client_id']}", "/iceberg/v1/oauth/tokens"),
         ("UNAUTHENTICATED", None, "/v1/catalog"),
     ]
     assert all(x["decision"] == "denied" and x["version"] >= 1 for x in lines)
@@ -342,3 +346,19 @@ def test_refusals_are_audited_without_secrets(
     metrics = httpx.get(f"{server.url}/metrics", headers=_bearer(admin), timeout=10).text
     assert 'catalog_auth_denials_total{code="FORBIDDEN"} 1.0' in metrics
     assert 'catalog_auth_denials_total{code="invalid_client"} 1.0' in metrics
+
+
+def test_a_principal_is_not_a_catalog_token_of_its_name(
+    api_servers: ServerFactory, store: str
+) -> None:
+    server = api_servers.start(store, auth="on")
+    admin = issue_token(store, Role.ADMIN)
+    named_alike = _create(server, admin, "catalog", "reader")  # "catalog": a ct1 default
+    writer = issue_token(store, Role.WRITER, subject="catalog")
+    with CatalogClient(server.url, token=writer) as client:
+        client.sql("CREATE TABLE T (ID INT PRIMARY KEY)")
+        lease = client.take_lease(client.time().now, 600, "nightly")
+    with CatalogClient(server.url, token=_token(server, named_alike)) as client:
+        with pytest.raises(CatalogApiError) as refused:
+            client.release_lease(lease.id)
+        assert refused.value.status == 403

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import jwt
@@ -9,7 +10,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from api.server.errors import ApiError
-from api.server.outside_tokens import OidcSettings, OutsideTokens
+from api.server.outside_tokens import OidcSettings, OutsideTokens, _Key
 from api.wire.roles import Role
 
 ISSUER = "https://id.example.com/realms/lake"
@@ -39,19 +40,47 @@ def test_the_highest_role_of_the_groups_wins_and_no_group_is_refused() -> None:
     assert refused.value.code == "FORBIDDEN"
 
 
-def test_a_token_not_valid_yet_is_refused() -> None:
+def _signed_by(tokens: OutsideTokens, declared: str | None) -> rsa.RSAPrivateKey:
+    """Give ``tokens`` one published key (``k``) as if fetched now; return its private half."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     public = jwt.PyJWK.from_dict(
         {**jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key(), as_dict=True), "kid": "k"}
     )
+    tokens._keys = {"k": _Key(public, declared)}
+    tokens._fetched_at = time.monotonic()
+    return key
+
+
+def _claims(**more: object) -> dict[str, object]:
     now = int(time.time())
-    claims = {"iss": ISSUER, "aud": "event-catalog", "sub": "x", "exp": now + 600}
-    later = jwt.encode({**claims, "iat": now, "nbf": now + 300}, key, algorithm="RS256")
-    with pytest.raises(ApiError, match="not valid yet"):
-        _tokens()._decoded(later, public, "RS256")
-    valid = jwt.encode({**claims, "iat": now}, key, algorithm="RS256")
-    assert _tokens()._decoded(valid, public, "RS256")["sub"] == "x"
+    base = {"iss": ISSUER, "aud": "event-catalog", "sub": "x", "iat": now, "exp": now + 600}
+    return {**base, "groups": ["etl"], **more}
+
+
+def test_times_audience_and_the_keys_algorithm_are_checked() -> None:
+    tokens = _tokens()
+    key = _signed_by(tokens, "RS256")
+    header = {"alg": "RS256", "kid": "k"}
+
+    def verify(claims: dict[str, object], algorithm: str = "RS256") -> object:
+        token = jwt.encode(claims, key, algorithm=algorithm, headers={"kid": "k"})
+        return asyncio.run(tokens.verify(token, {**header, "alg": algorithm}))
+
+    assert verify(_claims()).role == Role.WRITER  # type: ignore[attr-defined]
+    now = int(time.time())
+    refusals = {
+        "is not valid yet": _claims(nbf=now + 300),
+        "has expired": _claims(exp=now - 60),
+        "is not for this catalog": _claims(aud="another"),
+        "is of another issuer": _claims(iss="https://elsewhere"),
+    }
+    for words, claims in refusals.items():
+        with pytest.raises(ApiError, match=words):
+            verify(claims)
     with pytest.raises(ApiError, match="algorithm is not its key's"):
-        _tokens()._decoded(
-            valid, jwt.PyJWK.from_dict({**public._jwk_data, "alg": "RS512"}), "RS256"
-        )
+        verify(_claims(), "RS512")
+    with pytest.raises(ApiError, match="no sub claim"):
+        verify({k: v for k, v in _claims().items() if k != "sub"})
+    odd_groups = _claims(groups=[{"name": "etl"}, 7])
+    with pytest.raises(ApiError, match="in no group"):
+        verify(odd_groups)
