@@ -19,11 +19,12 @@ role any of its groups maps to. A token in no mapped group is refused with 403.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import jwt
 
 from api.server.access_tokens import decoded
@@ -37,6 +38,7 @@ JWKS_LIFETIME_S = 300.0
 JWKS_REFETCH_S = 10.0
 """The least time between two fetches for a key id the kept set lacks."""
 FETCH_TIMEOUT_S = 5.0
+MAX_DOCUMENT_BYTES = 1024 * 1024
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA")
 
 
@@ -163,7 +165,7 @@ class OutsideTokens:
             try:
                 self._keys = await asyncio.shield(fetching)
                 self._fetched_at = time.monotonic()
-            except (httpx.HTTPError, ValueError, KeyError, TypeError, jwt.PyJWTError) as e:
+            except (OSError, ValueError, KeyError, TypeError, jwt.PyJWTError) as e:
                 if time.monotonic() - self._fetched_at > self.jwks_lifetime_s:
                     self._keys = {}  # fail closed: the kept keys have lived their time
                 if key_id not in self._keys:
@@ -209,7 +211,11 @@ class OutsideTokens:
 
 
 def _json(url: str) -> dict[str, Any]:
-    answer = httpx.get(url, timeout=FETCH_TIMEOUT_S)
-    answer.raise_for_status()
-    body: dict[str, Any] = answer.json()
+    """Return the JSON object at ``url`` (the server's own HTTP client is the standard one)."""
+    if not url.startswith(("https://", "http://")):
+        raise ValueError(f"not an http(s) URL: {url}")
+    with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_S) as answer:
+        body = json.loads(answer.read(MAX_DOCUMENT_BYTES))
+    if not isinstance(body, dict):
+        raise ValueError(f"{url} holds no JSON object")
     return body
