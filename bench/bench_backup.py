@@ -6,10 +6,12 @@ A SQLite store holds 100,000 tables (made 1,000 per version by an in-process nod
   compaction policy or ``catalog compact`` does it (encode, then ``save_snapshot``);
 - the backup of the log that leaves, a snapshot alone (``take_backup``: read it, take its
   version and digest from its own bytes, write the file);
-- the restore of that file into a fresh store (read and check the file, write the log);
+- the restore of that file into a fresh store (read and check the file and the snapshot's
+  SHA-256, write the log);
 - then 100 small DDL versions after the snapshot, and a backup of that log (B1u): the catalog
   is rebuilt from the snapshot and the updates and digested, as a backup between compactions
-  does; and its restore (B1ru).
+  does; and its restore (B1ru), which writes the snapshot and the updates back as they are
+  (checking each update follows the one before) without rebuilding the catalog.
 
 They take turns, so each ratio compares measurements made under the same conditions.
 """

@@ -5,7 +5,7 @@
     CATALOG BACKUP + newline                   magic
     record*                              each: 4-byte big-endian length, msgpack [tag, ...]
       ["header", {...}]                  first: ``BackupHeader``
-      ["snapshot", S, bytes]             the catalog at the backup's earliest version S, if any
+      ["snapshot", S, bytes]             the stored snapshot at the earliest version S, if any
       ["update", N, bytes]               each retained update after it, in order
       ["data", table, seq, bytes]        each data commit up to the backup's moment
       ["end", records, sha256]           last: how many records came before, and the SHA-256
@@ -15,6 +15,10 @@ The values are the stored bodies (the catalog's wire format, a data commit's msg
 restore writes back exactly what the source held. A file that is cut short, changed by a
 single byte, of another format, or holding records out of order is refused as a whole
 (``BackupFileError``), before anything is written.
+
+Format 2 adds the SHA-256 of the snapshot's bytes to the header (``snapshot_sha256``); format 1
+(read still) lacks it. A snapshot's bytes are read straight into their own buffer, and hashed
+for that check in a second thread while the file's own digest is computed.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -31,12 +36,17 @@ import pydantic
 
 from catalog.errors import ErrorCode, ValidationError
 from catalog.model import Model
+from catalog.snapshot_format import StoredSnapshot, stored_snapshot
 
 MAGIC = b"CATALOG BACKUP\n"
-FORMAT = 1
-"""The backup format this code writes and reads."""
+FORMAT = 2
+"""The backup format this code writes."""
+READ_FORMATS = (1, 2)
+"""The backup formats this code reads."""
 _LENGTH = 4
 _MAX_RECORD = 1 << 31
+_HEAD = 64
+"""How much of a large record is read first: a snapshot record's fields before its bytes."""
 
 
 class BackupFileError(ValidationError):
@@ -63,6 +73,9 @@ class BackupHeader(Model):
     """The moment its data commits are as of: every one up to it, none after."""
     digest: str
     """The SHA-256 of the catalog at ``version`` (``Catalog.digest``)."""
+    snapshot_sha256: str | None = None
+    """The SHA-256 of the snapshot's bytes (for a snapshot of the current stored format, the
+    digest of the catalog at ``earliest``); None without a snapshot, and in format 1."""
     delay_ms: int
     max_clock_skew_ms: int
     settings_format: int
@@ -77,12 +90,20 @@ class BackupHeader(Model):
 
 @dataclass
 class Backup:
-    """A backup read whole: its header, catalog entries and data commits."""
+    """A backup read whole: its header, catalog entries and data commits.
+
+    Attributes:
+        snapshot_sha256: the SHA-256 of the snapshot's bytes as read (None without one).
+        snapshot_stored: what the snapshot says of itself when it is of the current stored
+            format (``stored_snapshot``), else None.
+    """
 
     header: BackupHeader
     snapshot: tuple[int, bytes] | None = None
     updates: list[tuple[int, bytes]] = field(default_factory=list)
     data: list[tuple[int, int, bytes]] = field(default_factory=list)
+    snapshot_sha256: str | None = None
+    snapshot_stored: StoredSnapshot | None = None
 
 
 class BackupWriter:
@@ -170,16 +191,30 @@ def _read(source: IO[bytes], name: str) -> Backup:
     header = _header(next(records, None), name)
     backup = Backup(header)
     count = 1
-    for tag, fields in records:
-        if tag == "end":
-            _check_end(fields, count, digest, name)
-            if source.read(1):
-                raise BackupFileError(f"{name} has bytes after its end record")
-            _check_order(backup, name)
-            return backup
-        _add(backup, tag, fields, name)
-        count += 1
+    # The snapshot's own hash runs beside the file's (hashlib lets go of the interpreter lock).
+    with ThreadPoolExecutor(1, thread_name_prefix="backup-snapshot-hash") as pool:
+        hashed: Future[tuple[str, StoredSnapshot | None]] | None = None
+        for tag, fields in records:
+            if tag == "end":
+                _check_end(fields, count, digest, name)
+                if source.read(1):
+                    raise BackupFileError(f"{name} has bytes after its end record")
+                _check_order(backup, name)
+                if hashed is not None:
+                    backup.snapshot_sha256, backup.snapshot_stored = hashed.result()
+                _check_snapshot(backup, name)
+                return backup
+            _add(backup, tag, fields, name)
+            if tag == "snapshot":
+                hashed = pool.submit(_snapshot_described, fields[1])
+            count += 1
     raise BackupFileError(f"{name} is cut short: it has no end record")
+
+
+def _snapshot_described(body: bytes) -> tuple[str, StoredSnapshot | None]:
+    """Return the SHA-256 of a snapshot's bytes and, if of the current format, its facts."""
+    stored = stored_snapshot(body)
+    return (stored.digest if stored is not None else hashlib.sha256(body).hexdigest()), stored
 
 
 def _records(source: IO[bytes], name: str, digest: Any) -> Iterator[tuple[str, list[Any]]]:
@@ -189,7 +224,22 @@ def _records(source: IO[bytes], name: str, digest: Any) -> Iterator[tuple[str, l
         if not prefix:
             return
         length = int.from_bytes(prefix, "big") if len(prefix) == _LENGTH else -1
-        body = source.read(length) if 0 < length < _MAX_RECORD else b""
+        if not 0 < length < _MAX_RECORD:
+            raise BackupFileError(f"{name} is cut short in the middle of a record")
+        head = source.read(min(length, _HEAD))
+        found = _snapshot_head(head, length) if length > _HEAD else None
+        if found is not None:
+            # A snapshot's bytes go straight into their own buffer, never copied again.
+            version, start = found
+            source.seek(start - len(head), os.SEEK_CUR)
+            body = source.read(length - start)
+            if len(body) != length - start:
+                raise BackupFileError(f"{name} is cut short in the middle of a record")
+            digest.update(prefix + head[:start])
+            digest.update(body)
+            yield "snapshot", [version, body]
+            continue
+        body = head + source.read(length - len(head)) if length > len(head) else head
         if len(body) != length:
             raise BackupFileError(f"{name} is cut short in the middle of a record")
         try:
@@ -203,14 +253,39 @@ def _records(source: IO[bytes], name: str, digest: Any) -> Iterator[tuple[str, l
         yield value[0], value[1:]
 
 
+def _snapshot_head(head: bytes, length: int) -> tuple[int, int] | None:
+    """Return the version and the offset of the bytes of a snapshot record of ``length`` bytes.
+
+    ``head`` is the record's start. None when it is not a well-formed snapshot record (any
+    other record, or a damaged one, which the general path then reads and refuses).
+    """
+    unpacker = msgpack.Unpacker(raw=False)
+    unpacker.feed(head)
+    try:
+        if unpacker.read_array_header() != 3 or unpacker.unpack() != "snapshot":
+            return None
+        version = unpacker.unpack()
+    except (ValueError, msgpack.UnpackException):
+        return None
+    at = unpacker.tell()
+    size = {0xC4: 1, 0xC5: 2, 0xC6: 4}.get(head[at]) if at < len(head) else None
+    if type(version) is not int or size is None or at + 1 + size > len(head):
+        return None
+    start = at + 1 + size
+    if start + int.from_bytes(head[at + 1 : start], "big") != length:
+        return None
+    return version, start
+
+
 def _header(record: tuple[str, list[Any]] | None, name: str) -> BackupHeader:
     if record is None or record[0] != "header" or len(record[1]) != 1:
         raise BackupFileError(f"{name} does not begin with a backup header")
     fields = record[1][0]
     found = fields.get("format") if isinstance(fields, dict) else None
-    if found != FORMAT:
+    if type(found) is not int or found not in READ_FORMATS:
         raise BackupFileError(
-            f"{name} is a backup of format {found}; this catalog reads format {FORMAT}"
+            f"{name} is a backup of format {found}; this catalog reads formats "
+            f"{', '.join(map(str, READ_FORMATS))}"
         )
     try:
         return BackupHeader.model_validate(fields)
@@ -240,6 +315,18 @@ def _add(backup: Backup, tag: str, fields: list[Any], name: str) -> None:
         backup.updates.append((fields[0], fields[1]))
     else:
         backup.data.append((fields[0], fields[1], fields[2]))
+
+
+def _check_snapshot(backup: Backup, name: str) -> None:
+    """Check the snapshot's bytes are those the header recorded (format 2 on)."""
+    header = backup.header
+    if header.format < 2:
+        return
+    if header.snapshot_sha256 != backup.snapshot_sha256:
+        raise BackupFileError(
+            f"{name} was altered or damaged: its snapshot does not match the digest its "
+            "header recorded"
+        )
 
 
 def _check_order(backup: Backup, name: str) -> None:

@@ -1,13 +1,19 @@
 """``restore_backup``: a new cluster, in an empty store, holding exactly what a backup holds.
 
-The backup is read and checked whole first (``catalog.backup.file``), and the catalog at its
-version rebuilt and compared with the digest it recorded; only then is anything written. The
-store gets the backup's versions (the same numbers, activation times and content, so the
-catalog at each has the same digest as the source's), its data commits, its settings and a new
-cluster id: the restored catalog is a new cluster, which nodes of the old one refuse to follow
-(``STORE_REGRESSED``) and new nodes join. Data files are not copied: the warehouse the backup
-names must hold them, and the restore lists the files the kept data commits name that it
-does not find.
+The backup is read and checked whole first (``catalog.backup.file``: the SHA-256 of the whole
+file, and of the snapshot's bytes against the one its header recorded); only then is anything
+written. The store gets the backup's versions as they are: the snapshot's bytes and each
+update's bytes, the same numbers, activation times and content, so the catalog at each version
+is the source's by construction, without being rebuilt here. What is checked of them is cheap:
+the snapshot's version and activation time (read off its first fields), and each update read
+and following the one before, up to the version and activation time the header recorded. A
+backup of format 1 (no snapshot digest), of another catalog wire format, or whose snapshot is
+of an older stored format is rebuilt instead and compared with the digest it recorded.
+
+The store then gets the data commits, the settings and a new cluster id: the restored catalog
+is a new cluster, which nodes of the old one refuse to follow (``STORE_REGRESSED``) and new
+nodes join. Data files are not copied: the warehouse the backup names must hold them, and the
+restore lists the files the kept data commits name that it does not find.
 """
 
 from __future__ import annotations
@@ -22,10 +28,13 @@ from catalog.backup.take import described, rebuild
 from catalog.data.files import decode_data_commit
 from catalog.data.keys import DataKeys
 from catalog.data.warehouse import data_folder
+from catalog.marshalling import decode_update
+from catalog.wire import FORMAT_VERSION
 from schemasync.clock import HybridClock
 from updatelog import envelope
 from updatelog.cluster import new_cluster_id
 from updatelog.envelope import Kind
+from updatelog.errors import FormatError
 from updatelog.kv import Op, Put
 from updatelog.kv_log import KvUpdateLog
 from updatelog.log import ClusterSettings, LogEntry
@@ -68,19 +77,14 @@ async def restore_backup(
 
     Raises:
         BackupFileError: the file is not a whole, unaltered backup of a format read here, or
-            its catalog does not rebuild to the digest it recorded.
+            its versions do not make the version, activation and digest it recorded.
         StoreNotEmptyError: the store holds a catalog.
         StorageUnavailableError: the store could not be reached.
     """
     backup = await asyncio.to_thread(read_backup, path)
     header = backup.header
     entries = _entries(backup)
-    version, _, digest = await asyncio.to_thread(described, entries)
-    if version != header.version or digest != header.digest:
-        raise BackupFileError(
-            f"{path}: its catalog rebuilds to version {version} with digest {digest[:12]}..., "
-            f"not the version {header.version} and digest {header.digest[:12]}... it recorded"
-        )
+    await asyncio.to_thread(_check, backup, entries, path)
     settings = ClusterSettings(
         delay_ms=header.delay_ms,
         max_clock_skew_ms=header.max_clock_skew_ms,
@@ -112,6 +116,48 @@ async def restore_backup(
         missing[:SHOWN_MISSING],
         len(missing),
     )
+
+
+def _check(backup: Backup, entries: list[LogEntry], path: Path) -> None:
+    """Check the versions make what the header recorded (see the module doc).
+
+    Raises:
+        BackupFileError: they do not.
+    """
+    header = backup.header
+    stored = backup.snapshot_stored
+    verbatim = header.format >= 2 and header.catalog_format == FORMAT_VERSION
+    if not verbatim or (backup.snapshot is not None and stored is None):
+        found = described(entries)
+        if found.version != header.version or found.digest != header.digest:
+            raise BackupFileError(
+                f"{path}: its catalog rebuilds to version {found.version} with digest "
+                f"{found.digest[:12]}..., not the version {header.version} and digest "
+                f"{header.digest[:12]}... it recorded"
+            )
+        return
+    version, activation_ts = 0, 0  # the empty catalog version 1 follows
+    if stored is not None:
+        if stored.version != header.earliest:
+            raise BackupFileError(
+                f"{path}: its snapshot is of version {stored.version}, not {header.earliest}"
+            )
+        if not backup.updates and stored.digest != header.digest:
+            raise BackupFileError(f"{path}: its snapshot is not the catalog it recorded")
+        version, activation_ts = stored.version, stored.activation_ts
+    for number, body in backup.updates:
+        try:
+            update = decode_update(body)
+        except FormatError as e:
+            raise BackupFileError(f"{path}: update {number} cannot be read ({e})") from None
+        if update.version != number or number != version + 1:
+            raise BackupFileError(f"{path}: update {number} holds version {update.version}")
+        version, activation_ts = number, update.activation_ts(activation_ts)
+    if (version, activation_ts) != (header.version, header.activation_ts):
+        raise BackupFileError(
+            f"{path}: its versions end at version {version}, active from {activation_ts}, not "
+            f"at the version {header.version}, active from {header.activation_ts}, it recorded"
+        )
 
 
 async def _write_data(log: KvUpdateLog, backup: Backup) -> None:

@@ -8,19 +8,25 @@ never rewritten in place (a compaction removes old ones; an expiry merges old da
 into a later one, which reads the same), so reading them one after another is as good as one
 read: a compaction racing the backup only makes it start again from the new snapshot.
 
-The catalog at the backup's version is rebuilt from what was read and its digest recorded, so a
-restore proves it wrote back the same catalog.
+The backup records the digest of the catalog at its version and the SHA-256 of its snapshot's
+bytes. A log that is a snapshot alone says both itself (its bytes are the catalog's canonical
+encoding); otherwise the catalog is rebuilt from what was read and digested. A restore writes
+the snapshot and the updates back as they are, so the catalog at every version is the
+source's by construction.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from catalog.backup.file import FORMAT, BackupHeader, BackupWriter
 from catalog.catalog import Catalog
+from catalog.collector import collector_paused
 from catalog.data.files import decode_data_commit
 from catalog.data.log import DataCommitLog
 from catalog.errors import ErrorCode, NotFoundError, ValidationError
@@ -64,18 +70,41 @@ def rebuild(entries: list[LogEntry]) -> Catalog:
     return cat
 
 
-def described(entries: list[LogEntry]) -> tuple[int, int, str]:
+@dataclass(frozen=True, slots=True)
+class Described:
+    """What a backup says of the catalog its entries make."""
+
+    version: int
+    activation_ts: int
+    digest: str
+    """The digest of the catalog at ``version``."""
+    snapshot_sha256: str | None
+    """The SHA-256 of the snapshot's bytes (None when the entries start at version 1)."""
+
+
+def described(entries: list[LogEntry]) -> Described:
     """Return the version, activation time and digest of the catalog ``entries`` make.
 
     A lone snapshot of the current format says them itself (``stored_snapshot``); otherwise
-    the catalog is rebuilt.
+    the catalog is rebuilt, while another thread hashes the snapshot's bytes.
     """
-    if len(entries) == 1 and entries[0].is_snapshot:
-        stored = stored_snapshot(entries[0].payload)
+    snapshot = entries[0].payload if entries[0].is_snapshot else None
+    if len(entries) == 1 and snapshot is not None:
+        stored = stored_snapshot(snapshot)
         if stored is not None:
-            return stored.version, stored.activation_ts, stored.digest
-    cat = rebuild(entries)
-    return cat.version, cat.activation_ts, cat.digest()
+            return Described(stored.version, stored.activation_ts, stored.digest, stored.digest)
+    with ThreadPoolExecutor(1, thread_name_prefix="backup-snapshot-hash") as pool:
+        hashed = None if snapshot is None else pool.submit(_sha256, snapshot)
+        # What the rebuild builds dies with it: the collector has nothing to find in it.
+        with collector_paused():
+            cat = rebuild(entries)
+            digest = cat.digest()
+        sha = None if hashed is None else hashed.result()
+    return Described(cat.version, cat.activation_ts, digest, sha)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 async def stored_settings(log: UpdateLog) -> ClusterSettings:
@@ -118,16 +147,17 @@ async def take_backup(
         except LogCompactedError:
             if attempt == ATTEMPTS - 1:
                 raise
-    version_, activation_ts, digest = await asyncio.to_thread(described, entries)
+    about = await asyncio.to_thread(described, entries)
     header = BackupHeader(
         format=FORMAT,
         cluster_id=position.cluster_id,
         prefix=log.keys.prefix,
-        version=version_,
+        version=about.version,
         earliest=entries[0].version,
-        activation_ts=activation_ts,
+        activation_ts=about.activation_ts,
         at_ts=moment,
-        digest=digest,
+        digest=about.digest,
+        snapshot_sha256=about.snapshot_sha256,
         delay_ms=settings.delay_ms,
         max_clock_skew_ms=settings.max_clock_skew_ms,
         settings_format=settings.format_version,
@@ -148,7 +178,7 @@ async def take_backup(
     except BaseException:
         writer.abandon()
         raise
-    return BackupSummary(path, version_, header.earliest, moment, digest, data, size)
+    return BackupSummary(path, about.version, header.earliest, moment, about.digest, data, size)
 
 
 async def _entries(
@@ -171,7 +201,7 @@ async def _entries(
             )
         latest = (await log.raise_safe_time(at_ts)).version
         entries = await log.read(earliest, latest)
-        return _up_to(entries, at_ts, log), at_ts
+        return _up_to(entries, await asyncio.to_thread(activations, entries), at_ts, log), at_ts
     latest = await log.latest_version()
     if version is None or not earliest <= version <= latest:
         raise NotFoundError(
@@ -179,24 +209,37 @@ async def _entries(
             code=ErrorCode.VERSION_NOT_FOUND,
         )
     entries = await log.read(earliest, version)
-    activation = rebuild(entries).activation_ts
+    activation = (await asyncio.to_thread(activations, entries))[-1]
     await log.raise_safe_time(activation)
     return entries, activation
 
 
-def _up_to(entries: list[LogEntry], at_ts: int, log: UpdateLog) -> list[LogEntry]:
-    """Return the entries up to the version active at ``at_ts``."""
-    cat, kept = Catalog(), []
+def activations(entries: list[LogEntry]) -> list[int]:
+    """Return when the version of each of ``entries`` became active, applying none of them.
+
+    A snapshot says its own (its first fields, or decoded when of an older stored format);
+    each update's follows from the one before it (``VersionedUpdate.activation_ts``).
+    """
+    found, activation_ts = [], 0  # version 1 follows the empty catalog
     for entry in entries:
-        following = (
-            decode_snapshot(entry.payload)
-            if entry.is_snapshot
-            else decode_update(entry.payload).apply_to(cat)
-        )
-        if following.activation_ts > at_ts:
-            break
-        cat = following
-        kept.append(entry)
+        if entry.is_snapshot:
+            stored = stored_snapshot(entry.payload)
+            activation_ts = (
+                stored.activation_ts
+                if stored is not None
+                else decode_snapshot(entry.payload).activation_ts
+            )
+        else:
+            activation_ts = decode_update(entry.payload).activation_ts(activation_ts)
+        found.append(activation_ts)
+    return found
+
+
+def _up_to(
+    entries: list[LogEntry], activation_ts: list[int], at_ts: int, log: UpdateLog
+) -> list[LogEntry]:
+    """Return the entries up to the version active at ``at_ts`` (activations only grow)."""
+    kept = [entry for entry, ts in zip(entries, activation_ts, strict=True) if ts <= at_ts]
     if not kept:
         raise NotFoundError(
             f"the moment {at_ts} is before the earliest version {log} keeps",

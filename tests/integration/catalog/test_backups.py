@@ -170,7 +170,7 @@ def test_bad_backups_and_non_empty_stores_are_refused_writing_nothing(tmp_path: 
             "altered or damaged": _flipped(good, good.index(b"\xa6update") + 24),
             "records do not match": _flipped(good, len(good) - 3),
             "not a catalog backup": b"PK\x03\x04" + good[4:],
-            "format 2": good.replace(b"\xa6format\x01", b"\xa6format\x02", 1),
+            "format 3": good.replace(b"\xa6format\x02", b"\xa6format\x03", 1),
         }
         for expected, content in cases.items():
             bad = tmp_path / "bad.backup"
