@@ -67,6 +67,32 @@ class EngineError(Exception):
 # --- the catalog server ---------------------------------------------------------------------
 
 
+def catalog_settings(folder: Path, **more: Any) -> ServerSettings:
+    """Return the settings of an engine tests' catalog server keeping its store in ``folder``."""
+    return ServerSettings(
+        store=f"sqlite:///{folder}/catalog.db",
+        node_name="n1",
+        host="127.0.0.1",
+        port=free_port(),
+        delay_ms=20,
+        max_clock_skew_ms=10,
+        token_secret_file=TOKEN_SECRET_FILE,
+        warehouse=str(folder / "warehouse"),
+        **more,
+    )
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop a process started in a session of its own, with everything it started."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(STOP_TIMEOUT_S)
+
+
 @pytest.fixture(scope="session")
 def request_log() -> RequestLog:
     return RequestLog()
@@ -77,18 +103,7 @@ def engine_server(
     tmp_path_factory: pytest.TempPathFactory, request_log: RequestLog
 ) -> Iterator[RunningServer]:
     """One catalog server for every engine test, recording the requests it answers."""
-    folder = tmp_path_factory.mktemp("engine-catalog")
-    settings = ServerSettings(
-        store=f"sqlite:///{folder}/catalog.db",
-        node_name="n1",
-        host="127.0.0.1",
-        port=free_port(),
-        delay_ms=20,
-        max_clock_skew_ms=10,
-        token_secret_file=TOKEN_SECRET_FILE,
-        warehouse=str(folder / "warehouse"),
-    )
-    server = RunningServer(settings)
+    server = RunningServer(catalog_settings(tmp_path_factory.mktemp("engine-catalog")))
     server.app.add_middleware(RecordingMiddleware, log=request_log)
     server.start()
     try:
@@ -432,13 +447,7 @@ class TrinoServer:
         return path.read_text() if path.exists() else ""
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(STOP_TIMEOUT_S)
+        stop_group(self.process)
         self._log.close()
 
 

@@ -9,7 +9,6 @@ tokens, groups, and service-account clients (an engine's client id and secret) i
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ from tests.integration.engines.conftest import (
     CACHE,
     ENGINE_START_TIMEOUT_S,
     SETUP_HINT,
-    STOP_TIMEOUT_S,
+    stop_group,
     trino_java_home,
 )
 
@@ -137,13 +136,7 @@ class Keycloak:
         return Realm(self, name)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(STOP_TIMEOUT_S)
+        stop_group(self.process)
         self._log.close()
 
 

@@ -24,10 +24,15 @@ from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import ForbiddenError
 
 from api.server.access_tokens import CLOCK_LEEWAY_S
-from api.server.config import ServerSettings
 from api.wire.roles import Role
-from tests.integration.api.servers import TOKEN_SECRET_FILE, RunningServer, free_port, issue_token
-from tests.integration.engines.conftest import PEOPLE, EngineError, Recorder, SparkShell
+from tests.integration.api.servers import RunningServer, issue_token
+from tests.integration.engines.conftest import (
+    PEOPLE,
+    EngineError,
+    Recorder,
+    SparkShell,
+    catalog_settings,
+)
 from tests.integration.engines.engines import DuckDBEngine, SparkEngine
 from tests.integration.engines.keycloak import Keycloak, Realm
 from tests.integration.engines.test_sign_in import _duckdb_with, _spark_catalog
@@ -70,16 +75,8 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
             "short-lived": realm.client("short-lived", ["etl"], lifespan_s=2),
         }
         secrets["foreign"] = other.client("foreign", ["etl"])
-        folder = tmp_path_factory.mktemp("oidc-catalog")
-        settings = ServerSettings(
-            store=f"sqlite:///{folder}/catalog.db",
-            node_name="n1",
-            host="127.0.0.1",
-            port=free_port(),
-            delay_ms=20,
-            max_clock_skew_ms=10,
-            token_secret_file=TOKEN_SECRET_FILE,
-            warehouse=str(folder / "warehouse"),
+        settings = catalog_settings(
+            tmp_path_factory.mktemp("oidc-catalog"),
             auth="on",
             oidc_issuer=realm.issuer,
             oidc_roles="writer=etl,reader=analysts",

@@ -19,15 +19,15 @@ import pytest
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import ForbiddenError, OAuthError
 
-from api.server.config import ServerSettings
 from api.wire.roles import Role
-from tests.integration.api.servers import TOKEN_SECRET_FILE, RunningServer, free_port, issue_token
+from tests.integration.api.servers import RunningServer, issue_token
 from tests.integration.engines.conftest import (
     PEOPLE,
     EngineError,
     Recorder,
     SparkShell,
     TrinoServer,
+    catalog_settings,
     duckdb_extension_directory,
 )
 from tests.integration.engines.engines import DuckDBEngine, SparkEngine, TrinoEngine
@@ -59,20 +59,8 @@ def _principal(server: RunningServer, admin: str, name: str, role: str) -> str:
 
 @pytest.fixture(scope="module")
 def signed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SignedServer]:
-    folder = tmp_path_factory.mktemp("signed-catalog")
-    store = f"sqlite:///{folder}/catalog.db"
-    settings = ServerSettings(
-        store=store,
-        node_name="n1",
-        host="127.0.0.1",
-        port=free_port(),
-        delay_ms=20,
-        max_clock_skew_ms=10,
-        token_secret_file=TOKEN_SECRET_FILE,
-        warehouse=str(folder / "warehouse"),
-        auth="on",
-    )
-    server = RunningServer(settings)
+    server = RunningServer(catalog_settings(tmp_path_factory.mktemp("signed"), auth="on"))
+    store = server.settings.store
     server.start()
     try:
         admin = issue_token(store, Role.ADMIN)
