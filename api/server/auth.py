@@ -365,7 +365,7 @@ async def _verified(request: Request, authority: TokenAuthority, token: str) -> 
     except (jwt.PyJWTError, ValueError):
         raise ApiError(Code.UNAUTHENTICATED, "the bearer token is malformed") from None
     outside: OutsideTokens | None = getattr(request.app.state, "outside_tokens", None)
-    if outside is not None and outside.issues(issuer):
+    if outside is not None and outside.trusts(issuer):
         return await outside.verify(token, header)
     if issuer != ISSUER:
         raise ApiError(

@@ -91,7 +91,7 @@ class OutsideTokens:
         self._fetching: asyncio.Task[dict[str, _Key]] | None = None
         self.jwks_lifetime_s = JWKS_LIFETIME_S
 
-    def issues(self, issuer: object) -> bool:
+    def trusts(self, issuer: object) -> bool:
         """Return whether ``issuer`` is the provider this catalog trusts."""
         return issuer == self.settings.issuer
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catalog.descriptors.principals import PrincipalDescriptor
 from catalog.errors import ErrorCode
@@ -17,8 +17,9 @@ class PrincipalReads:
 
     _names: Namespaces
 
-    def _replace(self, **changes: Any) -> Any:
-        raise NotImplementedError  # ``Catalog`` has it
+    if TYPE_CHECKING:  # ``Catalog`` has it
+
+        def _replace(self, **changes: Any) -> Any: ...
 
     def principals(self) -> list[PrincipalDescriptor]:
         """Return every principal, ordered by id."""

@@ -6,7 +6,7 @@ id, name)``, system views by name, shared between versions until one changes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catalog.descriptors.system_views import SystemViewDescriptor
 from catalog.descriptors.views import ViewDescriptor
@@ -22,8 +22,9 @@ class ViewReads:
 
     _names: Namespaces
 
-    def _replace(self, **changes: Any) -> Any:
-        raise NotImplementedError  # ``Catalog`` has it
+    if TYPE_CHECKING:  # ``Catalog`` has it
+
+        def _replace(self, **changes: Any) -> Any: ...
 
     def find_system_view(self, name: str) -> SystemViewDescriptor | None:
         """Return the system view named ``name`` (in ``SYSTEM``), or None."""
