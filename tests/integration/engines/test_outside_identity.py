@@ -31,11 +31,12 @@ from tests.integration.engines.conftest import (
     EngineError,
     Recorder,
     SparkShell,
+    TrinoServer,
     catalog_settings,
 )
-from tests.integration.engines.engines import DuckDBEngine, SparkEngine
+from tests.integration.engines.engines import DuckDBEngine, SparkEngine, TrinoEngine
 from tests.integration.engines.keycloak import Keycloak, Realm
-from tests.integration.engines.test_sign_in import _duckdb_with, _spark_catalog
+from tests.integration.engines.test_sign_in import _duckdb_with, _spark_catalog, _trino_catalog
 from tests.integration.engines.test_smoke import run
 
 pytestmark = pytest.mark.timeout(300)
@@ -151,6 +152,31 @@ def test_engines_sign_in_with_the_providers_tokens(
         timeout=10,
     ).json()["versions"]
     assert "service-account-pipeline" in {o["principal"] for v in versions for o in v["origins"]}
+
+
+def test_trino_signs_in_at_the_provider(
+    provider: Provider, namespace: str, trino_engine: TrinoServer, recorder: Recorder
+) -> None:
+    writer = _pyiceberg(provider, "pipeline")
+    writer.create_namespace(namespace)
+    table = writer.create_table(f"{namespace}.people", PEOPLE)
+    rows = [{"id": 1, "name": "ann"}]
+    table.append(pa.Table.from_pylist(rows, schema=table.schema().as_arrow()))
+    _trino_catalog(
+        trino_engine,
+        f"kc_{namespace}",
+        provider.uri,
+        f"dashboards:{provider.secrets['dashboards']}",
+        {
+            "iceberg.rest-catalog.oauth2.server-uri": provider.realm.token_endpoint,
+            "iceberg.rest-catalog.oauth2.scope": "catalog",
+        },
+    )
+    trino = TrinoEngine(trino_engine)
+    people = f"kc_{namespace}.{namespace}.people"
+    assert run(trino, f"SELECT id, name FROM {people}", recorder) == [[1, "ann"]]
+    with pytest.raises(EngineError, match="service-account-dashboards has the reader role"):
+        trino.sql(f"INSERT INTO {people} VALUES (2, 'bob')")
 
 
 def test_the_providers_tokens_are_checked(provider: Provider) -> None:

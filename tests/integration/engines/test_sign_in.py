@@ -115,15 +115,25 @@ def _spark_catalog(
         shell.sql(f"SET `spark.sql.catalog.{name}{key}`=`{value}`")
 
 
-def _trino_catalog(server: TrinoServer, name: str, uri: str, credential: str) -> None:
-    server.sql(
-        f"CREATE CATALOG {name} USING iceberg WITH ("
-        "\"iceberg.catalog.type\" = 'rest', "
-        f"\"iceberg.rest-catalog.uri\" = '{uri}', "
-        "\"iceberg.rest-catalog.security\" = 'OAUTH2', "
-        f"\"iceberg.rest-catalog.oauth2.credential\" = '{credential}', "
-        "\"fs.native-local.enabled\" = 'true', \"local.location\" = '/')"
-    )
+def _trino_catalog(
+    server: TrinoServer,
+    name: str,
+    uri: str,
+    credential: str,
+    extra: dict[str, str] | None = None,
+) -> None:
+    """Create Trino catalog ``name`` on ``uri``, signing in with ``credential``."""
+    properties = {
+        "iceberg.catalog.type": "rest",
+        "iceberg.rest-catalog.uri": uri,
+        "iceberg.rest-catalog.security": "OAUTH2",
+        "iceberg.rest-catalog.oauth2.credential": credential,
+        "fs.native-local.enabled": "true",
+        "local.location": "/",
+        **(extra or {}),
+    }
+    listed = ", ".join(f"\"{k}\" = '{v}'" for k, v in properties.items())
+    server.sql(f"CREATE CATALOG {name} USING iceberg WITH ({listed})")
 
 
 def _duckdb(uri: str, credential: str) -> Any:
