@@ -58,7 +58,10 @@ class ClientCredentials(httpx.Auth):
         return f"ClientCredentials(client_id={self._form['client_id']!r})"
 
     def _token_request(self, request: httpx.Request) -> httpx.Request:
-        url = request.url.copy_with(path=TOKEN_PATH, query=None, fragment=None)
+        # The server's base URL may have a path of its own (behind a proxy): keep it.
+        path = request.url.path
+        base = path[: path.find("/v1/")] if "/v1/" in path else ""
+        url = request.url.copy_with(path=base + TOKEN_PATH, query=None, fragment=None)
         return httpx.Request("POST", url, data=self._form)
 
     def _take(self, response: httpx.Response) -> str | None:
@@ -112,7 +115,7 @@ class ClientCredentials(httpx.Auth):
         outgoing = next(flow)
         while True:
             response = yield outgoing
-            if outgoing.url.path == TOKEN_PATH:
+            if outgoing.url.path.endswith(TOKEN_PATH):
                 response.read()
             try:
                 outgoing = flow.send(response)
@@ -127,7 +130,7 @@ class ClientCredentials(httpx.Auth):
         outgoing = next(flow)
         while True:
             response = yield outgoing
-            if outgoing.url.path == TOKEN_PATH:
+            if outgoing.url.path.endswith(TOKEN_PATH):
                 await response.aread()
             try:
                 outgoing = flow.send(response)

@@ -78,18 +78,26 @@ async def issue_access_token(
     return token, ACCESS_TOKEN_TTL_S
 
 
-async def verify_access_token(authority: SigningKeys, catalog: Catalog, token: str) -> Claims:
+async def verify_access_token(
+    authority: SigningKeys,
+    catalog: Catalog,
+    token: str,
+    header: dict[str, Any] | None = None,
+) -> Claims:
     """Return what an access token stands for, with its principal's role in ``catalog``.
+
+    ``header`` is the token's header when the caller has read it already.
 
     Raises:
         ApiError: UNAUTHENTICATED for a malformed, forged, expired or not-yet-valid token,
             one of another issuer or algorithm, an unknown or retired key, or a principal
             dropped or given a new secret since.
     """
-    try:
-        header = jwt.get_unverified_header(token)
-    except jwt.PyJWTError:
-        raise ApiError(Code.UNAUTHENTICATED, "the bearer token is malformed") from None
+    if header is None:
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            raise ApiError(Code.UNAUTHENTICATED, "the bearer token is malformed") from None
     key_id = header.get("kid")
     if header.get("alg") != ALGORITHM or not isinstance(key_id, str):
         raise ApiError(

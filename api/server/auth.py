@@ -374,7 +374,7 @@ async def _verified(request: Request, authority: TokenAuthority, token: str) -> 
     node = getattr(request.app.state, "node", None)
     if node is None:
         raise ApiError(Code.NOT_READY, "the catalog node is starting")
-    return await verify_access_token(authority, node.service.latest_catalog(), token)
+    return await verify_access_token(authority, node.service.latest_catalog(), token, header)
 
 
 def _unverified_issuer(token: str) -> object:

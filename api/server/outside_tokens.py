@@ -149,46 +149,38 @@ class OutsideTokens:
     async def _key(self, key_id: str) -> _Key:
         """Return the published key ``key_id``, fetching the key set when it is due.
 
-        Known keys are answered without waiting; one fetch runs at a time, and after a
-        failed one the next waits ``JWKS_REFETCH_S``, so tokens with made-up key ids cannot
-        turn into a stream of requests to the provider.
+        Known keys are answered without waiting; one fetch runs at a time, and after one the
+        next waits ``JWKS_REFETCH_S``, so tokens with made-up key ids cannot turn into a
+        stream of requests to the provider.
         """
-        age = time.monotonic() - self._fetched_at
-        found = self._keys.get(key_id)
-        if found is not None and age <= self.jwks_lifetime_s:
-            return found
-        if time.monotonic() - self._tried_at > JWKS_REFETCH_S or self._fetching is not None:
-            if self._fetching is None:
-                self._tried_at = time.monotonic()
-                self._fetching = asyncio.ensure_future(asyncio.to_thread(self._fetch))
-            fetching = self._fetching
+        if time.monotonic() - self._fetched_at <= self.jwks_lifetime_s and key_id in self._keys:
+            return self._keys[key_id]
+        if self._fetching is None and time.monotonic() - self._tried_at > JWKS_REFETCH_S:
+            self._tried_at = time.monotonic()
+            self._fetching = asyncio.ensure_future(asyncio.to_thread(self._fetch))
+        failure = ""
+        fetching = self._fetching
+        if fetching is not None:
             try:
                 self._keys = await asyncio.shield(fetching)
                 self._fetched_at = time.monotonic()
             except (OSError, ValueError, KeyError, TypeError, jwt.PyJWTError) as e:
-                if time.monotonic() - self._fetched_at > self.jwks_lifetime_s:
-                    self._keys = {}  # fail closed: the kept keys have lived their time
-                if key_id not in self._keys:
-                    raise ApiError(
-                        Code.UNAUTHENTICATED,
-                        "cannot check the bearer token: the identity provider's keys cannot "
-                        f"be fetched from {self.settings.issuer} ({type(e).__name__})",
-                    ) from None
+                failure = f" ({type(e).__name__})"
             finally:
                 if self._fetching is fetching and fetching.done():
                     self._fetching = None
-        elif time.monotonic() - self._fetched_at > self.jwks_lifetime_s:
-            self._keys = {}
+        if time.monotonic() - self._fetched_at > self.jwks_lifetime_s:
+            self._keys = {}  # fail closed: the kept keys have lived their time
         found = self._keys.get(key_id)
-        if found is None:
-            raise ApiError(
-                Code.UNAUTHENTICATED,
-                "the bearer token was signed by a key the provider does not publish"
-                if self._keys
-                else "cannot check the bearer token: the identity provider's keys cannot be "
-                f"fetched from {self.settings.issuer}",
-            )
-        return found
+        if found is not None:
+            return found
+        raise ApiError(
+            Code.UNAUTHENTICATED,
+            "the bearer token was signed by a key the provider does not publish"
+            if self._keys and not failure
+            else "cannot check the bearer token: the identity provider's keys cannot be "
+            f"fetched from {self.settings.issuer}{failure}",
+        )
 
     def _fetch(self) -> dict[str, _Key]:
         """Read the issuer's discovery document and its key set (in a worker thread)."""

@@ -244,12 +244,16 @@ class CatalogNode:
             self._stop_writers(), name=f"catalog-stop-writing-{self.node_name}"
         )
 
-    async def _stop_writers(self) -> None:
+    async def _stop_maintenance(self) -> None:
+        """Stop the maintenance task (log truncation, compaction). Idempotent."""
         maintenance, self._maintenance = self._maintenance, None
         if maintenance is not None:
             maintenance.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await maintenance
+
+    async def _stop_writers(self) -> None:
+        await self._stop_maintenance()
         await self.schema_sync.close()
         if self.registry is not None:
             await self.registry.close()
@@ -261,11 +265,7 @@ class CatalogNode:
         self._closed = True
         if self._stopping_writes is not None:
             await asyncio.gather(self._stopping_writes, return_exceptions=True)
-        maintenance, self._maintenance = self._maintenance, None
-        if maintenance is not None:
-            maintenance.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await maintenance
+        await self._stop_maintenance()
         if self.store_guard is not None:
             await self.store_guard.stop()
         if self.registry is not None:
