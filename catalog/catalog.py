@@ -20,20 +20,17 @@ from immutables import Map, MapMutation
 
 from catalog.descriptors import (
     IndexDescriptor,
-    PrincipalDescriptor,
     SchemaDescriptor,
-    SystemViewDescriptor,
     TableDescriptor,
-    ViewDescriptor,
     ZoneDescriptor,
 )
 from catalog.descriptors.schemas import PUBLIC_SCHEMA, SYSTEM_SCHEMA
 from catalog.errors import ErrorCode
 from catalog.snapshot_format import catalog_digest
 from catalog.storage.counts import INDEXES, CountKey, schema_key, zone_key
+from catalog.storage.grant_reads import GrantReads
 from catalog.storage.namespaces import EMPTY, Namespaces, put_named
 from catalog.storage.principal_reads import PrincipalReads
-from catalog.storage.principals import Principals
 from catalog.storage.records import ALIVE, NAME, SCHEMA_ID, TABLE_ID, VALUE, ZONE_ID
 from catalog.storage.relation_store import IndexGroup, RelationStore, TableGroup
 from catalog.storage.relations import RelationReads, found_or_raise
@@ -62,8 +59,8 @@ _OVERLAYS = (
 """What changed since the catalog's seal: slots of unsealed catalogs only."""
 
 
-class Catalog(RelationReads, ViewReads, PrincipalReads):
-    """One catalog version: schemas, tables, indexes, views, zones, principals, by name and id.
+class Catalog(RelationReads, ViewReads, PrincipalReads, GrantReads):
+    """One catalog version: schemas, tables, indexes, views, zones, principals, grants.
 
     Instances are immutable; the ``with_*``/``without_*`` methods (used by update entries)
     return a new catalog sharing all untouched structure with this one.
@@ -461,11 +458,12 @@ class Catalog(RelationReads, ViewReads, PrincipalReads):
         zones: Iterable[ZoneDescriptor],
         tables: Iterable[TableDescriptor],
         indexes: Iterable[IndexDescriptor],
-        system_views: Iterable[SystemViewDescriptor] = (),
-        views: Iterable[ViewDescriptor] = (),
-        principals: Iterable[PrincipalDescriptor] = (),
+        **named: Iterable[Any],
     ) -> Catalog:
         """Build a catalog from its objects in one pass.
+
+        ``named`` holds the objects other than schemas, zones, tables and indexes, by kind
+        (``Namespaces.of``: system views, views, principals, roles, grants).
 
         Raises:
             ValueError: the objects do not form a consistent catalog (duplicate ids or
@@ -482,9 +480,7 @@ class Catalog(RelationReads, ViewReads, PrincipalReads):
             zones=zones,
             tables=TableGroup.of(tables, tables),
             indexes=IndexGroup.of(indexes, indexes),
-            system_views=system_views,
-            views=views,
-            principals=principals,
+            **named,
         )
 
     @classmethod
@@ -499,9 +495,7 @@ class Catalog(RelationReads, ViewReads, PrincipalReads):
         zones: Iterable[ZoneDescriptor],
         tables: list[TableGroup],
         indexes: list[IndexGroup],
-        system_views: Iterable[SystemViewDescriptor] = (),
-        views: Iterable[ViewDescriptor] = (),
-        principals: Iterable[PrincipalDescriptor] = (),
+        **named: Iterable[Any],
     ) -> Catalog:
         """Build a catalog from each schema's table and index keys and (encoded) values.
 
@@ -512,20 +506,8 @@ class Catalog(RelationReads, ViewReads, PrincipalReads):
             ValueError: the objects do not form a consistent catalog (duplicate ids or
                 names, references to missing objects).
         """
-        schemas, zones = list(schemas), list(zones)
         cat = cls(version, activation_ts, object_id_gen)
-        cat._names = Namespaces(
-            schemas=Map({s.id: s for s in schemas}),
-            schema_by_name=Map({s.name: s.id for s in schemas}),
-            zones=Map({z.id: z for z in zones}),
-            zone_by_name=Map({z.name: z.id for z in zones}),
-            system_views=Map({v.name: v for v in system_views}),
-            principals=Principals.of(list(principals)),
-        )
-        views = list(views)
-        cat._names = cat._names.with_views(
-            Map({v.id: v for v in views}), Map({(v.schema_id, v.name): v.id for v in views})
-        )
+        cat._names = Namespaces.of(schemas, zones, **named)
         cat.default_zone_id = default_zone_id
         store = cat._store
         zone_counts: Counter[int] = Counter()
@@ -542,26 +524,16 @@ class Catalog(RelationReads, ViewReads, PrincipalReads):
                 *((zone_key(zone_id), count) for zone_id, count in zone_counts.items()),
             ],
         )
-        cat._check_consistency(len(schemas), len(zones), tables, indexes)
-        if not len(cat._names.views) == len(cat._names.view_by_name) == len(views):
-            raise ValueError("duplicate view ids or names")
+        cat._check_consistency(tables, indexes)
         if not set(zone_counts) <= set(cat._names.zones):
             raise ValueError("a table refers to a missing zone")
         return cat
 
-    def _check_consistency(
-        self, schemas: int, zones: int, tables: list[TableGroup], indexes: list[IndexGroup]
-    ) -> None:
+    def _check_consistency(self, tables: list[TableGroup], indexes: list[IndexGroup]) -> None:
         store = self._store
         table_names = sum(len(names) for names in store.table_names.values())
-        sizes = [
-            (len(self._names.schemas), len(self._names.schema_by_name), schemas, "schema"),
-            (len(self._names.zones), len(self._names.zone_by_name), zones, "zone"),
-            (len(store.tables), table_names, self._table_total(), "table"),
-        ]
-        for by_id, by_name, given, kind in sizes:
-            if not by_id == by_name == given:
-                raise ValueError(f"duplicate {kind} ids or names")
+        if not len(store.tables) == table_names == self._table_total():
+            raise ValueError("duplicate table ids or names")
         if len(store.indexes) != self._count(INDEXES):
             raise ValueError("duplicate index ids")
         alive = sum(sum(g.alive) for g in indexes)

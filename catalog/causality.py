@@ -1,9 +1,10 @@
 """Causality tokens: every object a version changes carries that version's activation time.
 
 As Ignite's descriptors carry ``updateTimestamp``, each schema, table, index, zone, system view,
-view and principal here has ``update_ts``: the activation timestamp of the version that last
-changed it, and a schema's moves too when a table, index or view in it changes (or goes). A
-reader holding an object from time T knows it changed since when its token is greater than T.
+view, principal, role and grant here has ``update_ts``: the activation timestamp of the version
+that last changed it, and a schema's moves too when a table, index or view in it changes (or
+goes). A reader holding an object from time T knows it changed since when its token is greater
+than T.
 
 The stamps are derived from the update itself, so every node that applies a version stamps the
 same objects with the same time. Only updates that say so (``VersionedUpdate.stamps``) stamp:
@@ -41,7 +42,7 @@ def _stamped(descriptor: _D, ts: int) -> _D:
     return new
 
 
-_KINDS = ("table", "index", "zone", "schema", "system_view", "view", "principal")
+_KINDS = ("table", "index", "zone", "schema", "system_view", "view", "principal", "role", "grant")
 _FIELDS = {"system_view": ("system_view",)}
 """The entry fields that hold an object of each kind (else the kind, ``kind_`` or ``kind_id``)."""
 _HOLDERS: dict[type[EntryBase], tuple[tuple[str, str, bool], ...]] = {}
@@ -112,6 +113,13 @@ def stamp(previous: Catalog, current: Catalog, entries: Iterable[EntryBase], ts:
         principal = current.find_principal_by_id(principal_id)
         if principal is not None:
             current = current.with_principal(_stamped(principal, ts))
+    access = current.access
+    for role_id in touched["role"]:
+        if role_id in access.roles:
+            current = current.with_role(_stamped(access.roles[role_id], ts))
+    for grant_id in touched["grant"]:
+        if grant_id in access.grants:
+            current = current.with_grant(_stamped(access.grants[grant_id], ts))
     for schema_id in schemas:
         schema = current.find_schema_by_id(schema_id)
         if schema is not None:

@@ -12,14 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from catalog.catalog import Catalog
+from catalog.descriptors import GranteeKind
 from catalog.entries import (
     AlterColumnEntry,
     AlterPrincipalEntry,
     AlterTablePropertiesEntry,
     AlterZoneEntry,
     DropColumnsEntry,
+    DropGrantEntry,
     DropIndexEntry,
     DropPrincipalEntry,
+    DropRoleEntry,
     DropSchemaEntry,
     DropTableEntry,
     DropViewEntry,
@@ -27,8 +30,10 @@ from catalog.entries import (
     EntryBase,
     MakeIndexAvailableEntry,
     NewColumnsEntry,
+    NewGrantEntry,
     NewIndexEntry,
     NewPrincipalEntry,
+    NewRoleEntry,
     NewSchemaEntry,
     NewSystemViewEntry,
     NewTableEntry,
@@ -45,6 +50,7 @@ from catalog.entries import (
     SetTableLocationEntry,
     StartBuildingIndexEntry,
 )
+from catalog.grant_names import grant_words, grantee_name
 
 _COLUMN_VERBS: dict[type[EntryBase], str] = {
     NewColumnsEntry: "added",
@@ -203,6 +209,19 @@ def _principal_phrase(entry: EntryBase, names: _Names) -> str | None:
         return f"altered principal {found.name}: {found.role}, secret {found.credential_version}"
     if isinstance(entry, DropPrincipalEntry):
         return f"dropped principal {names.principal(entry.principal_id)}"
+    return _grant_phrase(entry, names)
+
+
+def _grant_phrase(entry: EntryBase, names: _Names) -> str | None:
+    if isinstance(entry, NewRoleEntry):
+        return f"created role {entry.role.name}"
+    if isinstance(entry, DropRoleEntry):
+        return f"dropped role {grantee_name(GranteeKind.ROLE, entry.role_id, names.before)}"
+    if isinstance(entry, NewGrantEntry):
+        return f"granted {grant_words(entry.grant, names.after, names.before)}"
+    if isinstance(entry, DropGrantEntry):
+        grant = names.before.grant_by_id(entry.grant_id)
+        return f"revoked {grant_words(grant, names.before, names.after)}"
     return None
 
 

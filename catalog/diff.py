@@ -22,10 +22,12 @@ from catalog.catalog import Catalog
 from catalog.descriptors import (
     ColumnDescriptor,
     Descriptor,
+    GrantDescriptor,
     TableDescriptor,
     ViewColumn,
     ViewDescriptor,
 )
+from catalog.grant_names import grant_words
 from catalog.model import Model
 
 _D = TypeVar("_D", Descriptor, ColumnDescriptor, ViewColumn)
@@ -83,8 +85,9 @@ class Change(Difference[Descriptor]):
     """One object that differs.
 
     Attributes:
-        object_type: ``schema``, ``zone``, ``table``, ``index``, ``system_view``, ``view`` or
-            ``principal``.
+        object_type: ``schema``, ``zone``, ``table``, ``index``, ``system_view``, ``view``,
+            ``principal``, ``role`` or ``grant`` (named in words: ``SELECT ON TABLE S.T TO
+            USER u``).
         columns: for an altered table or view, the columns added, dropped or altered; its
             ``fields`` leave them out, and a table's ``schema_version`` moves when they change.
     """
@@ -101,6 +104,8 @@ _KINDS: list[tuple[str, Callable[[Catalog], Sequence[Descriptor]]]] = [
     ("system_view", Catalog.system_views),
     ("view", Catalog.views),
     ("principal", Catalog.principals),
+    ("role", Catalog.roles),
+    ("grant", Catalog.grants),
 ]
 # Not compared as properties: the id matches the two sides; a table's columns are compared one
 # by one and its history is summed up by ``schema_version``; the next column id only follows
@@ -124,18 +129,25 @@ def diff(before: Catalog, after: Catalog) -> list[Change]:
         for object_id, a, b in _differing(listing(before), listing(after)):
             if a is None:
                 assert b is not None
+                name = _name(b, after, before)
                 changes.append(
-                    Change(object_id, b.name, ChangeKind.ADDED, after=b, object_type=object_type)
+                    Change(object_id, name, ChangeKind.ADDED, after=b, object_type=object_type)
                 )
             elif b is None:
+                name = _name(a, before, after)
                 changes.append(
-                    Change(object_id, a.name, ChangeKind.DROPPED, before=a, object_type=object_type)
+                    Change(object_id, name, ChangeKind.DROPPED, before=a, object_type=object_type)
                 )
             else:
                 change = _altered(object_type, a, b)
                 if change.fields or change.columns:  # not only its causality token
                     changes.append(change)
     return changes
+
+
+def _name(found: Descriptor, *catalogs: Catalog) -> str:
+    """Return an object's name; a grant, which has none, is named in words."""
+    return grant_words(found, *catalogs) if isinstance(found, GrantDescriptor) else found.name
 
 
 def _differing(
@@ -166,6 +178,7 @@ def _altered(object_type: str, a: Descriptor, b: Descriptor) -> Change:
         if a.current != b.current:
             fields += (_query_change(a, b),)
         columns = tuple(_columns(a.columns, b.columns, ViewColumnChange, "name"))
+    assert not isinstance(b, GrantDescriptor)  # a grant is made and taken back, never changed
     return Change(
         b.id, b.name, ChangeKind.ALTERED, fields=fields, columns=columns, object_type=object_type
     )

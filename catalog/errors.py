@@ -5,12 +5,14 @@
     CatalogError
     ├── ValidationError          VALIDATION_ERROR, UNSUPPORTED_CHANGE, SCHEMA_NOT_EMPTY,
     │                            ZONE_IN_USE, INDEX_STATUS_CONFLICT, PRIMARY_KEY_VIOLATION,
-    │                            BACKUP_INVALID
+    │                            BACKUP_INVALID, ROLE_CYCLE, LAST_CATALOG_OWNER
     ├── NotFoundError            SCHEMA_NOT_FOUND, TABLE_NOT_FOUND, COLUMN_NOT_FOUND,
     │                            INDEX_NOT_FOUND, ZONE_NOT_FOUND, VERSION_NOT_FOUND,
-    │                            VIEW_NOT_FOUND, PRINCIPAL_NOT_FOUND
+    │                            VIEW_NOT_FOUND, PRINCIPAL_NOT_FOUND,
+    │                            ROLE_NOT_FOUND, GRANT_NOT_FOUND
     ├── AlreadyExistsError       SCHEMA_EXISTS, TABLE_EXISTS, COLUMN_EXISTS, INDEX_EXISTS,
-    │                            ZONE_EXISTS, VIEW_EXISTS, PRINCIPAL_EXISTS
+    │                            ZONE_EXISTS, VIEW_EXISTS, PRINCIPAL_EXISTS,
+    │                            ROLE_EXISTS
     ├── ConcurrentUpdateError    CONCURRENT_UPDATE, PRECONDITION_FAILED
     ├── VersionCompactedError    VERSION_COMPACTED
     └── NodeStoppingError        NODE_STOPPING
@@ -60,6 +62,11 @@ class ErrorCode(enum.StrEnum):
     BACKUP_INVALID = "BACKUP_INVALID"
     PRINCIPAL_NOT_FOUND = "PRINCIPAL_NOT_FOUND"
     PRINCIPAL_EXISTS = "PRINCIPAL_EXISTS"
+    ROLE_NOT_FOUND = "ROLE_NOT_FOUND"
+    ROLE_EXISTS = "ROLE_EXISTS"
+    GRANT_NOT_FOUND = "GRANT_NOT_FOUND"
+    ROLE_CYCLE = "ROLE_CYCLE"
+    LAST_CATALOG_OWNER = "LAST_CATALOG_OWNER"
 
 
 @dataclass(frozen=True, slots=True)

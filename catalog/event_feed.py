@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from catalog.catalog import Catalog
 from catalog.descriptors import (
     Descriptor,
+    GrantDescriptor,
     IndexDescriptor,
     PrincipalDescriptor,
+    RoleDescriptor,
     SchemaDescriptor,
+    SecurableKind,
     TableDescriptor,
     ViewDescriptor,
     ZoneDescriptor,
@@ -26,6 +29,7 @@ from catalog.descriptors.schemas import SYSTEM_SCHEMA
 from catalog.descriptors.system_views import SystemViewDescriptor
 from catalog.entries.base import EntryBase
 from catalog.events import CatalogEvent, EventSubject
+from catalog.grant_names import grant_words, securable_name
 from catalog.origin import UpdateOrigin
 
 
@@ -83,6 +87,10 @@ def event_subject(descriptor: Descriptor | None, before: Catalog, after: Catalog
         return EventSubject(type="zone", id=descriptor.id, name=descriptor.name)
     if isinstance(descriptor, PrincipalDescriptor):
         return EventSubject(type="principal", id=descriptor.id, name=descriptor.name)
+    if isinstance(descriptor, RoleDescriptor):
+        return EventSubject(type="role", id=descriptor.id, name=descriptor.name)
+    if isinstance(descriptor, GrantDescriptor):
+        return _grant_subject(descriptor, before, after)
     if isinstance(descriptor, SchemaDescriptor):
         return EventSubject(
             type="schema", id=descriptor.id, name=descriptor.name, schema=descriptor.name
@@ -111,6 +119,17 @@ def event_subject(descriptor: Descriptor | None, before: Catalog, after: Catalog
         schema=schema,
         table=table,
         previous_name=earlier.name if earlier is not None and renamed else None,
+    )
+
+
+def _grant_subject(grant: GrantDescriptor, before: Catalog, after: Catalog) -> EventSubject:
+    """Name a grant in words; ``schema`` is its object's schema, when it has one."""
+    schema = None
+    if grant.on in (SecurableKind.TABLE, SecurableKind.VIEW, SecurableKind.SCHEMA):
+        named = securable_name(grant.on, grant.on_id, after, before)
+        schema = None if named is None else named.partition(".")[0]
+    return EventSubject(
+        type="grant", id=grant.id, name=grant_words(grant, after, before), schema=schema
     )
 
 

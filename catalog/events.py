@@ -36,6 +36,10 @@ class CatalogEvent(enum.StrEnum):
     PRINCIPAL_CREATE = "PRINCIPAL_CREATE"
     PRINCIPAL_ALTER = "PRINCIPAL_ALTER"
     PRINCIPAL_DROP = "PRINCIPAL_DROP"
+    ROLE_CREATE = "ROLE_CREATE"
+    ROLE_DROP = "ROLE_DROP"
+    GRANT = "GRANT"
+    REVOKE = "REVOKE"
 
 
 class EventSubject(Model):
@@ -45,16 +49,19 @@ class EventSubject(Model):
     ``catalog(version - 1)``), or over REST at the event's version.
 
     Attributes:
-        type: ``schema``, ``table``, ``index``, ``view``, ``zone``, ``system_view`` or
-            ``principal``.
+        type: ``schema``, ``table``, ``index``, ``view``, ``zone``, ``system_view``,
+            ``principal``, ``role`` or ``grant`` (named as ``SELECT ON TABLE S.T TO USER u``).
         id: the object's id.
         name: its name after the change (before it, for drops).
-        schema: the schema it lives in (None for zones and principals).
+        schema: the schema it lives in (None for zones, principals and roles; for a grant,
+            the schema of its object).
         table: for indexes, the table they index.
         previous_name: for renames, the name before the change.
     """
 
-    type: Literal["schema", "table", "index", "zone", "system_view", "view", "principal"]
+    type: Literal[
+        "schema", "table", "index", "zone", "system_view", "view", "principal", "role", "grant"
+    ]
     id: int
     name: str
     schema_: str | None = pydantic.Field(default=None, alias="schema")

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase, UpdateContext
-from catalog.entries import EntryBase
+from catalog.commands.grants import refuse_last_catalog_owner
+from catalog.descriptors import GrantDescriptor, GranteeKind, SecurableKind
+from catalog.entries import DropGrantEntry, EntryBase
+from catalog.entries.base import RemoveEntry
 from catalog.errors import BatchPosition, CatalogError
 
 
@@ -48,12 +51,60 @@ def prepare(
         try:
             produced = command.entries(UpdateContext(catalog, current, warehouse))
             current = apply_entries(current, produced)
+            if current.access.grants and any(_removes_holder(e) for e in produced):
+                orphans = orphaned_grants(current)
+                current = apply_entries(current, orphans)
+                produced = [*produced, *orphans]
         except CatalogError as e:
             e.position = BatchPosition(number)
             raise
         entries.extend(produced)
         applied.append(bool(produced))
     return Prepared(tuple(entries), tuple(applied), current)
+
+
+def orphaned_grants(catalog: Catalog) -> list[EntryBase]:
+    """Return the entries taking back every grant whose object or grantee is gone.
+
+    A drop takes its object's grants with it (a schema dropped with its tables, theirs too),
+    in the same version, so no grant outlives what it names.
+
+    Raises:
+        ValidationError: LAST_CATALOG_OWNER, when they would take the catalog's last owner.
+    """
+    access = catalog.access
+    gone = [
+        grant
+        for grant in access.grants.values()
+        if not _exists(catalog, grant.on, grant.on_id) or not _holder_exists(catalog, grant)
+    ]
+    removed = {grant.id for grant in gone}
+    for grant in gone:
+        refuse_last_catalog_owner(catalog, grant, removed)
+    return [DropGrantEntry(grant_id=grant.id) for grant in sorted(gone, key=lambda g: g.id)]
+
+
+def _removes_holder(entry: EntryBase) -> bool:
+    """Return whether ``entry`` removes something other than a grant (what grants may name)."""
+    return isinstance(entry, RemoveEntry) and not isinstance(entry, DropGrantEntry)
+
+
+def _exists(catalog: Catalog, kind: SecurableKind, object_id: int) -> bool:
+    if kind is SecurableKind.CATALOG:
+        return True
+    if kind is SecurableKind.SCHEMA:
+        return catalog.find_schema_by_id(object_id) is not None
+    if kind is SecurableKind.TABLE:
+        return catalog.find_table_by_id(object_id) is not None
+    if kind is SecurableKind.VIEW:
+        return catalog.find_view_by_id(object_id) is not None
+    return object_id in catalog.access.roles
+
+
+def _holder_exists(catalog: Catalog, grant: GrantDescriptor) -> bool:
+    if grant.to is GranteeKind.USER:
+        return catalog.find_principal_by_id(grant.to_id) is not None
+    return grant.to_id in catalog.access.roles
 
 
 def apply_entries(catalog: Catalog, entries: Iterable[EntryBase]) -> Catalog:

@@ -7,7 +7,7 @@ bytes, with their own format version), groups ascending by schema id, ids ascend
     [version, activation_ts, object_id_gen, default_zone_id, schemas, zones,
      [[schema id, table ids, zone ids, names, descriptor bytes], ...],
      [[schema id, index ids, table ids, names, alive flags, descriptor bytes], ...],
-     system views, views, principals]
+     system views, views, principals, roles, grants]
 
 (the parts after the indexes only up to the last that holds something, so a catalog without
 them is stored, and digested, as it was before they existed)
@@ -28,7 +28,9 @@ from typing import Any, Protocol
 import msgpack
 
 from catalog.descriptors import (
+    GrantDescriptor,
     PrincipalDescriptor,
+    RoleDescriptor,
     SchemaDescriptor,
     SystemViewDescriptor,
     ViewDescriptor,
@@ -72,6 +74,12 @@ class SnapshotSource(Protocol):
 
     def principals(self) -> Iterable[PrincipalDescriptor]:
         """Every principal."""
+
+    def roles(self) -> Iterable[RoleDescriptor]:
+        """Every role."""
+
+    def grants(self) -> Iterable[GrantDescriptor]:
+        """Every grant."""
 
     def table_records(self) -> tuple[list[int], list[Record]]:
         """Every table's id and stored record, as two parallel lists."""
@@ -153,7 +161,13 @@ def snapshot_pieces(catalog: SnapshotSource) -> list[bytes]:
     ]
     # Appended parts, each present only when it or a later one holds something: a catalog
     # without them encodes (and digests) as it did before they existed.
-    appended = [tuple(catalog.system_views()), tuple(catalog.views()), tuple(catalog.principals())]
+    appended = [
+        tuple(catalog.system_views()),
+        tuple(catalog.views()),
+        tuple(catalog.principals()),
+        tuple(catalog.roles()),
+        tuple(catalog.grants()),
+    ]
     while appended and not appended[-1]:
         appended.pop()
     body.extend(to_wire(part) for part in appended)

@@ -12,8 +12,10 @@ from typing import Any
 from catalog.catalog import Catalog
 from catalog.collector import collector_paused
 from catalog.descriptors import (
+    GrantDescriptor,
     IndexDescriptor,
     PrincipalDescriptor,
+    RoleDescriptor,
     SchemaDescriptor,
     SystemViewDescriptor,
     TableDescriptor,
@@ -31,6 +33,8 @@ _ZONES = compile_decoder(tuple[ZoneDescriptor, ...])
 _SYSTEM_VIEWS = compile_decoder(tuple[SystemViewDescriptor, ...])
 _VIEWS = compile_decoder(tuple[ViewDescriptor, ...])
 _PRINCIPALS = compile_decoder(tuple[PrincipalDescriptor, ...])
+_ROLES = compile_decoder(tuple[RoleDescriptor, ...])
+_GRANTS = compile_decoder(tuple[GrantDescriptor, ...])
 _TABLES = compile_decoder(tuple[TableDescriptor, ...])
 _INDEXES = compile_decoder(tuple[IndexDescriptor, ...])
 _OPTIONAL_INT = compile_decoder(int | None)
@@ -67,7 +71,7 @@ def _groups(value: Any, kinds: tuple[type, ...], what: str) -> list[list[Any]]:
 
 
 def _header(items: list[Any]) -> dict[str, Any]:
-    """Return the parts every format shares: numbers, schemas, zones, views, principals."""
+    """Return the parts every format shares: numbers, schemas, zones, views, access."""
     return {
         "version": _INT(items[0]),
         "activation_ts": _INT(items[1]),
@@ -78,6 +82,8 @@ def _header(items: list[Any]) -> dict[str, Any]:
         "system_views": _SYSTEM_VIEWS(items[8]) if len(items) > 8 else (),
         "views": _VIEWS(items[9]) if len(items) > 9 else (),
         "principals": _PRINCIPALS(items[10]) if len(items) > 10 else (),
+        "roles": _ROLES(items[11]) if len(items) > 11 else (),
+        "grants": _GRANTS(items[12]) if len(items) > 12 else (),
     }
 
 
@@ -103,9 +109,10 @@ def _build_v1(items: list[Any]) -> Catalog:
 
 
 def _build_catalog(version: int, body: Any) -> Catalog:
-    if type(body) is not list or len(body) not in (8, 9, 10, 11):
+    if type(body) is not list or not 8 <= len(body) <= 13:
         raise format_error(
-            "a snapshot has 8 parts, 9 with system views, 10 with views, 11 with principals"
+            "a snapshot has 8 parts, then system views, views, principals, roles and grants "
+            "up to the last that holds any"
         )
     return _build_v1(body) if version == 1 else _build_v2(body)
 

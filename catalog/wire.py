@@ -27,8 +27,10 @@ import msgpack
 from catalog.descriptors import (
     ColumnDescriptor,
     Descriptor,
+    GrantDescriptor,
     IndexDescriptor,
     PrincipalDescriptor,
+    RoleDescriptor,
     SchemaDescriptor,
     SystemViewDescriptor,
     TableDescriptor,
@@ -78,6 +80,8 @@ _DESCRIPTOR_TAGS: dict[str, type[Model]] = {
     "system_view": SystemViewDescriptor,
     "view": ViewDescriptor,
     "principal": PrincipalDescriptor,
+    "role": RoleDescriptor,
+    "grant": GrantDescriptor,
 }
 
 

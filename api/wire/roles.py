@@ -1,6 +1,7 @@
 """``Role``: what a token may do, and how long a token may live.
 
-Roles nest: ``reader`` reads and follows events, ``writer`` also runs DDL and commits data,
+Roles nest: ``none`` may do only what grants allow (``catalog.access``), ``reader`` reads and
+follows events, ``writer`` also runs DDL and commits data,
 ``admin`` may do everything (issue tokens, rotate keys). Shared by the server's token checks
 and the request and response models, which the client uses too.
 """
@@ -16,11 +17,12 @@ MAX_TTL_S = 30 * 24 * 3600
 class Role(enum.StrEnum):
     """What a token may do; each role may do what the ones before it may."""
 
+    NONE = "none"
     READER = "reader"
     WRITER = "writer"
     ADMIN = "admin"
 
     @property
     def rank(self) -> int:
-        """Return the role's rank: reader 0 < writer 1 < admin 2."""
+        """Return the role's rank: none 0 < reader 1 < writer 2 < admin 3."""
         return list(Role).index(self)

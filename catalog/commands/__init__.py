@@ -21,6 +21,7 @@ from catalog.commands.columns import (
     DropColumnsCommand,
     RenameColumnCommand,
 )
+from catalog.commands.grants import GrantCommand, RevokeCommand
 from catalog.commands.iceberg_tables import (
     AlterTableIcebergCommand,
     IcebergTableSpec,
@@ -38,6 +39,7 @@ from catalog.commands.indexes import (
     RenameIndexCommand,
     StartBuildingIndexCommand,
 )
+from catalog.commands.roles import CreateRoleCommand, DropRoleCommand
 from catalog.commands.schemas import (
     AlterSchemaPropertiesCommand,
     CreateSchemaCommand,
@@ -98,7 +100,11 @@ CatalogCommand = Annotated[
     | CreateViewCommand
     | AlterViewCommand
     | DropViewCommand
-    | RenameViewCommand,
+    | RenameViewCommand
+    | CreateRoleCommand
+    | DropRoleCommand
+    | GrantCommand
+    | RevokeCommand,
     Field(discriminator="op"),
 ]
 
@@ -134,6 +140,10 @@ CreateView = CreateViewCommand
 AlterView = AlterViewCommand
 DropView = DropViewCommand
 RenameView = RenameViewCommand
+CreateRole = CreateRoleCommand
+DropRole = DropRoleCommand
+Grant = GrantCommand
+Revoke = RevokeCommand
 
 
 def parse(obj: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[CommandBase]:
@@ -180,6 +190,8 @@ __all__ = [
     "CommandBase",
     "CreateIndex",
     "CreateIndexCommand",
+    "CreateRole",
+    "CreateRoleCommand",
     "CreateSchema",
     "CreateSchemaCommand",
     "CreateSystemView",
@@ -194,6 +206,8 @@ __all__ = [
     "DropColumnsCommand",
     "DropIndex",
     "DropIndexCommand",
+    "DropRole",
+    "DropRoleCommand",
     "DropSchema",
     "DropSchemaCommand",
     "DropTable",
@@ -202,6 +216,8 @@ __all__ = [
     "DropViewCommand",
     "DropZone",
     "DropZoneCommand",
+    "Grant",
+    "GrantCommand",
     "IcebergTableSpec",
     "IndexColumnSpec",
     "MakeIndexAvailable",
@@ -222,6 +238,8 @@ __all__ = [
     "RenameViewCommand",
     "RenameZone",
     "RenameZoneCommand",
+    "Revoke",
+    "RevokeCommand",
     "SetDefaultZone",
     "SetDefaultZoneCommand",
     "SortFieldSpec",

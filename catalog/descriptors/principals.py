@@ -24,8 +24,13 @@ SECRET_HASH_SCHEME = "sha256"
 
 
 class PrincipalRole(enum.StrEnum):
-    """What a principal may do, cluster-wide: each role may do what the ones before it may."""
+    """What a principal may do, cluster-wide: each role may do what the ones before it may.
 
+    Grants (``catalog.access``) add to it, object by object.
+    """
+
+    NONE = "none"
+    """Only what its grants allow."""
     READER = "reader"
     """Reads the catalog and its tables' data, follows events."""
     WRITER = "writer"

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field
 
 from catalog.entries.base import EntryBase
+from catalog.entries.grants import DropGrantEntry, NewGrantEntry
 from catalog.entries.ids import ObjectIdGenUpdateEntry
 from catalog.entries.indexes import (
     DropIndexEntry,
@@ -22,6 +23,7 @@ from catalog.entries.principals import (
     DropPrincipalEntry,
     NewPrincipalEntry,
 )
+from catalog.entries.roles import DropRoleEntry, NewRoleEntry
 from catalog.entries.schemas import DropSchemaEntry, NewSchemaEntry, SetSchemaPropertiesEntry
 from catalog.entries.system_views import NewSystemViewEntry
 from catalog.entries.tables import (
@@ -69,7 +71,11 @@ UpdateEntry = Annotated[
     | RenameViewEntry
     | NewPrincipalEntry
     | AlterPrincipalEntry
-    | DropPrincipalEntry,
+    | DropPrincipalEntry
+    | NewRoleEntry
+    | DropRoleEntry
+    | NewGrantEntry
+    | DropGrantEntry,
     Field(discriminator="type"),
 ]
 
@@ -79,8 +85,10 @@ __all__ = [
     "AlterTablePropertiesEntry",
     "AlterZoneEntry",
     "DropColumnsEntry",
+    "DropGrantEntry",
     "DropIndexEntry",
     "DropPrincipalEntry",
+    "DropRoleEntry",
     "DropSchemaEntry",
     "DropTableEntry",
     "DropViewEntry",
@@ -88,8 +96,10 @@ __all__ = [
     "EntryBase",
     "MakeIndexAvailableEntry",
     "NewColumnsEntry",
+    "NewGrantEntry",
     "NewIndexEntry",
     "NewPrincipalEntry",
+    "NewRoleEntry",
     "NewSchemaEntry",
     "NewSystemViewEntry",
     "NewTableEntry",

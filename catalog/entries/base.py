@@ -105,6 +105,12 @@ PRINCIPALS = ObjectKindById(
     Catalog.principal_by_id,
     Catalog.without_principal,
 )
+ROLES = ObjectKindById(
+    "role", Catalog.with_role, "role_id", Catalog.role_by_id, Catalog.without_role
+)
+GRANTS = ObjectKindById(
+    "grant", Catalog.with_grant, "grant_id", Catalog.grant_by_id, Catalog.without_grant
+)
 
 
 class PutEntry(EntryBase):

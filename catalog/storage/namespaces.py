@@ -6,13 +6,22 @@ are fewer, so they sit in persistent hash maps that versions share until one of 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from immutables import Map
 
-from catalog.descriptors import SchemaDescriptor, SystemViewDescriptor, ZoneDescriptor
-from catalog.descriptors.views import ViewDescriptor
+from catalog.descriptors import (
+    GrantDescriptor,
+    PrincipalDescriptor,
+    RoleDescriptor,
+    SchemaDescriptor,
+    SystemViewDescriptor,
+    ViewDescriptor,
+    ZoneDescriptor,
+)
+from catalog.storage.grants import NO_ACCESS, Access
 from catalog.storage.principals import NO_PRINCIPALS, Principals
 
 EMPTY: Map[Any, Any] = Map()
@@ -23,7 +32,7 @@ _Named = TypeVar("_Named", SchemaDescriptor, ZoneDescriptor)
 
 @dataclass(frozen=True, slots=True)
 class Namespaces:
-    """A catalog's schemas, zones, system views, views and principals, by id and by name.
+    """A catalog's schemas, zones, views, principals, roles and grants, by id and by name.
 
     One object that versions share until one of them changes (most DDL changes tables only),
     so that each kept version costs one slot for them. System views all live in ``SYSTEM``
@@ -38,6 +47,47 @@ class Namespaces:
     views: Map[int, ViewDescriptor] = EMPTY
     view_by_name: Map[tuple[int, str], int] = EMPTY
     principals: Principals = NO_PRINCIPALS
+    access: Access = NO_ACCESS
+
+    @classmethod
+    def of(
+        cls,
+        schemas: Iterable[SchemaDescriptor],
+        zones: Iterable[ZoneDescriptor],
+        *,
+        system_views: Iterable[SystemViewDescriptor] = (),
+        views: Iterable[ViewDescriptor] = (),
+        principals: Iterable[PrincipalDescriptor] = (),
+        roles: Iterable[RoleDescriptor] = (),
+        grants: Iterable[GrantDescriptor] = (),
+    ) -> Namespaces:
+        """Return the namespaces holding these objects.
+
+        Raises:
+            ValueError: two objects of a kind share an id or a name (or, for grants, a
+                meaning).
+        """
+        schemas, zones, views = list(schemas), list(zones), list(views)
+        found = cls(
+            Map({s.id: s for s in schemas}),
+            Map({s.name: s.id for s in schemas}),
+            Map({z.id: z for z in zones}),
+            Map({z.name: z.id for z in zones}),
+            Map({v.name: v for v in system_views}),
+            Map({v.id: v for v in views}),
+            Map({(v.schema_id, v.name): v.id for v in views}),
+            Principals.of(list(principals)),
+            Access.of(list(roles), list(grants)),
+        )
+        sizes = [
+            (len(found.schemas), len(found.schema_by_name), len(schemas), "schema"),
+            (len(found.zones), len(found.zone_by_name), len(zones), "zone"),
+            (len(found.views), len(found.view_by_name), len(views), "view"),
+        ]
+        for by_id, by_name, given, kind in sizes:
+            if not by_id == by_name == given:
+                raise ValueError(f"duplicate {kind} ids or names")
+        return found
 
     # Built directly rather than with ``dataclasses.replace``: every applied change of a
     # schema, zone or view makes one.
@@ -55,6 +105,7 @@ class Namespaces:
             self.views,
             self.view_by_name,
             self.principals,
+            self.access,
         )
 
     def with_zones(self, zones: Map[int, ZoneDescriptor], by_name: Map[str, int]) -> Namespaces:
@@ -68,6 +119,7 @@ class Namespaces:
             self.views,
             self.view_by_name,
             self.principals,
+            self.access,
         )
 
     def with_system_views(self, views: Map[str, SystemViewDescriptor]) -> Namespaces:
@@ -81,6 +133,7 @@ class Namespaces:
             self.views,
             self.view_by_name,
             self.principals,
+            self.access,
         )
 
     def with_views(
@@ -96,6 +149,7 @@ class Namespaces:
             views,
             by_name,
             self.principals,
+            self.access,
         )
 
     def with_principals(self, principals: Principals) -> Namespaces:
@@ -109,6 +163,21 @@ class Namespaces:
             self.views,
             self.view_by_name,
             principals,
+            self.access,
+        )
+
+    def with_access(self, access: Access) -> Namespaces:
+        """Return these namespaces with other roles and grants."""
+        return Namespaces(
+            self.schemas,
+            self.schema_by_name,
+            self.zones,
+            self.zone_by_name,
+            self.system_views,
+            self.views,
+            self.view_by_name,
+            self.principals,
+            access,
         )
 
     def with_view(self, view: ViewDescriptor) -> Namespaces:
