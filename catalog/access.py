@@ -1,8 +1,9 @@
 """Who may do what: access decisions and "who could", answered on one catalog version.
 
 A caller is a principal (by id) and, for an outside provider's user, the groups its token
-names: each group is the role of the same name, when there is one. Its grantees are itself,
-those roles, and every role any of them holds, through ``USAGE`` on a role, transitively.
+names: each group is the role of the same name (ignoring case), when there is one. Its
+grantees are itself, those roles, and every role any of them holds, through ``USAGE`` on a
+role, transitively.
 Privileges flow down (``catalog.descriptors.grants``): one held on the catalog holds on every
 schema, table and view; on a schema, on what is in it. ``OWNERSHIP`` holds every privilege.
 Reaching a table or view also takes ``USAGE`` on its schema.
@@ -90,10 +91,13 @@ def grantees(catalog: Catalog, caller: Caller) -> frozenset[Grantee]:
         start: list[Grantee] = []
         if caller.principal_id is not None:
             start.append((GranteeKind.USER, caller.principal_id))
-        for group in caller.groups:
-            role_id = access.role_by_name.get(group)
-            if role_id is not None:
-                start.append((GranteeKind.ROLE, role_id))
+        if caller.groups:
+            wanted = {group.casefold() for group in caller.groups}
+            start.extend(
+                (GranteeKind.ROLE, role_id)
+                for name, role_id in access.role_by_name.items()
+                if name.casefold() in wanted
+            )
         roles = held_roles(access, start)
         found = frozenset([*start, *((GranteeKind.ROLE, r) for r in roles)])
         if len(access.memo) >= _MEMO_LIMIT:

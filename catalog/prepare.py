@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase, UpdateContext
-from catalog.commands.grants import refuse_last_catalog_owner
-from catalog.descriptors import GrantDescriptor, GranteeKind, SecurableKind
+from catalog.commands.grants import object_exists, refuse_last_catalog_owner
+from catalog.descriptors import GrantDescriptor, GranteeKind
 from catalog.entries import DropGrantEntry, EntryBase
 from catalog.entries.base import RemoveEntry
 from catalog.errors import BatchPosition, CatalogError
@@ -76,7 +76,7 @@ def orphaned_grants(catalog: Catalog) -> list[EntryBase]:
     gone = [
         grant
         for grant in access.grants.values()
-        if not _exists(catalog, grant.on, grant.on_id) or not _holder_exists(catalog, grant)
+        if not object_exists(catalog, grant.on, grant.on_id) or not _holder_exists(catalog, grant)
     ]
     removed = {grant.id for grant in gone}
     for grant in gone:
@@ -87,18 +87,6 @@ def orphaned_grants(catalog: Catalog) -> list[EntryBase]:
 def _removes_holder(entry: EntryBase) -> bool:
     """Return whether ``entry`` removes something other than a grant (what grants may name)."""
     return isinstance(entry, RemoveEntry) and not isinstance(entry, DropGrantEntry)
-
-
-def _exists(catalog: Catalog, kind: SecurableKind, object_id: int) -> bool:
-    if kind is SecurableKind.CATALOG:
-        return True
-    if kind is SecurableKind.SCHEMA:
-        return catalog.find_schema_by_id(object_id) is not None
-    if kind is SecurableKind.TABLE:
-        return catalog.find_table_by_id(object_id) is not None
-    if kind is SecurableKind.VIEW:
-        return catalog.find_view_by_id(object_id) is not None
-    return object_id in catalog.access.roles
 
 
 def _holder_exists(catalog: Catalog, grant: GrantDescriptor) -> bool:

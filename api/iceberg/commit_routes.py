@@ -32,8 +32,6 @@ from api.iceberg.paths import (
     NamespacePath,
     TablePath,
     refuse_view_name,
-    resolve_schema,
-    resolve_table,
 )
 from api.iceberg.reads import horizon_of, latest_of, table_state, warehouse_of, written_file
 from api.iceberg.register import (
@@ -42,6 +40,7 @@ from api.iceberg.register import (
 from api.iceberg.replaces import replace_table, replacement
 from api.iceberg.snapshots import Snapshots, snapshots_of
 from api.iceberg.staging import CreateChanges, is_create
+from api.iceberg.visibility import permit_commit, seen_schema, seen_table
 from api.server.execution import execute_batch, node_of
 from catalog.catalog import Catalog
 from catalog.data.iceberg_refs import MAIN
@@ -68,13 +67,14 @@ async def commit_table(
     answer's metadata file is written first.
     """
     if is_create(body.requirements):
-        schema = resolve_schema(latest_of(request), namespace).name
+        schema = seen_schema(request, latest_of(request), namespace).name
         cat, found = await _create_in_commit(request, schema, table, body)
         metadata, _ = await table_state(request, cat, found)
         file, metadata = await written_file(request, found, metadata)
         return tagged_response(CommitTableResponse(metadata_location=file, metadata=metadata))
     cat = latest_of(request)
-    schema_found, found = resolve_table(cat, namespace, table)
+    schema_found, found = seen_table(request, cat, namespace, table, None)
+    permit_commit(request, cat, found, body.updates)
     schema, name = schema_found.name, found.name
     metadata, commits = await table_state(request, cat, found)
     horizon, location = horizon_of(request), metadata.location

@@ -27,10 +27,10 @@ from api.iceberg.paths import (
     PageSize,
     PageToken,
     page,
-    resolve_schema,
 )
 from api.iceberg.pins import is_pin, parse_pin, resolve
 from api.iceberg.reads import latest_of, read_catalog
+from api.iceberg.visibility import seen_names, seen_schema
 from api.server.execution import execute_batch
 from api.server.responses import json_response
 from catalog.commands.schemas import (
@@ -38,6 +38,7 @@ from catalog.commands.schemas import (
     CreateSchemaCommand,
     DropSchemaCommand,
 )
+from catalog.descriptors import SecurableKind
 from catalog.errors import AlreadyExistsError, ErrorCode
 from catalog.properties import named_properties, properties_dict
 
@@ -75,8 +76,8 @@ async def list_namespaces(
     """
     cat = read_catalog(request)
     if parent:
-        resolve_schema(cat, parent)
-    names = [] if parent else sorted(s.name for s in cat.schemas())
+        seen_schema(request, cat, parent)
+    names = [] if parent else seen_names(request, cat, SecurableKind.SCHEMA, cat.schemas())
     shown, token = page(names, page_token, page_size)
     return json_response(
         ListNamespacesResponse(namespaces=[[n] for n in shown], next_page_token=token)
@@ -99,7 +100,7 @@ async def create_namespace(request: Request, body: CreateNamespaceRequest) -> Re
 @router.get("/namespaces/{namespace}", response_model=NamespaceResponse, dependencies=READ)
 async def load_namespace(request: Request, namespace: NamespacePath) -> Response:
     """One schema, with its properties."""
-    found = resolve_schema(read_catalog(request), namespace)
+    found = seen_schema(request, read_catalog(request), namespace)
     return json_response(
         NamespaceResponse(namespace=[found.name], properties=properties_dict(found.properties))
     )
@@ -125,7 +126,7 @@ async def update_namespace_properties(
             422,
             f"{named_properties(both)} are both updated and removed; give each once",
         )
-    schema = resolve_schema(latest_of(request), namespace)
+    schema = seen_schema(request, latest_of(request), namespace)
     name, held = schema.name, properties_dict(schema.properties)
     command = AlterSchemaPropertiesCommand(
         name=name, set_properties=body.updates, remove_properties=tuple(body.removals)
@@ -144,13 +145,13 @@ async def update_namespace_properties(
 @router.head("/namespaces/{namespace}", status_code=204, dependencies=READ)
 async def namespace_exists(request: Request, namespace: NamespacePath) -> Response:
     """204 when the schema exists, else 404."""
-    resolve_schema(read_catalog(request), namespace)
+    seen_schema(request, read_catalog(request), namespace)
     return Response(status_code=204)
 
 
 @router.delete("/namespaces/{namespace}", status_code=204, dependencies=WRITE)
 async def drop_namespace(request: Request, namespace: NamespacePath) -> Response:
     """Drop an empty schema (``DROP SCHEMA``)."""
-    name = resolve_schema(latest_of(request), namespace).name
+    name = seen_schema(request, latest_of(request), namespace).name
     await execute_batch(request, [DropSchemaCommand(name=name)])
     return Response(status_code=204)

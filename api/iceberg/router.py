@@ -1,8 +1,9 @@
 """The Iceberg REST catalog's routes (``/v1`` of the sub-application at ``/iceberg``).
 
 Namespaces are schemas, tables are tables and views are views (``namespace_routes``,
-``table_routes``, ``commit_routes``, ``transaction_routes``, ``view_routes``). Reads take the
-reader role, changes the writer role, as on ``/v1``.
+``table_routes``, ``commit_routes``, ``transaction_routes``, ``view_routes``). Each route takes
+the privileges its objects need (``visibility``): a reader holds ``SELECT`` everywhere, a
+writer also ``CREATE``, ``MODIFY``, ``ALTER`` and ``DROP``; grants give them object by object.
 
 ``/oauth/tokens`` signs engines in (``api.server.oauth``). Every other route but ``/config``
 is served twice: at ``/v1/...`` on the latest catalog, and at

@@ -42,7 +42,6 @@ from api.iceberg.paths import (
     named_page,
     refuse_view_name,
     resolve_schema,
-    resolve_table,
 )
 from api.iceberg.reads import latest_of, read_catalog, table_state, warehouse_of, written_file
 from api.iceberg.register import (
@@ -56,10 +55,13 @@ from api.iceberg.register import (
 )
 from api.iceberg.reports import COMMIT_REPORT, SCAN_REPORT, report_type
 from api.iceberg.staging import staged_metadata
+from api.iceberg.visibility import seen_names, seen_schema, seen_table
 from api.server.execution import execute_batch, node_of
+from api.server.permits import permit
 from api.server.responses import json_response
 from catalog.commands.tables import DropTableCommand, RenameTableCommand
 from catalog.data.files import DataCommit
+from catalog.descriptors import Privilege, SecurableKind
 from catalog.errors import AlreadyExistsError, ErrorCode
 from schemasync.clock import physical_of
 
@@ -75,8 +77,8 @@ async def list_tables(
 ) -> Response:
     """The tables of a schema."""
     cat = read_catalog(request)
-    schema = resolve_schema(cat, namespace)
-    names = sorted(t.name for t in cat.schema_tables(schema.id))
+    schema = seen_schema(request, cat, namespace)
+    names = seen_names(request, cat, SecurableKind.TABLE, cat.schema_tables(schema.id))
     return json_response(named_page(schema.name, names, page_token, page_size))
 
 
@@ -90,11 +92,13 @@ async def create_table(
     would have, without a metadata file (``staging``); the location's empty engine folders
     are made, for the engine writes its files before it commits.
     """
-    schema = resolve_schema(latest_of(request), namespace).name
+    found_schema = seen_schema(request, latest_of(request), namespace)
+    schema = found_schema.name
     if latest_of(request).find_table(schema, body.name) is not None:
         raise _table_exists(schema, body.name)
     refuse_view_name(latest_of(request), schema, body.name)
     if body.stage_create:
+        permit(request, latest_of(request), Privilege.CREATE, SecurableKind.SCHEMA, found_schema.id)
         staged = staged_metadata(latest_of(request), schema, body, warehouse_of(request))
         await engine_folders(staged.location, body.name)
         return json_response(LoadTableResult(metadata=staged))
@@ -125,7 +129,7 @@ async def load_table(
     in ``If-None-Match`` answers 304 while the table is unchanged.
     """
     cat = read_catalog(request)
-    _, found = resolve_table(cat, namespace, table)
+    _, found = seen_table(request, cat, namespace, table)
     metadata, _ = await table_state(request, cat, found)
     file, metadata = await written_file(request, found, metadata)
     if snapshots == "refs":  # the file holds every snapshot; the answer those refs name
@@ -139,7 +143,7 @@ async def load_table(
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204, dependencies=READ)
 async def table_exists(request: Request, namespace: NamespacePath, table: TablePath) -> Response:
     """204 when the table exists, else 404."""
-    resolve_table(read_catalog(request), namespace, table)
+    seen_table(request, read_catalog(request), namespace, table, None)
     return Response(status_code=204)
 
 
@@ -161,7 +165,7 @@ async def register_table(
         raise unsupported(
             f"table {body.name}: register with overwrite is not supported; drop the table first"
         )
-    schema = resolve_schema(latest_of(request), namespace).name
+    schema = seen_schema(request, latest_of(request), namespace).name
     if latest_of(request).find_table(schema, body.name) is not None:
         raise _table_exists(schema, body.name)
     refuse_view_name(latest_of(request), schema, body.name)
@@ -202,7 +206,7 @@ async def drop_table(
     the same way: the files stay for reads pinned before the drop until the data expiry
     deletes the folder of a table no kept version holds.
     """
-    schema, found = resolve_table(latest_of(request), namespace, table)
+    schema, found = seen_table(request, latest_of(request), namespace, table, None)
     command = DropTableCommand(**{"schema": schema.name, "name": found.name})
     await execute_batch(request, [command])
     return Response(status_code=204)
@@ -213,7 +217,9 @@ async def rename_table(request: Request, body: RenameTableRequest) -> Response:
     """Rename a table within its schema (the catalog does not move tables between schemas)."""
     source, destination = body.source, body.destination
     cat = latest_of(request)
-    schema, found = resolve_table(cat, NAMESPACE_SEPARATOR.join(source.namespace), source.name)
+    schema, found = seen_table(
+        request, cat, NAMESPACE_SEPARATOR.join(source.namespace), source.name, None
+    )
     target = NAMESPACE_SEPARATOR.join(destination.namespace)
     if resolve_schema(cat, target).id != schema.id:
         raise unsupported(
@@ -238,7 +244,7 @@ async def report_metrics(
     body: Annotated[dict[str, object], Body(description="A ReportMetricsRequest.")],
 ) -> Response:
     """Count a client's scan or commit report of a table (``reports``); 404 without the table."""
-    resolve_table(read_catalog(request), namespace, table)
+    seen_table(request, read_catalog(request), namespace, table, None)
     kind = report_type(body)
     label = kind if kind in (SCAN_REPORT, COMMIT_REPORT) else "other"
     request.app.state.metrics.iceberg_reports.labels(report_type=label).inc()

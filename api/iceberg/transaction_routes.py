@@ -38,12 +38,13 @@ from api.iceberg.commits import (
 )
 from api.iceberg.errors import bad_request, commit_failed
 from api.iceberg.models import IcebergModel, TableMetadata
-from api.iceberg.paths import NAMESPACE_SEPARATOR, WRITE, resolve_table
+from api.iceberg.paths import NAMESPACE_SEPARATOR, WRITE
 from api.iceberg.reads import horizon_of, latest_of, table_state, warehouse_of
 from api.iceberg.replaces import replacement
 from api.iceberg.snapshots import Snapshots, snapshots_of
 from api.iceberg.staging import is_create
 from api.iceberg.updates import AddedSnapshot
+from api.iceberg.visibility import permit_commit, seen_table
 from api.server.execution import execute_batch, node_of
 from catalog.catalog import Catalog
 from catalog.commands.base import CommandBase
@@ -87,7 +88,8 @@ async def _read(request: Request, cat: Catalog, body: CommitTableRequest) -> _Ch
     if body.identifier is None:
         raise bad_request("each table change of a transaction names its table (identifier)")
     namespace = NAMESPACE_SEPARATOR.join(body.identifier.namespace)
-    schema, found = resolve_table(cat, namespace, body.identifier.name)
+    schema, found = seen_table(request, cat, namespace, body.identifier.name, None)
+    permit_commit(request, cat, found, body.updates)
     name = f"{schema.name}.{found.name}"
     # Only the snapshots refs name: a requirement reads refs, a commit its parent (main's
     # head); no answer lists the table's snapshots.

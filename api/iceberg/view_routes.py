@@ -20,8 +20,6 @@ from api.iceberg.paths import (
     PageToken,
     ViewPath,
     named_page,
-    resolve_schema,
-    resolve_view,
 )
 from api.iceberg.reads import latest_of, read_catalog
 from api.iceberg.view_metadata import (
@@ -31,11 +29,12 @@ from api.iceberg.view_metadata import (
     written_view_file,
 )
 from api.iceberg.view_models import CommitViewRequest, CreateViewRequest, LoadViewResult
+from api.iceberg.visibility import seen_names, seen_schema, seen_view
 from api.server.execution import execute_batch, node_of
 from api.server.responses import json_response
 from catalog.catalog import Catalog
 from catalog.commands.views import DropViewCommand, RenameViewCommand
-from catalog.descriptors import SchemaDescriptor
+from catalog.descriptors import SchemaDescriptor, SecurableKind
 from catalog.errors import AlreadyExistsError, ErrorCode
 
 router = APIRouter()
@@ -50,8 +49,8 @@ async def list_views(
 ) -> Response:
     """The views of a schema."""
     cat = read_catalog(request)
-    schema = resolve_schema(cat, namespace)
-    names = sorted(v.name for v in cat.schema_views(schema.id))
+    schema = seen_schema(request, cat, namespace)
+    names = seen_names(request, cat, SecurableKind.VIEW, cat.schema_views(schema.id))
     return json_response(named_page(schema.name, names, page_token, page_size))
 
 
@@ -74,7 +73,7 @@ async def create_view(
 ) -> Response:
     """Create a view (one ``CREATE VIEW``); its query texts are kept as given."""
     cat = latest_of(request)
-    schema = resolve_schema(cat, namespace)
+    schema = seen_schema(request, cat, namespace)
     _check_name_free(cat, schema, body.name)
     result = await execute_batch(request, [create_view_command(schema.name, body)])
     found = node_of(request).service.catalog(result.version).view(schema.name, body.name)
@@ -87,7 +86,7 @@ async def create_view(
 )
 async def load_view(request: Request, namespace: NamespacePath, view: ViewPath) -> Response:
     """A view's metadata: its kept versions, the current one, its schemas and properties."""
-    _, found = resolve_view(read_catalog(request), namespace, view)
+    _, found = seen_view(request, read_catalog(request), namespace, view)
     file, metadata = await written_view_file(request, found)
     return json_response(LoadViewResult(metadata_location=file, metadata=metadata))
 
@@ -95,7 +94,7 @@ async def load_view(request: Request, namespace: NamespacePath, view: ViewPath) 
 @router.head("/namespaces/{namespace}/views/{view}", status_code=204, dependencies=READ)
 async def view_exists(request: Request, namespace: NamespacePath, view: ViewPath) -> Response:
     """204 when the view exists, else 404."""
-    resolve_view(read_catalog(request), namespace, view)
+    seen_view(request, read_catalog(request), namespace, view, None)
     return Response(status_code=204)
 
 
@@ -106,7 +105,7 @@ async def replace_view(
     request: Request, namespace: NamespacePath, view: ViewPath, body: CommitViewRequest
 ) -> Response:
     """Change a view as the commit's updates say, if its requirement holds (one version)."""
-    schema, found = resolve_view(latest_of(request), namespace, view)
+    schema, found = seen_view(request, latest_of(request), namespace, view, None)
     command = alter_view_command(schema.name, found.name, body)
     result = await execute_batch(request, [command])
     changed = node_of(request).service.catalog(result.version).view(schema.name, found.name)
@@ -117,7 +116,7 @@ async def replace_view(
 @router.delete("/namespaces/{namespace}/views/{view}", status_code=204, dependencies=WRITE)
 async def drop_view(request: Request, namespace: NamespacePath, view: ViewPath) -> Response:
     """Drop a view (``DROP VIEW``); reads as of earlier moments still see it."""
-    schema, found = resolve_view(latest_of(request), namespace, view)
+    schema, found = seen_view(request, latest_of(request), namespace, view, None)
     await execute_batch(request, [DropViewCommand(**{"schema": schema.name, "name": found.name})])
     await forget_view_files(request, found.id)
     return Response(status_code=204)
@@ -128,8 +127,10 @@ async def rename_view(request: Request, body: RenameTableRequest) -> Response:
     """Rename a view, or move it to another namespace."""
     source, destination = body.source, body.destination
     cat = latest_of(request)
-    schema, found = resolve_view(cat, NAMESPACE_SEPARATOR.join(source.namespace), source.name)
-    target = resolve_schema(cat, NAMESPACE_SEPARATOR.join(destination.namespace))
+    schema, found = seen_view(
+        request, cat, NAMESPACE_SEPARATOR.join(source.namespace), source.name, None
+    )
+    target = seen_schema(request, cat, NAMESPACE_SEPARATOR.join(destination.namespace))
     if (target.id, destination.name) != (schema.id, found.name):
         was, to = f"{schema.name}.{found.name}", f"{target.name}.{destination.name}"
         if cat.find_view(target.name, destination.name) is not None:

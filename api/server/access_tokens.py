@@ -128,6 +128,7 @@ async def verify_access_token(
         claims["exp"],
         key=f"{principal.name}#{principal.id}",
         signed_in_at=signed_in if type(signed_in) is int else claims["iat"],
+        principal_id=principal.id,
     )
 
 

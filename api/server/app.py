@@ -35,6 +35,7 @@ from api.server.routes import (
     data,
     ddl,
     events,
+    grants,
     leases,
     ops,
     principals,
@@ -132,6 +133,7 @@ def create_app(
         backups.router,
         principals.router,
         principals.oauth_router,
+        grants.router,
     ):
         app.include_router(router)
     # The Iceberg REST protocol: its own app, with its own error model, on the same state.

@@ -23,6 +23,10 @@ class Claims:
     key: str = ""
     signed_in_at: int = 0
     """When the caller signed in with its secret (a token exchange keeps it)."""
+    principal_id: int | None = None
+    """The principal a catalog access token stands for (grants to it apply)."""
+    groups: tuple[str, ...] = ()
+    """An outside provider's groups: the grants to the roles of these names apply."""
 
     @property
     def caller(self) -> str:

@@ -1,22 +1,26 @@
 """The one way a request runs a batch of commands: the node, the caller, admission, execution.
 
 The DDL routes (``POST /v1/ddl``, ``POST /v1/sql``) and the Iceberg protocol's changes both
-run their commands through ``execute_batch``: in one of the node's DDL slots, as one
-``CatalogManager.execute`` with the caller named in the version's origin.
+run their commands through ``execute_batch``: checked against the caller's grants
+(``permits``), in one of the node's DDL slots, as one ``CatalogManager.execute`` with the
+caller named in the version's origin.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from fastapi import Request
 
 from api.server.auth import caller_of, principal_of, scoped_request_id
 from api.server.errors import ApiError
+from api.server.permits import check_commands
 from api.server.slots import Slot, Slots
 from api.wire.codes import Code
 from catalog.apply_result import ApplyResult
 from catalog.commands import CommandBase
+from catalog.errors import BatchPosition, CatalogError
 from catalog.manager import Precondition
 from catalog.origin import CLIENT_HEADER, LOCAL_PRINCIPAL, MAX_NAME_CHARS, UpdateOrigin
 from catalog.runtime.node import CatalogNode
@@ -92,6 +96,8 @@ async def execute_batch(
         ApiError: TOO_MANY_REQUESTS when no slot is free.
         CatalogError: the batch was refused; nothing was applied.
     """
+    node = node_of(request)
+    batch, positions = check_commands(request, node.service.latest_catalog(), commands)
     with slot or admitted(request):
         origin = UpdateOrigin(
             principal=principal_of(request) or LOCAL_PRINCIPAL,
@@ -99,10 +105,20 @@ async def execute_batch(
             message=message,
             request_id=request_id,
         )
-        return await node_of(request).manager.execute(
-            commands,
-            request_id=scoped_request_id(request, request_id),
-            wait_for_nodes=wait_for_nodes,
-            origin=origin,
-            precondition=precondition,
-        )
+        try:
+            result = await node.manager.execute(
+                batch,
+                request_id=scoped_request_id(request, request_id),
+                wait_for_nodes=wait_for_nodes,
+                origin=origin,
+                precondition=precondition,
+            )
+        except CatalogError as refused:
+            if refused.position is not None and len(batch) != len(commands):
+                # numbered in the caller's batch, not the one with the ownership grants
+                number = sum(1 for p in positions if p < refused.position.statement)
+                refused.position = BatchPosition(number)
+            raise
+    if len(batch) == len(commands) or not result.applied:
+        return result
+    return replace(result, applied=tuple(result.applied[i] for i in positions))

@@ -12,8 +12,11 @@ A token must be signed with an asymmetric algorithm the key allows (RS*, PS*, ES
 audience (``CATALOG_OIDC_AUDIENCE``), be unexpired and already valid. Its subject
 (``CATALOG_OIDC_SUBJECT_CLAIM``, ``sub`` by default; ``preferred_username`` reads better) is the
 principal the catalog records; its groups (``CATALOG_OIDC_GROUPS_CLAIM``, ``groups``) give its
-role through ``CATALOG_OIDC_ROLES`` (``reader=analysts,writer=etl,admin=platform``): the highest
-role any of its groups maps to. A token in no mapped group is refused with 403.
+cluster-wide role through ``CATALOG_OIDC_ROLES`` (``reader=analysts,writer=etl,admin=platform``):
+the highest role any of its groups maps to, or ``none`` when no group maps to one. Each group
+is also the catalog role of the same name (``GRANT ... TO ROLE``, matched ignoring case and a
+group path's leading ``/``), so the grants to it apply: a token in no mapped group may do what
+its groups' roles are granted, and nothing else.
 """
 
 from __future__ import annotations
@@ -99,8 +102,7 @@ class OutsideTokens:
         """Return who a valid outside token stands for and the role its groups give.
 
         Raises:
-            ApiError: UNAUTHENTICATED (a bad, expired, foreign or unverifiable token) or
-                FORBIDDEN (no group of the token maps to a role).
+            ApiError: UNAUTHENTICATED (a bad, expired, foreign or unverifiable token).
         """
         algorithm, key_id = header.get("alg"), header.get("kid")
         if algorithm not in ALGORITHMS or not isinstance(key_id, str):
@@ -125,26 +127,28 @@ class OutsideTokens:
                 Code.UNAUTHENTICATED,
                 f"the bearer token has no {self.settings.subject_claim} claim to name its caller",
             )
+        groups = self._groups(claims)
         return Claims(
             subject,
-            self._role(claims, subject),
+            self._role(groups),
             int(claims["iat"]),
             int(claims["exp"]),
             key=f"oidc:{subject}",
+            groups=groups,
         )
 
-    def _role(self, claims: dict[str, Any], subject: str) -> Role:
+    def _groups(self, claims: dict[str, Any]) -> tuple[str, ...]:
+        """Return the token's groups, as names (a path's leading ``/`` left out)."""
         groups = claims.get(self.settings.groups_claim)
         listed = [groups] if isinstance(groups, str) else groups
-        names = {g for g in listed if isinstance(g, str)} if isinstance(listed, list) else set()
-        held = [role for group, role in self.settings.roles if group in names]
-        if not held:
-            raise ApiError(
-                Code.FORBIDDEN,
-                f"{subject} is in no group the catalog gives a role "
-                f"({', '.join(g for g, _ in self.settings.roles) or 'none is mapped'})",
-            )
-        return max(held, key=lambda role: role.rank)
+        if not isinstance(listed, list):
+            return ()
+        return tuple(sorted({g.removeprefix("/") for g in listed if isinstance(g, str) and g}))
+
+    def _role(self, groups: tuple[str, ...]) -> Role:
+        """Return the highest cluster role a group maps to; ``none`` (grants only) if none."""
+        held = [role for group, role in self.settings.roles if group.removeprefix("/") in groups]
+        return max(held, key=lambda role: role.rank, default=Role.NONE)
 
     async def _key(self, key_id: str) -> _Key:
         """Return the published key ``key_id``, fetching the key set when it is due.

@@ -3,7 +3,7 @@
 One or more ``;``-separated statements make one batch (all or nothing, like a command list).
 Statements are parsed with sqlglot's default dialect (plus Ignite's ``X'..'`` and ``BYTES``);
 the Ignite 3 syntax sqlglot does not know is read from its tokens (see ``api.sql.tables``,
-``api.sql.create_table`` and ``api.sql.zones``). Supported:
+``api.sql.create_table``, ``api.sql.zones`` and ``api.sql.grants``). Supported:
 
 - ``CREATE SCHEMA [IF NOT EXISTS] s``; ``DROP SCHEMA [IF EXISTS] s [CASCADE]``
 - ``CREATE TABLE [IF NOT EXISTS] [s.]t (col TYPE [NULL | NOT NULL] [DEFAULT const |
@@ -25,6 +25,15 @@ the Ignite 3 syntax sqlglot does not know is read from its tokens (see ``api.sql
 - ``CREATE ZONE`` (Ignite 3.1's ``(PARTITIONS n, ...) STORAGE PROFILES ['p']`` or ``WITH
   option = value``), ``ALTER ZONE [IF EXISTS] ... SET (...) | RENAME TO | SET DEFAULT``,
   ``DROP ZONE``
+- ``CREATE ROLE [IF NOT EXISTS] r``; ``DROP ROLE [IF EXISTS] r``
+- ``GRANT priv [, ...] ON CATALOG | ON SCHEMA s | ON [TABLE] [s.]t | ON VIEW [s.]v TO USER u |
+  TO ROLE r``, where priv is USAGE, SELECT, MODIFY, CREATE, ALTER, DROP, MANAGE GRANTS
+  (or MANAGE_GRANTS) or OWNERSHIP, or ``ALL [PRIVILEGES]`` (every one the object may be
+  granted); ``GRANT ROLE r TO USER u | TO ROLE r2``; ``REVOKE`` the same with ``FROM``
+  (``api.sql.grants``; a principal's name is an identifier too: ``TO USER "alice"``)
+
+``SHOW GRANTS [ON object | TO USER u | TO ROLE r]`` is a read, not a command: ``show_grants``
+reads it when it is the whole text, and a batch refuses it.
 
 Unquoted identifiers are upper-cased (``orders`` is ``ORDERS``), quoted ones keep their case;
 the schema defaults to PUBLIC. Anything else is refused with a ``ValidationError`` naming the
@@ -41,7 +50,7 @@ from sqlglot import exp
 from sqlglot.errors import TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-from api.sql import create_table, tables, views
+from api.sql import create_table, grants, tables, views
 from api.sql.script_shape import MAX_NESTING, ScriptShape
 from api.sql.tokens import DIALECT, parse_statement, tokenize
 from api.sql.zones import is_zone_statement, zone_command
@@ -55,7 +64,7 @@ MAX_SHOWN = 80
 
 SUPPORTED = (
     "CREATE/DROP SCHEMA, CREATE/ALTER/DROP TABLE, CREATE/ALTER/DROP INDEX, CREATE/ALTER/DROP ZONE, "
-    "CREATE/ALTER/DROP VIEW"
+    "CREATE/ALTER/DROP VIEW, CREATE/DROP ROLE, GRANT, REVOKE"
 )
 
 
@@ -233,6 +242,8 @@ def statement_commands(
         ValidationError: the statement is not supported or not valid.
     """
     toks = tokenize(text)
+    if grants.is_grant_statement(toks):
+        return grants.grant_commands(toks)
     if is_zone_statement(toks):
         return [zone_command(toks)]
     if views.is_view_statement(toks):

@@ -88,13 +88,21 @@ class _GrantCommand(CommandBase):
 
 
 class GrantCommand(_GrantCommand):
-    """``GRANT privileges ON object TO USER|ROLE grantee`` (a role: ``GRANT ROLE r TO ...``)."""
+    """``GRANT privileges ON object TO USER|ROLE grantee`` (a role: ``GRANT ROLE r TO ...``).
+
+    With ``if_created``, the grant is made only when the object was created by an earlier
+    command of the same batch: how the server makes a creator the owner of what it created,
+    and not of what ``IF NOT EXISTS`` found already there.
+    """
 
     op: Literal["grant"] = "grant"
+    if_created: bool = False
 
     def entries(self, ctx: UpdateContext) -> list[EntryBase]:  # noqa: D102
         catalog = ctx.catalog
         keys = self.keys(catalog)
+        if self.if_created and object_exists(ctx.base, self.on, keys[0][2]):
+            return []
         if self.on is SecurableKind.ROLE:
             _refuse_cycle(catalog, keys[0][2], self.to, keys[0][4], self.name or "", self.grantee)
         entries: list[EntryBase] = []
@@ -127,6 +135,19 @@ class RevokeCommand(_GrantCommand):
                 refuse_last_catalog_owner(catalog, catalog.grant_by_id(grant_id), {grant_id})
                 entries.append(DropGrantEntry(grant_id=grant_id))
         return entries
+
+
+def object_exists(catalog: Catalog, kind: SecurableKind, object_id: int) -> bool:
+    """Return whether ``catalog`` holds the object grants name by ``kind`` and ``object_id``."""
+    if kind is SecurableKind.CATALOG:
+        return True
+    if kind is SecurableKind.SCHEMA:
+        return catalog.find_schema_by_id(object_id) is not None
+    if kind is SecurableKind.TABLE:
+        return catalog.find_table_by_id(object_id) is not None
+    if kind is SecurableKind.VIEW:
+        return catalog.find_view_by_id(object_id) is not None
+    return object_id in catalog.access.roles
 
 
 def _refuse_cycle(

@@ -89,7 +89,13 @@ class Access:
 
     def with_grant(self, grant: GrantDescriptor) -> Access:
         """Return the set with ``grant`` added (or replaced by id)."""
-        access = self if grant.id not in self.grants else self.without_grant(grant)
+        old = self.grants.get(grant.id)
+        if old is not None and grant_key(old) == grant_key(grant):
+            # A restamp keeps the grant's place in ``on`` and ``to`` (oldest first), as a
+            # catalog decoded from a snapshot has it: who-can's paths are the same on every node.
+            grants = self.grants.set(grant.id, grant)
+            return Access(self.roles, self.role_by_name, grants, self.on, self.to, self.by_key)
+        access = self if old is None else self.without_grant(grant)
         return Access(
             access.roles,
             access.role_by_name,

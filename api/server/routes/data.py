@@ -11,11 +11,15 @@ from api.server.auth import require, scoped_request_id
 from api.server.errors import problem_responses
 from api.server.execution import node_of
 from api.server.moments import parse_timestamp
+from api.server.permits import permit
 from api.server.responses import json_response
 from api.server.routes.params import AT_DOC
 from api.wire.models import DataCommitRequest, DataCommitsBody
 from api.wire.roles import Role
 from catalog.data.files import DataCommit
+from catalog.descriptors import Privilege, SecurableKind
+
+TABLE = SecurableKind.TABLE
 
 router = APIRouter(
     prefix="/v1/data",
@@ -24,7 +28,7 @@ router = APIRouter(
 )
 
 
-@router.post("/commits", response_model=DataCommit, dependencies=[Depends(require(Role.WRITER))])
+@router.post("/commits", response_model=DataCommit, dependencies=[Depends(require(Role.NONE))])
 async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
     """Commit written files of a table: visible to reads at or after the returned commit_ts.
 
@@ -33,7 +37,9 @@ async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
     data commits after that one: a writer that checked the table's rows as of that commit
     (its keys, say) commits only if the check still holds.
     """
-    commit = await node_of(request).data.commit(
+    node = node_of(request)
+    permit(request, node.service.latest_catalog(), Privilege.MODIFY, TABLE, payload.table_id)
+    commit = await node.data.commit(
         payload.table_id,
         payload.files,
         schema_version=payload.schema_version,
@@ -46,9 +52,7 @@ async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
     return json_response(commit.model_copy(update={"request_id": payload.request_id}))
 
 
-@router.get(
-    "/commits", response_model=DataCommitsBody, dependencies=[Depends(require(Role.READER))]
-)
+@router.get("/commits", response_model=DataCommitsBody, dependencies=[Depends(require(Role.NONE))])
 async def data_commits(
     request: Request,
     table_id: Annotated[int, Query(ge=0, le=2**63 - 1)],
@@ -57,6 +61,7 @@ async def data_commits(
 ) -> Response:
     """The table's commits visible at ``at`` (default now): exact once this answers."""
     node = node_of(request)
+    permit(request, node.service.latest_catalog(), Privilege.SELECT, TABLE, table_id)
     ts = node.clock.now() if at is None else parse_timestamp(at)
     commits = await node.data.commits_at(table_id, ts, history=history)
     return json_response(DataCommitsBody(table_id=table_id, at=ts, commits=commits))

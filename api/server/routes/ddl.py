@@ -13,10 +13,12 @@ from api.server.auth import require
 from api.server.errors import ApiError, problem_responses
 from api.server.execution import admitted, execute_batch, node_of
 from api.server.responses import json_response
+from api.server.routes.grants import shown_grants
 from api.server.slots import Slot
-from api.sql import parse_script, refused_statement
+from api.sql import parse_script, refused_statement, show_grants
 from api.sql.script_shape import ScriptShape
 from api.wire.codes import Code
+from api.wire.grants import GrantsBody
 from api.wire.models import ApplyResultBody, BatchRequest, DdlRequest, SqlRequest
 from api.wire.roles import Role
 from catalog.commands import CommandBase
@@ -26,7 +28,7 @@ router = APIRouter(
     prefix="/v1",
     tags=["ddl"],
     responses=problem_responses(400, 401, 403, 404, 409, 410, 413, 415, 422, 429, 503),
-    dependencies=[Depends(require(Role.WRITER))],
+    dependencies=[Depends(require(Role.NONE))],  # each command's privileges: ``permits``
 )
 
 
@@ -105,11 +107,18 @@ async def ddl(
         return await _execute(request, list(payload.commands), payload, idempotency_key, slot)
 
 
-@router.post("/sql", response_model=ApplyResultBody)
+@router.post("/sql", response_model=ApplyResultBody | GrantsBody)
 async def sql(
     request: Request, payload: SqlRequest, idempotency_key: IdempotencyKey = None
 ) -> Response:
-    """Apply DDL statements (one or more, ``;``-separated) as one atomic batch."""
+    """Apply DDL statements (one or more, ``;``-separated) as one atomic batch.
+
+    A ``SHOW GRANTS`` statement, sent alone, is answered with the grants it asks for.
+    """
+    shown = show_grants(payload.sql)
+    if shown is not None:
+        latest = node_of(request).service.latest_catalog()
+        return json_response(shown_grants(request, latest, shown))
     with admitted(request) as slot:
         # Counted before parsing, and parsed off the event loop: a large script neither
         # holds up other requests nor costs more than a refusal.

@@ -13,7 +13,7 @@ REFUSED: list[tuple[str, str]] = [
     ("INSERT INTO t VALUES (1)", "INSERT is not a supported DDL statement"),
     ("UPDATE t SET a = 1", "UPDATE is not a supported DDL statement"),
     ("DELETE FROM t", "DELETE is not a supported DDL statement"),
-    ("GRANT SELECT ON t TO u", "GRANT is not a supported DDL statement"),
+    ("GRANT SELECT ON t TO u", "GRANT: expected USER or ROLE after TO"),
     ("EXPLAIN SELECT 1", "unsupported statement"),
     ("TRUNCATE TABLE t", "TRUNCATE"),
     ("CREATE MATERIALIZED VIEW v AS SELECT 1", "CREATE MATERIALIZED VIEW is not supported"),

@@ -1,0 +1,114 @@
+"""Response models of ``/v1/grants``, ``/v1/roles`` and ``/v1/access``: who may do what, when."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from catalog.access import AccessPath
+from catalog.catalog import Catalog
+from catalog.descriptors import GrantDescriptor, GranteeKind, Privilege, SecurableKind
+from catalog.grant_names import grant_words, grantee_name, securable_name
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GrantBody(_Shape):
+    """One grant: a privilege on an object, to a principal (``user``) or a role."""
+
+    id: int
+    privilege: Privilege
+    on: SecurableKind
+    object: str | None = Field(
+        description="The object's name (``SALES.ORDERS``); empty for the catalog; null once gone."
+    )
+    to: GranteeKind
+    grantee: str | None = Field(description="The principal's or role's name; null once gone.")
+    words: str = Field(description="The grant as SQL says it: SELECT ON TABLE S.T TO USER u.")
+    update_ts: int = Field(description="When the version that made it became active.")
+
+    @classmethod
+    def of(cls, grant: GrantDescriptor, *catalogs: Catalog) -> GrantBody:
+        """Return ``grant`` named as of ``catalogs`` (the first that knows each name)."""
+        return cls(
+            id=grant.id,
+            privilege=grant.privilege,
+            on=grant.on,
+            object=securable_name(grant.on, grant.on_id, *catalogs),
+            to=grant.to,
+            grantee=grantee_name(grant.to, grant.to_id, *catalogs),
+            words=grant_words(grant, *catalogs),
+            update_ts=grant.update_ts,
+        )
+
+
+class GrantsBody(_Shape):
+    """``GET /v1/grants``: the grants at the version read (all, or on one object or to one)."""
+
+    version: int
+    activation_ts: int
+    grants: list[GrantBody]
+
+
+class RoleBody(_Shape):
+    """A role, with the roles it holds and the principals and roles holding it."""
+
+    name: str
+    holds: list[str] = Field(description="The roles granted to it.")
+    members: list[str] = Field(description="Who it is granted to, as USER u or ROLE r.")
+
+
+class RolesBody(_Shape):
+    """``GET /v1/roles``: every role at the version read."""
+
+    version: int
+    roles: list[RoleBody]
+
+
+class HolderBody(_Shape):
+    """Who holds a privilege, and through which chain of grants."""
+
+    kind: GranteeKind
+    name: str
+    cluster_role: str | None = Field(
+        default=None, description="Held by its cluster-wide role (reader, writer, admin)."
+    )
+    through: list[GrantBody] = Field(
+        description="The grant of the privilege, then each role grant handing it on."
+    )
+    usage: list[GrantBody] = Field(
+        description="The same for USAGE on the schema, which a table or view also needs."
+    )
+
+    @classmethod
+    def of(cls, path: AccessPath, catalog: Catalog) -> HolderBody:
+        """Return ``path`` named as of ``catalog``."""
+        kind, grantee_id = path.grantee
+        return cls(
+            kind=kind,
+            name=grantee_name(kind, grantee_id, catalog) or f"#{grantee_id}",
+            cluster_role=None if path.cluster_role is None else str(path.cluster_role),
+            through=[GrantBody.of(g, catalog) for g in path.through],
+            usage=[GrantBody.of(g, catalog) for g in path.usage],
+        )
+
+
+class WhoCanBody(_Shape):
+    """``GET /v1/access``: who could do ``privilege`` on ``object`` at a version."""
+
+    version: int
+    activation_ts: int
+    privilege: Privilege
+    on: SecurableKind
+    object: str
+    holders: list[HolderBody]
+
+
+class AccessDiffBody(_Shape):
+    """``GET /v1/access/diff``: the grants made and taken back between two versions."""
+
+    from_version: int
+    to_version: int
+    granted: list[GrantBody]
+    revoked: list[GrantBody]

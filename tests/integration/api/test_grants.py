@@ -1,0 +1,228 @@
+"""Grants on a real server: each principal sees and does what it was granted, and no more.
+
+Principals of the role ``none`` hold only their grants. Over the Iceberg REST protocol, what
+they may not see is missing (404) and left out of lists, what they see but may not change is
+a 403; over ``/v1/ddl`` each command takes its privileges; a creator owns what it made. Who
+could do what is answered as of any moment, and a revoke applies at its version.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from api.wire.roles import Role
+from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
+
+COLUMNS = [{"name": "ID", "type": "INT64", "nullable": False}]
+ICEBERG_SCHEMA = {
+    "type": "struct",
+    "fields": [{"id": 1, "name": "id", "type": "long", "required": False}],
+}
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _table(schema: str, name: str) -> dict[str, Any]:
+    return {
+        "op": "create_table",
+        "schema": schema,
+        "name": name,
+        "columns": COLUMNS,
+        "primary_key": ["ID"],
+    }
+
+
+def _grant(privileges: list[str], on: str, to: str, grantee: str, **names: str) -> dict[str, Any]:
+    return {"op": "grant", "privileges": privileges, "on": on, "to": to, "grantee": grantee} | names
+
+
+class Site:
+    """A server with auth on, an admin token, and principals of the role ``none``."""
+
+    def __init__(self, server: RunningServer, store: str) -> None:
+        self.server, self.store = server, store
+        self.admin = issue_token(store, Role.ADMIN)
+
+    def ddl(self, token: str, *commands: dict[str, Any]) -> httpx.Response:
+        return httpx.post(
+            f"{self.server.url}/v1/ddl",
+            json={"commands": list(commands)},
+            headers=_bearer(token),
+            timeout=10,
+        )
+
+    def admin_ddl(self, *commands: dict[str, Any]) -> int:
+        answer = self.ddl(self.admin, *commands)
+        assert answer.status_code == 200, answer.text
+        version: int = answer.json()["version"]
+        return version
+
+    def principal(self, name: str) -> str:
+        made = httpx.post(
+            f"{self.server.url}/v1/principals",
+            json={"name": name, "role": "none"},
+            headers=_bearer(self.admin),
+            timeout=10,
+        )
+        assert made.status_code == 201, made.text
+        form = {
+            "grant_type": "client_credentials",
+            "client_id": made.json()["client_id"],
+            "client_secret": made.json()["client_secret"],
+            "scope": "catalog",
+        }
+        signed = httpx.post(f"{self.server.url}/iceberg/v1/oauth/tokens", data=form, timeout=10)
+        assert signed.status_code == 200, signed.text
+        token: str = signed.json()["access_token"]
+        return token
+
+    def iceberg(self, method: str, path: str, token: str, **kw: Any) -> httpx.Response:
+        return httpx.request(
+            method, f"{self.server.url}/iceberg/v1{path}", headers=_bearer(token), timeout=10, **kw
+        )
+
+    def get(self, path: str, **params: Any) -> Any:
+        answer = httpx.get(
+            f"{self.server.url}/v1{path}", params=params, headers=_bearer(self.admin), timeout=10
+        )
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    def tables(self, schema: str) -> list[str]:
+        names: list[str] = self.get(f"/schemas/{schema}/tables")
+        return names
+
+
+@pytest.fixture
+def site(api_servers: ServerFactory, tmp_path: Path) -> Site:
+    store = f"sqlite:///{tmp_path}/catalog.db"
+    return Site(api_servers.start(store, auth="on"), store)
+
+
+def _error(answer: httpx.Response) -> dict[str, Any]:
+    error: dict[str, Any] = answer.json()["error"]
+    return error
+
+
+def test_an_iceberg_client_sees_only_what_it_was_granted(site: Site) -> None:
+    ann, bob = site.principal("ann"), site.principal("bob")
+    site.admin_ddl(
+        {"op": "create_schema", "name": "SALES"},
+        {"op": "create_schema", "name": "HR"},
+        _table("SALES", "ORDERS"),
+        _table("SALES", "ITEMS"),
+        _table("HR", "PAY"),
+        {"op": "create_role", "name": "MARKETING"},
+        _grant(["USAGE"], "schema", "role", "MARKETING", name="SALES"),
+        _grant(["SELECT"], "table", "role", "MARKETING", schema="SALES", name="ORDERS"),
+        _grant(["USAGE"], "role", "user", "ann", name="MARKETING"),
+    )
+    listed = site.iceberg("GET", "/namespaces", ann).json()["namespaces"]
+    assert listed == [["SALES"]]
+    tables = site.iceberg("GET", "/namespaces/SALES/tables", ann).json()["identifiers"]
+    assert [t["name"] for t in tables] == ["ORDERS"]
+    assert site.iceberg("GET", "/namespaces/SALES/tables/ORDERS", ann).status_code == 200
+    hidden = site.iceberg("GET", "/namespaces/SALES/tables/ITEMS", ann)
+    assert hidden.status_code == 404
+    assert _error(hidden)["type"] == "NoSuchTableException"
+    assert _error(hidden)["message"] == "Table does not exist: SALES.ITEMS"
+    assert site.iceberg("HEAD", "/namespaces/HR", ann).status_code == 404
+    assert site.iceberg("GET", "/namespaces/HR/tables", ann).status_code == 404
+    assert site.iceberg("GET", "/namespaces/HR/tables/PAY", ann).status_code == 404
+    # Seen but not changeable: a 403 naming the privilege it lacks.
+    dropped = site.iceberg("DELETE", "/namespaces/SALES/tables/ORDERS", ann)
+    assert dropped.status_code == 403, dropped.text
+    assert _error(dropped)["type"] == "ForbiddenException"
+    assert "DROP on table SALES.ORDERS" in _error(dropped)["message"]
+    commit = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"a": "b"}}]}
+    altered = site.iceberg("POST", "/namespaces/SALES/tables/ORDERS", ann, json=commit)
+    assert altered.status_code == 403 and "ALTER on table SALES.ORDERS" in altered.text
+    # Bob holds nothing: an empty catalog.
+    assert site.iceberg("GET", "/namespaces", bob).json()["namespaces"] == []
+    assert site.iceberg("GET", "/namespaces/SALES/tables/ORDERS", bob).status_code == 404
+    # Every refusal left the catalog as it was.
+    assert sorted(site.tables("SALES")) == ["ITEMS", "ORDERS"]
+
+
+def test_a_creator_owns_what_it_makes_and_grants_need_manage_grants(site: Site) -> None:
+    ann = site.principal("ann")
+    site.principal("bob")
+    site.admin_ddl(
+        {"op": "create_schema", "name": "SALES"},
+        {"op": "create_schema", "name": "HR"},
+        _grant(["USAGE", "CREATE"], "schema", "user", "ann", name="SALES"),
+    )
+    made = site.iceberg(
+        "POST", "/namespaces/SALES/tables", ann, json={"name": "NEW", "schema": ICEBERG_SCHEMA}
+    )
+    assert made.status_code == 200, made.text
+    assert site.iceberg("GET", "/namespaces/SALES/tables/NEW", ann).status_code == 200
+    owned = site.get("/grants", to="user", grantee="ann")["grants"]
+    assert "OWNERSHIP ON TABLE SALES.NEW TO USER ann" in [g["words"] for g in owned]
+    # Over /v1/ddl, each command takes its privileges; a batch is all or nothing.
+    refused = site.ddl(ann, _table("SALES", "MORE"), _table("HR", "PAY"))
+    assert refused.status_code == 403, refused.text
+    assert "CREATE on schema HR" in refused.json()["detail"]
+    assert "MORE" not in site.tables("SALES")
+    # Granting takes MANAGE_GRANTS: an owner holds it on what it owns, and nothing else.
+    shared = site.ddl(ann, _grant(["SELECT"], "table", "user", "bob", schema="SALES", name="NEW"))
+    assert shared.status_code == 200, shared.text
+    refused = site.ddl(ann, _grant(["USAGE"], "schema", "user", "bob", name="SALES"))
+    assert refused.status_code == 403 and "MANAGE_GRANTS on schema SALES" in refused.text
+    # The owner drops its table; its grants go with it, in the same version.
+    dropped = site.iceberg("DELETE", "/namespaces/SALES/tables/NEW", ann)
+    assert dropped.status_code == 204, dropped.text
+    assert "NEW" not in site.tables("SALES")
+    left = [g["words"] for g in site.get("/grants")["grants"]]
+    assert left == ["USAGE ON SCHEMA SALES TO USER ann", "CREATE ON SCHEMA SALES TO USER ann"]
+
+
+def test_who_could_is_answered_as_of_any_moment(site: Site) -> None:
+    ann = site.principal("ann")
+    before = site.admin_ddl(
+        {"op": "create_schema", "name": "SALES"},
+        _table("SALES", "ORDERS"),
+        {"op": "create_role", "name": "ANALYSTS"},
+        {"op": "create_role", "name": "MARKETING"},
+        _grant(["USAGE", "SELECT"], "schema", "role", "ANALYSTS", name="SALES"),
+        _grant(["USAGE"], "role", "role", "MARKETING", name="ANALYSTS"),
+        _grant(["USAGE"], "role", "user", "ann", name="MARKETING"),
+    )
+    assert site.iceberg("GET", "/namespaces/SALES/tables/ORDERS", ann).status_code == 200
+    who = site.get("/access", privilege="SELECT", object="SALES.ORDERS", version=before)
+    holders = {(h["kind"], h["name"]): h for h in who["holders"]}
+    assert set(holders) == {("user", "ann"), ("role", "ANALYSTS"), ("role", "MARKETING")}
+    chain = [g["words"] for g in holders[("user", "ann")]["through"]]
+    assert chain == [
+        "SELECT ON SCHEMA SALES TO ROLE ANALYSTS",
+        "ROLE ANALYSTS TO ROLE MARKETING",
+        "ROLE MARKETING TO USER ann",
+    ]
+    after = site.admin_ddl(
+        {
+            "op": "revoke",
+            "privileges": ["USAGE"],
+            "on": "role",
+            "name": "MARKETING",
+            "to": "user",
+            "grantee": "ann",
+        }
+    )
+    gone = site.iceberg("GET", "/namespaces/SALES/tables/ORDERS", ann)
+    assert gone.status_code == 404, gone.text
+    now = site.get("/access", privilege="SELECT", object="SALES.ORDERS")
+    assert ("user", "ann") not in {(h["kind"], h["name"]) for h in now["holders"]}
+    then = site.get("/access", privilege="SELECT", object="SALES.ORDERS", version=before)
+    assert then["holders"] == who["holders"]  # the past does not change
+    diff = site.get("/access/diff", from_version=before, to_version=after)
+    assert [g["words"] for g in diff["revoked"]] == ["ROLE MARKETING TO USER ann"]
+    assert diff["granted"] == []
+    # A pinned Iceberg read sees the grants of its moment.
+    pinned = site.iceberg("GET", f"/warehouse@v{before}/namespaces/SALES/tables/ORDERS", ann)
+    assert pinned.status_code == 200, pinned.text
