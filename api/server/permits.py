@@ -24,9 +24,10 @@ from catalog.catalog import Catalog
 from catalog.command_privileges import needs
 from catalog.commands import CreateSchemaCommand, CreateTableCommand, CreateViewCommand
 from catalog.commands.base import CommandBase
-from catalog.commands.grants import GrantCommand
+from catalog.commands.grants import GrantCommand, object_exists
 from catalog.descriptors import GranteeKind, PrincipalRole, Privilege, SecurableKind
 from catalog.errors import CatalogError
+from catalog.event_feed import CatalogEventParameters
 from catalog.grant_names import securable_name
 from catalog.prepare import prepare
 
@@ -150,3 +151,34 @@ def _made(command: CommandBase) -> tuple[SecurableKind, str | None, str] | None:
     if isinstance(command, CreateViewCommand):
         return SecurableKind.VIEW, command.schema_, command.name
     return None
+
+
+_SUBJECT_KINDS = {
+    "schema": SecurableKind.SCHEMA,
+    "table": SecurableKind.TABLE,
+    "view": SecurableKind.VIEW,
+}
+
+
+def sees_event(who: Caller, before: Catalog, after: Catalog, event: CatalogEventParameters) -> bool:
+    """Return whether ``who`` may see ``event``: whether it sees the event's object.
+
+    The object is judged where it exists: after the change, or before it for a drop. An
+    index is its table's; zones, system views, principals, roles and grants are the
+    cluster's, which only a cluster role sees.
+    """
+    if role_covers(who.role, Privilege.SELECT):
+        return True
+    subject = event.subject
+    kind, object_id = _SUBJECT_KINDS.get(subject.type), subject.id
+    for cat in (after, before):
+        if subject.type == "index":
+            index = cat.find_index_by_id(subject.id)
+            if index is None:
+                continue
+            kind, object_id = SecurableKind.TABLE, index.table_id
+        if kind is None:
+            return False
+        if object_exists(cat, kind, object_id):
+            return sees(cat, who, kind, object_id)
+    return False

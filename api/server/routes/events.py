@@ -24,10 +24,13 @@ from api.server.claims import Claims
 from api.server.config import ServerSettings
 from api.server.errors import ApiError, problem_responses
 from api.server.execution import node_of
+from api.server.permits import caller, sees_event
 from api.server.routes.params import NAME_DOC
 from api.server.slots import Slots
 from api.wire.codes import Code
 from api.wire.roles import Role
+from catalog.access import Caller
+from catalog.descriptors import PrincipalRole
 from catalog.errors import CatalogError, ValidationError
 from catalog.event_feed import CatalogEventParameters, EventFilter, FeedOverflowError
 from catalog.events import CatalogEvent
@@ -100,15 +103,35 @@ def parse_kinds(text: str | None) -> frozenset[CatalogEvent] | None:
     return frozenset(CatalogEvent(n) for n in names)
 
 
+def _seen_by(node: CatalogNode, who: Caller) -> Callable[[CatalogEventParameters], bool]:
+    """Return whether ``who`` may see an event, judged on the catalogs around its version."""
+    service = node.service
+
+    def seen(event: CatalogEventParameters) -> bool:
+        after = service.catalog(event.version)
+        try:
+            before = service.catalog(event.version - 1)
+        except CatalogError:  # compacted: the object is judged after the change only
+            before = after
+        return sees_event(who, before, after, event)
+
+    return seen
+
+
 async def _stream(
-    node: CatalogNode, position: tuple[int, int], only: EventFilter, settings: ServerSettings
+    node: CatalogNode,
+    position: tuple[int, int],
+    only: EventFilter,
+    settings: ServerSettings,
+    seen: Callable[[CatalogEventParameters], bool] | None = None,
 ) -> AsyncIterator[str]:
     """Replay retained versions before the feed's first one, then forward what the node fires.
 
     ``position`` is ``(version, index)``: the stream starts after entry ``index`` of
     ``version`` (-1: at its first entry). An idle stream sends keep-alives, and a bookmark
     when it has read versions whose events the filter let none through. A subscriber that
-    falls too far behind is cut off with the position to resume from.
+    falls too far behind is cut off with the position to resume from. With ``seen``, only
+    the events it lets through are sent (a subscriber's grants).
     """
     service = node.service
     feed = service.subscribe(settings.sse_backlog_versions, only)
@@ -136,7 +159,11 @@ async def _stream(
                 if got > version:  # the node loaded a snapshot past it: replay what is left
                     got, events = version, service.events(version)
             for count, event in enumerate(events, 1):
-                if event.index > skip_through and only.matches(event):
+                if (
+                    event.index > skip_through
+                    and only.matches(event)
+                    and (seen is None or seen(event))
+                ):
                     yield format_event(event)
                     sent = version - 1
                 if count % _EVENTS_PER_TURN == 0:
@@ -198,13 +225,15 @@ async def events(
         ),
     ] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=64)] = None,
-    claims: Annotated[Claims | None, Depends(require(Role.READER))] = None,
+    claims: Annotated[Claims | None, Depends(require(Role.NONE))] = None,
 ) -> StreamingResponse:
     """Stream one event per catalog change: retained history from ``from_version``, then live.
 
     Each event names its object and carries the change (the update entry), not the whole
     object. Filters are applied here, on the server; positions stay those of the whole
-    catalog, so ``Last-Event-ID`` resumes a filtered stream as any other.
+    catalog, so ``Last-Event-ID`` resumes a filtered stream as any other. A subscriber of
+    the role ``none`` gets only the events about schemas, tables, views and indexes it may
+    see (``permits.sees_event``).
     """
     node = node_of(request)
     service = node.service
@@ -237,7 +266,9 @@ async def events(
         metrics.sse_subscribers.dec()
 
     settings: ServerSettings = request.app.state.settings
-    stream = _stream(node, position, only, settings)
+    who = caller(request)
+    seen = None if who is None or who.role is not PrincipalRole.NONE else _seen_by(node, who)
+    stream = _stream(node, position, only, settings, seen)
     return _EventResponse(stream, release, settings.sse_send_timeout_s)
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from api.wire.roles import Role
 from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
+from tests.integration.api.test_event_stream import until_bookmark
 
 COLUMNS = [{"name": "ID", "type": "INT64", "nullable": False}]
 ICEBERG_SCHEMA = {
@@ -102,7 +103,7 @@ class Site:
 @pytest.fixture
 def site(api_servers: ServerFactory, tmp_path: Path) -> Site:
     store = f"sqlite:///{tmp_path}/catalog.db"
-    return Site(api_servers.start(store, auth="on"), store)
+    return Site(api_servers.start(store, auth="on", sse_heartbeat_s=0.3), store)
 
 
 def _error(answer: httpx.Response) -> dict[str, Any]:
@@ -226,3 +227,46 @@ def test_who_could_is_answered_as_of_any_moment(site: Site) -> None:
     # A pinned Iceberg read sees the grants of its moment.
     pinned = site.iceberg("GET", f"/warehouse@v{before}/namespaces/SALES/tables/ORDERS", ann)
     assert pinned.status_code == 200, pinned.text
+
+
+@pytest.mark.timeout(60)
+def test_a_subscriber_gets_only_the_events_about_what_it_sees(site: Site) -> None:
+    ann = site.principal("ann")
+    first = site.admin_ddl(
+        {"op": "create_schema", "name": "SALES"},
+        _table("SALES", "ORDERS"),
+        _table("SALES", "ITEMS"),
+        _grant(["USAGE"], "schema", "user", "ann", name="SALES"),
+        _grant(["SELECT"], "table", "user", "ann", schema="SALES", name="ORDERS"),
+    )
+    site.admin_ddl({"op": "create_role", "name": "HIDDEN"})
+    site.admin_ddl(
+        {
+            "op": "add_columns",
+            "schema": "SALES",
+            "table": "ITEMS",
+            "columns": [COLUMNS[0] | {"name": "B", "nullable": True}],
+        }
+    )
+    site.admin_ddl(
+        {
+            "op": "add_columns",
+            "schema": "SALES",
+            "table": "ORDERS",
+            "columns": [COLUMNS[0] | {"name": "A", "nullable": True}],
+        }
+    )
+    last = site.admin_ddl({"op": "drop_table", "schema": "SALES", "name": "ORDERS"})
+    with httpx.Client(base_url=site.server.url, timeout=30, headers=_bearer(ann)) as http:
+        params = {"from_version": str(first)}
+        with http.stream("GET", "/v1/events", params=params) as stream:
+            assert stream.status_code == 200
+            seen = until_bookmark(stream, last)
+    assert seen == [
+        ("SCHEMA_CREATE", "SALES"),
+        ("TABLE_CREATE", "ORDERS"),
+        ("INDEX_CREATE", "ORDERS_PK"),
+        ("TABLE_ALTER", "ORDERS"),
+        ("INDEX_REMOVED", "ORDERS_PK"),
+        ("TABLE_DROP", "ORDERS"),
+    ]
