@@ -15,11 +15,12 @@ from fastapi import Request
 
 from api.server.auth import caller_of, principal_of, scoped_request_id
 from api.server.errors import ApiError
-from api.server.permits import check_commands
+from api.server.permits import audit_grants, check_commands
 from api.server.slots import Slot, Slots
 from api.wire.codes import Code
 from catalog.apply_result import ApplyResult
 from catalog.commands import CommandBase
+from catalog.commands.grants import GrantCommand
 from catalog.errors import BatchPosition, CatalogError
 from catalog.manager import Precondition
 from catalog.origin import CLIENT_HEADER, LOCAL_PRINCIPAL, MAX_NAME_CHARS, UpdateOrigin
@@ -119,6 +120,9 @@ async def execute_batch(
                 number = sum(1 for p in positions if p < refused.position.statement)
                 refused.position = BatchPosition(number)
             raise
+    if any(isinstance(c, GrantCommand) for c in batch) and result.version > 0:
+        service = node.service
+        audit_grants(request, service.catalog(result.version - 1), service.catalog(result.version))
     if len(batch) == len(commands) or not result.applied:
         return result
     return replace(result, applied=tuple(result.applied[i] for i in positions))

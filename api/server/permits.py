@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from fastapi import Request
 
-from api.server.audit import record_denial
+from api.server.audit import record_denial, record_grants
 from api.server.claims import Claims
 from api.server.errors import ApiError
 from api.wire.codes import Code
@@ -28,7 +28,7 @@ from catalog.commands.grants import GrantCommand, object_exists
 from catalog.descriptors import GranteeKind, PrincipalRole, Privilege, SecurableKind
 from catalog.errors import CatalogError
 from catalog.event_feed import CatalogEventParameters
-from catalog.grant_names import securable_name
+from catalog.grant_names import grant_words, securable_name
 from catalog.prepare import prepare
 
 
@@ -79,7 +79,9 @@ def permit(
         f"{claims.subject} has the {claims.role} role and may not do this: it needs the "
         f"{FLOOR[privilege]} role, or {privilege} on {what} granted",
     )
-    record_denial(request, refused.code, refused.message, claims.subject)
+    record_denial(
+        request, refused.code, refused.message, claims.subject, privilege=privilege, object=what
+    )
     raise refused
 
 
@@ -182,3 +184,20 @@ def sees_event(who: Caller, before: Catalog, after: Catalog, event: CatalogEvent
         if object_exists(cat, kind, object_id):
             return sees(cat, who, kind, object_id)
     return False
+
+
+_READING = frozenset({Privilege.USAGE, Privilege.SELECT})
+
+
+def audit_grants(request: Request, before: Catalog, after: Catalog) -> None:
+    """Write to the audit trail the grants of more than reading made since ``before``."""
+    made = set(after.access.grants.keys()) - set(before.access.grants.keys())
+    granted = [
+        grant_words(grant, after)
+        for grant in (after.grant_by_id(i) for i in sorted(made))
+        if grant.privilege not in _READING or grant.on is SecurableKind.ROLE
+    ]
+    if granted:
+        claims: Claims | None = getattr(request.state, "claims", None)
+        subject = "" if claims is None else claims.subject
+        record_grants(request, subject, after.version, granted)

@@ -8,6 +8,8 @@ could do what is answered as of any moment, and a revoke applies at its version.
 
 from __future__ import annotations
 
+import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +153,10 @@ def test_an_iceberg_client_sees_only_what_it_was_granted(site: Site) -> None:
     assert sorted(site.tables("SALES")) == ["ITEMS", "ORDERS"]
 
 
-def test_a_creator_owns_what_it_makes_and_grants_need_manage_grants(site: Site) -> None:
+def test_a_creator_owns_what_it_makes_and_grants_need_manage_grants(
+    site: Site, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="catalog.audit")
     ann = site.principal("ann")
     site.principal("bob")
     site.admin_ddl(
@@ -176,6 +181,20 @@ def test_a_creator_owns_what_it_makes_and_grants_need_manage_grants(site: Site) 
     assert shared.status_code == 200, shared.text
     refused = site.ddl(ann, _grant(["USAGE"], "schema", "user", "bob", name="SALES"))
     assert refused.status_code == 403 and "MANAGE_GRANTS on schema SALES" in refused.text
+    # The audit trail: each grant of more than reading, and each refusal with what it lacked.
+    audit = [json.loads(r.getMessage()) for r in caplog.records if r.name == "catalog.audit"]
+    granted = [a["grant"] for a in audit if a["decision"] == "granted"]
+    assert granted == [
+        "CREATE ON SCHEMA SALES TO USER ann",
+        "OWNERSHIP ON TABLE SALES.NEW TO USER ann",
+    ]
+    denied = [
+        (a["subject"], a["privilege"], a["object"]) for a in audit if a["decision"] == "denied"
+    ]
+    assert denied == [
+        ("ann", "CREATE", "schema HR"),
+        ("ann", "MANAGE_GRANTS", "schema SALES"),
+    ]
     # The owner drops its table; its grants go with it, in the same version.
     dropped = site.iceberg("DELETE", "/namespaces/SALES/tables/NEW", ann)
     assert dropped.status_code == 204, dropped.text
