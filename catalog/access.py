@@ -50,7 +50,7 @@ FLOOR: dict[Privilege, PrincipalRole] = {
 _RANK = {role: rank for rank, role in enumerate(PrincipalRole)}
 _MEMO_LIMIT = 4096
 """Callers whose grantees one set of grants remembers; past it, the memo starts afresh."""
-_ON_TABLES = frozenset(Privilege) - {Privilege.USAGE, Privilege.CREATE}
+ON_TABLES = frozenset(Privilege) - {Privilege.USAGE, Privilege.CREATE}
 """The privileges that, held on a schema or the catalog, make its tables visible."""
 
 
@@ -122,12 +122,13 @@ def lineage(catalog: Catalog, kind: SecurableKind, object_id: int) -> list[Secur
     return chain
 
 
-def _granted(
+def granted(
     access: Access,
     held: frozenset[Grantee],
     chain: list[Securable],
     privileges: frozenset[Privilege],
 ) -> bool:
+    """Return whether a grant of one of ``privileges`` on ``chain`` is to one of ``held``."""
     for securable in chain:
         for grant_id in access.on.get(securable, ()):
             grant = access.grants[grant_id]
@@ -148,7 +149,7 @@ def holds(
     held = grantees(catalog, caller)
     chain = lineage(catalog, kind, object_id)
     wanted = frozenset({privilege, Privilege.OWNERSHIP})
-    if not _granted(access, held, chain, wanted):
+    if not granted(access, held, chain, wanted):
         return False
     return len(chain) < 3 or _reaches(caller, access, held, chain[1:])
 
@@ -159,7 +160,7 @@ def _reaches(
     """Return whether the caller holds ``USAGE`` on a table's or view's schema."""
     if role_covers(caller.role, Privilege.USAGE):
         return True
-    return _granted(access, held, schema_chain, frozenset({Privilege.USAGE, Privilege.OWNERSHIP}))
+    return granted(access, held, schema_chain, frozenset({Privilege.USAGE, Privilege.OWNERSHIP}))
 
 
 def sees(catalog: Catalog, caller: Caller, kind: SecurableKind, object_id: int) -> bool:
@@ -177,7 +178,7 @@ def sees(catalog: Catalog, caller: Caller, kind: SecurableKind, object_id: int) 
         return False
     held = grantees(catalog, caller)
     chain = lineage(catalog, kind, object_id)
-    if not _granted(access, held, chain, _ON_TABLES):
+    if not granted(access, held, chain, ON_TABLES):
         return False
     return len(chain) < 3 or _reaches(caller, access, held, chain[1:])
 

@@ -30,6 +30,7 @@ from catalog.errors import CatalogError
 from catalog.event_feed import CatalogEventParameters
 from catalog.grant_names import grant_words, securable_name
 from catalog.prepare import prepare
+from catalog.visible import visible_catalog
 
 
 def caller(request: Request) -> Caller | None:
@@ -38,6 +39,12 @@ def caller(request: Request) -> Caller | None:
     if claims is None:
         return None
     return Caller(claims.principal_id, claims.groups, PrincipalRole(str(claims.role)))
+
+
+def seen_catalog(request: Request, catalog: Catalog) -> Catalog:
+    """Return ``catalog`` as the caller may see it (all of it with auth off or a reader)."""
+    who = caller(request)
+    return catalog if who is None else visible_catalog(catalog, who)
 
 
 def may(

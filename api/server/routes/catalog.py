@@ -1,4 +1,8 @@
-"""Reads of the catalog: whole, a table, an index, a view, zones; at a version or a time."""
+"""Reads of the catalog: whole, a table, an index, a view, zones; at a version or a time.
+
+A caller of the role ``none`` reads the part of each version it may see (``catalog.visible``):
+what its grants show it, and nothing of principals, roles or grants.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from fastapi.responses import Response
 from api.server.auth import require
 from api.server.errors import problem_responses
 from api.server.execution import node_of
+from api.server.permits import seen_catalog
 from api.server.responses import json_response
 from api.server.routes.params import AT_DOC, NAME_DOC, VERSION_DOC, resolve_catalog
 from api.wire.models import (
@@ -38,7 +43,7 @@ router = APIRouter(
     prefix="/v1",
     tags=["catalog"],
     responses=problem_responses(400, 401, 403, 404, 410, 422, 503),
-    dependencies=[Depends(require(Role.READER))],
+    dependencies=[Depends(require(Role.NONE))],  # the role none reads what it sees
 )
 
 Version = Annotated[int | None, Query(ge=0, description=VERSION_DOC)]
@@ -58,8 +63,12 @@ class CatalogRead:
     at: str | None
 
     async def catalog(self) -> Catalog:
-        """Return that catalog (resolved in the route, once every parameter is valid)."""
-        return await resolve_catalog(node_of(self.request), self.version, self.at)
+        """Return that catalog, as the caller may see it (``catalog.visible``).
+
+        Resolved in the route, once every parameter is valid.
+        """
+        cat = await resolve_catalog(node_of(self.request), self.version, self.at)
+        return seen_catalog(self.request, cat)
 
 
 async def _catalog_read(request: Request, version: Version = None, at: At = None) -> CatalogRead:
@@ -152,7 +161,9 @@ async def get_table(
 ) -> Response:
     """One table with its indexes and zone."""
     schema, name = parse_name(schema), parse_name(name)
-    cat = await resolve_catalog(node_of(request), version, at)
+    # A caller of the role none reads its part: a table it may not see is missing there (and
+    # one it sees is the same answer as everyone's, so the cache holds one per version).
+    cat = seen_catalog(request, await resolve_catalog(node_of(request), version, at))
     cache: ResponseCache = request.app.state.response_cache
     body = cache.get(("table", cat.version, schema, name), lambda: _table_json(cat, schema, name))
     return Response(body, media_type="application/json")

@@ -21,16 +21,18 @@ router = APIRouter(
     tags=["operations"], responses=problem_responses(400, 401, 403, 404, 410, 422, 503)
 )
 READER = [Depends(require(Role.READER))]
+ANYONE = [Depends(require(Role.NONE))]
+"""Signed in with any role: the time and the schema-sync wait tell nothing of the catalog."""
 
 
-@router.get("/v1/time", response_model=TimeBody, dependencies=READER)
+@router.get("/v1/time", response_model=TimeBody, dependencies=ANYONE)
 async def get_time(request: Request) -> Response:
     """This node's hybrid clock: pin a timestamp for a job with it."""
     node = node_of(request)
     return json_response(TimeBody(now=node.clock.now(), physical_ms=node.clock.physical_ms()))
 
 
-@router.post("/v1/schema-sync/wait", response_model=SchemaSyncBody, dependencies=READER)
+@router.post("/v1/schema-sync/wait", response_model=SchemaSyncBody, dependencies=ANYONE)
 async def schema_sync_wait(
     request: Request, at: Annotated[str, Query(min_length=1, max_length=64, description=AT_DOC)]
 ) -> Response:

@@ -146,6 +146,20 @@ def test_an_iceberg_client_sees_only_what_it_was_granted(site: Site) -> None:
     commit = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"a": "b"}}]}
     altered = site.iceberg("POST", "/namespaces/SALES/tables/ORDERS", ann, json=commit)
     assert altered.status_code == 403 and "ALTER on table SALES.ORDERS" in altered.text
+    # The catalog's own reads show ann her part of each version, and nothing of the rest.
+    mine = httpx.get(f"{site.server.url}/v1/catalog", headers=_bearer(ann), timeout=10).json()
+    assert [s["name"] for s in mine["schemas"]] == ["SALES"]
+    assert [t["name"] for t in mine["tables"]] == ["ORDERS"]
+    assert [i["name"] for i in mine["indexes"]] == ["ORDERS_PK"]
+    assert mine["system_views"] == []
+    for path in ("/v1/schemas/SALES/tables/ITEMS", "/v1/schemas/HR/tables/PAY"):
+        assert (
+            httpx.get(site.server.url + path, headers=_bearer(ann), timeout=10).status_code == 404
+        )
+    assert (
+        httpx.get(f"{site.server.url}/v1/versions", headers=_bearer(ann), timeout=10).status_code
+        == 403
+    )
     # Bob holds nothing: an empty catalog.
     assert site.iceberg("GET", "/namespaces", bob).json()["namespaces"] == []
     assert site.iceberg("GET", "/namespaces/SALES/tables/ORDERS", bob).status_code == 404

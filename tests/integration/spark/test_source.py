@@ -305,6 +305,33 @@ def test_reads_and_writes_signed_in_as_a_principal(
         factory.stop_all()
 
 
+def test_a_principal_of_the_role_none_reads_and_writes_what_it_was_granted(
+    spark: SparkSession, warehouse: Path, tmp_path: Path
+) -> None:
+    store = f"sqlite:///{tmp_path}/granted.db"
+    factory = ServerFactory()
+    try:
+        server = factory.start(store, auth="on")
+        with CatalogClient(server.url, token=issue_token(store, Role.ADMIN)) as admin:
+            made = admin.create_principal("ann", Role.NONE)
+            admin.sql(
+                "CREATE TABLE ORDERS (ID BIGINT PRIMARY KEY, QTY INT, NAME VARCHAR(20));"
+                "CREATE TABLE SECRETS (ID BIGINT PRIMARY KEY);"
+                'GRANT USAGE ON SCHEMA PUBLIC TO USER "ann";'
+                'GRANT SELECT, MODIFY ON TABLE ORDERS TO USER "ann"'
+            )
+        credential = f"{made.client_id}:{made.client_secret}"
+        options = {"catalog_url": server.url, "warehouse": str(warehouse), "credential": credential}
+        frame = spark.createDataFrame([(1, 2, "x")], "ID long, QTY int, NAME string")
+        frame.write.format("catalog").options(**options, table="ORDERS").mode("append").save()
+        read = spark.read.format("catalog").options(**options, table="ORDERS").load()
+        assert [tuple(r) for r in read.collect()] == [(1, 2, "x")]
+        with pytest.raises(PySparkException, match="SECRETS"):  # not there, as ann sees it
+            spark.read.format("catalog").options(**options, table="SECRETS").load().collect()
+    finally:
+        factory.stop_all()
+
+
 @sqlite_only
 def test_rows_written_without_a_key_whose_default_is_rand_uuid_get_one_each(
     orders: Table,
