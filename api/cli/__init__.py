@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from api.cli import backups, ddl, leases, principals, reads, server
+from api.cli import backups, ddl, grants, leases, principals, reads, server
 from api.cli.base import (
     EXIT_OK,
     EXIT_REFUSED,
@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     leases.register(sub, client)
     backups.register(sub, client)
     principals.register(sub, client)
+    grants.register(sub, client)
     return parser
 
 

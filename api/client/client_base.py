@@ -14,7 +14,14 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from api.client import backup_calls, calls, lease_calls, principal_calls, view_calls
+from api.client import (
+    backup_calls,
+    calls,
+    grant_calls,
+    lease_calls,
+    principal_calls,
+    view_calls,
+)
 from api.client.credentials import ClientCredentials
 from api.client.endpoint import Endpoint
 from api.client.events import EventCursor, filter_params
@@ -132,6 +139,17 @@ class ClientBase(abc.ABC, Generic[TransportT, HttpT, StreamT]):
     change_principal = Endpoint(principal_calls.change_principal_call)
     rotate_principal_secret = Endpoint(principal_calls.rotate_principal_secret_call)
     drop_principal = Endpoint(principal_calls.drop_principal_call)
+
+    # -- grants and roles, and who could do what ------------------------------------------
+
+    grant = Endpoint(grant_calls.grant_call)
+    revoke = Endpoint(grant_calls.revoke_call)
+    create_role = Endpoint(grant_calls.create_role_call)
+    drop_role = Endpoint(grant_calls.drop_role_call)
+    grants = Endpoint(grant_calls.grants_call)
+    roles = Endpoint(grant_calls.roles_call)
+    who_can = Endpoint(grant_calls.who_can_call)
+    access_diff = Endpoint(grant_calls.access_diff_call)
 
     # -- events ---------------------------------------------------------------------------
 

@@ -47,13 +47,17 @@ class _GrantCommand(CommandBase):
     def _fits(self) -> _GrantCommand:
         needs_name = self.on is not SecurableKind.CATALOG
         if needs_name != (self.name is not None):
-            raise ValueError(f"a grant on {self.on} {'needs' if needs_name else 'takes no'} name")
+            raise ValidationError(
+                f"a grant on {self.on} {'needs' if needs_name else 'takes no'} name"
+            )
         in_schema = self.on in (SecurableKind.TABLE, SecurableKind.VIEW)
         if in_schema != (self.schema_ is not None):
-            raise ValueError(f"a grant on {self.on} {'needs' if in_schema else 'takes no'} schema")
+            raise ValidationError(
+                f"a grant on {self.on} {'needs' if in_schema else 'takes no'} schema"
+            )
         refused = sorted(set(self.privileges) - PRIVILEGES_ON[self.on])
         if refused:
-            raise ValueError(
+            raise ValidationError(
                 f"{', '.join(refused)} cannot be granted on a {self.on}; it may be granted "
                 f"{', '.join(sorted(PRIVILEGES_ON[self.on]))}"
             )

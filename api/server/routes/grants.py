@@ -42,7 +42,7 @@ from catalog.descriptors import (
     SecurableKind,
 )
 from catalog.errors import ValidationError
-from catalog.grant_names import grantee_name
+from catalog.grant_names import grantee_name, securable_name
 from catalog.identifiers import DEFAULT_SCHEMA, parse_name
 
 router = APIRouter(
@@ -219,7 +219,7 @@ async def who_could(
         activation_ts=cat.activation_ts,
         privilege=privilege,
         on=on,
-        object=name or "",
+        object=securable_name(on, object_id, cat) or "",
         holders=[HolderBody.of(h, cat) for h in holders],
     )
     return json_response(body)
