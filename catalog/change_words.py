@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from catalog.catalog import Catalog
-from catalog.descriptors import GranteeKind
+from catalog.descriptors import GrantDescriptor, GranteeKind
 from catalog.entries import (
     AlterColumnEntry,
     AlterPrincipalEntry,
@@ -68,6 +68,9 @@ class _Names:
 
     def __init__(self, before: Catalog, after: Catalog) -> None:
         self.before, self.after = before, after
+        self.made_grants: dict[int, GrantDescriptor] = {}
+        """Grants the version made (one it also takes back is in neither catalog)."""
+        self.made_roles: dict[int, str] = {}
 
     def table(self, table_id: int, *, before_first: bool = False) -> str:
         order = (self.before, self.after) if before_first else (self.after, self.before)
@@ -216,11 +219,13 @@ def _grant_phrase(entry: EntryBase, names: _Names) -> str | None:
     if isinstance(entry, NewRoleEntry):
         return f"created role {entry.role.name}"
     if isinstance(entry, DropRoleEntry):
-        return f"dropped role {grantee_name(GranteeKind.ROLE, entry.role_id, names.before)}"
+        made = names.made_roles.get(entry.role_id)
+        dropped = made or grantee_name(GranteeKind.ROLE, entry.role_id, names.before)
+        return f"dropped role {dropped}"
     if isinstance(entry, NewGrantEntry):
         return f"granted {grant_words(entry.grant, names.after, names.before)}"
     if isinstance(entry, DropGrantEntry):
-        grant = names.before.grant_by_id(entry.grant_id)
+        grant = names.made_grants.get(entry.grant_id) or names.before.grant_by_id(entry.grant_id)
         return f"revoked {grant_words(grant, names.before, names.after)}"
     return None
 
@@ -251,6 +256,8 @@ def describe(entries: Sequence[EntryBase], before: Catalog, after: Catalog) -> l
         after: the catalog at the version.
     """
     names = _Names(before, after)
+    names.made_grants = {e.grant.id: e.grant for e in entries if isinstance(e, NewGrantEntry)}
+    names.made_roles = {e.role.id: e.role.name for e in entries if isinstance(e, NewRoleEntry)}
     implied = {  # a table created, dropped or renamed takes its indexes with it: unsaid
         e.table.id if isinstance(e, NewTableEntry) else getattr(e, "table_id")  # noqa: B009
         for e in entries

@@ -178,9 +178,11 @@ def _altered(object_type: str, a: Descriptor, b: Descriptor) -> Change:
         if a.current != b.current:
             fields += (_query_change(a, b),)
         columns = tuple(_columns(a.columns, b.columns, ViewColumnChange, "name"))
-    assert not isinstance(b, GrantDescriptor)  # a grant is made and taken back, never changed
+    # A grant is made and taken back, never changed: only its stamp may differ, which is no
+    # change (a version replayed with stamps and without).
+    name = f"grant {b.id}" if isinstance(b, GrantDescriptor) else b.name
     return Change(
-        b.id, b.name, ChangeKind.ALTERED, fields=fields, columns=columns, object_type=object_type
+        b.id, name, ChangeKind.ALTERED, fields=fields, columns=columns, object_type=object_type
     )
 
 

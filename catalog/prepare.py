@@ -50,11 +50,14 @@ def prepare(
     for number, command in enumerate(commands, start=1):
         try:
             produced = command.entries(UpdateContext(catalog, current, warehouse))
-            current = apply_entries(current, produced)
-            if current.access.grants and any(_removes_holder(e) for e in produced):
-                orphans = orphaned_grants(current)
-                current = apply_entries(current, orphans)
-                produced = [*produced, *orphans]
+            after = apply_entries(current, produced)
+            if after.access.grants and any(_removes_holder(e) for e in produced):
+                # The grants a drop takes go first, so each is named while its object exists.
+                orphans = orphaned_grants(after)
+                if orphans:
+                    produced = [*orphans, *produced]
+                    after = apply_entries(current, produced)
+            current = after
         except CatalogError as e:
             e.position = BatchPosition(number)
             raise
@@ -67,7 +70,8 @@ def orphaned_grants(catalog: Catalog) -> list[EntryBase]:
     """Return the entries taking back every grant whose object or grantee is gone.
 
     A drop takes its object's grants with it (a schema dropped with its tables, theirs too),
-    in the same version, so no grant outlives what it names.
+    in the same version, so no grant outlives what it names. ``catalog`` is the catalog after
+    the drop; the entries go before the drop's own.
 
     Raises:
         ValidationError: LAST_CATALOG_OWNER, when they would take the catalog's last owner.

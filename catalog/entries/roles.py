@@ -17,7 +17,7 @@ class NewRoleEntry(PutEntry, event=CatalogEvent.ROLE_CREATE, kind=ROLES):
 
 
 class DropRoleEntry(RemoveEntry, event=CatalogEvent.ROLE_DROP, kind=ROLES):
-    """Remove a role (the grants to it and of it go in entries of their own, after it)."""
+    """Remove a role (the grants to it and of it go in entries of their own, before it)."""
 
     type: Literal["drop_role"] = "drop_role"
     role_id: int

@@ -7,11 +7,21 @@ from typing import Any
 
 import pytest
 
+from catalog.access import Caller, holds
 from catalog.data.expiry import decode_compactions
 from catalog.data.files import decode_data_commit
-from catalog.descriptors import TableDescriptor, ViewDescriptor
+from catalog.descriptors import (
+    GrantDescriptor,
+    GranteeKind,
+    Privilege,
+    RoleDescriptor,
+    SecurableKind,
+    TableDescriptor,
+    ViewDescriptor,
+)
 from catalog.errors import CatalogError, ValidationError
 from catalog.marshalling import decode_commands, decode_entries, decode_update
+from catalog.prepare import prepare
 from catalog.snapshots import decode_snapshot, encode_snapshot
 from catalog.wire import decode_descriptor, decode_refusal
 from tests.golden.catalog_values import (
@@ -54,6 +64,13 @@ from tests.golden.data_values import (
     golden_position_deletes_data_commit,
     golden_registered_data_commit,
     golden_row_lineage_data_commit,
+)
+from tests.golden.grant_values import (
+    golden_grant,
+    golden_grant_catalog,
+    golden_grant_commands,
+    golden_grant_update,
+    golden_grantee,
 )
 from tests.golden.principal_values import golden_principal_catalog, golden_principal_update
 from tests.golden.view_values import (
@@ -160,6 +177,12 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "update_principals_v3.bin": golden_principal_update()[1],
         "entries_principals_v1.bin": list(golden_principal_update()[1].entries),
         "descriptor_principal_v1.bin": golden_principal_catalog().principal("etl"),
+        "snapshot_grants_v2.bin": golden_grant_catalog(),
+        "update_grants_v3.bin": golden_grant_update()[1],
+        "entries_grants_v1.bin": list(golden_grant_update()[1].entries),
+        "commands_grants_v1.bin": golden_grant_commands(),
+        "descriptor_grant_v1.bin": golden_grant(),
+        "descriptor_role_v1.bin": golden_grant_catalog().role("ANALYSTS"),
     }
     assert decoded == expected[name]
 
@@ -253,3 +276,38 @@ def test_a_golden_view_keeps_its_history_as_iceberg_trims_it() -> None:
     assert [s.schema_id for s in view.schemas] == [0, 1, 2]
     assert [(c.id, c.name) for c in view.columns] == [(1, "DAY"), (2, "TOTAL"), (3, "NOTES")]
     assert view.location == "s3://warehouse/reports/daily-3"
+
+
+def test_the_golden_grant_update_replays_to_the_golden_grant_snapshot() -> None:
+    v1 = decode_snapshot((GOLDEN_DIR / "snapshot_initial_v2.bin").read_bytes())
+    update = decode_update((GOLDEN_DIR / "update_grants_v3.bin").read_bytes())
+    v2 = decode_snapshot((GOLDEN_DIR / "snapshot_grants_v2.bin").read_bytes())
+    assert update.apply_to(v1).digest() == v2.digest()
+    commands = decode_commands((GOLDEN_DIR / "commands_grants_v1.bin").read_bytes())
+    entries = decode_entries((GOLDEN_DIR / "entries_grants_v1.bin").read_bytes())
+    assert (
+        list(prepare(v1, [golden_grantee(), *commands]).entries) == entries == list(update.entries)
+    )
+    assert [r.name for r in v2.roles()] == ["ANALYSTS", "OWNERS"]
+    assert len(v2.grants()) == 5 and all(g.update_ts == v2.activation_ts for g in v2.grants())
+    # alice reaches SALES through ANALYSTS and may write ORDERS; ANALYSTS' SELECT was revoked
+    alice = Caller(v2.principal("alice").id)
+    orders = v2.table("SALES", "ORDERS").id
+    assert holds(v2, alice, Privilege.MODIFY, SecurableKind.TABLE, orders)
+    assert not holds(v2, alice, Privilege.SELECT, SecurableKind.TABLE, orders)
+
+
+def test_a_golden_grant_and_role_keep_their_ids_and_what_they_name() -> None:
+    grant = decode_descriptor((GOLDEN_DIR / "descriptor_grant_v1.bin").read_bytes())
+    assert isinstance(grant, GrantDescriptor)
+    assert (grant.privilege, grant.on, grant.on_id, grant.to, grant.to_id) == (
+        Privilege.MODIFY,
+        SecurableKind.TABLE,
+        5,
+        GranteeKind.USER,
+        3,
+    )
+    assert (grant.id, grant.update_ts >> 16) == (13, 1_700_000_001_500)
+    role = decode_descriptor((GOLDEN_DIR / "descriptor_role_v1.bin").read_bytes())
+    assert isinstance(role, RoleDescriptor)
+    assert (role.id, role.name, role.update_ts >> 16) == (7, "ANALYSTS", 1_700_000_001_500)
