@@ -22,9 +22,15 @@ from api.wire.codes import Code
 from catalog.access import FLOOR, Caller, holds, role_covers, sees
 from catalog.catalog import Catalog
 from catalog.command_privileges import needs
-from catalog.commands import CreateSchemaCommand, CreateTableCommand, CreateViewCommand
+from catalog.commands import (
+    CreateRoleCommand,
+    CreateSchemaCommand,
+    CreateTableCommand,
+    CreateViewCommand,
+    DropRoleCommand,
+)
 from catalog.commands.base import CommandBase
-from catalog.commands.grants import GrantCommand, object_exists
+from catalog.commands.grants import GrantCommand, RevokeCommand, object_exists
 from catalog.descriptors import GranteeKind, PrincipalRole, Privilege, SecurableKind
 from catalog.errors import CatalogError
 from catalog.event_feed import CatalogEventParameters
@@ -109,7 +115,7 @@ def check_commands(
         ApiError: FORBIDDEN for the first privilege the caller lacks.
     """
     who = caller(request)
-    if who is None:
+    if who is None or _covered(who, catalog, commands):
         return list(commands), list(range(len(commands)))
     batch: list[CommandBase] = []
     positions: list[int] = []
@@ -126,6 +132,27 @@ def check_commands(
         except CatalogError:
             current = None  # the batch refuses itself there; nothing after it runs
     return batch, positions
+
+
+_GRANTING = (GrantCommand, RevokeCommand, CreateRoleCommand, DropRoleCommand)
+
+
+def _covered(who: Caller, catalog: Catalog, commands: Sequence[CommandBase]) -> bool:
+    """Return whether the caller's cluster role alone covers the whole batch.
+
+    An admin's always does; a writer's, when no command grants and every privilege the
+    commands take on the catalog before the batch is one a writer holds everywhere (what the
+    batch creates needs nothing more of a writer, who owns nothing it makes).
+    """
+    if role_covers(who.role, Privilege.OWNERSHIP):
+        return True
+    if not role_covers(who.role, Privilege.DROP) or any(isinstance(c, _GRANTING) for c in commands):
+        return False
+    return all(
+        role_covers(who.role, privilege)
+        for command in commands
+        for privilege, _, _ in needs(command, catalog)
+    )
 
 
 def _ownership(request: Request, who: Caller, command: CommandBase) -> list[CommandBase]:
