@@ -73,7 +73,7 @@ async def commit_table(
         file, metadata = await written_file(request, found, metadata)
         return tagged_response(CommitTableResponse(metadata_location=file, metadata=metadata))
     cat = latest_of(request)
-    schema_found, found = seen_table(request, cat, namespace, table, None)
+    schema_found, found = seen_table(request, cat, namespace, table)
     permit_commit(request, cat, found, body.updates)
     schema, name = schema_found.name, found.name
     metadata, commits = await table_state(request, cat, found)

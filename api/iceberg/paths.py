@@ -22,7 +22,7 @@ from api.iceberg.models import ListTablesResponse, TableIdentifier
 from api.server.auth import require
 from api.wire.roles import Role
 from catalog.catalog import Catalog
-from catalog.descriptors import SchemaDescriptor, TableDescriptor, ViewDescriptor
+from catalog.descriptors import SchemaDescriptor, SecurableKind, TableDescriptor, ViewDescriptor
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError
 
 _Named = TypeVar("_Named", TableDescriptor, ViewDescriptor)
@@ -98,8 +98,15 @@ def schema_name(namespace: str) -> str:
     return namespace
 
 
-def resolve_schema(cat: Catalog, namespace: str) -> SchemaDescriptor:
+Keep = Callable[[SecurableKind, int], bool]
+"""Whether the caller may see an object (by kind and id): names resolve among those only."""
+
+
+def resolve_schema(cat: Catalog, namespace: str, keep: Keep | None = None) -> SchemaDescriptor:
     """Return the schema a namespace path names, exactly or ignoring case (module doc).
+
+    With ``keep``, only the schemas it keeps are looked at (those the caller may see), so a
+    name is neither found nor ambiguous through one it may not.
 
     Raises:
         NotFoundError: SCHEMA_NOT_FOUND.
@@ -107,10 +114,15 @@ def resolve_schema(cat: Catalog, namespace: str) -> SchemaDescriptor:
     """
     name = schema_name(namespace)
     exact = cat.find_schema(name)
-    if exact is not None:
+    schema = SecurableKind.SCHEMA
+    if exact is not None and (keep is None or keep(schema, exact.id)):
         return exact
     folded = name.casefold()
-    matches = [s for s in cat.schemas() if s.name.casefold() == folded]
+    matches = [
+        s
+        for s in cat.schemas()
+        if s.name.casefold() == folded and (keep is None or keep(schema, s.id))
+    ]
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -119,7 +131,7 @@ def resolve_schema(cat: Catalog, namespace: str) -> SchemaDescriptor:
 
 
 def resolve_table(
-    cat: Catalog, namespace: str, table: str
+    cat: Catalog, namespace: str, table: str, keep: Keep | None = None
 ) -> tuple[SchemaDescriptor, TableDescriptor]:
     """Return the table a namespace and table path name, and its schema (see the module doc).
 
@@ -131,12 +143,18 @@ def resolve_table(
         IcebergError: 400 when several schemas or tables match ignoring case, none exactly.
     """
     return _resolve(
-        cat, namespace, table, cat.find_table, cat.schema_tables, "Table", ErrorCode.TABLE_NOT_FOUND
+        cat,
+        namespace,
+        table,
+        (cat.find_table, cat.schema_tables, SecurableKind.TABLE),
+        "Table",
+        ErrorCode.TABLE_NOT_FOUND,
+        keep,
     )
 
 
 def resolve_view(
-    cat: Catalog, namespace: str, view: str
+    cat: Catalog, namespace: str, view: str, keep: Keep | None = None
 ) -> tuple[SchemaDescriptor, ViewDescriptor]:
     """Return the view a namespace and view path name, and its schema (as ``resolve_table``).
 
@@ -145,7 +163,13 @@ def resolve_view(
         IcebergError: 400 when several schemas or views match ignoring case, none exactly.
     """
     return _resolve(
-        cat, namespace, view, cat.find_view, cat.schema_views, "View", ErrorCode.VIEW_NOT_FOUND
+        cat,
+        namespace,
+        view,
+        (cat.find_view, cat.schema_views, SecurableKind.VIEW),
+        "View",
+        ErrorCode.VIEW_NOT_FOUND,
+        keep,
     )
 
 
@@ -153,23 +177,29 @@ def _resolve(
     cat: Catalog,
     namespace: str,
     name: str,
-    find: Callable[[str, str], _Named | None],
-    listing: Callable[[int], list[_Named]],
+    kind: tuple[Callable[[str, str], _Named | None], Callable[[int], list[_Named]], SecurableKind],
     what: str,
     code: ErrorCode,
+    keep: Keep | None,
 ) -> tuple[SchemaDescriptor, _Named]:
+    """Resolve ``name`` in a namespace; ``kind`` is how to find, list and judge such objects."""
+    find, listing, securable = kind
     try:
-        schema = resolve_schema(cat, namespace)
+        schema = resolve_schema(cat, namespace, keep)
     except NotFoundError as e:
         shown = ".".join(namespace.split(NAMESPACE_SEPARATOR))
         raise NotFoundError(
             f"{what} does not exist: {shown}.{name} ({e.message})", code=code
         ) from e
     exact = find(schema.name, name)
-    if exact is not None:
+    if exact is not None and (keep is None or keep(securable, exact.id)):
         return schema, exact
     folded = name.casefold()
-    matches = [t for t in listing(schema.id) if t.name.casefold() == folded]
+    matches = [
+        t
+        for t in listing(schema.id)
+        if t.name.casefold() == folded and (keep is None or keep(securable, t.id))
+    ]
     if len(matches) == 1:
         return schema, matches[0]
     if matches:

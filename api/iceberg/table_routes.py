@@ -129,7 +129,7 @@ async def load_table(
     in ``If-None-Match`` answers 304 while the table is unchanged.
     """
     cat = read_catalog(request)
-    _, found = seen_table(request, cat, namespace, table)
+    _, found = seen_table(request, cat, namespace, table, (Privilege.SELECT, Privilege.MODIFY))
     metadata, _ = await table_state(request, cat, found)
     file, metadata = await written_file(request, found, metadata)
     if snapshots == "refs":  # the file holds every snapshot; the answer those refs name
@@ -143,7 +143,7 @@ async def load_table(
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204, dependencies=READ)
 async def table_exists(request: Request, namespace: NamespacePath, table: TablePath) -> Response:
     """204 when the table exists, else 404."""
-    seen_table(request, read_catalog(request), namespace, table, None)
+    seen_table(request, read_catalog(request), namespace, table)
     return Response(status_code=204)
 
 
@@ -206,7 +206,7 @@ async def drop_table(
     the same way: the files stay for reads pinned before the drop until the data expiry
     deletes the folder of a table no kept version holds.
     """
-    schema, found = seen_table(request, latest_of(request), namespace, table, None)
+    schema, found = seen_table(request, latest_of(request), namespace, table)
     command = DropTableCommand(**{"schema": schema.name, "name": found.name})
     await execute_batch(request, [command])
     return Response(status_code=204)
@@ -218,7 +218,7 @@ async def rename_table(request: Request, body: RenameTableRequest) -> Response:
     source, destination = body.source, body.destination
     cat = latest_of(request)
     schema, found = seen_table(
-        request, cat, NAMESPACE_SEPARATOR.join(source.namespace), source.name, None
+        request, cat, NAMESPACE_SEPARATOR.join(source.namespace), source.name
     )
     target = NAMESPACE_SEPARATOR.join(destination.namespace)
     if resolve_schema(cat, target).id != schema.id:
@@ -244,7 +244,7 @@ async def report_metrics(
     body: Annotated[dict[str, object], Body(description="A ReportMetricsRequest.")],
 ) -> Response:
     """Count a client's scan or commit report of a table (``reports``); 404 without the table."""
-    seen_table(request, read_catalog(request), namespace, table, None)
+    seen_table(request, read_catalog(request), namespace, table)
     kind = report_type(body)
     label = kind if kind in (SCAN_REPORT, COMMIT_REPORT) else "other"
     request.app.state.metrics.iceberg_reports.labels(report_type=label).inc()

@@ -88,7 +88,7 @@ async def _read(request: Request, cat: Catalog, body: CommitTableRequest) -> _Ch
     if body.identifier is None:
         raise bad_request("each table change of a transaction names its table (identifier)")
     namespace = NAMESPACE_SEPARATOR.join(body.identifier.namespace)
-    schema, found = seen_table(request, cat, namespace, body.identifier.name, None)
+    schema, found = seen_table(request, cat, namespace, body.identifier.name)
     permit_commit(request, cat, found, body.updates)
     name = f"{schema.name}.{found.name}"
     # Only the snapshots refs name: a requirement reads refs, a commit its parent (main's

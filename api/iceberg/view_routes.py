@@ -34,7 +34,7 @@ from api.server.execution import execute_batch, node_of
 from api.server.responses import json_response
 from catalog.catalog import Catalog
 from catalog.commands.views import DropViewCommand, RenameViewCommand
-from catalog.descriptors import SchemaDescriptor, SecurableKind
+from catalog.descriptors import Privilege, SchemaDescriptor, SecurableKind
 from catalog.errors import AlreadyExistsError, ErrorCode
 
 router = APIRouter()
@@ -86,7 +86,7 @@ async def create_view(
 )
 async def load_view(request: Request, namespace: NamespacePath, view: ViewPath) -> Response:
     """A view's metadata: its kept versions, the current one, its schemas and properties."""
-    _, found = seen_view(request, read_catalog(request), namespace, view)
+    _, found = seen_view(request, read_catalog(request), namespace, view, (Privilege.SELECT,))
     file, metadata = await written_view_file(request, found)
     return json_response(LoadViewResult(metadata_location=file, metadata=metadata))
 
@@ -94,7 +94,7 @@ async def load_view(request: Request, namespace: NamespacePath, view: ViewPath) 
 @router.head("/namespaces/{namespace}/views/{view}", status_code=204, dependencies=READ)
 async def view_exists(request: Request, namespace: NamespacePath, view: ViewPath) -> Response:
     """204 when the view exists, else 404."""
-    seen_view(request, read_catalog(request), namespace, view, None)
+    seen_view(request, read_catalog(request), namespace, view)
     return Response(status_code=204)
 
 
@@ -105,7 +105,7 @@ async def replace_view(
     request: Request, namespace: NamespacePath, view: ViewPath, body: CommitViewRequest
 ) -> Response:
     """Change a view as the commit's updates say, if its requirement holds (one version)."""
-    schema, found = seen_view(request, latest_of(request), namespace, view, None)
+    schema, found = seen_view(request, latest_of(request), namespace, view)
     command = alter_view_command(schema.name, found.name, body)
     result = await execute_batch(request, [command])
     changed = node_of(request).service.catalog(result.version).view(schema.name, found.name)
@@ -116,7 +116,7 @@ async def replace_view(
 @router.delete("/namespaces/{namespace}/views/{view}", status_code=204, dependencies=WRITE)
 async def drop_view(request: Request, namespace: NamespacePath, view: ViewPath) -> Response:
     """Drop a view (``DROP VIEW``); reads as of earlier moments still see it."""
-    schema, found = seen_view(request, latest_of(request), namespace, view, None)
+    schema, found = seen_view(request, latest_of(request), namespace, view)
     await execute_batch(request, [DropViewCommand(**{"schema": schema.name, "name": found.name})])
     await forget_view_files(request, found.id)
     return Response(status_code=204)
@@ -127,9 +127,7 @@ async def rename_view(request: Request, body: RenameTableRequest) -> Response:
     """Rename a view, or move it to another namespace."""
     source, destination = body.source, body.destination
     cat = latest_of(request)
-    schema, found = seen_view(
-        request, cat, NAMESPACE_SEPARATOR.join(source.namespace), source.name, None
-    )
+    schema, found = seen_view(request, cat, NAMESPACE_SEPARATOR.join(source.namespace), source.name)
     target = seen_schema(request, cat, NAMESPACE_SEPARATOR.join(destination.namespace))
     if (target.id, destination.name) != (schema.id, found.name):
         was, to = f"{schema.name}.{found.name}", f"{target.name}.{destination.name}"

@@ -2,12 +2,15 @@
 
 An object the caller may not see is missing, as the protocol's clients expect (404
 ``NoSuchNamespaceException``, ``NoSuchTableException``, ``NoSuchViewException``, with the
-words a missing one gets), and lists leave it out; one it sees but may not act on so is a 403
+words a missing one gets), names resolve (ignoring case) only among what it may see, and lists
+leave it out; one it sees but may not act on so is a 403
 ``ForbiddenException`` naming the privilege. The rules are the catalog's
 (``catalog.access``), on the catalog the request reads (``api.server.permits``).
 
-A commit takes ``MODIFY`` for its snapshots, refs and statistics, and ``ALTER`` for anything
-else it changes (schema, partition spec, sort order, properties, location, format version).
+Loading a table takes ``SELECT`` or ``MODIFY`` (an engine that writes reads the metadata it
+commits against); a view, ``SELECT``. A commit takes ``MODIFY`` for its snapshots, refs and
+statistics, and ``ALTER`` for anything else it changes (schema, partition spec, sort order,
+properties, location, format version).
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ from collections.abc import Iterable, Sequence
 
 from fastapi import Request
 
-from api.iceberg.paths import resolve_schema, resolve_table, resolve_view
+from api.iceberg.paths import Keep, resolve_schema, resolve_table, resolve_view
 from api.iceberg.updates import TableUpdate
-from api.server.permits import permit, visible
+from api.server.permits import may, permit, visible
 from catalog.catalog import Catalog
 from catalog.descriptors import (
     Privilege,
@@ -27,7 +30,6 @@ from catalog.descriptors import (
     TableDescriptor,
     ViewDescriptor,
 )
-from catalog.errors import ErrorCode, NotFoundError
 
 DATA_ACTIONS = frozenset(
     {
@@ -44,18 +46,18 @@ DATA_ACTIONS = frozenset(
 """The commit updates that change a table's data rather than its definition."""
 
 
+def _keep(request: Request, cat: Catalog) -> Keep:
+    """Return whether the caller may see an object: what names resolve among."""
+    return lambda kind, object_id: visible(request, cat, kind, object_id)
+
+
 def seen_schema(request: Request, cat: Catalog, namespace: str) -> SchemaDescriptor:
-    """Return the schema a namespace names, if the caller may see it.
+    """Return the schema a namespace names, among those the caller may see.
 
     Raises:
         NotFoundError: SCHEMA_NOT_FOUND, for a missing schema or one the caller may not see.
     """
-    schema = resolve_schema(cat, namespace)
-    if not visible(request, cat, SecurableKind.SCHEMA, schema.id):
-        raise NotFoundError(
-            f"Namespace does not exist: {schema.name}", code=ErrorCode.SCHEMA_NOT_FOUND
-        )
-    return schema
+    return resolve_schema(cat, namespace, _keep(request, cat))
 
 
 def seen_table(
@@ -63,21 +65,18 @@ def seen_table(
     cat: Catalog,
     namespace: str,
     table: str,
-    privilege: Privilege | None = Privilege.SELECT,
+    privileges: tuple[Privilege, ...] = (),
 ) -> tuple[SchemaDescriptor, TableDescriptor]:
-    """Return a table and its schema, if the caller sees it and holds ``privilege`` on it.
+    """Return a table and its schema, among those the caller may see.
+
+    With ``privileges``, the caller must hold one of them on it; without, seeing it is enough.
 
     Raises:
         NotFoundError: TABLE_NOT_FOUND, for a missing table or one the caller may not see.
-        ApiError: FORBIDDEN, for a table it sees but does not hold ``privilege`` on.
+        ApiError: FORBIDDEN, for a table it sees but holds none of ``privileges`` on.
     """
-    schema, found = resolve_table(cat, namespace, table)
-    if not visible(request, cat, SecurableKind.TABLE, found.id):
-        raise NotFoundError(
-            f"Table does not exist: {schema.name}.{found.name}", code=ErrorCode.TABLE_NOT_FOUND
-        )
-    if privilege is not None:
-        permit(request, cat, privilege, SecurableKind.TABLE, found.id)
+    schema, found = resolve_table(cat, namespace, table, _keep(request, cat))
+    _permit_one(request, cat, privileges, SecurableKind.TABLE, found.id)
     return schema, found
 
 
@@ -86,7 +85,7 @@ def seen_view(
     cat: Catalog,
     namespace: str,
     view: str,
-    privilege: Privilege | None = Privilege.SELECT,
+    privileges: tuple[Privilege, ...] = (),
 ) -> tuple[SchemaDescriptor, ViewDescriptor]:
     """Return a view and its schema, as ``seen_table`` does a table.
 
@@ -94,14 +93,21 @@ def seen_view(
         NotFoundError: VIEW_NOT_FOUND.
         ApiError: FORBIDDEN.
     """
-    schema, found = resolve_view(cat, namespace, view)
-    if not visible(request, cat, SecurableKind.VIEW, found.id):
-        raise NotFoundError(
-            f"View does not exist: {schema.name}.{found.name}", code=ErrorCode.VIEW_NOT_FOUND
-        )
-    if privilege is not None:
-        permit(request, cat, privilege, SecurableKind.VIEW, found.id)
+    schema, found = resolve_view(cat, namespace, view, _keep(request, cat))
+    _permit_one(request, cat, privileges, SecurableKind.VIEW, found.id)
     return schema, found
+
+
+def _permit_one(
+    request: Request,
+    cat: Catalog,
+    privileges: tuple[Privilege, ...],
+    kind: SecurableKind,
+    object_id: int,
+) -> None:
+    """Refuse unless the caller holds one of ``privileges`` on the object (the first named)."""
+    if privileges and not any(may(request, cat, p, kind, object_id) for p in privileges):
+        permit(request, cat, privileges[0], kind, object_id)
 
 
 def seen_names(

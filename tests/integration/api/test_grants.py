@@ -160,6 +160,10 @@ def test_an_iceberg_client_sees_only_what_it_was_granted(site: Site) -> None:
         httpx.get(f"{site.server.url}/v1/versions", headers=_bearer(ann), timeout=10).status_code
         == 403
     )
+    # Names resolve ignoring case among what ann sees only: a hidden "sales" is no rival.
+    site.admin_ddl({"op": "create_schema", "name": "sales"})
+    for path in ("/namespaces/Sales", "/namespaces/Sales/tables/orders"):
+        assert site.iceberg("GET", path, ann).status_code == 200, path
     # Bob holds nothing: an empty catalog.
     assert site.iceberg("GET", "/namespaces", bob).json()["namespaces"] == []
     assert site.iceberg("GET", "/namespaces/SALES/tables/ORDERS", bob).status_code == 404

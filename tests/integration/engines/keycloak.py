@@ -17,11 +17,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.api.servers import free_port
+from tests.integration.api.servers import RunningServer, free_port
 from tests.integration.engines.conftest import (
     CACHE,
     ENGINE_START_TIMEOUT_S,
     SETUP_HINT,
+    catalog_settings,
     stop_group,
     trino_java_home,
 )
@@ -200,6 +201,22 @@ class Realm:
         answer.raise_for_status()
         token: str = answer.json()["access_token"]
         return token
+
+
+def trusting_server(folder: Path, realm: Realm, roles: str) -> RunningServer:
+    """Return a catalog server (not started) with auth on that trusts ``realm``'s tokens.
+
+    ``roles`` gives the cluster roles of groups (``CATALOG_OIDC_ROLES``); a caller is named
+    by its ``preferred_username``.
+    """
+    settings = catalog_settings(
+        folder,
+        auth="on",
+        oidc_issuer=realm.issuer,
+        oidc_roles=roles,
+        oidc_subject_claim="preferred_username",
+    )
+    return RunningServer(settings)
 
 
 def _ok(answer: httpx.Response) -> Any:

@@ -1,9 +1,10 @@
 """Engines sign in with a real outside identity provider (Keycloak), and its tokens are checked.
 
 A catalog server with auth on trusts a Keycloak realm (``CATALOG_OIDC_ISSUER``): group ``etl``
-gives the writer role, ``analysts`` the reader role. Engines are configured with a Keycloak
-client's id and secret and Keycloak's token endpoint: they get their token from Keycloak and
-the catalog never sees a secret. Bad tokens (another issuer, another audience, expired, forged)
+gives the writer role, ``analysts`` the reader role, and a token in neither has the role
+``none`` (its groups' grants alone). Engines are configured with a Keycloak client's id and
+secret and Keycloak's token endpoint: they get their token from Keycloak and the catalog never
+sees a secret. Bad tokens (another issuer, another audience, expired, forged)
 are refused; when Keycloak is down, the keys the catalog fetched keep working for their
 lifetime and then every outside token is refused.
 """
@@ -32,10 +33,9 @@ from tests.integration.engines.conftest import (
     Recorder,
     SparkShell,
     TrinoServer,
-    catalog_settings,
 )
 from tests.integration.engines.engines import DuckDBEngine, SparkEngine, TrinoEngine
-from tests.integration.engines.keycloak import Keycloak, Realm
+from tests.integration.engines.keycloak import Keycloak, Realm, trusting_server
 from tests.integration.engines.test_sign_in import _duckdb_with, _spark_catalog, _trino_catalog
 from tests.integration.engines.test_smoke import run
 
@@ -76,14 +76,9 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
             "short-lived": realm.client("short-lived", ["etl"], lifespan_s=2),
         }
         secrets["foreign"] = other.client("foreign", ["etl"])
-        settings = catalog_settings(
-            tmp_path_factory.mktemp("oidc-catalog"),
-            auth="on",
-            oidc_issuer=realm.issuer,
-            oidc_roles="writer=etl,reader=analysts",
-            oidc_subject_claim="preferred_username",
+        server = trusting_server(
+            tmp_path_factory.mktemp("oidc-catalog"), realm, "writer=etl,reader=analysts"
         )
-        server = RunningServer(settings)
         server.start()
         try:
             yield Provider(keycloak, realm, other, server, secrets)
@@ -181,9 +176,22 @@ def test_trino_signs_in_at_the_provider(
 
 def test_the_providers_tokens_are_checked(provider: Provider) -> None:
     assert provider.get(provider.token("pipeline")).status_code == 200
-    stranger = provider.get(provider.token("stranger"))
-    assert stranger.status_code == 403
-    assert "in no group the catalog gives a role" in stranger.json()["error"]["message"]
+    # In a group the catalog gives no role: the role none, holding only its groups' grants
+    # (none here). It signs in and sees an empty catalog; routes for readers refuse it.
+    stranger = provider.token("stranger")
+    listed = provider.get(stranger)
+    assert listed.status_code == 200, listed.text
+    assert listed.json()["namespaces"] == []
+    versions = httpx.get(
+        f"{provider.server.url}/v1/versions",
+        headers={"Authorization": f"Bearer {stranger}"},
+        timeout=10,
+    )
+    assert versions.status_code == 403, versions.text
+    assert (
+        "service-account-stranger has the none role and may not do this; it needs the reader role"
+        in versions.json()["detail"]
+    )
     refusals = {
         "audience": (provider.token("no-audience", scope="profile"), "not for this catalog"),
         "issuer": (provider.token("foreign", provider.other), "does not trust"),

@@ -85,14 +85,19 @@ def _principals_of_versions(signed: SignedServer) -> list[str]:
     return [o["principal"] for v in answer.json()["versions"] for o in v["origins"]]
 
 
-def _pyiceberg(signed: SignedServer, credential: str) -> Catalog:
-    """PyIceberg signed in with ``credential`` at the token endpoint it is told of."""
+def _pyiceberg(
+    uri: str, credential: str, token_endpoint: str | None = None, scope: str | None = None
+) -> Catalog:
+    """PyIceberg on ``uri``, signed in with ``credential`` at ``token_endpoint`` (by default
+    the catalog's own)."""
+    scoped = {} if scope is None else {"scope": scope}
     return load_catalog(
         "signed",
         type="rest",
-        uri=signed.uri,
+        uri=uri,
         credential=credential,
-        **{"oauth2-server-uri": f"{signed.uri}/v1/oauth/tokens"},
+        **{"oauth2-server-uri": token_endpoint or f"{uri}/v1/oauth/tokens"},
+        **scoped,
     )
 
 
@@ -171,7 +176,7 @@ def test_each_engine_signs_in_and_does_what_its_role_allows(
     recorder: Recorder,
 ) -> None:
     # PyIceberg, as the writer: creates and fills the table.
-    writer = _pyiceberg(signed, signed.writer)
+    writer = _pyiceberg(signed.uri, signed.writer)
     writer.create_namespace(namespace)
     table = writer.create_table(f"{namespace}.people", PEOPLE)
     rows = [{"id": 1, "name": "ann"}, {"id": 2, "name": "bob"}]
@@ -207,7 +212,7 @@ def test_each_engine_signs_in_and_does_what_its_role_allows(
         con.close()
 
     # PyIceberg, as the reader: reads, may not create.
-    reader = _pyiceberg(signed, signed.reader)
+    reader = _pyiceberg(signed.uri, signed.reader)
     assert reader.load_table(f"{namespace}.people").scan().to_arrow().num_rows == 3
     with pytest.raises(ForbiddenError, match="analyst has the reader role"):
         reader.create_table(f"{namespace}.other", PEOPLE)
@@ -219,7 +224,7 @@ def test_each_engine_signs_in_and_does_what_its_role_allows(
 def test_a_wrong_secret_signs_no_engine_in(signed: SignedServer, trino_engine: TrinoServer) -> None:
     client_id = signed.reader.split(":", 1)[0]
     with pytest.raises(OAuthError, match="invalid_client"):
-        _pyiceberg(signed, f"{client_id}:wrong")
+        _pyiceberg(signed.uri, f"{client_id}:wrong")
     with pytest.raises(Exception, match="Could not get token"):  # DuckDB shows no more
         _duckdb(signed.uri, f"{client_id}:wrong")
     missing = httpx.get(f"{signed.uri}/v1/config", timeout=10)

@@ -9,6 +9,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from api.server.claims import Claims
 from api.server.errors import ApiError
 from api.server.outside_tokens import OidcSettings, OutsideTokens, _Key
 from api.wire.roles import Role
@@ -31,13 +32,12 @@ def test_roles_map_groups_and_bad_mappings_are_refused() -> None:
             OidcSettings.parse_roles(bad)
 
 
-def test_the_highest_role_of_the_groups_wins_and_no_group_is_refused() -> None:
+def test_the_highest_role_of_the_groups_wins_and_no_mapped_group_gives_none() -> None:
     tokens = _tokens()
-    assert tokens._role({"groups": ["analysts", "etl"]}, "x") == Role.WRITER
-    assert tokens._role({"groups": "platform"}, "x") == Role.ADMIN
-    with pytest.raises(ApiError) as refused:
-        tokens._role({"groups": ["visitors"]}, "x")
-    assert refused.value.code == "FORBIDDEN"
+    assert tokens._role(tokens._groups({"groups": ["analysts", "etl"]})) == Role.WRITER
+    assert tokens._role(tokens._groups({"groups": "platform"})) == Role.ADMIN
+    assert tokens._role(tokens._groups({"groups": ["visitors"]})) == Role.NONE
+    assert tokens._role(tokens._groups({})) == Role.NONE
 
 
 def _signed_by(tokens: OutsideTokens, declared: str | None) -> rsa.RSAPrivateKey:
@@ -62,11 +62,11 @@ def test_times_audience_and_the_keys_algorithm_are_checked() -> None:
     key = _signed_by(tokens, "RS256")
     header = {"alg": "RS256", "kid": "k"}
 
-    def verify(claims: dict[str, object], algorithm: str = "RS256") -> object:
+    def verify(claims: dict[str, object], algorithm: str = "RS256") -> Claims:
         token = jwt.encode(claims, key, algorithm=algorithm, headers={"kid": "k"})
         return asyncio.run(tokens.verify(token, {**header, "alg": algorithm}))
 
-    assert verify(_claims()).role == Role.WRITER  # type: ignore[attr-defined]
+    assert verify(_claims()).role == Role.WRITER
     now = int(time.time())
     refusals = {
         "is not valid yet": _claims(nbf=now + 300),
@@ -81,6 +81,9 @@ def test_times_audience_and_the_keys_algorithm_are_checked() -> None:
         verify(_claims(), "RS512")
     with pytest.raises(ApiError, match="no sub claim"):
         verify({k: v for k, v in _claims().items() if k != "sub"})
-    odd_groups = _claims(groups=[{"name": "etl"}, 7])
-    with pytest.raises(ApiError, match="in no group"):
-        verify(odd_groups)
+    # In no group a role is given for: it verifies, with the role none and its groups (whose
+    # grants are what it holds), a path's leading "/" left out.
+    unmapped = verify(_claims(groups=["/marketing", "visitors", "/marketing"]))
+    assert (unmapped.role, unmapped.groups) == (Role.NONE, ("marketing", "visitors"))
+    odd = verify(_claims(groups=[{"name": "etl"}, 7, ""]))
+    assert (odd.role, odd.groups) == (Role.NONE, ())
