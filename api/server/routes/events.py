@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Annotated
 
@@ -118,12 +119,30 @@ def _seen_by(node: CatalogNode, who: Caller) -> Callable[[CatalogEventParameters
     return seen
 
 
+def _token_ended(node: CatalogNode, claims: Claims) -> Callable[[], str | None]:
+    """Return why the stream's token no longer holds (expired, its principal dropped), or None."""
+
+    def ended() -> str | None:
+        if claims.expires_at <= time.time():
+            return "the token this stream was opened with has expired"
+        principal = claims.principal_id
+        if (
+            principal is not None
+            and node.service.latest_catalog().find_principal_by_id(principal) is None
+        ):
+            return f"principal {claims.subject} no longer exists"
+        return None
+
+    return ended
+
+
 async def _stream(
     node: CatalogNode,
     position: tuple[int, int],
     only: EventFilter,
     settings: ServerSettings,
     seen: Callable[[CatalogEventParameters], bool] | None = None,
+    ended: Callable[[], str | None] | None = None,
 ) -> AsyncIterator[str]:
     """Replay retained versions before the feed's first one, then forward what the node fires.
 
@@ -131,7 +150,8 @@ async def _stream(
     ``version`` (-1: at its first entry). An idle stream sends keep-alives, and a bookmark
     when it has read versions whose events the filter let none through. A subscriber that
     falls too far behind is cut off with the position to resume from. With ``seen``, only
-    the events it lets through are sent (a subscriber's grants).
+    the events it lets through are sent (a subscriber's grants). With ``ended``, the stream
+    stops, with the position to resume from, once it names why (a token that expired).
     """
     service = node.service
     feed = service.subscribe(settings.sse_backlog_versions, only)
@@ -141,6 +161,15 @@ async def _stream(
     try:
         yield ": catalog events\n\n"
         while True:
+            why = None if ended is None else ended()
+            if why is not None:
+                resume = f"{version - 1}" if skip_through < 0 else f"{version}.{skip_through}"
+                yield _error_frame(
+                    str(Code.UNAUTHENTICATED),
+                    f"{why}: sign in again and reconnect with Last-Event-ID: {resume}",
+                    resume,
+                )
+                return
             if version < feed.first_version:
                 got, events = version, service.events(version)
             else:
@@ -268,7 +297,8 @@ async def events(
     settings: ServerSettings = request.app.state.settings
     who = caller(request)
     seen = None if who is None or who.role is not PrincipalRole.NONE else _seen_by(node, who)
-    stream = _stream(node, position, only, settings, seen)
+    ended = None if claims is None else _token_ended(node, claims)
+    stream = _stream(node, position, only, settings, seen, ended)
     return _EventResponse(stream, release, settings.sse_send_timeout_s)
 
 
