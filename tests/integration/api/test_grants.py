@@ -312,14 +312,14 @@ def test_a_subscriber_gets_only_the_events_about_what_it_sees(site: Site) -> Non
 @pytest.mark.timeout(60)
 def test_a_stream_ends_when_its_principal_is_dropped(site: Site) -> None:
     ann = site.principal("ann")
-    with httpx.Client(base_url=site.server.url, timeout=30, headers=_bearer(ann)) as http:
-        with http.stream("GET", "/v1/events") as stream:
-            assert stream.status_code == 200
-            dropped = httpx.delete(
-                f"{site.server.url}/v1/principals/ann", headers=_bearer(site.admin), timeout=10
-            )
-            assert dropped.status_code in (200, 204), dropped.text
-            error = next(f for f in frames(stream) if f.get("event") == "error")
+    http = httpx.Client(base_url=site.server.url, timeout=30, headers=_bearer(ann))
+    with http, http.stream("GET", "/v1/events") as stream:
+        assert stream.status_code == 200
+        dropped = httpx.delete(
+            f"{site.server.url}/v1/principals/ann", headers=_bearer(site.admin), timeout=10
+        )
+        assert dropped.status_code in (200, 204), dropped.text
+        error = next(f for f in frames(stream) if f.get("event") == "error")
     body = json.loads(error["data"])
     assert body["code"] == "UNAUTHENTICATED"
     assert body["detail"].startswith("principal ann no longer exists: sign in again")
