@@ -11,6 +11,7 @@ from fastapi.responses import Response
 from api.server.auth import require
 from api.server.errors import ApiError, problem_responses
 from api.server.execution import node_of
+from api.server.permits import caller, seen_catalog
 from api.server.responses import json_response
 from api.wire.codes import Code
 from api.wire.models import (
@@ -23,17 +24,20 @@ from api.wire.models import (
     VersionsBody,
 )
 from api.wire.roles import Role
+from catalog.access import Caller, role_covers
 from catalog.catalog import Catalog
 from catalog.change_words import describe
-from catalog.diff import Change, ColumnChange, ViewColumnChange, diff
+from catalog.descriptors import Privilege
+from catalog.diff import Change, ChangeKind, ColumnChange, ViewColumnChange, diff
 from catalog.errors import CatalogError
 from catalog.service import CatalogService
+from catalog.visible import visible_catalog
 
 router = APIRouter(
     prefix="/v1",
     tags=["versions"],
     responses=problem_responses(400, 401, 403, 404, 410, 422, 503, 504),
-    dependencies=[Depends(require(Role.READER))],
+    dependencies=[Depends(require(Role.NONE))],  # the role none sees its part (below)
 )
 
 
@@ -43,12 +47,20 @@ async def list_versions(
     from_version: Annotated[int | None, Query(ge=1, description="First version to list")] = None,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
 ) -> Response:
-    """Retained versions with their activation timestamps (a page of at most ``limit``)."""
+    """Retained versions with their activation timestamps (a page of at most ``limit``).
+
+    A caller of the role ``none`` gets each version's changes to what it may see, in words,
+    and not its entries or origins (which name what it may not).
+    """
     service = node_of(request).service
     earliest, latest = service.earliest_version, service.latest_version
     first = max(earliest, from_version or earliest)
     last = min(latest, first + limit - 1)
-    infos = [_version_info(service, v) for v in range(first, last + 1)]
+    who = caller(request)
+    if who is not None and not role_covers(who.role, Privilege.SELECT):
+        infos = _seen_versions(service, who, first, last)
+    else:
+        infos = [_version_info(service, v) for v in range(first, last + 1)]
     return json_response(VersionsBody(earliest=earliest, latest=latest, versions=infos))
 
 
@@ -70,6 +82,29 @@ def _version_info(service: CatalogService, version: int) -> VersionInfo:
         changes=describe(update.entries, before, after),
         origins=list(update.origins),
     )
+
+
+_VERBS = {ChangeKind.ADDED: "created", ChangeKind.DROPPED: "dropped", ChangeKind.ALTERED: "altered"}
+
+
+def _seen_versions(
+    service: CatalogService, who: Caller, first: int, last: int
+) -> list[VersionInfo]:
+    """Return versions ``first..last`` as ``who`` sees them: what changed of its part."""
+    infos: list[VersionInfo] = []
+    before: Catalog | None = None
+    for version in range(first, last + 1):
+        cat = service.catalog(version)
+        after = visible_catalog(cat, who)
+        if before is None:
+            try:
+                before = visible_catalog(service.catalog(version - 1), who)
+            except CatalogError:
+                before = Catalog.initial()
+        changes = [f"{_VERBS[c.change]} {c.object_type} {c.name}" for c in diff(before, after)]
+        infos.append(VersionInfo(version=version, activation_ts=cat.activation_ts, changes=changes))
+        before = after
+    return infos
 
 
 @router.get("/versions/{version}/ready", response_model=ReadyBody)
@@ -105,10 +140,12 @@ async def get_diff(
     """Objects added, dropped or altered between two versions, down to a table's columns.
 
     An added object comes whole in ``after``, a dropped one in ``before``; an altered one
-    carries only the properties and columns that changed, each with before and after.
+    carries only the properties and columns that changed, each with before and after. A
+    caller of the role ``none`` gets the difference of its part of each.
     """
     service = node_of(request).service
     before, after = service.catalog(from_version), service.catalog(to_version)
+    before, after = seen_catalog(request, before), seen_catalog(request, after)
     changes = [_change_body(c) for c in diff(before, after)]
     return json_response(
         DiffBody(from_version=from_version, to_version=to_version, changes=changes)

@@ -97,6 +97,13 @@ class Site:
         assert answer.status_code == 200, answer.text
         return answer.json()
 
+    def get_as(self, token: str, path: str, **params: Any) -> Any:
+        answer = httpx.get(
+            f"{self.server.url}{path}", params=params, headers=_bearer(token), timeout=10
+        )
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
     def tables(self, schema: str) -> list[str]:
         names: list[str] = self.get(f"/schemas/{schema}/tables")
         return names
@@ -156,10 +163,23 @@ def test_an_iceberg_client_sees_only_what_it_was_granted(site: Site) -> None:
         assert (
             httpx.get(site.server.url + path, headers=_bearer(ann), timeout=10).status_code == 404
         )
-    assert (
-        httpx.get(f"{site.server.url}/v1/versions", headers=_bearer(ann), timeout=10).status_code
-        == 403
-    )
+    # The timeline and diffs tell ann what changed of her part only.
+    timeline = site.get_as(ann, "/v1/versions")["versions"]
+    told = [c for v in timeline for c in v["changes"]]
+    assert told == [
+        "created schema SALES",
+        "created zone Default",
+        "created table ORDERS",
+        "created index ORDERS_PK",
+    ]
+    assert all(v["entries"] == [] and v["origins"] == [] for v in timeline)
+    changed = site.get_as(ann, "/v1/diff", **{"from": 0, "to": timeline[-1]["version"]})
+    assert sorted(c["name"] for c in changed["changes"]) == [
+        "Default",
+        "ORDERS",
+        "ORDERS_PK",
+        "SALES",
+    ]
     # Names resolve ignoring case among what ann sees only: a hidden "sales" is no rival.
     site.admin_ddl({"op": "create_schema", "name": "sales"})
     for path in ("/namespaces/Sales", "/namespaces/Sales/tables/orders"):

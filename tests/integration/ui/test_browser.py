@@ -11,6 +11,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
@@ -236,3 +237,37 @@ def test_views_are_listed_and_shown_with_their_query_at_any_version(
     browser.find_element(By.CSS_SELECTOR, '#pin button[type="submit"]').click()
     _until(browser, lambda d: _texts(d, "view-query") == ["SELECT id FROM orders"] * 2, "then")
     assert _texts(browser, "view-column") == ["ID INT64"]
+
+
+def test_a_principal_of_the_role_none_sees_its_part_on_the_page(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    store = f"sqlite:///{tmp_path}/catalog.db"
+    factory = ServerFactory()
+    try:
+        server = factory.start(store, auth="on")
+        with CatalogClient(server.url, token=issue_token(store, Role.ADMIN)) as admin:
+            made = admin.create_principal("ann", Role.NONE)
+            admin.sql(
+                "CREATE SCHEMA SALES; CREATE TABLE SALES.ORDERS (ID INT PRIMARY KEY);"
+                "CREATE TABLE SALES.SECRETS (ID INT PRIMARY KEY);"
+                'GRANT USAGE ON SCHEMA SALES TO USER "ann";'
+                'GRANT SELECT ON TABLE SALES.ORDERS TO USER "ann"'
+            )
+        form = {
+            "grant_type": "client_credentials",
+            "client_id": made.client_id,
+            "client_secret": made.client_secret,
+        }
+        signed = httpx.post(f"{server.url}/v1/oauth/tokens", data=form, timeout=10)
+        browser.get(server.url + "/ui/")
+        browser.execute_script("sessionStorage.clear()")
+        _open(browser, server.url + "/ui/")
+        _until(browser, lambda d: d.find_element(By.ID, "token-form").is_displayed(), "prompt")
+        browser.find_element(By.ID, "token").send_keys(signed.json()["access_token"])
+        browser.find_element(By.CSS_SELECTOR, '#token-form button[type="submit"]').click()
+        _until(browser, lambda d: "ORDERS" in d.find_element(By.ID, "main").text, "ORDERS")
+        assert "SECRETS" not in browser.find_element(By.ID, "main").text
+        browser.execute_script("sessionStorage.clear()")
+    finally:
+        factory.stop_all()
