@@ -10,7 +10,9 @@ found") and left out of lists, and what it sees but may not change is refused na
 principal and the privilege. A revoke applies to the next request that reaches the catalog.
 
 With an outside provider (Keycloak), a token whose groups map to no cluster role holds what
-the catalog role named like its group was granted, and nothing more.
+the catalog role named like its group was granted, and nothing more: PyIceberg, Spark's Iceberg
+runtime and DuckDB, each signed in at Keycloak as a client of the group ``marketing``, see and
+do what MARKETING may.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from tests.integration.engines.keycloak import Keycloak, Realm, trusting_server
 from tests.integration.engines.recording import RecordingMiddleware, RequestLog
 from tests.integration.engines.test_sign_in import (
     _duckdb,
+    _duckdb_with,
     _principal,
     _pyiceberg,
     _spark_catalog,
@@ -178,31 +181,38 @@ def _eventually_refused(read: Callable[[], object], words: str) -> str:
         time.sleep(0.2)
 
 
-def test_spark_as_ann_sees_and_reads_only_the_granted_table(
-    ann_spark: SparkEngine, served: Recorder
+def _refused_as_marketing(refused: pytest.ExceptionInfo[EngineError], principal: str) -> None:
+    """Check that ``refused`` names ``principal``'s role ``none`` and the MODIFY it lacks."""
+    assert f"{principal} has the none role" in str(refused.value), refused.value
+    assert "MODIFY on table SALES.ORDERS" in str(refused.value), refused.value
+
+
+def _spark_holds_marketings_grants(
+    spark: SparkEngine, catalog: str, principal: str, served: Recorder
 ) -> None:
-    assert run(ann_spark, "SHOW NAMESPACES IN as_ann", served) == [["SALES"]]
-    listed = run(ann_spark, "SHOW TABLES IN as_ann.SALES", served)
+    """Check that Spark catalog ``catalog``, signed in as ``principal`` (role ``none``,
+    holding MARKETING), lists and reads SALES.ORDERS alone, and may not write it."""
+    assert run(spark, f"SHOW NAMESPACES IN {catalog}", served) == [["SALES"]]
+    listed = run(spark, f"SHOW TABLES IN {catalog}.SALES", served)
     assert [r[1] for r in listed] == ["ORDERS"]
-    rows = run(
-        ann_spark, "SELECT id, name FROM as_ann.SALES.ORDERS WHERE id < 10 ORDER BY id", served
-    )
+    orders = f"{catalog}.SALES.ORDERS"
+    rows = run(spark, f"SELECT id, name FROM {orders} WHERE id < 10 ORDER BY id", served)
     assert rows == SEEDED
     for hidden in ("SALES.ITEMS", "HR.PAY"):
         with pytest.raises(EngineError, match="TABLE_OR_VIEW_NOT_FOUND"):
-            ann_spark.sql(f"SELECT * FROM as_ann.{hidden}")
+            spark.sql(f"SELECT * FROM {catalog}.{hidden}")
     with pytest.raises(EngineError, match="Namespace does not exist: HR"):
-        ann_spark.sql("SHOW TABLES IN as_ann.HR")
+        spark.sql(f"SHOW TABLES IN {catalog}.HR")
     with pytest.raises(EngineError) as refused:
-        ann_spark.sql("INSERT INTO as_ann.SALES.ORDERS VALUES (9, 'eve')")
-    assert "ann has the none role" in str(refused.value), refused.value
-    assert "MODIFY on table SALES.ORDERS" in str(refused.value), refused.value
-    rows = run(ann_spark, "SELECT count(*) FROM as_ann.SALES.ORDERS WHERE id = 9", served)
-    assert rows == [[0]]
+        spark.sql(f"INSERT INTO {orders} VALUES (9, 'eve')")
+    _refused_as_marketing(refused, principal)
+    assert run(spark, f"SELECT count(*) FROM {orders} WHERE id = 9", served) == [[0]]
 
 
-def test_duckdb_as_ann_reads_the_granted_table_only(granted: Granted, served: Recorder) -> None:
-    con = _duckdb(granted.uri, granted.ann)
+def _duckdb_holds_marketings_grants(con: Any, principal: str, served: Recorder) -> None:
+    """Check that DuckDB catalog ``cat`` on ``con``, signed in as ``principal`` (role
+    ``none``, holding MARKETING), reads SALES.ORDERS alone and may not write it; close
+    ``con``."""
     try:
         duck = DuckDBEngine(con)
         rows = run(duck, "SELECT id, name FROM cat.SALES.ORDERS WHERE id < 10 ORDER BY id", served)
@@ -211,10 +221,19 @@ def test_duckdb_as_ann_reads_the_granted_table_only(granted: Granted, served: Re
             duck.sql("SELECT * FROM cat.SALES.ITEMS")
         with pytest.raises(EngineError, match="Forbidden_403") as refused:
             duck.sql("INSERT INTO cat.SALES.ORDERS VALUES (9, 'eve')")
-        assert "ann has the none role" in str(refused.value), refused.value
-        assert "MODIFY on table SALES.ORDERS" in str(refused.value), refused.value
+        _refused_as_marketing(refused, principal)
     finally:
         con.close()
+
+
+def test_spark_as_ann_sees_and_reads_only_the_granted_table(
+    ann_spark: SparkEngine, served: Recorder
+) -> None:
+    _spark_holds_marketings_grants(ann_spark, "as_ann", "ann", served)
+
+
+def test_duckdb_as_ann_reads_the_granted_table_only(granted: Granted, served: Recorder) -> None:
+    _duckdb_holds_marketings_grants(_duckdb(granted.uri, granted.ann), "ann", served)
 
 
 def test_pyiceberg_as_etl_sees_the_table_it_may_modify_and_may_not_drop_it(
@@ -276,13 +295,29 @@ def test_a_revoke_reaches_anns_next_read(
 # --- an outside provider's groups --------------------------------------------------------
 
 
+CAMPAIGNS = "service-account-campaigns"
+"""The principal the catalog names the Keycloak client ``campaigns`` by."""
+
+
 @dataclass
 class Outside:
-    """A catalog server trusting a Keycloak realm, and a client in the group ``marketing``."""
+    """A catalog server trusting a Keycloak realm, its request log, and the secret of the
+    client ``campaigns`` in the group ``marketing``."""
 
     uri: str
     realm: Realm
     secret: str
+    log: RequestLog
+
+    @property
+    def credential(self) -> str:
+        return f"campaigns:{self.secret}"
+
+    def signed_in_at_keycloak(self, served: Recorder) -> None:
+        """Check that the engine asked the catalog, but never for a token (it has no secret)."""
+        asked = {e.path for e in self.log.since(served.start)}
+        assert "/iceberg/v1/config" in asked, asked
+        assert "/iceberg/v1/oauth/tokens" not in asked, asked
 
 
 @pytest.fixture(scope="module")
@@ -292,11 +327,13 @@ def outside(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outside]:
         realm = keycloak.realm("lake", ["etl", "marketing"])
         secret = realm.client("campaigns", ["marketing"])
         server = trusting_server(tmp_path_factory.mktemp("granted-oidc"), realm, "writer=etl")
+        log = RequestLog()
+        server.app.add_middleware(RecordingMiddleware, log=log)
         server.start()
         try:
             _make_tables(server)
             _ddl(server, *MARKETING)
-            yield Outside(f"{server.url}/iceberg", realm, secret)
+            yield Outside(f"{server.url}/iceberg", realm, secret, log)
         finally:
             server.stop()
     finally:
@@ -307,8 +344,8 @@ def test_a_provider_group_with_no_cluster_role_holds_its_catalog_roles_grants(
     outside: Outside,
 ) -> None:
     # The client's group is "marketing": the catalog role MARKETING's grants are its own.
-    credential = f"campaigns:{outside.secret}"
-    campaigns = _pyiceberg(outside.uri, credential, outside.realm.token_endpoint, "catalog")
+    token_endpoint = outside.realm.token_endpoint
+    campaigns = _pyiceberg(outside.uri, outside.credential, token_endpoint, "catalog")
     assert campaigns.list_namespaces() == [("SALES",)]
     assert campaigns.list_tables("SALES") == [("SALES", "ORDERS")]
     orders = campaigns.load_table("SALES.ORDERS")
@@ -318,7 +355,7 @@ def test_a_provider_group_with_no_cluster_role_holds_its_catalog_roles_grants(
             campaigns.load_table(ungranted)
     with pytest.raises(ForbiddenError) as refused:
         _append(campaigns, 10, "campaigns")
-    assert "service-account-campaigns has the none role" in str(refused.value)
+    assert f"{CAMPAIGNS} has the none role" in str(refused.value)
     assert "MODIFY on table SALES.ORDERS" in str(refused.value)
     # The raw answer to an ungranted table: a 404, as for a missing one.
     token = outside.realm.token("campaigns", outside.secret)
@@ -333,3 +370,24 @@ def test_a_provider_group_with_no_cluster_role_holds_its_catalog_roles_grants(
         "message": "Table does not exist: SALES.ITEMS",
         "code": 404,
     }
+
+
+def test_spark_signed_in_at_the_provider_holds_its_groups_catalog_role(
+    outside: Outside, spark_engine: SparkShell
+) -> None:
+    # Spark gets its token from Keycloak: the catalog never sees a secret.
+    at_keycloak = {".oauth2-server-uri": outside.realm.token_endpoint, ".scope": "catalog"}
+    _spark_catalog(spark_engine, "as_campaigns", outside.uri, outside.credential, at_keycloak)
+    served = Recorder(outside.log)
+    _spark_holds_marketings_grants(SparkEngine(spark_engine), "as_campaigns", CAMPAIGNS, served)
+    outside.signed_in_at_keycloak(served)
+
+
+def test_duckdb_signed_in_at_the_provider_holds_its_groups_catalog_role(
+    outside: Outside,
+) -> None:
+    served = Recorder(outside.log)
+    token_endpoint = outside.realm.token_endpoint
+    con = _duckdb_with(outside.uri, outside.credential, token_endpoint, scope="catalog")
+    _duckdb_holds_marketings_grants(con, CAMPAIGNS, served)
+    outside.signed_in_at_keycloak(served)
