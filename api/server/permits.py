@@ -6,7 +6,7 @@ request reads, with no round trip. With auth off every request may do everything
 
 A principal whose cluster role does not cover what it creates (``none``, or a reader given
 ``CREATE`` on a schema) becomes the owner of what it creates: an ``OWNERSHIP`` grant in the same
-version (``owned``), so it can go on using it.
+version (``GrantCommand.if_created``), so it can go on using it.
 """
 
 from __future__ import annotations
