@@ -24,7 +24,7 @@ from typing import Any
 
 from api.cli.base import UsageError, catalog_version, client_of
 from api.cli.output import View, hlc_time
-from api.wire.grants import GrantBody, HolderBody, RoleBody
+from api.wire.grants import GrantBody, HolderBody, RoleBody, WhoCanBody
 from catalog.apply_result import ApplyResult
 from catalog.descriptors import GranteeKind, Privilege, SecurableKind
 from catalog.identifiers import parse_name, parse_qualified
@@ -269,11 +269,11 @@ def _chain(grants: list[GrantBody]) -> str:
     return "\n".join(g.words for g in grants)
 
 
-def _holder_row(holder: HolderBody) -> list[str]:
-    through = _chain(holder.through)
+def _holder_row(body: WhoCanBody, holder: HolderBody) -> list[str]:
+    through = _chain(body.chain(holder.through))
     if holder.cluster_role is not None:
         through = f"its cluster role {holder.cluster_role}" + (f"\n{through}" if through else "")
-    return [f"{holder.kind.upper()} {holder.name}", through, _chain(holder.usage)]
+    return [f"{holder.kind.upper()} {holder.name}", through, _chain(body.chain(holder.usage))]
 
 
 def cmd_who_can(args: argparse.Namespace) -> View:
@@ -290,7 +290,7 @@ def cmd_who_can(args: argparse.Namespace) -> View:
     return View(
         body.model_dump(mode="json"),
         ["HOLDER", "THROUGH", "SCHEMA USAGE THROUGH"],
-        [_holder_row(h) for h in body.holders],
+        [_holder_row(body, h) for h in body.holders],
         title=f"who could {privilege} on {what} at version {body.version}",
         caption=None if body.holders else "nobody",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import gc
 import logging
 import socket
 from typing import Any
@@ -185,6 +186,10 @@ async def _serve(settings: ServerSettings, log_level: str) -> None:
     checks_tokens = auth_enabled(settings.host, settings.auth)
     secret = read_token_secret(settings.token_secret_file) if checks_tokens else b""
     node = await CatalogNode.start(settings.store, settings.node_name, settings.node_options())
+    # The process is the server's: what recovery built (every retained version) stays for its
+    # life, so it is kept out of the cyclic collector's sight, whose full passes would
+    # otherwise walk it all, seconds at a hundred thousand versions, holding every request.
+    gc.freeze()
     try:
         authority = None
         if checks_tokens:  # a secret that is not the cluster's ends the command here

@@ -67,17 +67,17 @@ class RolesBody(_Shape):
 
 
 class HolderBody(_Shape):
-    """Who holds a privilege, and through which chain of grants."""
+    """Who holds a privilege, and through which chain of grants (by id, in ``WhoCanBody``)."""
 
     kind: GranteeKind
     name: str
     cluster_role: str | None = Field(
         default=None, description="Held by its cluster-wide role (reader, writer, admin)."
     )
-    through: list[GrantBody] = Field(
-        description="The grant of the privilege, then each role grant handing it on."
+    through: list[int] = Field(
+        description="The grant of the privilege, then each role grant handing it on (ids)."
     )
-    usage: list[GrantBody] = Field(
+    usage: list[int] = Field(
         description="The same for USAGE on the schema, which a table or view also needs."
     )
 
@@ -89,13 +89,17 @@ class HolderBody(_Shape):
             kind=kind,
             name=grantee_name(kind, grantee_id, catalog) or f"#{grantee_id}",
             cluster_role=None if path.cluster_role is None else str(path.cluster_role),
-            through=[GrantBody.of(g, catalog) for g in path.through],
-            usage=[GrantBody.of(g, catalog) for g in path.usage],
+            through=[g.id for g in path.through],
+            usage=[g.id for g in path.usage],
         )
 
 
 class WhoCanBody(_Shape):
-    """``GET /v1/access``: who could do ``privilege`` on ``object`` at a version."""
+    """``GET /v1/access``: who could do ``privilege`` on ``object`` at a version.
+
+    Each grant the holders' chains pass through is named once, in ``grants``; the chains
+    refer to them by id (``chain`` gives them back in order).
+    """
 
     version: int
     activation_ts: int
@@ -103,6 +107,33 @@ class WhoCanBody(_Shape):
     on: SecurableKind
     object: str
     holders: list[HolderBody]
+    grants: list[GrantBody] = Field(description="Every grant a chain names, once, by id.")
+
+    @classmethod
+    def of(
+        cls,
+        catalog: Catalog,
+        privilege: Privilege,
+        on: SecurableKind,
+        name: str,
+        paths: list[AccessPath],
+    ) -> WhoCanBody:
+        """Return the answer of ``who_can`` on ``catalog``, each grant named once."""
+        named = {g.id: g for p in paths for g in (*p.through, *p.usage)}
+        return cls(
+            version=catalog.version,
+            activation_ts=catalog.activation_ts,
+            privilege=privilege,
+            on=on,
+            object=name,
+            holders=[HolderBody.of(p, catalog) for p in paths],
+            grants=[GrantBody.of(named[i], catalog) for i in sorted(named)],
+        )
+
+    def chain(self, ids: list[int]) -> list[GrantBody]:
+        """Return the grants of a holder's chain (its ``through`` or ``usage``), in order."""
+        by_id = {g.id: g for g in self.grants}
+        return [by_id[i] for i in ids]
 
 
 class AccessDiffBody(_Shape):

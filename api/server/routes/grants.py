@@ -25,7 +25,6 @@ from api.wire.grants import (
     AccessDiffBody,
     GrantBody,
     GrantsBody,
-    HolderBody,
     RoleBody,
     RolesBody,
     WhoCanBody,
@@ -214,14 +213,8 @@ async def who_could(
     if principal is not None:
         wanted = (GranteeKind.USER, cat.principal(principal).id)
         holders = [h for h in holders if h.grantee == wanted]
-    body = WhoCanBody(
-        version=cat.version,
-        activation_ts=cat.activation_ts,
-        privilege=privilege,
-        on=on,
-        object=securable_name(on, object_id, cat) or "",
-        holders=[HolderBody.of(h, cat) for h in holders],
-    )
+    named = securable_name(on, object_id, cat) or ""
+    body = WhoCanBody.of(cat, privilege, on, named, holders)
     return json_response(body)
 
 

@@ -256,7 +256,8 @@ def test_who_could_is_answered_as_of_any_moment(site: Site) -> None:
     who = site.get("/access", privilege="SELECT", object="SALES.ORDERS", version=before)
     holders = {(h["kind"], h["name"]): h for h in who["holders"]}
     assert set(holders) == {("user", "ann"), ("role", "ANALYSTS"), ("role", "MARKETING")}
-    chain = [g["words"] for g in holders[("user", "ann")]["through"]]
+    words = {g["id"]: g["words"] for g in who["grants"]}
+    chain = [words[i] for i in holders[("user", "ann")]["through"]]
     assert chain == [
         "SELECT ON SCHEMA SALES TO ROLE ANALYSTS",
         "ROLE ANALYSTS TO ROLE MARKETING",
