@@ -5,7 +5,8 @@ for a table or view); changing a table, its columns, indexes and properties take
 on it (an Iceberg engine's refs, snapshot expiry and statistics, which writing data moves,
 take ``MODIFY``); dropping takes ``DROP``. Zones and system views are the cluster's own: they take
 ``ALTER`` on the catalog. Roles, grants and revokes take ``MANAGE_GRANTS`` on the object
-granted on (a role's, on the catalog).
+granted on (a role's, on the catalog); handing on ``OWNERSHIP`` or ``MANAGE_GRANTS`` itself
+takes ``OWNERSHIP``, so the power to grant cannot make itself owner.
 
 An object the command names that is missing needs nothing here: the command itself refuses
 it, with the error its callers expect.
@@ -80,9 +81,15 @@ def needs(command: CommandBase, catalog: Catalog) -> list[Need]:
             on_id = command.securable_id(catalog)
         except CatalogError:
             return []
+        # Handing on the power to grant (or all of it) takes owning the object.
+        privilege = (
+            Privilege.OWNERSHIP
+            if {Privilege.OWNERSHIP, Privilege.MANAGE_GRANTS} & set(command.privileges)
+            else Privilege.MANAGE_GRANTS
+        )
         if command.on is SecurableKind.ROLE:  # roles are the catalog's
-            return [(Privilege.MANAGE_GRANTS, SecurableKind.CATALOG, CATALOG_ID)]
-        return [(Privilege.MANAGE_GRANTS, command.on, on_id)]
+            return [(privilege, SecurableKind.CATALOG, CATALOG_ID)]
+        return [(privilege, command.on, on_id)]
     return _schema_needs(command, catalog)
 
 
@@ -92,6 +99,10 @@ def _schema_needs(command: CommandBase, catalog: Catalog) -> list[Need]:
         schema = catalog.find_schema(command.name)
         privilege = Privilege.DROP if isinstance(command, DropSchemaCommand) else Privilege.ALTER
         return [] if schema is None else [(privilege, SecurableKind.SCHEMA, schema.id)]
+    if isinstance(command, CreateViewCommand) and command.or_replace:
+        replaced = catalog.find_view(command.schema_, command.name)
+        if replaced is not None:  # a new version of a view that is there: ALTER on it
+            return [(Privilege.ALTER, SecurableKind.VIEW, replaced.id)]
     if isinstance(command, CreateTableCommand | CreateViewCommand):
         schema = catalog.find_schema(command.schema_)
         return [] if schema is None else [(Privilege.CREATE, SecurableKind.SCHEMA, schema.id)]
@@ -131,6 +142,8 @@ _DATA_FIELDS = frozenset(
     {
         "set_refs",
         "remove_refs",
+        "add_branch_snapshots",
+        "remove_branch_snapshots",
         "expire_below",
         "set_statistics",
         "remove_statistics",

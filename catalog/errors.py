@@ -14,6 +14,7 @@
     │                            ZONE_EXISTS, VIEW_EXISTS, PRINCIPAL_EXISTS,
     │                            ROLE_EXISTS
     ├── ConcurrentUpdateError    CONCURRENT_UPDATE, PRECONDITION_FAILED
+    ├── AccessDeniedError        FORBIDDEN
     ├── VersionCompactedError    VERSION_COMPACTED
     └── NodeStoppingError        NODE_STOPPING
 
@@ -67,6 +68,7 @@ class ErrorCode(enum.StrEnum):
     GRANT_NOT_FOUND = "GRANT_NOT_FOUND"
     ROLE_CYCLE = "ROLE_CYCLE"
     LAST_CATALOG_OWNER = "LAST_CATALOG_OWNER"
+    FORBIDDEN = "FORBIDDEN"
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +136,12 @@ class AlreadyExistsError(CatalogError):
     """An object with that name already exists in that namespace."""
 
     default_code = ErrorCode.TABLE_EXISTS
+
+
+class AccessDeniedError(CatalogError):
+    """The caller does not hold a privilege the request takes, on the catalog it is judged on."""
+
+    default_code = ErrorCode.FORBIDDEN
 
 
 class ConcurrentUpdateError(CatalogError):

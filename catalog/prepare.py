@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase, UpdateContext
 from catalog.commands.grants import object_exists, refuse_last_catalog_owner
-from catalog.descriptors import GrantDescriptor, GranteeKind
+from catalog.descriptors import GrantDescriptor, GranteeKind, SecurableKind
 from catalog.entries import DropGrantEntry, EntryBase
 from catalog.entries.base import RemoveEntry
 from catalog.errors import BatchPosition, CatalogError
@@ -53,7 +53,7 @@ def prepare(
             after = apply_entries(current, produced)
             if after.access.grants and any(_removes_holder(e) for e in produced):
                 # The grants a drop takes go first, so each is named while its object exists.
-                orphans = orphaned_grants(after)
+                orphans = orphaned_grants(after, produced)
                 if orphans:
                     produced = [*orphans, *produced]
                     after = apply_entries(current, produced)
@@ -66,26 +66,47 @@ def prepare(
     return Prepared(tuple(entries), tuple(applied), current)
 
 
-def orphaned_grants(catalog: Catalog) -> list[EntryBase]:
+_NAMED_BY: dict[str, tuple[tuple[SecurableKind | None, GranteeKind | None], ...]] = {
+    "table_id": ((SecurableKind.TABLE, None),),
+    "view_id": ((SecurableKind.VIEW, None),),
+    "schema_id": ((SecurableKind.SCHEMA, None),),
+    "principal_id": ((None, GranteeKind.USER),),
+    "role_id": ((SecurableKind.ROLE, GranteeKind.ROLE),),
+}
+"""What a removed object's id names in grants: the object they are on, whom they are to."""
+
+
+def orphaned_grants(catalog: Catalog, removals: Iterable[EntryBase] = ()) -> list[EntryBase]:
     """Return the entries taking back every grant whose object or grantee is gone.
 
     A drop takes its object's grants with it (a schema dropped with its tables, theirs too),
     in the same version, so no grant outlives what it names. ``catalog`` is the catalog after
-    the drop; the entries go before the drop's own.
+    the drop, ``removals`` its entries (only the grants on or to what they remove are looked
+    at); the entries returned go before the drop's own.
 
     Raises:
         ValidationError: LAST_CATALOG_OWNER, when they would take the catalog's last owner.
     """
     access = catalog.access
+    candidates: set[int] = set()
+    for entry in removals:
+        if not isinstance(entry, RemoveEntry):
+            continue
+        object_id = getattr(entry, entry.kind.id_field)
+        for on, to in _NAMED_BY.get(entry.kind.id_field, ()):
+            if on is not None:
+                candidates.update(access.on.get((on, object_id), ()))
+            if to is not None:
+                candidates.update(access.to.get((to, object_id), ()))
     gone = [
         grant
-        for grant in access.grants.values()
+        for grant in (access.grants[i] for i in sorted(candidates))
         if not object_exists(catalog, grant.on, grant.on_id) or not _holder_exists(catalog, grant)
     ]
     removed = {grant.id for grant in gone}
     for grant in gone:
         refuse_last_catalog_owner(catalog, grant, removed)
-    return [DropGrantEntry(grant_id=grant.id) for grant in sorted(gone, key=lambda g: g.id)]
+    return [DropGrantEntry(grant_id=grant.id) for grant in gone]
 
 
 def _removes_holder(entry: EntryBase) -> bool:

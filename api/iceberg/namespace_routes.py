@@ -32,13 +32,14 @@ from api.iceberg.pins import is_pin, parse_pin, resolve
 from api.iceberg.reads import latest_of, read_catalog
 from api.iceberg.visibility import seen_names, seen_schema
 from api.server.execution import execute_batch
+from api.server.permits import permit
 from api.server.responses import json_response
 from catalog.commands.schemas import (
     AlterSchemaPropertiesCommand,
     CreateSchemaCommand,
     DropSchemaCommand,
 )
-from catalog.descriptors import SecurableKind
+from catalog.descriptors import CATALOG_ID, Privilege, SecurableKind
 from catalog.errors import AlreadyExistsError, ErrorCode
 from catalog.properties import named_properties, properties_dict
 
@@ -90,6 +91,8 @@ async def create_namespace(request: Request, body: CreateNamespaceRequest) -> Re
     if len(body.namespace) != 1:
         raise unsupported("namespaces are the catalog's schemas: give exactly one level")
     name = body.namespace[0]
+    # The privilege first: a caller that may not create learns nothing of what is there.
+    permit(request, latest_of(request), Privilege.CREATE, SecurableKind.CATALOG, CATALOG_ID)
     if latest_of(request).find_schema(name) is not None:
         raise AlreadyExistsError(f"Namespace already exists: {name}", code=ErrorCode.SCHEMA_EXISTS)
     command = CreateSchemaCommand(name=name, properties=body.properties)

@@ -41,7 +41,6 @@ from api.iceberg.paths import (
     TablePath,
     named_page,
     refuse_view_name,
-    resolve_schema,
 )
 from api.iceberg.reads import latest_of, read_catalog, table_state, warehouse_of, written_file
 from api.iceberg.register import (
@@ -94,11 +93,12 @@ async def create_table(
     """
     found_schema = seen_schema(request, latest_of(request), namespace)
     schema = found_schema.name
+    # The privilege first: a caller that may not create learns nothing of what is there.
+    permit(request, latest_of(request), Privilege.CREATE, SecurableKind.SCHEMA, found_schema.id)
     if latest_of(request).find_table(schema, body.name) is not None:
         raise _table_exists(schema, body.name)
     refuse_view_name(latest_of(request), schema, body.name)
     if body.stage_create:
-        permit(request, latest_of(request), Privilege.CREATE, SecurableKind.SCHEMA, found_schema.id)
         staged = staged_metadata(latest_of(request), schema, body, warehouse_of(request))
         await engine_folders(staged.location, body.name)
         return json_response(LoadTableResult(metadata=staged))
@@ -165,7 +165,9 @@ async def register_table(
         raise unsupported(
             f"table {body.name}: register with overwrite is not supported; drop the table first"
         )
-    schema = seen_schema(request, latest_of(request), namespace).name
+    found_schema = seen_schema(request, latest_of(request), namespace)
+    schema = found_schema.name
+    permit(request, latest_of(request), Privilege.CREATE, SecurableKind.SCHEMA, found_schema.id)
     if latest_of(request).find_table(schema, body.name) is not None:
         raise _table_exists(schema, body.name)
     refuse_view_name(latest_of(request), schema, body.name)
@@ -221,7 +223,7 @@ async def rename_table(request: Request, body: RenameTableRequest) -> Response:
         request, cat, NAMESPACE_SEPARATOR.join(source.namespace), source.name
     )
     target = NAMESPACE_SEPARATOR.join(destination.namespace)
-    if resolve_schema(cat, target).id != schema.id:
+    if seen_schema(request, cat, target).id != schema.id:
         raise unsupported(
             f"table {source.name} cannot move to namespace {'.'.join(destination.namespace)}: "
             "this catalog renames a table within its schema only"

@@ -31,6 +31,7 @@ from api.iceberg.view_metadata import (
 from api.iceberg.view_models import CommitViewRequest, CreateViewRequest, LoadViewResult
 from api.iceberg.visibility import seen_names, seen_schema, seen_view
 from api.server.execution import execute_batch, node_of
+from api.server.permits import permit
 from api.server.responses import json_response
 from catalog.catalog import Catalog
 from catalog.commands.views import DropViewCommand, RenameViewCommand
@@ -74,6 +75,7 @@ async def create_view(
     """Create a view (one ``CREATE VIEW``); its query texts are kept as given."""
     cat = latest_of(request)
     schema = seen_schema(request, cat, namespace)
+    permit(request, cat, Privilege.CREATE, SecurableKind.SCHEMA, schema.id)
     _check_name_free(cat, schema, body.name)
     result = await execute_batch(request, [create_view_command(schema.name, body)])
     found = node_of(request).service.catalog(result.version).view(schema.name, body.name)

@@ -129,6 +129,8 @@ def permit_commit(
         ApiError: FORBIDDEN.
     """
     actions = {update.action for update in updates}
+    # Every commit answers the table's metadata, and checks requirements against it.
+    _permit_one(request, cat, (Privilege.SELECT, Privilege.MODIFY), SecurableKind.TABLE, table.id)
     if actions & DATA_ACTIONS:
         permit(request, cat, Privilege.MODIFY, SecurableKind.TABLE, table.id)
     if actions - DATA_ACTIONS:

@@ -19,12 +19,23 @@ from api.server.permits import audit_grants, check_commands
 from api.server.slots import Slot, Slots
 from api.wire.codes import Code
 from catalog.apply_result import ApplyResult
+from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.commands.grants import GrantCommand
 from catalog.errors import BatchPosition, CatalogError
 from catalog.manager import Precondition
 from catalog.origin import CLIENT_HEADER, LOCAL_PRINCIPAL, MAX_NAME_CHARS, UpdateOrigin
 from catalog.runtime.node import CatalogNode
+
+
+def _both(first: Precondition, then: Precondition) -> Precondition:
+    """Return a precondition that checks ``first``, then ``then``."""
+
+    def both(catalog: Catalog) -> None:
+        first(catalog)
+        then(catalog)
+
+    return both
 
 
 def node_of(request: Request) -> CatalogNode:
@@ -98,7 +109,10 @@ async def execute_batch(
         CatalogError: the batch was refused; nothing was applied.
     """
     node = node_of(request)
-    batch, positions = check_commands(request, node.service.latest_catalog(), commands)
+    latest = node.service.latest_catalog()
+    batch, positions, check = check_commands(request, latest, commands, node.settings.warehouse)
+    if check is not None:
+        precondition = check if precondition is None else _both(check, precondition)
     with slot or admitted(request):
         origin = UpdateOrigin(
             principal=principal_of(request) or LOCAL_PRINCIPAL,
@@ -120,9 +134,8 @@ async def execute_batch(
                 number = sum(1 for p in positions if p < refused.position.statement)
                 refused.position = BatchPosition(number)
             raise
-    if any(isinstance(c, GrantCommand) for c in batch) and result.version > 0:
-        service = node.service
-        audit_grants(request, service.catalog(result.version - 1), service.catalog(result.version))
+    if any(isinstance(c, GrantCommand) for c in batch):
+        audit_grants(request, batch, result.applied, node.service.catalog(result.version))
     if len(batch) == len(commands) or not result.applied:
         return result
     return replace(result, applied=tuple(result.applied[i] for i in positions))

@@ -11,7 +11,9 @@ version (``GrantCommand.if_created``), so it can go on using it.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Any
 
 from fastapi import Request
 
@@ -21,7 +23,7 @@ from api.server.errors import ApiError
 from api.wire.codes import Code
 from catalog.access import FLOOR, Caller, holds, role_covers, sees
 from catalog.catalog import Catalog
-from catalog.command_privileges import needs
+from catalog.command_privileges import Need, needs
 from catalog.commands import (
     CreateRoleCommand,
     CreateSchemaCommand,
@@ -32,9 +34,16 @@ from catalog.commands import (
 from catalog.commands.base import CommandBase
 from catalog.commands.grants import GrantCommand, RevokeCommand, object_exists
 from catalog.descriptors import GranteeKind, PrincipalRole, Privilege, SecurableKind
-from catalog.errors import CatalogError
+from catalog.errors import (
+    AccessDeniedError,
+    BatchPosition,
+    CatalogError,
+    ErrorCode,
+    NotFoundError,
+)
 from catalog.event_feed import CatalogEventParameters
 from catalog.grant_names import grant_words, securable_name
+from catalog.manager import Precondition
 from catalog.prepare import prepare
 from catalog.visible import visible_catalog
 
@@ -47,10 +56,31 @@ def caller(request: Request) -> Caller | None:
     return Caller(claims.principal_id, claims.groups, PrincipalRole(str(claims.role)))
 
 
+VISIBLE_KEPT = 64
+"""How many callers' parts of catalog versions a node keeps (``seen_catalog``)."""
+
+
 def seen_catalog(request: Request, catalog: Catalog) -> Catalog:
-    """Return ``catalog`` as the caller may see it (all of it with auth off or a reader)."""
+    """Return ``catalog`` as the caller may see it (all of it with auth off or a reader).
+
+    A caller's part of a version is kept (the last ``VISIBLE_KEPT``), so a client reading one
+    table after another does not rebuild it each time.
+    """
     who = caller(request)
-    return catalog if who is None else visible_catalog(catalog, who)
+    if who is None or role_covers(who.role, Privilege.SELECT):
+        return catalog
+    kept: OrderedDict[Any, Catalog] = request.app.state.__dict__.setdefault(
+        "visible_catalogs", OrderedDict()
+    )
+    key = (catalog.version, catalog.activation_ts, who)
+    found = kept.get(key)
+    if found is None:
+        found = kept[key] = visible_catalog(catalog, who)
+        while len(kept) > VISIBLE_KEPT:
+            kept.popitem(last=False)
+    else:
+        kept.move_to_end(key)
+    return found
 
 
 def may(
@@ -79,59 +109,115 @@ def permit(
     if may(request, catalog, privilege, kind, object_id):
         return
     name = securable_name(kind, object_id, catalog)
-    what = (
-        "the catalog"
-        if kind is SecurableKind.CATALOG
-        else f"{kind} {name}"
-        if name is not None
-        else f"the {kind} with id {object_id}"
-    )
     claims: Claims = request.state.claims
-    refused = ApiError(
-        Code.FORBIDDEN,
-        f"{claims.subject} has the {claims.role} role and may not do this: it needs the "
-        f"{FLOOR[privilege]} role, or {privilege} on {what} granted",
-    )
+    refused = ApiError(Code.FORBIDDEN, _refusal(request, privilege, kind, object_id, name))
     record_denial(
-        request, refused.code, refused.message, claims.subject, privilege=privilege, object=what
+        request,
+        refused.code,
+        refused.message,
+        claims.subject,
+        privilege=privilege,
+        object=_what(kind, object_id, name),
     )
     raise refused
 
 
-def check_commands(
-    request: Request, catalog: Catalog, commands: Sequence[CommandBase]
-) -> tuple[list[CommandBase], list[int]]:
-    """Check every privilege a batch takes; return it with the creator's ownership grants.
+def _what(kind: SecurableKind, object_id: int, name: str | None) -> str:
+    if kind is SecurableKind.CATALOG:
+        return "the catalog"
+    return f"{kind} {name}" if name is not None else f"the {kind} with id {object_id}"
 
-    Each command is judged on the catalog as the commands before it leave it, so a batch may
-    create a schema and then tables in it. A command that does not fit the catalog is left for
-    the batch itself to refuse, with its own error. The ownership grants depend on the caller
+
+def _refusal(
+    request: Request, privilege: Privilege, kind: SecurableKind, object_id: int, name: str | None
+) -> str:
+    """Say why the caller may not: its role, and what it would need."""
+    claims: Claims = request.state.claims
+    return (
+        f"{claims.subject} has the {claims.role} role and may not do this: it needs the "
+        f"{FLOOR[privilege]} role, or {privilege} on {_what(kind, object_id, name)} granted"
+    )
+
+
+def check_commands(
+    request: Request, latest: Catalog, commands: Sequence[CommandBase], warehouse: str | None
+) -> tuple[list[CommandBase], list[int], Precondition | None]:
+    """Return the batch to run (with the creator's ownership grants) and its privilege check.
+
+    The check is a precondition: the manager runs it on the very catalog it judges the batch
+    on, so no grant changed between the check and the change. Each command is judged on the
+    catalog the commands before it leave, so a batch may create a schema and then tables in
+    it; a command that does not fit there is left for the batch itself to refuse, with its own
+    error, on the same catalog. The ownership grants depend on the caller and the commands
     alone (``GrantCommand.if_created``), so a resent batch is the same batch.
 
     Returns:
-        The batch to run, and where in it each of ``commands`` stands.
-
-    Raises:
-        ApiError: FORBIDDEN for the first privilege the caller lacks.
+        The batch, where in it each of ``commands`` stands, and the check (None when the
+        caller's cluster role covers the whole batch, or auth is off).
     """
     who = caller(request)
-    if who is None or _covered(who, catalog, commands):
-        return list(commands), list(range(len(commands)))
+    if who is None:
+        return list(commands), list(range(len(commands))), None
     batch: list[CommandBase] = []
     positions: list[int] = []
-    current: Catalog | None = catalog
     for command in commands:
-        if current is not None:
-            for privilege, kind, object_id in needs(command, current):
-                permit(request, current, privilege, kind, object_id)
         positions.append(len(batch))
-        step = [command, *_ownership(request, who, command)]
-        batch.extend(step)
-        try:
-            current = None if current is None else prepare(current, step).catalog
-        except CatalogError:
-            current = None  # the batch refuses itself there; nothing after it runs
-    return batch, positions
+        batch.extend([command, *_ownership(request, who, command)])
+    if _covered(who, latest, commands):
+        return batch, positions, None
+    sent = set(positions)
+
+    def check(catalog: Catalog) -> None:
+        current = catalog
+        for index, command in enumerate(batch):
+            if index in sent:  # numbered in the batch run, as the batch's own refusals are
+                for privilege, kind, object_id in needs(command, current):
+                    _allow(request, who, current, (privilege, kind, object_id), index + 1)
+            try:
+                current = prepare(current, [command], warehouse=warehouse).catalog
+            except CatalogError:
+                return  # the batch refuses itself here, on this same catalog
+
+    return batch, positions, check
+
+
+def _allow(request: Request, who: Caller, catalog: Catalog, need: Need, number: int) -> None:
+    """Refuse command ``number`` unless ``who`` holds ``need``.
+
+    An object the caller may not see is refused as missing, so its name tells nothing.
+
+    Raises:
+        NotFoundError: the object is one the caller may not see.
+        AccessDeniedError: FORBIDDEN, naming the privilege and the object (and audited).
+    """
+    privilege, kind, object_id = need
+    if holds(catalog, who, privilege, kind, object_id):
+        return
+    name = securable_name(kind, object_id, catalog)
+    refused: CatalogError
+    if kind in _HIDDEN_AS_MISSING and not sees(catalog, who, kind, object_id):
+        refused = NotFoundError(f"{kind} {name} not found", code=_HIDDEN_AS_MISSING[kind])
+    else:
+        refused = AccessDeniedError(_refusal(request, privilege, kind, object_id, name))
+    claims: Claims = request.state.claims
+    what = _what(kind, object_id, name)
+    record_denial(
+        request,
+        str(refused.code),
+        refused.message,
+        claims.subject,
+        privilege=privilege,
+        object=what,
+    )
+    refused.position = BatchPosition(number)
+    raise refused
+
+
+_HIDDEN_AS_MISSING = {
+    SecurableKind.SCHEMA: ErrorCode.SCHEMA_NOT_FOUND,
+    SecurableKind.TABLE: ErrorCode.TABLE_NOT_FOUND,
+    SecurableKind.VIEW: ErrorCode.VIEW_NOT_FOUND,
+}
 
 
 _GRANTING = (GrantCommand, RevokeCommand, CreateRoleCommand, DropRoleCommand)
@@ -223,14 +309,29 @@ def sees_event(who: Caller, before: Catalog, after: Catalog, event: CatalogEvent
 _READING = frozenset({Privilege.USAGE, Privilege.SELECT})
 
 
-def audit_grants(request: Request, before: Catalog, after: Catalog) -> None:
-    """Write to the audit trail the grants of more than reading made since ``before``."""
-    made = set(after.access.grants.keys()) - set(before.access.grants.keys())
-    granted = [
-        grant_words(grant, after)
-        for grant in (after.grant_by_id(i) for i in sorted(made))
-        if grant.privilege not in _READING or grant.on is SecurableKind.ROLE
-    ]
+def audit_grants(
+    request: Request, batch: Sequence[CommandBase], applied: Sequence[bool], after: Catalog
+) -> None:
+    """Write to the audit trail the grants of more than reading that ``batch`` made.
+
+    ``applied`` is the batch's result (empty when it was answered from the log: nothing new
+    was made); ``after`` the catalog at its version.
+    """
+    granted = []
+    for command, made in zip(batch, applied, strict=False):
+        if not made or not isinstance(command, GrantCommand):
+            continue
+        try:
+            keys = command.keys(after)
+        except CatalogError:  # its object went later in the same batch
+            continue
+        for key in keys:
+            grant_id = after.access.by_key.get(key)
+            if grant_id is None:
+                continue
+            grant = after.grant_by_id(grant_id)
+            if grant.privilege not in _READING or grant.on is SecurableKind.ROLE:
+                granted.append(grant_words(grant, after))
     if granted:
         claims: Claims | None = getattr(request.state, "claims", None)
         subject = "" if claims is None else claims.subject

@@ -164,6 +164,7 @@ async def get_table(
     # A caller of the role none reads its part: a table it may not see is missing there (and
     # one it sees is the same answer as everyone's, so the cache holds one per version).
     cat = seen_catalog(request, await resolve_catalog(node_of(request), version, at))
+    cat.table(schema, name)  # TABLE_NOT_FOUND before the cache, which holds everyone's answers
     cache: ResponseCache = request.app.state.response_cache
     body = cache.get(("table", cat.version, schema, name), lambda: _table_json(cat, schema, name))
     return Response(body, media_type="application/json")

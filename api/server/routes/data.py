@@ -11,15 +11,31 @@ from api.server.auth import require, scoped_request_id
 from api.server.errors import problem_responses
 from api.server.execution import node_of
 from api.server.moments import parse_timestamp
-from api.server.permits import permit
+from api.server.permits import permit, visible
 from api.server.responses import json_response
 from api.server.routes.params import AT_DOC
 from api.wire.models import DataCommitRequest, DataCommitsBody
 from api.wire.roles import Role
 from catalog.data.files import DataCommit
 from catalog.descriptors import Privilege, SecurableKind
+from catalog.errors import ErrorCode, NotFoundError
+from catalog.runtime.node import CatalogNode
 
 TABLE = SecurableKind.TABLE
+
+
+def _permit_table(request: Request, node: CatalogNode, privilege: Privilege, table_id: int) -> None:
+    """Refuse unless the caller holds ``privilege`` on the table; one it may not see is missing.
+
+    Raises:
+        NotFoundError: TABLE_NOT_FOUND, naming only the id given, for a table it may not see.
+        ApiError: FORBIDDEN.
+    """
+    latest = node.service.latest_catalog()
+    if not visible(request, latest, TABLE, table_id):
+        raise NotFoundError(f"table with id {table_id} not found", code=ErrorCode.TABLE_NOT_FOUND)
+    permit(request, latest, privilege, TABLE, table_id)
+
 
 router = APIRouter(
     prefix="/v1/data",
@@ -38,7 +54,7 @@ async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
     (its keys, say) commits only if the check still holds.
     """
     node = node_of(request)
-    permit(request, node.service.latest_catalog(), Privilege.MODIFY, TABLE, payload.table_id)
+    _permit_table(request, node, Privilege.MODIFY, payload.table_id)
     commit = await node.data.commit(
         payload.table_id,
         payload.files,
@@ -61,7 +77,7 @@ async def data_commits(
 ) -> Response:
     """The table's commits visible at ``at`` (default now): exact once this answers."""
     node = node_of(request)
-    permit(request, node.service.latest_catalog(), Privilege.SELECT, TABLE, table_id)
+    _permit_table(request, node, Privilege.SELECT, table_id)
     ts = node.clock.now() if at is None else parse_timestamp(at)
     commits = await node.data.commits_at(table_id, ts, history=history)
     return json_response(DataCommitsBody(table_id=table_id, at=ts, commits=commits))

@@ -12,6 +12,7 @@ from fastapi.responses import Response
 from api.server.auth import require
 from api.server.errors import ApiError, problem_responses
 from api.server.execution import admitted, execute_batch, node_of
+from api.server.permits import seen_catalog
 from api.server.responses import json_response
 from api.server.routes.grants import shown_grants
 from api.server.slots import Slot
@@ -123,7 +124,8 @@ async def sql(
         # Counted before parsing, and parsed off the event loop: a large script neither
         # holds up other requests nor costs more than a refusal.
         _check_batch_size(request, ScriptShape.of(payload.sql).statements, "statements")
-        latest = node_of(request).service.latest_catalog()
+        # Typed against what the caller may see: a view's query cannot name a hidden table.
+        latest = seen_catalog(request, node_of(request).service.latest_catalog())
         commands, origins = await asyncio.to_thread(parse_script, payload.sql, latest)
         try:
             return await _execute(request, commands, payload, idempotency_key, slot)

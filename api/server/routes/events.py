@@ -69,9 +69,12 @@ _WHOLE_VERSION = 1 << 62
 """The entry index past every entry: a position after a whole version."""
 
 
-def format_event(e: CatalogEventParameters) -> str:
-    """Return one SSE frame for a catalog event."""
-    return f"id: {e.version}.{e.index}\nevent: {e.event}\ndata: {json.dumps(e.to_json())}\n\n"
+def format_event(e: CatalogEventParameters, *, origin: bool = True) -> str:
+    """Return one SSE frame for a catalog event (without who asked for it, unless ``origin``)."""
+    data = e.to_json()
+    if not origin:
+        data.pop("origin", None)  # its message may name what the subscriber may not see
+    return f"id: {e.version}.{e.index}\nevent: {e.event}\ndata: {json.dumps(data)}\n\n"
 
 
 def _bookmark(version: int) -> str:
@@ -193,7 +196,7 @@ async def _stream(
                     and only.matches(event)
                     and (seen is None or seen(event))
                 ):
-                    yield format_event(event)
+                    yield format_event(event, origin=seen is None)
                     sent = version - 1
                 if count % _EVENTS_PER_TURN == 0:
                     await asyncio.sleep(0)  # a long replay leaves the loop to others

@@ -93,17 +93,29 @@ def _securable(
     return SecurableKind.TABLE, cat.table(schema_name, object_name).id
 
 
-def _own_grants_only(request: Request, to: GranteeKind | None, grantee: str | None) -> None:
-    """Refuse a caller with no cluster role reading grants other than its own."""
+def _own_grants_only(
+    request: Request,
+    cat: Catalog,
+    to: GranteeKind | None,
+    grantee: str | None,
+    on: object = None,
+) -> None:
+    """Refuse a caller with no cluster role reading grants other than those to itself.
+
+    It is the principal its token names (by id, not by name), and names no object.
+    """
     claims: Claims | None = getattr(request.state, "claims", None)
     if claims is None or claims.role is not Role.NONE:
         return
-    if to is GranteeKind.USER and grantee == claims.subject:
+    mine = (
+        cat.find_principal_by_id(claims.principal_id) if claims.principal_id is not None else None
+    )
+    if on is None and to is GranteeKind.USER and mine is not None and grantee == mine.name:
         return
     raise ApiError(
         Code.FORBIDDEN,
         f"{claims.subject} has the none role: it may read only the grants to itself "
-        f"(to=user&grantee={claims.subject})",
+        f"(to=user&grantee={claims.subject}, and no object)",
     )
 
 
@@ -118,10 +130,10 @@ async def list_grants(
     at: At = None,
 ) -> Response:
     """The grants (``SHOW GRANTS``): all, on one object (and what holds it), or to one grantee."""
-    _own_grants_only(request, to, grantee)
     if (to is None) != (grantee is None):
         raise ValidationError("to= and grantee= go together: to=user&grantee=alice")
     cat = await resolve_catalog(node_of(request), version, at)
+    _own_grants_only(request, cat, to, grantee, kind or name)
     holder = None
     if to is not None and grantee is not None:
         holder = to, (grantee if to is GranteeKind.USER else parse_name(grantee))
@@ -158,7 +170,7 @@ def shown_grants(request: Request, cat: Catalog, shown: ShowGrants) -> GrantsBod
         ApiError: FORBIDDEN for a caller of the role ``none`` asking about others.
         NotFoundError: the object or grantee is missing.
     """
-    _own_grants_only(request, shown.to, shown.grantee)
+    _own_grants_only(request, cat, shown.to, shown.grantee, shown.on)
     if shown.to is not None and shown.grantee is not None:
         return _grants(cat, None, (shown.to, shown.grantee))
     if shown.on is None:

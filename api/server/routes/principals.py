@@ -33,6 +33,19 @@ from catalog.commands.principals import (
 )
 from catalog.descriptors.principals import PrincipalDescriptor, PrincipalRole, hash_secret
 
+
+def _client_id() -> str:
+    """Return a new client id: 22 random URL-safe characters, never starting with ``-``."""
+    made = secrets.token_urlsafe(16)
+    return made if made[0] != "-" else _client_id()  # a command line would take it as an option
+
+
+def _secret() -> str:
+    """Return a new secret: 43 random URL-safe characters, never starting with ``-``."""
+    made = secrets.token_urlsafe(32)
+    return made if made[0] != "-" else _secret()
+
+
 router = APIRouter(
     prefix="/v1/principals",
     tags=["security"],
@@ -67,11 +80,11 @@ def _credentials(
 @router.post("", response_model=PrincipalCredentials, status_code=201)
 async def create_principal(request: Request, payload: PrincipalRequest) -> Response:
     """Create a principal; its client id and secret are shown only in this answer."""
-    secret = secrets.token_urlsafe(32)
+    secret = _secret()
     command = CreatePrincipalCommand(
         name=payload.name,
         role=PrincipalRole(payload.role),
-        client_id=secrets.token_urlsafe(16),
+        client_id=_client_id(),
         secret_hash=hash_secret(secret),
     )
     result = await execute_batch(request, [command], message=f"create principal {payload.name}")
@@ -106,7 +119,7 @@ async def change_principal(request: Request, name: str, payload: PrincipalChange
 @router.post("/{name}/secret", response_model=PrincipalCredentials)
 async def rotate_secret(request: Request, name: str) -> Response:
     """Give a principal a new secret, shown only here; tokens of the old one stop working."""
-    secret = secrets.token_urlsafe(32)
+    secret = _secret()
     command = AlterPrincipalCommand(name=name, secret_hash=hash_secret(secret))
     result = await execute_batch(request, [command], message=f"rotate the secret of {name}")
     made = node_of(request).service.catalog(result.version).principal(name)

@@ -50,7 +50,7 @@ async def list_versions(
     """Retained versions with their activation timestamps (a page of at most ``limit``).
 
     A caller of the role ``none`` gets each version's changes to what it may see, in words,
-    and not its entries or origins (which name what it may not).
+    and not its entries or origins (which name what it may not), at most ``SEEN_PAGE`` a page.
     """
     service = node_of(request).service
     earliest, latest = service.earliest_version, service.latest_version
@@ -58,7 +58,8 @@ async def list_versions(
     last = min(latest, first + limit - 1)
     who = caller(request)
     if who is not None and not role_covers(who.role, Privilege.SELECT):
-        infos = _seen_versions(service, who, first, last)
+        last = min(last, first + SEEN_PAGE - 1)
+        infos = await asyncio.to_thread(_seen_versions, service, who, first, last)
     else:
         infos = [_version_info(service, v) for v in range(first, last + 1)]
     return json_response(VersionsBody(earliest=earliest, latest=latest, versions=infos))
@@ -83,6 +84,9 @@ def _version_info(service: CatalogService, version: int) -> VersionInfo:
         origins=list(update.origins),
     )
 
+
+SEEN_PAGE = 100
+"""The most versions a page holds for a caller of the role ``none`` (each is worked out)."""
 
 _VERBS = {ChangeKind.ADDED: "created", ChangeKind.DROPPED: "dropped", ChangeKind.ALTERED: "altered"}
 
