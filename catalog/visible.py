@@ -5,7 +5,8 @@ Its schemas, tables (with their indexes) and views are those the caller may see
 principals, roles and grants are the cluster's and left out. A caller whose cluster role
 reads everything sees the catalog itself.
 
-Found from the grants, not by judging every object: a schema whose own grants (or the
+An earlier version is read as of its grants, and as of the latest ones for what is still
+there. Found from the grants, not by judging every object: a schema whose own grants (or the
 catalog's) make its tables visible gives all of them; otherwise only the tables and views
 granted one by one are looked at.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from catalog.access import ON_TABLES, Caller, granted, grantees, role_covers, sees
 from catalog.catalog import Catalog
+from catalog.commands.grants import object_exists
 from catalog.descriptors import (
     CATALOG_ID,
     IndexDescriptor,
@@ -24,8 +26,13 @@ from catalog.descriptors import (
 )
 
 
-def visible_catalog(catalog: Catalog, who: Caller) -> Catalog:
-    """Return ``catalog`` with only what ``who`` may see (module doc)."""
+def visible_catalog(catalog: Catalog, who: Caller, now: Catalog | None = None) -> Catalog:
+    """Return ``catalog`` with only what ``who`` may see (module doc).
+
+    With ``now`` (the latest catalog, when ``catalog`` is an earlier one), an object that is
+    still there must be visible now too: a caller whose grant was taken back reads no more of
+    it as of before, while what was dropped since stays readable as it was.
+    """
     if role_covers(who.role, Privilege.SELECT):
         return catalog
     access = catalog.access
@@ -57,6 +64,15 @@ def visible_catalog(catalog: Catalog, who: Caller) -> Catalog:
                 tables.append(catalog.table_by_id(object_id))
             else:
                 views.append(catalog.view_by_id(object_id))
+    if now is not None and now is not catalog:
+
+        def still(kind: SecurableKind, object_id: int) -> bool:
+            return not object_exists(now, kind, object_id) or sees(now, who, kind, object_id)
+
+        schemas = [s for s in schemas if still(SecurableKind.SCHEMA, s.id)]
+        kept = {s.id for s in schemas}
+        tables = [t for t in tables if t.schema_id in kept and still(SecurableKind.TABLE, t.id)]
+        views = [v for v in views if v.schema_id in kept and still(SecurableKind.VIEW, v.id)]
     indexes: list[IndexDescriptor] = [i for t in tables for i in catalog.table_indexes(t.id)]
     return Catalog.from_parts(
         version=catalog.version,

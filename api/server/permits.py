@@ -12,7 +12,7 @@ version (``GrantCommand.if_created``), so it can go on using it.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import Request
@@ -72,10 +72,11 @@ def seen_catalog(request: Request, catalog: Catalog) -> Catalog:
     kept: OrderedDict[Any, Catalog] = request.app.state.__dict__.setdefault(
         "visible_catalogs", OrderedDict()
     )
-    key = (catalog.version, catalog.activation_ts, who)
+    latest = _latest(request)
+    key = (catalog.version, catalog.activation_ts, latest.version, who)
     found = kept.get(key)
     if found is None:
-        found = kept[key] = visible_catalog(catalog, who)
+        found = kept[key] = visible_catalog(catalog, who, latest)
         while len(kept) > VISIBLE_KEPT:
             kept.popitem(last=False)
     else:
@@ -86,15 +87,46 @@ def seen_catalog(request: Request, catalog: Catalog) -> Catalog:
 def may(
     request: Request, catalog: Catalog, privilege: Privilege, kind: SecurableKind, object_id: int
 ) -> bool:
-    """Return whether the caller holds ``privilege`` on the object in ``catalog``."""
+    """Return whether the caller holds ``privilege`` on the object in ``catalog`` (and now)."""
     who = caller(request)
-    return who is None or holds(catalog, who, privilege, kind, object_id)
+    if who is None:
+        return True
+    return holds(catalog, who, privilege, kind, object_id) and _still(
+        request, catalog, kind, object_id, lambda now: holds(now, who, privilege, kind, object_id)
+    )
 
 
 def visible(request: Request, catalog: Catalog, kind: SecurableKind, object_id: int) -> bool:
-    """Return whether the caller may know the object exists (``catalog.access.sees``)."""
+    """Return whether the caller may know the object exists (``catalog.access.sees``; and now)."""
     who = caller(request)
-    return who is None or sees(catalog, who, kind, object_id)
+    if who is None:
+        return True
+    return sees(catalog, who, kind, object_id) and _still(
+        request, catalog, kind, object_id, lambda now: sees(now, who, kind, object_id)
+    )
+
+
+def _latest(request: Request) -> Catalog:
+    latest: Catalog = request.app.state.node.service.latest_catalog()
+    return latest
+
+
+def _still(
+    request: Request,
+    catalog: Catalog,
+    kind: SecurableKind,
+    object_id: int,
+    check: Callable[[Catalog], bool],
+) -> bool:
+    """Return whether a decision on an earlier ``catalog`` holds now too (``check``).
+
+    For an object still there, on the latest catalog: a grant taken back ends reads of the
+    past as well.
+    """
+    latest = _latest(request)
+    if latest is catalog or latest.version == catalog.version:
+        return True
+    return not object_exists(latest, kind, object_id) or check(latest)
 
 
 def permit(
@@ -282,28 +314,44 @@ _SUBJECT_KINDS = {
 }
 
 
-def sees_event(who: Caller, before: Catalog, after: Catalog, event: CatalogEventParameters) -> bool:
+def sees_event(
+    who: Caller,
+    before: Catalog,
+    after: Catalog,
+    event: CatalogEventParameters,
+    now: Catalog | None = None,
+) -> bool:
     """Return whether ``who`` may see ``event``: whether it sees the event's object.
 
-    The object is judged where it exists: after the change, or before it for a drop. An
-    index is its table's; zones, system views, principals, roles and grants are the
-    cluster's, which only a cluster role sees.
+    The object is judged where it exists: after the change, or before it for a drop; and,
+    with ``now`` (the latest catalog), now too if it is still there. An index is its
+    table's; zones, system views, principals, roles and grants are the cluster's, which
+    only a cluster role sees.
     """
     if role_covers(who.role, Privilege.SELECT):
         return True
+    found = _event_object(event, (after, before))
+    if found is None or not sees(found[0], who, found[1], found[2]):
+        return False
+    still = None if now is None else _event_object(event, (now,))
+    return still is None or sees(now or after, who, still[1], still[2])
+
+
+def _event_object(
+    event: CatalogEventParameters, catalogs: tuple[Catalog, ...]
+) -> tuple[Catalog, SecurableKind, int] | None:
+    """Return the first of ``catalogs`` holding the event's object, and the object."""
     subject = event.subject
-    kind, object_id = _SUBJECT_KINDS.get(subject.type), subject.id
-    for cat in (after, before):
+    for cat in catalogs:
         if subject.type == "index":
             index = cat.find_index_by_id(subject.id)
-            if index is None:
-                continue
-            kind, object_id = SecurableKind.TABLE, index.table_id
-        if kind is None:
-            return False
-        if object_exists(cat, kind, object_id):
-            return sees(cat, who, kind, object_id)
-    return False
+            if index is not None and object_exists(cat, SecurableKind.TABLE, index.table_id):
+                return cat, SecurableKind.TABLE, index.table_id
+            continue
+        kind = _SUBJECT_KINDS.get(subject.type)
+        if kind is not None and object_exists(cat, kind, subject.id):
+            return cat, kind, subject.id
+    return None
 
 
 _READING = frozenset({Privilege.USAGE, Privilege.SELECT})

@@ -117,7 +117,7 @@ def _seen_by(node: CatalogNode, who: Caller) -> Callable[[CatalogEventParameters
             before = service.catalog(event.version - 1)
         except CatalogError:  # compacted: the object is judged after the change only
             before = after
-        return sees_event(who, before, after, event)
+        return sees_event(who, before, after, event, service.latest_catalog())
 
     return seen
 

@@ -282,9 +282,16 @@ def test_who_could_is_answered_as_of_any_moment(site: Site) -> None:
     diff = site.get("/access/diff", from_version=before, to_version=after)
     assert [g["words"] for g in diff["revoked"]] == ["ROLE MARKETING TO USER ann"]
     assert diff["granted"] == []
-    # A pinned Iceberg read sees the grants of its moment.
-    pinned = site.iceberg("GET", f"/warehouse@v{before}/namespaces/SALES/tables/ORDERS", ann)
-    assert pinned.status_code == 200, pinned.text
+    # A grant taken back ends reads of the past too, of what is still there...
+    pinned = f"/warehouse@v{before}/namespaces/SALES/tables/ORDERS"
+    assert site.iceberg("GET", pinned, ann).status_code == 404
+    then_seen = site.get_as(ann, "/v1/catalog", version=before)
+    assert then_seen["tables"] == []
+    # ... while what was dropped since stays readable as of when ann could read it.
+    site.admin_ddl(_grant(["USAGE"], "role", "user", "ann", name="MARKETING"))
+    again = site.admin_ddl({"op": "drop_table", "schema": "SALES", "name": "ORDERS"})
+    assert site.iceberg("GET", "/namespaces/SALES/tables/ORDERS", ann).status_code == 404
+    assert site.iceberg("GET", pinned.replace(f"v{before}", f"v{again - 1}"), ann).is_success
 
 
 @pytest.mark.timeout(60)
