@@ -143,24 +143,8 @@ def holds(
     """Return whether ``caller`` holds ``privilege`` on the object (USAGE gate included)."""
     if role_covers(caller.role, privilege):
         return True
-    access = catalog.access
-    if not access.grants:
-        return False
-    held = grantees(catalog, caller)
-    chain = lineage(catalog, kind, object_id)
     wanted = frozenset({privilege, Privilege.OWNERSHIP})
-    if not granted(access, held, chain, wanted):
-        return False
-    return len(chain) < 3 or _reaches(caller, access, held, chain[1:])
-
-
-def _reaches(
-    caller: Caller, access: Access, held: frozenset[Grantee], schema_chain: list[Securable]
-) -> bool:
-    """Return whether the caller holds ``USAGE`` on a table's or view's schema."""
-    if role_covers(caller.role, Privilege.USAGE):
-        return True
-    return granted(access, held, schema_chain, frozenset({Privilege.USAGE, Privilege.OWNERSHIP}))
+    return _granted_reaching(catalog, caller, kind, object_id, wanted)
 
 
 def sees(catalog: Catalog, caller: Caller, kind: SecurableKind, object_id: int) -> bool:
@@ -173,14 +157,31 @@ def sees(catalog: Catalog, caller: Caller, kind: SecurableKind, object_id: int) 
         return holds(catalog, caller, Privilege.USAGE, kind, object_id)
     if role_covers(caller.role, Privilege.SELECT):
         return True
+    return _granted_reaching(catalog, caller, kind, object_id, ON_TABLES)
+
+
+def _granted_reaching(
+    catalog: Catalog,
+    caller: Caller,
+    kind: SecurableKind,
+    object_id: int,
+    privileges: frozenset[Privilege],
+) -> bool:
+    """Return whether the caller is granted one of ``privileges`` on the object or above it.
+
+    A table or view also takes ``USAGE`` on its schema.
+    """
     access = catalog.access
     if not access.grants:
         return False
     held = grantees(catalog, caller)
     chain = lineage(catalog, kind, object_id)
-    if not granted(access, held, chain, ON_TABLES):
+    if not granted(access, held, chain, privileges):
         return False
-    return len(chain) < 3 or _reaches(caller, access, held, chain[1:])
+    if len(chain) < 3 or role_covers(caller.role, Privilege.USAGE):
+        return True
+    schema_usage = frozenset({Privilege.USAGE, Privilege.OWNERSHIP})
+    return granted(access, held, chain[1:], schema_usage)
 
 
 @dataclass(frozen=True, slots=True)
