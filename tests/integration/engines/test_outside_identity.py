@@ -182,15 +182,15 @@ def test_the_providers_tokens_are_checked(provider: Provider) -> None:
     listed = provider.get(stranger)
     assert listed.status_code == 200, listed.text
     assert listed.json()["namespaces"] == []
-    versions = httpx.get(
-        f"{provider.server.url}/v1/versions",
+    leases = httpx.get(
+        f"{provider.server.url}/v1/leases",
         headers={"Authorization": f"Bearer {stranger}"},
         timeout=10,
     )
-    assert versions.status_code == 403, versions.text
+    assert leases.status_code == 403, leases.text
     assert (
         "service-account-stranger has the none role and may not do this; it needs the reader role"
-        in versions.json()["detail"]
+        in leases.json()["detail"]
     )
     refusals = {
         "audience": (provider.token("no-audience", scope="profile"), "not for this catalog"),
