@@ -65,9 +65,13 @@ def grant_words(grant: GrantDescriptor, *catalogs: Catalog) -> str:
 
     A role granted reads ``ROLE ANALYSTS TO USER alice``.
     """
-    to_name = grantee_name(grant.to, grant.to_id, *catalogs) or f"#{grant.to_id}"
-    to = f"TO {grant.to.upper()} {to_name}"
     on_name = securable_name(grant.on, grant.on_id, *catalogs)
+    return words_of(grant, on_name, grantee_name(grant.to, grant.to_id, *catalogs))
+
+
+def words_of(grant: GrantDescriptor, on_name: str | None, to_name: str | None) -> str:
+    """Return ``grant`` in words, its object and grantee named already (None: gone)."""
+    to = f"TO {grant.to.upper()} {to_name if to_name is not None else f'#{grant.to_id}'}"
     shown = f"#{grant.on_id}" if on_name is None else on_name
     if grant.on is SecurableKind.ROLE:
         return f"ROLE {shown} {to}"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from catalog.access import AccessPath
 from catalog.catalog import Catalog
 from catalog.descriptors import GrantDescriptor, GranteeKind, Privilege, SecurableKind
-from catalog.grant_names import grant_words, grantee_name, securable_name
+from catalog.grant_names import grantee_name, securable_name, words_of
 
 
 class _Shape(BaseModel):
@@ -31,16 +33,7 @@ class GrantBody(_Shape):
     @classmethod
     def of(cls, grant: GrantDescriptor, *catalogs: Catalog) -> GrantBody:
         """Return ``grant`` named as of ``catalogs`` (the first that knows each name)."""
-        return cls(
-            id=grant.id,
-            privilege=grant.privilege,
-            on=grant.on,
-            object=securable_name(grant.on, grant.on_id, *catalogs),
-            to=grant.to,
-            grantee=grantee_name(grant.to, grant.to_id, *catalogs),
-            words=grant_words(grant, *catalogs),
-            update_ts=grant.update_ts,
-        )
+        return cls(**_grant_document(grant, *catalogs))
 
 
 class GrantsBody(_Shape):
@@ -81,18 +74,6 @@ class HolderBody(_Shape):
         description="The same for USAGE on the schema, which a table or view also needs."
     )
 
-    @classmethod
-    def of(cls, path: AccessPath, catalog: Catalog) -> HolderBody:
-        """Return ``path`` named as of ``catalog``."""
-        kind, grantee_id = path.grantee
-        return cls(
-            kind=kind,
-            name=grantee_name(kind, grantee_id, catalog) or f"#{grantee_id}",
-            cluster_role=None if path.cluster_role is None else str(path.cluster_role),
-            through=[g.id for g in path.through],
-            usage=[g.id for g in path.usage],
-        )
-
 
 class WhoCanBody(_Shape):
     """``GET /v1/access``: who could do ``privilege`` on ``object`` at a version.
@@ -109,26 +90,29 @@ class WhoCanBody(_Shape):
     holders: list[HolderBody]
     grants: list[GrantBody] = Field(description="Every grant a chain names, once, by id.")
 
-    @classmethod
-    def of(
-        cls,
+    @staticmethod
+    def document(
         catalog: Catalog,
         privilege: Privilege,
         on: SecurableKind,
         name: str,
         paths: list[AccessPath],
-    ) -> WhoCanBody:
-        """Return the answer of ``who_can`` on ``catalog``, each grant named once."""
+    ) -> dict[str, Any]:
+        """Return the answer of ``who_can`` on ``catalog`` as this model's JSON document.
+
+        Built as plain values, each grant named once: an answer holds hundreds of holders,
+        and models made only to be encoded would cost more than the decision.
+        """
         named = {g.id: g for p in paths for g in (*p.through, *p.usage)}
-        return cls(
-            version=catalog.version,
-            activation_ts=catalog.activation_ts,
-            privilege=privilege,
-            on=on,
-            object=name,
-            holders=[HolderBody.of(p, catalog) for p in paths],
-            grants=[GrantBody.of(named[i], catalog) for i in sorted(named)],
-        )
+        return {
+            "version": catalog.version,
+            "activation_ts": catalog.activation_ts,
+            "privilege": str(privilege),
+            "on": str(on),
+            "object": name,
+            "holders": [_holder_document(p, catalog) for p in paths],
+            "grants": [_grant_document(named[i], catalog) for i in sorted(named)],
+        }
 
     def chain(self, ids: list[int]) -> list[GrantBody]:
         """Return the grants of a holder's chain (its ``through`` or ``usage``), in order."""
@@ -143,3 +127,31 @@ class AccessDiffBody(_Shape):
     to_version: int
     granted: list[GrantBody]
     revoked: list[GrantBody]
+
+
+def _grant_document(grant: GrantDescriptor, *catalogs: Catalog) -> dict[str, Any]:
+    """Return a ``GrantBody``'s JSON document: ``grant`` named as of ``catalogs``."""
+    on_name = securable_name(grant.on, grant.on_id, *catalogs)
+    to_name = grantee_name(grant.to, grant.to_id, *catalogs)
+    return {
+        "id": grant.id,
+        "privilege": str(grant.privilege),
+        "on": str(grant.on),
+        "object": on_name,
+        "to": str(grant.to),
+        "grantee": to_name,
+        "words": words_of(grant, on_name, to_name),
+        "update_ts": grant.update_ts,
+    }
+
+
+def _holder_document(path: AccessPath, catalog: Catalog) -> dict[str, Any]:
+    """Return a ``HolderBody``'s JSON document: ``path`` named as of ``catalog``."""
+    kind, grantee_id = path.grantee
+    return {
+        "kind": str(kind),
+        "name": grantee_name(kind, grantee_id, catalog) or f"#{grantee_id}",
+        "cluster_role": None if path.cluster_role is None else str(path.cluster_role),
+        "through": [g.id for g in path.through],
+        "usage": [g.id for g in path.usage],
+    }

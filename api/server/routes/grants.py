@@ -8,6 +8,7 @@ A reader may read them all; a principal of the role ``none`` only the grants to 
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -226,8 +227,8 @@ async def who_could(
         wanted = (GranteeKind.USER, cat.principal(principal).id)
         holders = [h for h in holders if h.grantee == wanted]
     named = securable_name(on, object_id, cat) or ""
-    body = WhoCanBody.of(cat, privilege, on, named, holders)
-    return json_response(body)
+    document = WhoCanBody.document(cat, privilege, on, named, holders)
+    return Response(json.dumps(document, separators=(",", ":")), media_type="application/json")
 
 
 @router.get(
