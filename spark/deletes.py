@@ -11,9 +11,7 @@ file hides the file's deletes with it, and a data file's path is never reused.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -21,14 +19,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from catalog.data.files import DataFile
-from catalog.data.warehouse import local_folder
+from catalog.data.warehouse import folder_of, inside
 from catalog.errors import ValidationError
+from spark.table_folder import TableFolder
 
 DeletedRows = Mapping[str, pa.Array]
 """The positions of deleted rows, per data file (its path relative to the table's folder)."""
 
 
-def deleted_rows(folder: Path, deletes: Sequence[DataFile]) -> dict[str, pa.Array]:
+def deleted_rows(folder: TableFolder, deletes: Sequence[DataFile]) -> dict[str, pa.Array]:
     """Return the rows ``deletes`` (position delete files in ``folder``) delete, per data file.
 
     A row naming a file outside ``folder`` names none of the table's files and is left out.
@@ -38,26 +37,27 @@ def deleted_rows(folder: Path, deletes: Sequence[DataFile]) -> dict[str, pa.Arra
         OSError: a delete file that cannot be read.
     """
     found: dict[str, list[pa.Array]] = {}
-    root = os.path.normpath(folder)
+    root = folder.location
     for delete in deletes:
-        path = folder / delete.path
-        names = pq.read_schema(path).names
+        files, path = folder.file(delete.path)
+        names = pq.read_schema(path, filesystem=files).names
         if "file_path" not in names or "pos" not in names:
             raise ValueError(
                 f"position delete file {path} has no file_path and pos columns: it is not a "
                 "position delete file"
             )
-        data = pq.read_table(path, columns=["file_path", "pos"])
+        data = pq.read_table(path, columns=["file_path", "pos"], filesystem=files)
         paths, positions = data.column("file_path"), data.column("pos")
         for named in pc.unique(paths).to_pylist():
             if named is None:
                 continue
             try:
-                relative = os.path.relpath(local_folder(named), root)
+                named_file = folder_of(named)
             except ValidationError:
                 continue  # another filesystem: not one of the table's files
-            if relative.startswith(".."):
+            if not inside(named_file, root):
                 continue
+            relative = named_file[len(root) + 1 :]
             chosen = pc.filter(positions, pc.equal(paths, named)).drop_null()
             found.setdefault(relative, []).append(chosen.combine_chunks().cast(pa.int64()))
     return {p: pa.concat_arrays(arrays) for p, arrays in found.items()}

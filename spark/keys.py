@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -28,6 +27,7 @@ from spark.deletes import DeletedRows, without_deleted
 from spark.evolution import column_ids, project
 from spark.pruning import Bounds
 from spark.statistics import bounds_of_file, comparable_values
+from spark.table_folder import TableFolder
 from spark.types import arrow_type
 
 MAX_NAMED_KEYS = 5
@@ -49,16 +49,20 @@ class PrimaryKeyViolationError(ValidationError):
 
 
 def read_keys(
-    path: Path, key: Sequence[ColumnDescriptor], deleted: pa.Array | None = None
+    folder: TableFolder,
+    relative: str,
+    key: Sequence[ColumnDescriptor],
+    deleted: pa.Array | None = None,
 ) -> pa.Table:
     """Return the key columns of one data file as ``key`` has them (matched by column id).
 
     The rows at ``deleted`` positions (an engine's position deletes) are left out.
     """
-    schema = pq.read_schema(path)
+    files, path = folder.file(relative)
+    schema = pq.read_schema(path, filesystem=files)
     positions = column_ids(schema)
     names = [schema.field(positions[c.id]).name for c in key if c.id in positions]
-    data = pq.read_table(path, columns=names)
+    data = pq.read_table(path, columns=names, filesystem=files)
     return project(data if deleted is None else without_deleted(data, deleted), key)
 
 
@@ -142,7 +146,7 @@ class KeyCheck:
         table: the table's name, for messages.
     """
 
-    def __init__(self, folder: Path, key: Sequence[ColumnDescriptor], table: str) -> None:
+    def __init__(self, folder: TableFolder, key: Sequence[ColumnDescriptor], table: str) -> None:
         self.folder = folder
         self.key = tuple(key)
         self.table = table
@@ -155,7 +159,7 @@ class KeyCheck:
         Raises:
             PrimaryKeyViolationError: a key occurs in more than one row of the write.
         """
-        parts = [read_keys(self.folder / file.path, self.key) for file in files]
+        parts = [read_keys(self.folder, file.path, self.key) for file in files]
         keys = pa.concat_tables(parts) if parts else _no_keys(self.key)
         twice = repeated_keys(keys)
         if twice.num_rows:
@@ -193,7 +197,7 @@ class KeyCheck:
             if file.path in self._checked:
                 continue
             if written.may_be_in(file):
-                keys = read_keys(self.folder / file.path, self.key, deleted.get(file.path))
+                keys = read_keys(self.folder, file.path, self.key, deleted.get(file.path))
                 held = keys_held(written.keys, keys)
                 found.extend(k for k in _first(held, MAX_NAMED_KEYS + 1) if k not in found)
             self._checked.add(file.path)

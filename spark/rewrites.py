@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,6 +24,7 @@ from catalog.descriptors import ColumnDescriptor
 from spark.deletes import DeletedRows, without_deleted
 from spark.evolution import project
 from spark.keys import WrittenKeys
+from spark.table_folder import TableFolder
 from spark.types import arrow_field
 from spark.warehouse import delete_files, write_partitions
 
@@ -61,7 +61,7 @@ class Rewrite:
 
     def __init__(
         self,
-        folder: Path,
+        folder: TableFolder,
         columns: Sequence[ColumnDescriptor],
         colocation: Sequence[int],
         partitions: int,
@@ -105,7 +105,8 @@ class Rewrite:
     ) -> list[DataFile] | None:
         if not keys.may_be_in(file):
             return None
-        data = pq.read_table(self.folder / file.path)
+        files, path = self.folder.file(file.path)
+        data = pq.read_table(path, filesystem=files)
         data = project(data if deleted is None else without_deleted(data, deleted), self.columns)
         names = [c.name for c in keys.columns]
         kept = data.join(keys.keys, keys=names, join_type="left anti", use_threads=False)

@@ -59,7 +59,6 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Any, ClassVar, Literal, cast
 
 import pyarrow as pa
@@ -76,7 +75,6 @@ from pyspark.sql.types import StructType
 from api.client import CatalogApiError, CatalogClient, ConflictError
 from catalog.data.files import DataFile, rows_and_deletes, table_rows
 from catalog.data.iceberg_table import PartitionSpec
-from catalog.data.warehouse import data_folder
 from catalog.descriptors import ColumnDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
 from spark.deletes import DeletedRows, deleted_rows
@@ -89,6 +87,7 @@ from spark.pushdown import push
 from spark.rewrites import Rewrite, keys_from_bytes, keys_to_bytes
 from spark.schema import TableAt, resolve_table
 from spark.statistics import bounds_of_file
+from spark.table_folder import TableFolder, table_folder
 from spark.types import accepts, arrow_type, struct_type
 from spark.warehouse import delete_files, read_file, write_partitions
 from updatelog.backoff import jittered
@@ -161,18 +160,18 @@ class CatalogDataSource(DataSource):
         options = self._settings()
         pinned = self._pinned()
         packing = Packing.of(options)
-        folder = data_folder(pinned.table, options.get("warehouse"))
         with client_of(options) as client:
             commits = client.data_commits(pinned.table.id, at=pinned.at).commits
+            folder = table_folder(client, pinned.table, options, write=False)
         files, deletes = rows_and_deletes(table_rows(commits, pinned.table.rows_from))
-        if files and not folder.is_dir():
+        if files and not folder.reachable():
             raise FileNotFoundError(
                 f"the data of table {_table_option(options)} is missing: its folder {folder} "
                 "does not exist here (the driver and every executor must see the table's "
                 "location)"
             )
         deleted = deleted_rows(folder, deletes)
-        return CatalogReader(pinned.table.columns, str(folder), files, packing, deleted)
+        return CatalogReader(pinned.table.columns, folder, files, packing, deleted)
 
     def writer(self, schema: StructType, overwrite: bool) -> CatalogWriter:
         """A writer into the table as of now; refuses a DataFrame that does not fit."""
@@ -189,6 +188,7 @@ class CatalogDataSource(DataSource):
             )
         with client_of(options) as client:
             target = resolve_table(client, _table_option(options))
+            folder = table_folder(client, target.table, options, write=True)
         if kind != "append" and not target.table.primary_key:
             raise ValueError(
                 f'table {_table_option(options)} has no primary key, so .option("write", '
@@ -211,7 +211,7 @@ class CatalogDataSource(DataSource):
             key=target.table.primary_key,
             colocation=target.table.colocation_columns,
             partitions=target.partitions,
-            folder=str(data_folder(target.table, options.get("warehouse"))),
+            folder=folder,
             mode="overwrite" if overwrite else "append",
             kind=cast(WriteKind, kind),
             iceberg=iceberg,
@@ -297,7 +297,7 @@ class CatalogReader(DataSourceReader):
     def __init__(
         self,
         columns: Sequence[ColumnDescriptor],
-        folder: str,
+        folder: TableFolder,
         files: Sequence[DataFile],
         packing: Packing,
         deleted: DeletedRows | None = None,
@@ -334,7 +334,7 @@ class CatalogReader(DataSourceReader):
             return  # the one empty task Spark plans for a read without partitions
         exact = [p for p in self.predicates if p.exact]
         for path in partition.files:
-            rows = read_file(Path(self.folder) / path, self.columns, exact, self.deleted.get(path))
+            rows = read_file(self.folder, path, self.columns, exact, self.deleted.get(path))
             yield from rows.to_batches()
 
 
@@ -361,7 +361,7 @@ class CatalogWriter(DataSourceArrowWriter):
     key: tuple[int, ...]
     colocation: tuple[int, ...]
     partitions: int
-    folder: str
+    folder: TableFolder
     mode: str
     kind: WriteKind = "append"
     iceberg: PartitionSpec | None = None
@@ -396,7 +396,7 @@ class CatalogWriter(DataSourceArrowWriter):
         files = write_partitions(
             data,
             self.columns,
-            Path(self.folder),
+            self.folder,
             self._colocated(),
             self.partitions,
             task,
@@ -422,7 +422,7 @@ class CatalogWriter(DataSourceArrowWriter):
                 outcome is unknown and the files stay for ``remove_orphans``).
         """
         files = _files_of(messages)
-        folder = Path(self.folder)
+        folder = self.folder
         rewrite = Rewrite(
             folder,
             self.columns,
@@ -458,7 +458,7 @@ class CatalogWriter(DataSourceArrowWriter):
                 request_id=f"spark-write-{self.write_id}",
             )
             return
-        check = KeyCheck(Path(self.folder), self._key_columns(), self.table_name)
+        check = KeyCheck(self.folder, self._key_columns(), self.table_name)
         if self.kind == "delete":
             given = [m.keys for m in messages if isinstance(m, FilesWritten)]
             check.given_keys(keys_from_bytes(given, check.key))
@@ -474,7 +474,7 @@ class CatalogWriter(DataSourceArrowWriter):
                 visible = client.data_commits(self.table_id).commits
                 expected = visible[-1].seq if visible else 0
                 held, deletes = rows_and_deletes(table_rows(visible, self.rows_from))
-                deleted = deleted_rows(Path(self.folder), deletes)
+                deleted = deleted_rows(self.folder, deletes)
                 if self.kind == "append":
                     check.table_files(held, deleted)
                 else:
@@ -528,7 +528,7 @@ class CatalogWriter(DataSourceArrowWriter):
         except CatalogApiError:
             return
         named = {file.path for commit in commits for file in commit.files}
-        delete_files(Path(self.folder), [f for f in files if f.path not in named])
+        delete_files(self.folder, [f for f in files if f.path not in named])
 
 
 def _refused(error: CatalogApiError) -> bool:

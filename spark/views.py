@@ -23,6 +23,8 @@ column that was dropped since. So a table that has a TIME or UUID column, or who
 files were written with one, is refused before anything is registered: read it with
 ``spark.read.format("catalog")``, which reads every encoding. So is a table with rows an engine
 deleted by position (merge-on-read delete files), which Spark's reader would not leave out.
+The views of a warehouse on S3 read ``s3a://`` URIs: the session needs Hadoop's S3A
+(``hadoop-aws``) and keys of its own; ``spark.read.format("catalog")`` needs neither.
 """
 
 from __future__ import annotations
@@ -31,13 +33,13 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 from catalog.catalog import Catalog
 from catalog.column_types import ColumnType
 from catalog.data.files import DataCommit, rows_and_deletes, table_rows
-from catalog.data.warehouse import data_folder
+from catalog.data.warehouse import S3, data_folder, on_s3
 from catalog.descriptors import (
     ColumnDescriptor,
     SchemaDescriptor,
@@ -91,7 +93,7 @@ def _glob_part(names: Iterable[str]) -> str:
 
 
 def _select(
-    columns: Sequence[ColumnDescriptor], written: TableVersion, folder: Path, files: list[str]
+    columns: Sequence[ColumnDescriptor], written: TableVersion, folder: str, files: list[str]
 ) -> list[str]:
     """Return one SELECT per folder of ``files`` (written with ``written``'s columns)."""
     in_file = {c.id: c for c in written.columns}
@@ -110,17 +112,22 @@ def _select(
     selects = []
     for parent, names in sorted(by_folder.items()):
         # A glob names the files of one folder exactly: braces within one path part.
-        where = folder if parent == "." else folder / parent
-        pattern = f"file://{where}/{_glob_part(names)}"
+        where = folder if parent == "." else f"{folder}/{parent}"
+        pattern = f"{_spark_uri(where)}/{_glob_part(names)}"
         selects.append(f"SELECT {', '.join(items)} FROM parquet.{quoted(pattern)}")
     return selects
+
+
+def _spark_uri(folder: str) -> str:
+    """Return a folder as Spark's Parquet reader names it (S3 through Hadoop's S3A)."""
+    return "s3a://" + folder.removeprefix(S3) if on_s3(folder) else f"file://{folder}"
 
 
 def view_sql(
     table: TableDescriptor,
     history: Sequence[TableVersion],
     commits: Sequence[DataCommit],
-    folder: Path,
+    folder: str,
 ) -> str:
     """Return the query of the view of ``table`` that reads exactly the files of ``commits``.
 

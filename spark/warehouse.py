@@ -9,13 +9,11 @@ are older than a grace period.
 
 from __future__ import annotations
 
-import stat
 import time
 import uuid
 import zlib
 from collections.abc import Sequence
 from fnmatch import fnmatch
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,13 +25,14 @@ from catalog.column_types import ColumnType
 from catalog.data.files import DataFile, IcebergPartition
 from catalog.data.iceberg_table import PartitionSpec
 from catalog.data.table_files import TableFileError, entries, remove_file
-from catalog.data.warehouse import local_folder, table_folder
+from catalog.data.warehouse import folder_of, table_folder
 from catalog.descriptors import ColumnDescriptor
 from spark.deletes import without_deleted
 from spark.evolution import column_ids, for_file, project
 from spark.iceberg_partitions import split
 from spark.pruning import Predicate, row_filter
 from spark.statistics import file_stats
+from spark.table_folder import TableFolder
 from spark.types import arrow_type, file_type
 
 
@@ -56,7 +55,7 @@ def partition_of_rows(data: pa.Table, key_positions: Sequence[int], partitions: 
 def write_partitions(
     data: pa.Table,
     columns: Sequence[ColumnDescriptor],
-    folder: Path,
+    folder: TableFolder,
     key_positions: Sequence[int],
     partitions: int,
     prefix: str,
@@ -65,9 +64,10 @@ def write_partitions(
     """Write ``data`` (as ``columns``) as one Parquet file per non-empty partition.
 
     ``data`` is as ``conform`` or ``project`` gives it; files hold it as ``for_file`` makes it
-    (TIME and UUID as Iceberg has them). Files are written under a temporary name and renamed,
-    so a file that exists is complete. With an Iceberg partition spec (``spec_to_write``), a
-    partition's rows go to one file per Iceberg partition, which each file records.
+    (TIME and UUID as Iceberg has them). Local files are written under a temporary name and
+    renamed, so a file that exists is complete (an S3 object is whole once written). With an
+    Iceberg partition spec (``spec_to_write``), a partition's rows go to one file per Iceberg
+    partition, which each file records.
 
     Returns:
         The files, each with its column statistics.
@@ -93,30 +93,34 @@ def write_partitions(
 def _write_file(
     rows: pa.Table,
     columns: Sequence[ColumnDescriptor],
-    folder: Path,
+    folder: TableFolder,
     partition: int,
     prefix: str,
     iceberg: IcebergPartition | None,
 ) -> DataFile:
     relative = f"p{partition}/{prefix}-{uuid.uuid4().hex[:12]}.parquet"
-    target = folder / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".parquet.partial")
+    files, target = folder.file(relative)
     stored = for_file(rows, columns)
-    pq.write_table(stored, partial, compression="zstd")
-    partial.rename(target)
+    if folder.on_s3:
+        pq.write_table(stored, target, compression="zstd", filesystem=files)
+    else:
+        files.create_dir(target.rpartition("/")[0], recursive=True)
+        partial = f"{target}.partial"
+        pq.write_table(stored, partial, compression="zstd", filesystem=files)
+        files.move(partial, target)
     return DataFile(
         path=relative,
         partition=partition,
         rows=rows.num_rows,
-        size=target.stat().st_size,
+        size=int(files.get_file_info(target).size or 0),
         stats=file_stats(stored, columns),
         iceberg_partition=iceberg,
     )
 
 
 def read_file(
-    path: Path,
+    folder: TableFolder,
+    relative: str,
     columns: Sequence[ColumnDescriptor],
     predicates: Sequence[Predicate],
     deleted: pa.Array | None = None,
@@ -130,13 +134,14 @@ def read_file(
     encoding, are judged as the read sees them. The rows at ``deleted`` positions (an
     engine's position deletes) are left out: the file is then read whole, in order.
     """
+    files, path = folder.file(relative)
     if deleted is not None and len(deleted):
-        data = project(without_deleted(pq.read_table(path), deleted), columns)
+        data = project(without_deleted(pq.read_table(path, filesystem=files), deleted), columns)
         kept = row_filter(predicates, lambda column: column.name)
         return data if kept is None else data.filter(kept)
     if not predicates:
-        return project(pq.read_table(path), columns)
-    dataset = ds.dataset(path, format="parquet")
+        return project(pq.read_table(path, filesystem=files), columns)
+    dataset = ds.dataset(path, format="parquet", filesystem=files)
     schema = dataset.schema
     positions = column_ids(schema)
 
@@ -159,11 +164,11 @@ def read_file(
     return data if wanted is None else data.filter(wanted)
 
 
-def delete_files(folder: Path, files: Sequence[DataFile]) -> None:
+def delete_files(folder: TableFolder, files: Sequence[DataFile]) -> None:
     """Delete written files (of an aborted write), through no link; missing ones are fine."""
     for file in files:
         try:
-            remove_file(str(folder), file.path)
+            folder.remove(file.path)
         except TableFileError as e:
             if not e.missing:
                 raise
@@ -171,21 +176,23 @@ def delete_files(folder: Path, files: Sequence[DataFile]) -> None:
 
 def remove_orphans(
     client: CatalogClient,
-    warehouse: Path,
+    warehouse: str,
     table_id: int,
     *,
     older_than_s: float = 3600.0,
     location: str | None = None,
-) -> list[Path]:
+) -> list[str]:
     """Delete the table's files that no commit names and that are older than the grace period.
 
     The grace period protects files of writes still in progress (written, not yet committed).
-    The folder is walked without following a link (``catalog.data.table_files``): a link in
-    it is removed itself when it is an orphan, and a linked folder is never entered.
+    The folder (local, or on S3 with the process's own keys) is walked without following a
+    link (``catalog.data.table_files``): a link in it is removed itself when it is an orphan,
+    and a linked folder is never entered.
 
     Args:
         client: a client of the catalog.
-        warehouse: the warehouse, where a table that records no location has its folder.
+        warehouse: the warehouse (a folder or ``s3://bucket/prefix``), where a table that
+            records no location has its folder.
         table_id: the table.
         older_than_s: the grace period.
         location: the table's location (its descriptor's ``location``); None: its folder
@@ -197,20 +204,20 @@ def remove_orphans(
     Raises:
         TableFileError: the table's folder is reached through a link.
     """
-    folder = Path(local_folder(location)) if location else table_folder(warehouse, table_id)
+    folder = folder_of(location) if location else table_folder(folder_of(warehouse), table_id)
     named: set[str] = set()
     for commit in client.data_commits(table_id, history=True).commits:
         named.update(f.path for f in commit.files)
     cutoff = time.time() - older_than_s
-    removed: list[Path] = []
-    for name, found in sorted(entries(str(folder))):
-        if not (fnmatch(name, "p*") and stat.S_ISDIR(found.st_mode)):
+    removed: list[str] = []
+    for name, found in sorted(entries(folder), key=lambda e: e[0]):
+        if not (fnmatch(name, "p*") and found.kind == "folder"):
             continue  # a link to a folder is a link here (its own status): never entered
-        for file_name, status in sorted(entries(str(folder), name)):
+        for file_name, status in sorted(entries(folder, name), key=lambda e: e[0]):
             relative = f"{name}/{file_name}"
-            if not fnmatch(file_name, "*.parquet*") or stat.S_ISDIR(status.st_mode):
+            if not fnmatch(file_name, "*.parquet*") or status.kind == "folder":
                 continue
-            if relative not in named and status.st_mtime < cutoff:
-                remove_file(str(folder), relative)
-                removed.append(folder / relative)
+            if relative not in named and status.mtime < cutoff:
+                remove_file(folder, relative)
+                removed.append(f"{folder}/{relative}")
     return removed

@@ -46,6 +46,7 @@ from api.wire.models import (
     ZoneBody,
     ZonesBody,
 )
+from api.wire.storage import TableKeysBody
 from catalog.apply_result import ApplyResult
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase, dump
@@ -571,3 +572,12 @@ def _ready_status(response: httpx.Response) -> ReadyStatus:
 def readiness_call() -> Call[ReadyStatus]:
     """``GET /readyz``: a 503 is an answer (not ready), not an error."""
     return Call("GET", "/readyz", _ready_status, ok_statuses=frozenset({503}))
+
+
+def table_keys_call(table_id: int, *, write: bool = False) -> Call[TableKeysBody]:
+    """Return the table's folder and, on S3, short-lived keys for it (``GET /v1/data/keys``).
+
+    Read-only keys take ``SELECT``; ``write`` takes ``MODIFY``.
+    """
+    params = {"table_id": str(table_id), "write": str(write).lower()}
+    return Call("GET", "/v1/data/keys", json_of(TableKeysBody), params=params)

@@ -127,6 +127,7 @@ class ClientBase(abc.ABC, Generic[TransportT, HttpT, StreamT]):
     create_token = Endpoint(calls.token_call)
     commit_data = Endpoint(calls.commit_data_call)
     data_commits = Endpoint(calls.data_commits_call)
+    table_keys = Endpoint(calls.table_keys_call)
     nodes = Endpoint(calls.nodes_call)
     take_lease = Endpoint(lease_calls.take_lease_call)
     leases = Endpoint(lease_calls.leases_call)

@@ -37,7 +37,7 @@ from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.commands.columns import DropColumnsCommand
 from catalog.commands.iceberg_tables import AlterTableIcebergCommand
-from catalog.data.warehouse import local_folder
+from catalog.data.warehouse import folder_of
 from catalog.descriptors import TableDescriptor
 from catalog.errors import ConcurrentUpdateError, ErrorCode
 from catalog.manager import Precondition
@@ -197,11 +197,11 @@ def _moved(location: str, metadata: TableMetadata, table: str) -> bool:
     """Return whether ``set-location`` moves the table.
 
     Raises:
-        ValidationError: a location that is not a local path or ``file:`` URI.
+        ValidationError: a location that is not a local path or a ``file:`` or ``s3:`` URI.
         IcebergError: BadRequestException for a table with snapshots: the catalog records
             each data file by its path in the table's folder, so its files stay there.
     """
-    if local_folder(location) == local_folder(metadata.location):
+    if folder_of(location) == folder_of(metadata.location):
         return False
     if metadata.current_snapshot_id is not None:
         raise bad_request(

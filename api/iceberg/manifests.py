@@ -6,8 +6,8 @@ commit of the Spark source has no manifests: the server writes a manifest of its
 their null counts and bounds) and a manifest list (``write_manifests``), under
 ``<location>/metadata/``, so an Iceberg reader sees those files too. The Avro work is
 PyIceberg's own manifest reader and writer, so the files are exactly what Iceberg readers
-expect; the server reads and writes them on the local filesystem of the warehouse
-(``WarehouseIO``).
+expect; the server reads and writes them in the warehouse's local folder or on S3
+(``WarehouseIO``, through ``catalog.data.table_files``).
 
 Every location read must be inside the table's folder: a snapshot cannot make the server
 read, or the catalog record, a file elsewhere. A writer names the files read, so they are
@@ -19,15 +19,15 @@ process), and any file that cannot be read is refused with a 400.
 from __future__ import annotations
 
 import decimal
-import os
+import io
 import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
+from pyarrow.fs import FileSystem, FileType
 from pyiceberg.avro.codecs import AvroCompressionCodec
 from pyiceberg.io import FileIO, InputFile, InputStream, OutputFile, OutputStream
 from pyiceberg.manifest import DataFile as IcebergDataFile
@@ -57,10 +57,18 @@ from api.iceberg.bounds import encode_bound
 from api.iceberg.errors import bad_request, unavailable
 from catalog.data.files import DataCommit, DataFile
 from catalog.data.iceberg_identity import spark_snapshot_id
-from catalog.data.table_files import ReadDeadlineError, TableFileError, file_status
+from catalog.data.table_files import (
+    ReadDeadlineError,
+    TableFileError,
+    arrow_filesystem,
+    file_status,
+    remove_file,
+    write_file,
+)
+from catalog.data.warehouse import folder_of, inside
 from catalog.descriptors import ColumnDescriptor
+from catalog.errors import ValidationError
 
-FILE_SCHEME = "file:"
 AVRO_CODEC: AvroCompressionCodec = "deflate"
 
 NO_EQUALITY_DELETES = (
@@ -79,7 +87,7 @@ def _reading(what: str, location: str) -> Iterator[None]:
     """
     try:
         yield
-    except ReadDeadlineError as e:
+    except ReadDeadlineError as e:  # StoreUnavailableError too: the store did not answer
         raise unavailable(f"{e}; nothing was written: send the commit again") from e
     except TableFileError as e:
         raise bad_request(str(e)) from e
@@ -91,100 +99,123 @@ def _reading(what: str, location: str) -> Iterator[None]:
 
 def budget_for(folder: str) -> ReadBudget:
     """Return the reading budget of one request's reads of files of the table at ``folder``."""
-    return ReadBudget(os.path.normpath(local_path(folder)))
+    return ReadBudget(stored_path(folder))
 
 
-def local_path(location: str) -> str:
-    """Return the local path of a location: a plain path or a ``file:`` URI.
+def stored_path(location: str) -> str:
+    """Return the file or folder a location names, as the file seam takes it (``folder_of``).
+
+    That is a local path (from a path or a ``file:`` URI) or ``s3://bucket/key``.
 
     Raises:
         IcebergError: BadRequestException for a location on another filesystem.
     """
-    if location.startswith("file://"):
-        return location[len("file://") :]
-    if location.startswith(FILE_SCHEME):
-        return location[len(FILE_SCHEME) :]
-    if "://" in location:
-        raise bad_request(
-            f"location {location} is not on the warehouse's filesystem; this catalog reads "
-            "and records local files only"
-        )
-    return location
+    try:
+        return folder_of(location)
+    except ValidationError as e:
+        raise bad_request(str(e)) from e
 
 
 def relative_path(folder: str, location: str, what: str) -> str:
-    """Return ``location`` relative to the table's ``folder`` (each a path or a ``file:`` URI).
+    """Return ``location`` relative to the table's ``folder`` (each a path or a URI).
 
     Raises:
         IcebergError: BadRequestException naming ``what`` when it is outside the folder.
     """
-    folder = os.path.normpath(local_path(folder))
-    path = os.path.normpath(local_path(location))
-    inside = PurePosixPath(path).is_relative_to(folder) and path != folder
-    if not inside or not os.path.isabs(path):
+    folder = stored_path(folder)
+    path = stored_path(location)
+    if not inside(path, folder):
         raise bad_request(
             f"{what} {location} is outside the table's folder {folder}; this catalog records "
             "only files under the table's location"
         )
-    return PurePosixPath(path).relative_to(folder).as_posix()
+    return path[len(folder) + 1 :]
 
 
-class _LocalInput(InputFile):
-    """A file of the warehouse, read."""
+def _file(location: str) -> tuple[FileSystem, str]:
+    return arrow_filesystem(stored_path(location))
+
+
+class _StoreInput(InputFile):
+    """A file of the warehouse, read (in a local folder or on S3)."""
 
     def __len__(self) -> int:
-        return os.path.getsize(self.location)
+        files, path = _file(self.location)
+        return int(files.get_file_info(path).size or 0)
 
     def exists(self) -> bool:
         """Return whether the file exists."""
-        return os.path.exists(self.location)
+        files, path = _file(self.location)
+        return bool(files.get_file_info(path).type != FileType.NotFound)
 
     def open(self, seekable: bool = True) -> InputStream:
         """Open the file for reading."""
-        return open(self.location, "rb")
+        files, path = _file(self.location)
+        stream: InputStream = files.open_input_file(path)
+        return stream
 
 
-class _LocalOutput(OutputFile):
-    """A file of the warehouse, written (its folder made when missing)."""
+class _Written(io.BytesIO):
+    """The bytes of a file being written: stored whole when closed."""
+
+    def __init__(self, location: str, overwrite: bool) -> None:
+        super().__init__()
+        self.location, self.overwrite = location, overwrite
+
+    def close(self) -> None:
+        """Store the file (a reader sees all of it or none), then close."""
+        if not self.closed:
+            folder, _, name = stored_path(self.location).rpartition("/")
+            if not write_file(folder, name, self.getvalue(), overwrite=self.overwrite):
+                raise FileExistsError(f"{self.location} exists")
+        super().close()
+
+
+class _StoreOutput(OutputFile):
+    """A file of the warehouse, written whole when its stream closes."""
 
     def __len__(self) -> int:
-        return os.path.getsize(self.location)
+        return len(_StoreInput(self.location))
 
     def exists(self) -> bool:
         """Return whether the file exists."""
-        return os.path.exists(self.location)
+        return _StoreInput(self.location).exists()
 
     def to_input_file(self) -> InputFile:
         """Return the file, to read."""
-        return _LocalInput(self.location)
+        return _StoreInput(self.location)
 
     def create(self, overwrite: bool = False) -> OutputStream:
         """Create the file for writing; an existing one only with ``overwrite``."""
-        os.makedirs(os.path.dirname(self.location), exist_ok=True)
-        return open(self.location, "wb" if overwrite else "xb")
+        if not overwrite and self.exists():
+            raise FileExistsError(f"{self.location} exists")
+        return _Written(self.location, overwrite)
 
 
 class WarehouseIO(FileIO):
-    """PyIceberg's file access, on the local filesystem of the warehouse."""
+    """PyIceberg's file access, on the warehouse's local folder or S3 (``table_files``)."""
 
     def new_input(self, location: str) -> InputFile:
         """Return a file to read."""
-        return _LocalInput(local_path(location))
+        return _StoreInput(location)
 
     def new_output(self, location: str) -> OutputFile:
         """Return a file to write."""
-        return _LocalOutput(local_path(location))
+        return _StoreOutput(location)
 
     def delete(self, location: str | InputFile | OutputFile) -> None:
         """Delete a file."""
-        os.unlink(local_path(location if isinstance(location, str) else location.location))
+        folder, _, name = stored_path(
+            location if isinstance(location, str) else location.location
+        ).rpartition("/")
+        remove_file(folder, name)
 
 
 _LISTS_KEPT = 512
 """How many manifest lists the server keeps read (a commit reads its parent's, which the
 commit before read as its own)."""
 
-_lists: OrderedDict[tuple[str, int, int, int], tuple[ManifestFile, ...]] = OrderedDict()
+_lists: OrderedDict[tuple[str, str, int, int], tuple[ManifestFile, ...]] = OrderedDict()
 _lists_lock = threading.Lock()
 
 
@@ -199,7 +230,7 @@ def _manifests(budget: ReadBudget, manifest_list: str) -> list[ManifestFile]:
     with _reading("manifest list", manifest_list):
         read = open_manifest_list(budget, relative, manifest_list)
         found = read.status
-        key = (manifest_list, found.st_ino, found.st_size, found.st_mtime_ns)
+        key = (manifest_list, found.tag, found.size, found.mtime_ns)
         with _lists_lock:
             kept = _lists.get(key)
             if kept is not None:
@@ -318,12 +349,10 @@ def check_present(folder: str, paths: Sequence[str]) -> None:
         IcebergError: BadRequestException naming the first that is missing, reached
             through a link, or not a regular file.
     """
-    local = os.path.normpath(local_path(folder))
+    stored = stored_path(folder)
     for path in paths:
-        try:
-            file_status(local, path, "data file", f"{folder}/{path}")
-        except TableFileError as e:
-            raise bad_request(str(e)) from e
+        with _reading("data file", f"{folder}/{path}"):
+            file_status(stored, path, "data file", f"{folder}/{path}")
 
 
 @dataclass(frozen=True)
@@ -483,8 +512,8 @@ def write_manifests(
     one per partition spec its files were written for (each file with its Iceberg partition;
     the unpartitioned spec for files written without one), and one of its position delete
     files (a merged commit's). Written once: when the list
-    exists, nothing is written. Both are written under a fresh name, the list then renamed to
-    its fixed one, so a concurrent writer (another node) never leaves a half-written list.
+    exists, nothing is written. The manifests get fresh names and the list is written whole
+    under its fixed one, so a concurrent writer (another node) never leaves a half-written list.
 
     Args:
         location: the table's location.
@@ -501,7 +530,7 @@ def write_manifests(
     """
     snapshot_id = spark_snapshot_id(commit.table_id, commit.seq)
     target = spark_manifest_list(location, snapshot_id, commit.seq)
-    if os.path.exists(local_path(target)):
+    if _StoreInput(target).exists():
         return target
     io = WarehouseIO()
     fresh = uuid.uuid4().hex
@@ -545,15 +574,13 @@ def write_manifests(
                     )
                 )
         written.append(w.to_manifest_file())
-    written_list = f"{local_path(target)}.{fresh}.partial"
     with write_manifest_list(
         format_version=2,
-        output_file=io.new_output(written_list),
+        output_file=io.new_output(target),
         snapshot_id=snapshot_id,
         parent_snapshot_id=None if parent is None else parent[0],
         sequence_number=sequence_number,
         avro_compression=AVRO_CODEC,
     ) as list_writer:
         list_writer.add_manifests([*carried, *written])
-    os.replace(written_list, local_path(target))
     return target

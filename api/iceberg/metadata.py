@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from pathlib import Path
 
 from api.iceberg.errors import bad_request
 from api.iceberg.models import (
@@ -27,19 +26,25 @@ from api.iceberg.types import NoCounterpartError, iceberg_type
 from catalog.data.iceberg_identity import table_uuid
 from catalog.data.iceberg_schemas import served_schema_ids
 from catalog.data.iceberg_table import ROW_LINEAGE_FORMAT, IcebergTableState
-from catalog.data.warehouse import data_folder, metadata_folder, table_folder, warehouse_path
+from catalog.data.warehouse import (
+    data_folder,
+    metadata_folder,
+    on_s3,
+    table_folder,
+    warehouse_root,
+)
 from catalog.descriptors import ColumnDescriptor, TableDescriptor, TableVersion, ViewColumn
 from schemasync.clock import physical_of
 
 
-def location_uri(folder: Path) -> str:
-    """Return a local folder as the location served: a ``file://`` URI.
+def location_uri(folder: str) -> str:
+    """Return a folder as the location served: a ``file://`` URI, or the ``s3://`` one.
 
     Engines resolve a location by its scheme (Trino finds no file system for a bare path);
     the path is kept as it is (not percent-encoded), so it reads back by stripping the scheme
-    (``manifests.local_path``).
+    (``manifests.stored_path``).
     """
-    return f"file://{folder}"
+    return folder if on_s3(folder) else f"file://{folder}"
 
 
 def served_location(table: TableDescriptor, warehouse: str) -> str:
@@ -49,14 +54,14 @@ def served_location(table: TableDescriptor, warehouse: str) -> str:
     table's own warehouse folder as a ``file://`` URI (``location_uri``).
     """
     folder = data_folder(table, warehouse)
-    if table.location is not None and folder != table_folder(warehouse_path(warehouse), table.id):
+    if table.location is not None and folder != table_folder(warehouse_root(warehouse), table.id):
         return table.location
     return location_uri(folder)
 
 
 def metadata_files_folder(table_id: int, warehouse: str) -> str:
     """Return the folder of a table's metadata files, as a ``file://`` URI."""
-    return location_uri(metadata_folder(warehouse_path(warehouse), table_id))
+    return location_uri(metadata_folder(warehouse_root(warehouse), table_id))
 
 
 def metadata_location(folder: str, catalog_version: int, data_seq: int = 0) -> str:

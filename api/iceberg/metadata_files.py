@@ -8,7 +8,8 @@ latest data commit's sequence number), so every node names the same file for the
 and the first to answer writes it: a commit writes it before it answers, a load writes it
 when it is missing (a node that stopped between its commit and the write, a state made by
 the Spark source, or by another node). A file is written under a fresh name and renamed, so a
-reader never sees half of one, and two nodes writing it at once leave one whole file.
+reader never sees half of one, and two nodes writing it at once leave one whole file
+(``catalog.data.table_files``: a local folder or S3).
 
 The JSON is what Iceberg's ``TableMetadataParser`` writes for format version 2: no nulls
 (``current-snapshot-id`` -1 before the first snapshot), ``statistics`` and
@@ -23,14 +24,20 @@ import contextlib
 import json
 import os
 import re
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from api.iceberg.errors import IcebergError
-from api.iceberg.manifests import local_path
+from api.iceberg.manifests import stored_path
 from api.iceberg.models import TableMetadata
-from catalog.data.table_files import TableFileError, remove_file
+from catalog.data.table_files import (
+    TableFileError,
+    entries,
+    file_status,
+    remove_file,
+    write_file,
+)
+from catalog.data.warehouse import on_s3
 
 PREVIOUS_VERSIONS_PROPERTY = "write.metadata.previous-versions-max"
 PREVIOUS_VERSIONS_MAX = 100
@@ -78,22 +85,17 @@ def previous_versions_max(properties: Mapping[str, str]) -> int:
 
 def _earlier(files: str, current: str) -> list[tuple[tuple[int, int], str, int]]:
     """Return the metadata files in ``files`` before ``current`` (order, name, ms), oldest first."""
-    folder = local_path(files)
-    limit = _order(os.path.basename(current))
+    limit = _order(current.rpartition("/")[2])
     try:
-        names = os.listdir(folder)
-    except OSError:
+        names = entries(stored_path(files))
+    except (TableFileError, OSError):
         return []
     found = []
-    for name in names:
+    for name, status in names:
         order = _order(name)
         if order is None or (limit is not None and order >= limit):
             continue
-        try:
-            written_ms = int(os.path.getmtime(os.path.join(folder, name)) * 1000)
-        except OSError:
-            continue
-        found.append((order, name, written_ms))
+        found.append((order, name, status.mtime_ns // 1_000_000))
     found.sort()
     return found
 
@@ -126,7 +128,7 @@ def _delete_unlogged(
     """
     if properties.get(DELETE_AFTER_COMMIT_PROPERTY, "false").lower() != "true":
         return
-    folder = local_path(files)
+    folder = stored_path(files)
     for _, name, _ in earlier[: -previous_versions_max(properties)]:
         with contextlib.suppress(TableFileError):  # gone, or its folder is a link: left
             remove_file(folder, name)
@@ -156,17 +158,20 @@ def make_engine_folders(location: str) -> None:
 
     DuckDB writes its data files and manifests there and cannot make a folder named by a
     ``file:`` URI, only write into one that exists; empty folders do not make the location
-    "hold files" for Trino's create.
+    "hold files" for Trino's create. On S3 a folder is only a prefix: nothing is made.
 
     Raises:
         OSError: the warehouse cannot be written.
     """
+    root = stored_path(location)
+    if on_s3(root):
+        return
     for folder in ENGINE_FOLDERS:
-        os.makedirs(os.path.join(local_path(location), folder), exist_ok=True)
+        os.makedirs(os.path.join(root, folder), exist_ok=True)
 
 
 def write_metadata_file(file: str, metadata: TableMetadata) -> bool:
-    """Write ``metadata`` to ``file`` unless it exists (under a fresh name, then renamed).
+    """Write ``metadata`` to ``file`` unless it exists (whole: a reader never sees a part).
 
     The table's engine folders are made with a new file (``make_engine_folders``). Returns
     whether it wrote the file.
@@ -174,32 +179,34 @@ def write_metadata_file(file: str, metadata: TableMetadata) -> bool:
     Raises:
         OSError: the warehouse cannot be written.
     """
-    if os.path.exists(local_path(file)):
+    folder, _, name = stored_path(file).rpartition("/")
+    if _exists(folder, name):
         return False
     make_engine_folders(metadata.location)
     return write_new_json(file, metadata_json(metadata))
 
 
 def write_new_json(file: str, body: dict[str, Any]) -> bool:
-    """Write ``body`` as JSON to ``file`` unless it exists (under a fresh name, then renamed).
+    """Write ``body`` as JSON to ``file`` unless it exists (whole: a reader never sees a part).
 
     Returns whether it wrote the file; a reader never sees a part of one.
 
     Raises:
         OSError: the warehouse cannot be written.
     """
-    target = local_path(file)
-    if os.path.exists(target):
+    folder, _, name = stored_path(file).rpartition("/")
+    if _exists(folder, name):
         return False
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    partial = f"{target}.{uuid.uuid4().hex}.partial"
+    return write_file(folder, name, json.dumps(body, separators=(",", ":")).encode())
+
+
+def _exists(folder: str, name: str) -> bool:
     try:
-        with open(partial, "x", encoding="utf-8") as out:
-            json.dump(body, out, separators=(",", ":"))
-        os.replace(partial, target)
-    finally:
-        if os.path.exists(partial):
-            os.unlink(partial)
+        file_status(folder, name, "metadata file", f"{folder}/{name}")
+    except TableFileError as e:
+        if e.missing:
+            return False
+        raise
     return True
 
 

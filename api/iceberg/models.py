@@ -199,12 +199,32 @@ class TableMetadata(IcebergModel):
     """Format version 3: the row id the next snapshot's first new row gets (left out before)."""
 
 
+class StorageCredential(IcebergModel):
+    """Keys for the files under ``prefix`` (``config``: Iceberg's FileIO settings)."""
+
+    prefix: str
+    config: Properties
+
+
 class LoadTableResult(IcebergModel):
-    """A loaded (or created, or renamed) table; no metadata file backs it."""
+    """A loaded (or created, or renamed) table; no metadata file backs it.
+
+    ``config`` and ``storage_credentials`` say how to reach its files on S3
+    (``storage_access``); a table in a local folder has neither.
+    """
 
     metadata_location: str | None = Field(default=None, alias="metadata-location")
     metadata: TableMetadata
     config: Properties = Field(default_factory=dict)
+    storage_credentials: list[StorageCredential] | None = Field(
+        default=None, alias="storage-credentials"
+    )
+
+
+class LoadCredentialsResponse(IcebergModel):
+    """``GET .../tables/{table}/credentials``: fresh keys for the table's files."""
+
+    storage_credentials: list[StorageCredential] = Field(alias="storage-credentials")
 
 
 class CommitTableResponse(IcebergModel):

@@ -266,7 +266,8 @@ AccessDelegation = Annotated[
     Header(
         alias="X-Iceberg-Access-Delegation",
         max_length=1000,
-        description="Accepted and ignored: tables live on the server's local file system, "
-        "which a client reads with no credentials vended or requests signed.",
+        description="For a warehouse on S3: vended-credentials (short-lived keys for the "
+        "table's folders) or remote-signing (the catalog signs each request); a local "
+        "warehouse needs neither.",
     ),
 ]

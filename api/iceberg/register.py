@@ -27,7 +27,6 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -37,7 +36,7 @@ from pydantic import Field
 from api.iceberg.avro_reads import READ_DEADLINE_S
 from api.iceberg.branches import branch_snapshot, check_line
 from api.iceberg.creation import SERVED_FORMAT_VERSION, table_command
-from api.iceberg.errors import bad_request
+from api.iceberg.errors import bad_request, unavailable
 from api.iceberg.models import IcebergModel, IcebergSchema, TableMetadata
 from api.iceberg.properties import split_properties
 from api.iceberg.updates import AddedSnapshot, SetSnapshotRefUpdate
@@ -46,8 +45,8 @@ from catalog.commands.iceberg_tables import IcebergTableSpec
 from catalog.commands.tables import CreateTableCommand, DropTableCommand
 from catalog.data.iceberg_refs import MAIN, SnapshotRef
 from catalog.data.iceberg_table import IcebergTableState, PartitionSpec, SortOrder
-from catalog.data.table_files import TableFileError, read_file
-from catalog.data.warehouse import local_folder, warehouse_path
+from catalog.data.table_files import ReadDeadlineError, TableFileError, read_file
+from catalog.data.warehouse import folder_of, inside, warehouse_root
 from catalog.descriptors.tables import INITIAL_TABLE_VERSION
 from catalog.errors import ValidationError
 from catalog.properties import properties_of
@@ -65,30 +64,32 @@ class RegisterTableRequest(IcebergModel):
 
 
 def read_metadata_file(location: str, warehouse: str) -> TableMetadata:
-    """Read the metadata file at ``location`` (a path or a ``file:`` URI) as untrusted input.
+    """Read the metadata file at ``location`` (a path or a URI) as untrusted input.
 
     Raises:
-        IcebergError: BadRequestException naming the file: not a local path in the
+        IcebergError: BadRequestException naming the file: not a file in the
             warehouse, reached through a symbolic link, missing, not a regular file, too
             large, not JSON, or not table metadata.
     """
     try:
-        path = local_folder(location)
+        path = folder_of(location)
     except ValidationError as e:
         raise bad_request(f"metadata file {location}: {e.message}") from e
-    folder = warehouse_path(warehouse)
-    if folder not in Path(path).parents:
+    folder = warehouse_root(warehouse)
+    if not inside(path, folder):
         raise bad_request(f"metadata file {location} is not inside the warehouse")
-    relative = Path(path).relative_to(folder).as_posix()
+    relative = path[len(folder) + 1 :]
     try:
         _, data = read_file(
-            str(folder),
+            folder,
             relative,
             "metadata file",
             location,
             limit=MAX_METADATA_FILE_BYTES,
             deadline=time.monotonic() + READ_DEADLINE_S,
         )
+    except ReadDeadlineError as e:  # the store did not answer (in time): nothing was read
+        raise unavailable(f"{e}; nothing was registered: send the request again") from e
     except TableFileError as e:
         raise bad_request(str(e)) from e
     try:

@@ -20,6 +20,7 @@ from fastapi.routing import APIRoute
 from api.iceberg import (
     commit_routes,
     namespace_routes,
+    signing_routes,
     table_routes,
     transaction_routes,
     view_routes,
@@ -35,6 +36,7 @@ PARTS = (
     commit_routes.router,
     transaction_routes.router,
     view_routes.router,
+    signing_routes.router,
 )
 """The routers of the routes, in the order they are matched."""
 
@@ -48,7 +50,7 @@ pinned = APIRouter(prefix="/v1/{prefix}", tags=["iceberg"], responses=documented
 ``{prefix}`` is described once, in ``docs/iceberg.md``)."""
 for _part in PARTS:
     for _route in _part.routes:
-        if not isinstance(_route, APIRoute) or _route.path == "/config":
+        if not isinstance(_route, APIRoute) or _route.path in ("/config", "/aws/s3/sign"):
             continue
         changes = any(d in WRITE for d in _route.dependencies)
         pin = Depends(pinned_write if changes else pinned_read)

@@ -30,11 +30,9 @@ all (a reader may see the empty table in between).
 
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from collections.abc import Sequence
-from pathlib import Path
 
 from api.iceberg.creation import (
     SERVED_FORMAT_VERSIONS,
@@ -44,7 +42,7 @@ from api.iceberg.creation import (
     new_spec,
 )
 from api.iceberg.errors import bad_request
-from api.iceberg.manifests import local_path
+from api.iceberg.manifests import stored_path
 from api.iceberg.metadata import table_metadata
 from api.iceberg.models import (
     CreateTableRequest,
@@ -73,7 +71,7 @@ from api.iceberg.updates import (
 from catalog.catalog import Catalog
 from catalog.commands.iceberg_tables import AlterTableIcebergCommand
 from catalog.commands.tables import CreateTableCommand
-from catalog.data.warehouse import data_folder, local_folder, warehouse_path
+from catalog.data.warehouse import data_folder, folder_of, warehouse_root
 from catalog.errors import ConcurrentUpdateError, ErrorCode, ValidationError
 from catalog.manager import Precondition
 from catalog.prepare import prepare
@@ -111,7 +109,7 @@ def staged_metadata(
     """
     asked = body.model_copy(update={"stage_create": False})
     command = with_uuid(create_table_command(schema, asked), str(uuid.uuid4()))
-    prepared = prepare(cat, [command], warehouse=str(warehouse_path(warehouse)))
+    prepared = prepare(cat, [command], warehouse=warehouse_root(warehouse))
     metadata = table_metadata(
         prepared.catalog.table(schema, body.name), warehouse, cat.activation_ts
     )
@@ -131,8 +129,8 @@ def first_schema_numbered_zero(metadata: TableMetadata) -> TableMetadata:
 
 
 def same_folder(asked: str, location: str) -> bool:
-    """Return whether two locations name one folder (each a path or a ``file:`` URI)."""
-    return os.path.normpath(local_path(asked)) == os.path.normpath(local_path(location))
+    """Return whether two locations name one folder (each a path or a URI)."""
+    return stored_path(asked) == stored_path(location)
 
 
 def is_create(requirements: Sequence[TableRequirement]) -> bool:
@@ -303,18 +301,15 @@ class CreateChanges:
         if self.location is None:
             return False
         try:
-            folder = Path(local_folder(self.location))
+            parent, _, name = folder_of(self.location).rpartition("/")
         except ValidationError:
             return False
-        return (
-            folder.parent == warehouse_path(warehouse)
-            and _TABLE_FOLDER.fullmatch(folder.name) is not None
-        )
+        return parent == warehouse_root(warehouse) and _TABLE_FOLDER.fullmatch(name) is not None
 
 
 def _created_folder(cat: Catalog, schema: str, command: CreateTableCommand, warehouse: str) -> str:
     """Return the folder the table ``command`` creates gets when created in ``cat``."""
-    prepared = prepare(cat, [command], warehouse=str(warehouse_path(warehouse)))
+    prepared = prepare(cat, [command], warehouse=warehouse_root(warehouse))
     return str(data_folder(prepared.catalog.table(schema, command.name), warehouse))
 
 

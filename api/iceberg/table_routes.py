@@ -20,6 +20,7 @@ from api.iceberg.appends import (
 from api.iceberg.creation import create_table_command
 from api.iceberg.errors import unsupported
 from api.iceberg.etags import tagged_response
+from api.iceberg.manifests import stored_path
 from api.iceberg.metadata import (
     table_metadata,
 )
@@ -27,6 +28,7 @@ from api.iceberg.metadata_files import engine_folders
 from api.iceberg.models import (
     CreateTableRequest,
     ListTablesResponse,
+    LoadCredentialsResponse,
     LoadTableResult,
     RenameTableRequest,
 )
@@ -54,6 +56,7 @@ from api.iceberg.register import (
 )
 from api.iceberg.reports import COMMIT_REPORT, SCAN_REPORT, report_type
 from api.iceberg.staging import staged_metadata
+from api.iceberg.storage_access import VENDED, storage_access, table_access
 from api.iceberg.visibility import seen_names, seen_schema, seen_table
 from api.server.execution import execute_batch, node_of
 from api.server.permits import permit
@@ -83,7 +86,10 @@ async def list_tables(
 
 @router.post("/namespaces/{namespace}/tables", response_model=LoadTableResult, dependencies=WRITE)
 async def create_table(
-    request: Request, namespace: NamespacePath, body: CreateTableRequest
+    request: Request,
+    namespace: NamespacePath,
+    body: CreateTableRequest,
+    access_delegation: AccessDelegation = None,
 ) -> Response:
     """Create a table (one ``CREATE TABLE``); the answer carries the catalog's column ids.
 
@@ -101,14 +107,26 @@ async def create_table(
     if body.stage_create:
         staged = staged_metadata(latest_of(request), schema, body, warehouse_of(request))
         await engine_folders(staged.location, body.name)
-        return json_response(LoadTableResult(metadata=staged))
+        folders = (stored_path(staged.location),)
+        config, keys = await storage_access(request, folders, True, access_delegation, body.name)
+        return json_response(
+            LoadTableResult(metadata=staged, config=config, storage_credentials=keys or None)
+        )
     result = await execute_batch(request, [create_table_command(schema, body)])
     cat = node_of(request).service.catalog(result.version)
     found = cat.table(schema, body.name)
     file, metadata = await written_file(
         request, found, table_metadata(found, warehouse_of(request), cat.activation_ts)
     )
-    return tagged_response(LoadTableResult(metadata_location=file, metadata=metadata))
+    config, keys = await table_access(request, cat, found, access_delegation)
+    return tagged_response(
+        LoadTableResult(
+            metadata_location=file,
+            metadata=metadata,
+            config=config,
+            storage_credentials=keys or None,
+        )
+    )
 
 
 @router.get(
@@ -135,9 +153,29 @@ async def load_table(
     if snapshots == "refs":  # the file holds every snapshot; the answer those refs name
         only, _ = await table_state(request, cat, found, refs_only=True)
         metadata = only.model_copy(update={"metadata_log": metadata.metadata_log})
-    return tagged_response(
-        LoadTableResult(metadata_location=file, metadata=metadata), if_none_match
+    config, keys = await table_access(request, cat, found, access_delegation)
+    answer = LoadTableResult(
+        metadata_location=file, metadata=metadata, config=config, storage_credentials=keys or None
     )
+    return tagged_response(answer, if_none_match)
+
+
+@router.get(
+    "/namespaces/{namespace}/tables/{table}/credentials",
+    response_model=LoadCredentialsResponse,
+    dependencies=READ,
+)
+async def load_credentials(
+    request: Request, namespace: NamespacePath, table: TablePath
+) -> Response:
+    """Fresh short-lived keys for a table's files (read-write when the caller may ``MODIFY``).
+
+    A table in a local folder has none: the list is empty.
+    """
+    cat = read_catalog(request)
+    _, found = seen_table(request, cat, namespace, table, (Privilege.SELECT, Privilege.MODIFY))
+    _, keys = await table_access(request, cat, found, VENDED)
+    return json_response(LoadCredentialsResponse(storage_credentials=keys))
 
 
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204, dependencies=READ)

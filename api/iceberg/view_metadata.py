@@ -8,7 +8,7 @@ version that last changed it and written before it is answered (as a table's is)
 from __future__ import annotations
 
 import asyncio
-import shutil
+import contextlib
 
 from fastapi import Request
 
@@ -45,17 +45,18 @@ from catalog.commands.views import (
     ViewQuery,
     ViewVersionSpec,
 )
-from catalog.data.warehouse import METADATA_FOLDER, warehouse_path
+from catalog.data.table_files import TableFileError, remove_folder
+from catalog.data.warehouse import METADATA_FOLDER, warehouse_root
 from catalog.descriptors.views import VIEW_FORMAT_VERSION, ViewDescriptor, ViewSchema, ViewVersion
 from catalog.properties import properties_dict
 
 
 def _view_folder(warehouse: str, view_id: int) -> str:
-    return location_uri(warehouse_path(warehouse) / f"view_{view_id}")
+    return location_uri(f"{warehouse_root(warehouse)}/view_{view_id}")
 
 
 def _metadata_folder(warehouse: str, view_id: int) -> str:
-    return location_uri(warehouse_path(warehouse) / METADATA_FOLDER / f"view_{view_id}")
+    return f"{warehouse_root(warehouse)}/{METADATA_FOLDER}/view_{view_id}"
 
 
 def view_metadata(view: ViewDescriptor, warehouse: str) -> ViewMetadata:
@@ -109,7 +110,7 @@ async def written_view_file(request: Request, view: ViewDescriptor) -> tuple[str
     version = file_version(request, view.update_ts)
     warehouse = warehouse_of(request)
     metadata = view_metadata(view, warehouse)
-    file = f"{_metadata_folder(warehouse, view.id)}/catalog-v{version}.metadata.json"
+    file = f"{location_uri(_metadata_folder(warehouse, view.id))}/catalog-v{version}.metadata.json"
     body = metadata.model_dump(mode="json", by_alias=True, exclude_none=True)
     try:
         await asyncio.to_thread(write_new_json, file, body)
@@ -120,8 +121,9 @@ async def written_view_file(request: Request, view: ViewDescriptor) -> tuple[str
 
 async def forget_view_files(request: Request, view_id: int) -> None:
     """Remove a dropped view's metadata files (a read pinned before the drop writes them again)."""
-    folder = _metadata_folder(warehouse_of(request), view_id).removeprefix("file://")
-    await asyncio.to_thread(shutil.rmtree, folder, True)
+    folder = _metadata_folder(warehouse_of(request), view_id)
+    with contextlib.suppress(OSError, TableFileError):  # left: the next drop's expiry tries
+        await asyncio.to_thread(remove_folder, folder)
 
 
 def _columns(view: str, schema: IcebergSchema) -> NewViewSchema:

@@ -162,6 +162,11 @@ class Code(enum.StrEnum):
         "STORAGE_UNAVAILABLE", 503, _I.SERVICE_UNAVAILABLE, 503, _C.UNAVAILABLE, Retry.AUTOMATIC
     )
     FORMAT_ERROR = "FORMAT_ERROR", 503, _I.SERVICE_UNAVAILABLE, 503, _C.UNAVAILABLE
+    # The warehouse's S3 store (or its STS) did not answer, or refused the catalog's keys.
+    OBJECT_STORE_UNAVAILABLE = (
+        "OBJECT_STORE_UNAVAILABLE", 503, _I.SERVICE_UNAVAILABLE, 503, _C.UNAVAILABLE,
+        Retry.ADVISED,
+    )
     SETTINGS_MISMATCH = "SETTINGS_MISMATCH", 503, _I.SERVICE_UNAVAILABLE, 503, _C.UNAVAILABLE
     # The store went back under the node: nothing was written, and nothing will be until the
     # node is restarted (no automatic retry: an operator acts).

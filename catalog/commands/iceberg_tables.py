@@ -42,7 +42,7 @@ from catalog.data.iceberg_table import (
     transform_kind,
 )
 from catalog.data.locations import checked_location
-from catalog.data.warehouse import local_folder
+from catalog.data.warehouse import folder_of
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.entries import EntryBase, SetTableIcebergEntry, SetTableLocationEntry
@@ -416,7 +416,7 @@ class AlterTableIcebergCommand(TableCommand):
             moved = checked_location(
                 ctx.catalog, ctx.warehouse, self.location, table.id, table.name
             )
-            if table.location is None or local_folder(moved) != local_folder(table.location):
+            if table.location is None or folder_of(moved) != folder_of(table.location):
                 entries.append(SetTableLocationEntry(table_id=table.id, location=moved))
         return entries
 

@@ -49,14 +49,12 @@ another machine) is left with a warning in the log, and an error never fails the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-import os
-import shutil
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from catalog.catalog import Catalog
 from catalog.data.files import (
@@ -68,11 +66,11 @@ from catalog.data.files import (
 )
 from catalog.data.iceberg_identity import snapshot_id_of
 from catalog.data.iceberg_refs import branch_bases
-from catalog.data.locations import overlaps, table_locations
+from catalog.data.locations import table_locations
 from catalog.data.log import DataCommitLog
 from catalog.data.merge import merged
-from catalog.data.table_files import TableFileError, remove_file
-from catalog.data.warehouse import local_folder, metadata_folder, table_folder
+from catalog.data.table_files import TableFileError, is_folder, remove_file, remove_folder
+from catalog.data.warehouse import folder_of, metadata_folder, overlaps, table_folder
 from updatelog import envelope
 from updatelog.envelope import Kind
 from updatelog.errors import StoreQuotaExceededError, UpdateTooLargeError
@@ -116,7 +114,7 @@ def dead_files(
     return list(dead)
 
 
-def remove_files(folder: Path, paths: Sequence[str]) -> tuple[int, bool]:
+def remove_files(folder: str, paths: Sequence[str]) -> tuple[int, bool]:
     """Delete ``paths`` (relative to ``folder``) where they exist, through no link.
 
     Each is reached from the folder one name at a time without following a link
@@ -131,24 +129,25 @@ def remove_files(folder: Path, paths: Sequence[str]) -> tuple[int, bool]:
     removed, complete = 0, True
     for path in paths:
         try:
-            if remove_file(str(folder), path):
+            if remove_file(folder, path):
                 removed += 1
         except TableFileError as e:
             if not e.missing:  # a missing folder: deleted by an earlier compaction
                 _logger.warning("data expiry: left %s under %s: %s", path, folder, e)
         except OSError as e:
-            _logger.warning("data expiry: could not delete %s: %s", folder / path, e.strerror)
+            _logger.warning("data expiry: could not delete %s/%s: %s", folder, path, e)
             complete = False
     return removed, complete
 
 
 def remove_table_folder(
-    warehouse: Path, table_id: int, location: str | None, live: Collection[str]
+    warehouse: str, table_id: int, location: str | None, live: Collection[str]
 ) -> bool:
     """Delete a dropped table's folders and its metadata files; True when it had a folder.
 
     Its folders are its location and its warehouse folder ``table_<id>`` (where a table moved
-    by ``set-location`` was first; the engine folders a load made may be there).
+    by ``set-location`` was first; the engine folders a load made may be there), in a local
+    folder or on S3 (``catalog.data.table_files``).
 
     Args:
         warehouse: the cluster's warehouse.
@@ -157,27 +156,25 @@ def remove_table_folder(
         live: the locations of the tables of the latest catalog: a folder overlapping one
             stays (a table registered from the dropped one's metadata file owns its files).
 
-    A folder reached through a link stays, with a warning: what is behind the link may be
-    another table's. Inside a folder, links are removed themselves, never followed
-    (``shutil.rmtree`` walks by file descriptor).
+    A local folder reached through a link stays, with a warning: what is behind the link may
+    be another table's. Inside a folder, links are removed themselves, never followed.
     """
-    metadata = metadata_folder(warehouse, table_id)
-    if metadata.is_dir():
-        shutil.rmtree(metadata, ignore_errors=True)
+    with contextlib.suppress(OSError, TableFileError):
+        remove_folder(metadata_folder(warehouse, table_id))
     folders = [table_folder(warehouse, table_id)]
     if location:
-        folders.insert(0, Path(local_folder(location)))
+        folders.insert(0, folder_of(location))
     found = False
     for folder in folders:
-        if not folder.is_dir() or any(overlaps(str(folder), other) for other in live):
-            continue
-        found = True
-        if os.path.realpath(folder) != os.path.normpath(folder):
-            _logger.warning("data expiry: left %s: it is reached through a link", folder)
+        if any(overlaps(folder, other) for other in live):
             continue
         try:
-            shutil.rmtree(folder)
+            found = remove_folder(folder) or found
+        except TableFileError as e:
+            found = True
+            _logger.warning("data expiry: left %s: %s", folder, e)
         except OSError as e:
+            found = True
             _logger.warning("data expiry: could not delete all of %s: %s", folder, e)
     return found
 
@@ -239,7 +236,7 @@ class DataExpiry:
     def __init__(self, log: UpdateLog, warehouse: str | None, *, max_clock_skew_ms: int) -> None:
         self._log = log
         self._commits = DataCommitLog(log)
-        self._warehouse = None if warehouse is None else Path(warehouse)
+        self._warehouse = warehouse
         self.max_clock_skew_ms = max_clock_skew_ms
         """How far any node's clock may be behind this one's (the cluster's bound)."""
         self.stats = {
@@ -310,7 +307,7 @@ class DataExpiry:
             location = None if holder is None else holder.table_by_id(table_id).location
             if location is None or self._warehouse is None:
                 continue
-            if Path(local_folder(location)) != table_folder(self._warehouse, table_id):
+            if folder_of(location) != table_folder(self._warehouse, table_id):
                 moved.append((table_id, location))
         return tuple(moved)
 
@@ -332,11 +329,11 @@ class DataExpiry:
         if horizon <= swept and limit <= merged_to:
             return
         complete = True
-        folders: dict[int, Path | None] = {}
+        folders: dict[int, str | None] = {}
         for table_id in await self._commits.tables():
             if latest.has_table(table_id):
                 location = latest.table_by_id(table_id).location
-                folders[table_id] = None if location is None else Path(local_folder(location))
+                folders[table_id] = None if location is None else folder_of(location)
             elif table_id >= latest.object_id_gen:
                 complete = False  # created since this node's latest catalog: not swept here
         if swept:
@@ -390,7 +387,7 @@ class DataExpiry:
     async def _expire_files(
         self,
         table_id: int,
-        folder: Path | None,
+        folder: str | None,
         horizon_ts: int,
         swept_ts: int,
         limit_ts: int,
@@ -416,7 +413,7 @@ class DataExpiry:
         paths = await asyncio.to_thread(dead)
         complete = True
         if paths and folder is not None:
-            if not await asyncio.to_thread(folder.is_dir):
+            if not await asyncio.to_thread(is_folder, folder):
                 return False  # the warehouse is not on this node: a node that has it deletes them
             removed, complete = await asyncio.to_thread(remove_files, folder, paths)
             self.stats["files_deleted"] += removed

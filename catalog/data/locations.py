@@ -5,8 +5,8 @@ that folder, and its data expiry deletes the folder once the table is dropped. S
 an engine asks for (a create's ``location``, ``set-location``, a registered table's) is
 honoured only when the catalog can own it:
 
-- a local path or a ``file:`` URI (``file:/p``, ``file:///p``), absolute, naming no ``.`` or
-  ``..``; any other scheme is refused;
+- a local path or a ``file:`` URI (``file:/p``, ``file:///p``), or an S3 URI
+  (``s3://bucket/p``), absolute, naming no ``.`` or ``..``; any other scheme is refused;
 - inside the cluster's warehouse, and not the warehouse itself;
 - not the catalog's ``metadata/`` folder nor inside it (the tables' metadata files);
 - not a warehouse folder ``table_<n>`` (nor inside one) whose id the catalog has not given out
@@ -20,30 +20,18 @@ O(tables); one that names none checks nothing.
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import PurePosixPath
 
 from catalog.catalog import Catalog
-from catalog.data.warehouse import METADATA_FOLDER, local_folder
+from catalog.data.warehouse import METADATA_FOLDER, folder_of, inside, overlaps
 from catalog.errors import ValidationError
 
 _TABLE_FOLDER = re.compile(r"^table_(\d+)$")
 
 
-def _inside(path: PurePosixPath, folder: PurePosixPath) -> bool:
-    return path == folder or folder in path.parents
-
-
-def overlaps(a: str, b: str) -> bool:
-    """Return whether two folders are one, or one holds the other."""
-    left, right = PurePosixPath(a), PurePosixPath(b)
-    return _inside(left, right) or _inside(right, left)
-
-
 def table_locations(cat: Catalog) -> list[str]:
-    """Return the locations the tables of ``cat`` record (reading every table: O(tables))."""
-    return [local_folder(t.location) for t in cat.tables() if t.location is not None]
+    """Return the folders the tables of ``cat`` record (reading every table: O(tables))."""
+    return [folder_of(t.location) for t in cat.tables() if t.location is not None]
 
 
 def checked_location(
@@ -68,32 +56,70 @@ def checked_location(
         raise ValidationError(
             f"table {name}: the cluster has no warehouse, so it honours no location"
         )
-    folder = PurePosixPath(local_folder(location))
-    root = PurePosixPath(os.path.normpath(warehouse))
-    if folder == root or root not in folder.parents:
+    folder = folder_of(location)
+    root = folder_of(warehouse)
+    if not inside(folder, root):
         raise ValidationError(
             f"table {name}: location {location} is not inside the warehouse {root}; a table's "
             "location is a folder of the warehouse"
         )
-    top = folder.relative_to(root).parts[0]
+    top = folder[len(root) + 1 :].split("/")[0]
     if top == METADATA_FOLDER:
         raise ValidationError(
             f"table {name}: location {location} is in the catalog's metadata folder "
-            f"{root / METADATA_FOLDER}, which holds the tables' metadata files"
+            f"{root}/{METADATA_FOLDER}, which holds the tables' metadata files"
         )
     reserved = _TABLE_FOLDER.match(top)
-    own = folder == root / f"table_{table_id}"
+    own = folder == f"{root}/table_{table_id}"
     if reserved is not None and int(reserved.group(1)) >= cat.object_id_gen and not own:
         raise ValidationError(
-            f"table {name}: location {location} is in {root / top}, the folder of the "
+            f"table {name}: location {location} is in {root}/{top}, the folder of the "
             f"table that gets id {reserved.group(1)}"
         )
     for other in cat.tables():
         if other.id == table_id or other.location is None:
             continue
-        if overlaps(str(folder), local_folder(other.location)):
+        if overlaps(folder, folder_of(other.location)):
             raise ValidationError(
                 f"table {name}: location {location} overlaps the location "
                 f"{other.location} of table {other.name}; each table has a folder of its own"
             )
     return location.rstrip("/")
+
+
+_held: dict[int, tuple[Catalog, dict[str, int]]] = {}
+
+
+def _recorded(cat: Catalog) -> dict[str, int]:
+    """Return the folders the tables of ``cat`` record, by folder (remembered per catalog)."""
+    kept = _held.get(id(cat))
+    if kept is not None and kept[0] is cat:
+        return kept[1]
+    folders = {folder_of(t.location): t.id for t in cat.tables() if t.location is not None}
+    if len(_held) >= 16:
+        _held.clear()
+    _held[id(cat)] = (cat, folders)
+    return folders
+
+
+def table_holding(cat: Catalog, warehouse: str, path: str) -> int | None:
+    """Return the id of the table of ``cat`` whose folders hold ``path`` (None: no table's).
+
+    A table's folders are its location, its warehouse folder ``table_<id>`` and its folder of
+    metadata files ``metadata/table_<id>``. Looking one up reads every table's location once
+    per catalog version, then walks up the path's folders.
+    """
+    root = folder_of(warehouse)
+    if inside(path, root):
+        parts = path[len(root) + 1 :].split("/")
+        named = parts[1] if parts[0] == METADATA_FOLDER and len(parts) > 1 else parts[0]
+        own = _TABLE_FOLDER.match(named)
+        if own is not None and cat.has_table(int(own.group(1))):
+            return int(own.group(1))
+    recorded = _recorded(cat)
+    folder = path
+    while "/" in folder.removeprefix("s3://"):
+        if folder in recorded:
+            return recorded[folder]
+        folder = folder.rpartition("/")[0]
+    return recorded.get(folder)

@@ -1,161 +1,94 @@
-"""A table's files as untrusted input: reached through no link, regular files only, bounded reads.
+"""A table's files: read, checked, written and deleted in a local folder or on S3, one seam.
 
-A writer puts files in its table's folder and names them in a commit; anyone who can write
-there can also put a symbolic link, a FIFO or a device node there. So every file the
-catalog opens, checks or deletes because a commit named it is reached from the table's
-folder one name at a time (``openat`` with ``O_NOFOLLOW``): a link anywhere at or below the
-folder (the folder itself, a folder on the way, the file) is refused, never followed, so the
-file is inside the folder on its resolved path, checked at the moment it is used. A file is
-opened without blocking (a FIFO with no writer does not hold the thread), then refused
-unless it is a regular file; a read is capped in bytes and cut by a deadline between chunks.
-Deleting removes the name inside the folder (a link itself, never what it points to).
+Every part of the catalog that touches a table's files (the Iceberg server's manifests and
+metadata files, data expiry, the Spark source's orphan removal) does it through these
+functions, which take the folder as ``catalog.data.warehouse`` names it and send the call to
+``catalog.data.local_files`` or ``catalog.data.s3_files``. Both treat a file a commit names
+as untrusted input: regular files (objects) only, inside the folder, read within a size
+limit and a deadline; both answer a ``FileStatus`` and refuse with a ``TableFileError`` in
+words. The Spark source reads and writes Parquet through ``arrow_filesystem``: pyarrow's own
+filesystem of the same folder.
 """
 
 from __future__ import annotations
 
-import errno
-import os
-import stat
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_CHUNK = 1 << 20
-"""How much one read takes before the deadline is checked again."""
+from catalog.data import local_files, s3_files
+from catalog.data.file_status import (
+    FileStatus,
+    ReadDeadlineError,
+    StoreUnavailableError,
+    TableFileError,
+)
+from catalog.data.warehouse import on_s3
 
+if TYPE_CHECKING:
+    from pyarrow.fs import FileSystem
 
-class TableFileError(ValueError):
-    """A file a commit named that the catalog will not use: the message says which and why.
+    from catalog.data.s3_store import S3Endpoint, S3Keys
 
-    Attributes:
-        missing: the refusal is that the file (or a folder on its way) does not exist.
-    """
-
-    def __init__(self, message: str, *, missing: bool = False) -> None:
-        super().__init__(message)
-        self.missing = missing
-
-
-class ReadDeadlineError(TableFileError):
-    """Reading the files of one request took longer than its deadline."""
-
-
-def _refusal(error: OSError, what: str, shown: str, folder: str) -> TableFileError:
-    if error.errno == errno.ENOENT:
-        return TableFileError(f"{what} {shown} does not exist", missing=True)
-    if error.errno in (errno.ELOOP, errno.ENOTDIR):
-        return TableFileError(
-            f"{what} {shown} is reached through a symbolic link or a non-folder: a file "
-            f"must be a regular file under the table's folder {folder}, with no link on the "
-            "way"
-        )
-    return TableFileError(f"{what} {shown} cannot be read: {error.strerror}")
+__all__ = [
+    "FileStatus",
+    "ReadDeadlineError",
+    "StoreUnavailableError",
+    "TableFileError",
+    "arrow_filesystem",
+    "entries",
+    "file_status",
+    "is_folder",
+    "read_file",
+    "remove_file",
+    "remove_folder",
+    "write_file",
+]
 
 
-@contextmanager
-def _folder(folder: str, parts: list[str], what: str, shown: str) -> Iterator[int]:
-    """Open the folder ``parts`` below ``folder``, one name at a time through no link."""
-    if any(p in ("", ".", "..") for p in parts):
-        raise TableFileError(f"{what} {shown} is not a path inside the table's folder {folder}")
-    try:
-        fd = os.open(folder, _DIRECTORY)
-    except OSError as e:
-        raise _refusal(e, what, shown, folder) from e
-    try:
-        for part in parts:
-            try:
-                inner = os.open(part, _DIRECTORY, dir_fd=fd)
-            except OSError as e:
-                raise _refusal(e, what, shown, folder) from e
-            os.close(fd)
-            fd = inner
-        yield fd
-    finally:
-        os.close(fd)
+def _of(folder: str) -> ModuleType:
+    return s3_files if on_s3(folder) else local_files
 
 
-@contextmanager
-def _parent(folder: str, relative: str, what: str, shown: str) -> Iterator[tuple[int, str]]:
-    """Open the folder that holds ``relative`` through no link; yield it and the file's name."""
-    *folders, name = relative.split("/")
-    if name in ("", ".", ".."):
-        raise TableFileError(f"{what} {shown} is not a path inside the table's folder {folder}")
-    with _folder(folder, folders, what, shown) as fd:
-        yield fd, name
-
-
-def file_status(folder: str, relative: str, what: str, shown: str) -> os.stat_result:
+def file_status(folder: str, relative: str, what: str, shown: str) -> FileStatus:
     """Return the status of a regular file ``relative`` to ``folder``, reached through no link.
 
     Args:
-        folder: the table's folder (an absolute local path).
+        folder: the table's folder (an absolute local path, or ``s3://bucket/key``).
         relative: the file's path in it.
         what: what the file is, for messages ("data file").
         shown: how messages name it (the location the commit gave).
 
     Raises:
         TableFileError: it is missing, reached through a link, or not a regular file.
+        StoreUnavailableError: the store could not be reached.
     """
-    with _parent(folder, relative, what, shown) as (fd, name):
-        try:
-            found = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except OSError as e:
-            raise _refusal(e, what, shown, folder) from e
-    if stat.S_ISLNK(found.st_mode):
-        raise _refusal(OSError(errno.ELOOP, "a link"), what, shown, folder)
-    if not stat.S_ISREG(found.st_mode):
-        raise TableFileError(f"{what} {shown} is not a regular file")
-    return found
+    status: FileStatus = _of(folder).file_status(folder, relative, what, shown)
+    return status
 
 
 def read_file(
     folder: str, relative: str, what: str, shown: str, *, limit: int, deadline: float
-) -> tuple[os.stat_result, bytes]:
+) -> tuple[FileStatus, bytes]:
     """Read a regular file ``relative`` to ``folder`` whole, reached through no link.
 
     Args:
-        folder: the folder the file must be under (an absolute local path).
+        folder: the folder the file must be under.
         relative: the file's path in it.
         what: what the file is, for messages ("manifest").
         shown: how messages name it.
         limit: the most bytes the file may have.
         deadline: the ``time.monotonic()`` by which the read must end.
 
-    Returns:
-        The file's status (as opened) and its bytes.
-
     Raises:
         TableFileError: missing, reached through a link, not a regular file, or larger
             than ``limit``.
-        ReadDeadlineError: the deadline passed while reading.
+        ReadDeadlineError: the deadline passed while reading (``StoreUnavailableError``:
+            the store could not be reached).
     """
-    with _parent(folder, relative, what, shown) as (dir_fd, name):
-        try:
-            fd = os.open(name, _FILE, dir_fd=dir_fd)
-        except OSError as e:
-            raise _refusal(e, what, shown, folder) from e
-    found = os.fstat(fd)
-    if not stat.S_ISREG(found.st_mode):
-        os.close(fd)
-        raise TableFileError(f"{what} {shown} is not a regular file")
-    with os.fdopen(fd, "rb", buffering=0) as file:
-        if found.st_size > limit:
-            raise TableFileError(
-                f"{what} {shown} has {found.st_size} bytes, more than the {limit} this "
-                f"catalog reads of a {what}"
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while chunk := file.read(_CHUNK):
-            size += len(chunk)
-            if size > limit:  # it grew while read
-                raise TableFileError(f"{what} {shown} has more than the {limit} bytes read")
-            if time.monotonic() > deadline:
-                raise ReadDeadlineError(f"reading {what} {shown} took longer than allowed")
-            chunks.append(chunk)
-    return found, b"".join(chunks)
+    read: tuple[FileStatus, bytes] = _of(folder).read_file(
+        folder, relative, what, shown, limit=limit, deadline=deadline
+    )
+    return read
 
 
 def remove_file(folder: str, relative: str) -> bool:
@@ -171,34 +104,59 @@ def remove_file(folder: str, relative: str) -> bool:
         TableFileError: the way to it passes a link.
         OSError: it could not be deleted (a folder is not).
     """
-    with _parent(folder, relative, "file", relative) as (fd, name):
-        try:
-            os.unlink(name, dir_fd=fd)
-        except FileNotFoundError:
-            return False
-    return True
+    return bool(_of(folder).remove_file(folder, relative))
 
 
-def entries(folder: str, relative: str = "") -> list[tuple[str, os.stat_result]]:
-    """Return the names in the folder ``relative`` to ``folder`` ("" for itself), each's own status.
+def entries(folder: str, relative: str = "") -> list[tuple[str, FileStatus]]:
+    """Return the names in the folder ``relative`` to ``folder`` ("" for itself), each's status.
 
-    The folder is reached through no link; a link in it is listed as a link (``lstat``).
-    A missing folder has no names.
+    A link in it is listed as ``other`` (its own status). A missing folder has no names.
 
     Raises:
         TableFileError: the way to it passes a link or a non-folder.
     """
-    parts = relative.split("/") if relative else []
-    try:
-        with _folder(folder, parts, "folder", relative or folder) as fd:
-            found = []
-            for name in os.listdir(fd):
-                try:
-                    found.append((name, os.stat(name, dir_fd=fd, follow_symlinks=False)))
-                except FileNotFoundError:
-                    continue
-            return found
-    except TableFileError as e:
-        if e.missing:
-            return []
-        raise
+    found: list[tuple[str, FileStatus]] = _of(folder).entries(folder, relative)
+    return found
+
+
+def write_file(folder: str, relative: str, data: bytes, *, overwrite: bool = True) -> bool:
+    """Write ``data`` as ``relative`` under ``folder``: a reader sees all of it or none.
+
+    Returns:
+        False when the file was there and ``overwrite`` is off (nothing is written).
+    """
+    return bool(_of(folder).write_file(folder, relative, data, overwrite=overwrite))
+
+
+def is_folder(folder: str) -> bool:
+    """Return whether this node reaches ``folder`` (an S3 folder is reached from every node)."""
+    return bool(_of(folder).is_folder(folder))
+
+
+def remove_folder(folder: str) -> bool:
+    """Delete ``folder`` and everything in it; False when it was missing.
+
+    Raises:
+        TableFileError: a local folder reached through a link (it stays).
+        OSError: something in it could not be deleted.
+    """
+    return bool(_of(folder).remove_folder(folder))
+
+
+def arrow_filesystem(
+    folder: str, keys: S3Keys | None = None, endpoint: S3Endpoint | None = None
+) -> tuple[FileSystem, str]:
+    """Return pyarrow's filesystem of ``folder`` and the folder's path in it.
+
+    Args:
+        folder: a local path or ``s3://bucket/key``.
+        keys: the keys to open an S3 folder with (None: the process's own).
+        endpoint: the S3 store (None: the one the environment names).
+    """
+    from pyarrow import fs
+
+    if on_s3(folder):
+        from catalog.data.s3_store import filesystem
+
+        return filesystem(keys, endpoint), s3_files.key_of(folder)
+    return fs.LocalFileSystem(), folder

@@ -13,9 +13,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 from catalog.data.commits import DataCommits
+from catalog.data.warehouse import warehouse_root
 from catalog.errors import CatalogError
 from catalog.manager import CatalogManager
 from catalog.marshalling import encode_update
@@ -284,5 +284,5 @@ class CatalogNode:
 
 
 def _folder(path: str | None) -> str | None:
-    """Return ``path`` made absolute (against this process's working directory), or None."""
-    return None if path is None else str(Path(path).resolve())
+    """Return a warehouse (``warehouse_root``: a local one made absolute), or None."""
+    return None if path is None else warehouse_root(path)

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
 from api.server.auth import require, scoped_request_id
-from api.server.errors import problem_responses
+from api.server.errors import ApiError, problem_responses
 from api.server.execution import node_of
 from api.server.moments import parse_timestamp
 from api.server.permits import permit, visible
 from api.server.responses import json_response
 from api.server.routes.params import AT_DOC
+from api.wire.codes import Code
 from api.wire.models import DataCommitRequest, DataCommitsBody
 from api.wire.roles import Role
+from api.wire.storage import TableKeysBody
 from catalog.data.files import DataCommit
+from catalog.data.s3_sessions import VENDOR, VendingError
+from catalog.data.s3_store import S3Endpoint
+from catalog.data.warehouse import on_s3, table_folders
 from catalog.descriptors import Privilege, SecurableKind
-from catalog.errors import ErrorCode, NotFoundError
+from catalog.errors import ErrorCode, NotFoundError, ValidationError
 from catalog.runtime.node import CatalogNode
 
 TABLE = SecurableKind.TABLE
@@ -66,6 +72,46 @@ async def commit_data(request: Request, payload: DataCommitRequest) -> Response:
     )
     # The log keeps the id within the caller's principal; the caller gets back its own id.
     return json_response(commit.model_copy(update={"request_id": payload.request_id}))
+
+
+@router.get("/keys", response_model=TableKeysBody, dependencies=[Depends(require(Role.NONE))])
+async def table_keys(
+    request: Request,
+    table_id: Annotated[int, Query(ge=0, le=2**63 - 1)],
+    write: Annotated[bool, Query(description="Keys that write too (takes MODIFY).")] = False,
+) -> Response:
+    """A table's folder and, on S3, short-lived keys for its folders alone (the Spark source's).
+
+    Read-only keys take ``SELECT``; ``write`` takes ``MODIFY``. A table in a local folder
+    answers its folder and no keys.
+    """
+    node = node_of(request)
+    _permit_table(request, node, Privilege.MODIFY if write else Privilege.SELECT, table_id)
+    table = node.service.latest_catalog().table_by_id(table_id)
+    warehouse = node.settings.warehouse or request.app.state.settings.default_warehouse
+    folders = table_folders(table, warehouse)
+    if not on_s3(folders[0]):
+        return json_response(TableKeysBody(table_id=table_id, location=folders[0]))
+    try:
+        endpoint = S3Endpoint.from_env()
+        keys = await asyncio.to_thread(VENDOR.keys_for, folders, write)
+    except (VendingError, ValidationError) as e:
+        raise ApiError(
+            Code.OBJECT_STORE_UNAVAILABLE, f"{e}; no keys were handed out: try again"
+        ) from e
+    return json_response(
+        TableKeysBody(
+            table_id=table_id,
+            location=folders[0],
+            endpoint=endpoint.url,
+            region=endpoint.region,
+            path_style=endpoint.path_style,
+            access_key_id=keys.access_key_id,
+            secret_access_key=keys.secret_access_key,
+            session_token=keys.session_token,
+            expires_at_ms=keys.expires_at_ms,
+        )
+    )
 
 
 @router.get("/commits", response_model=DataCommitsBody, dependencies=[Depends(require(Role.NONE))])

@@ -20,7 +20,7 @@ from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.table import Table
 from pyspark.sql import SparkSession
 
-from api.iceberg.manifests import local_path
+from api.iceberg.manifests import stored_path
 from tests.integration.api.servers import RunningServer
 from tests.integration.engines.conftest import Recorder, SparkShell
 from tests.integration.engines.engines import SparkEngine
@@ -79,7 +79,7 @@ class SparkTable:
 
     def location(self) -> Path:
         """Return the table's folder."""
-        return Path(local_path(self.loaded().location()))
+        return Path(stored_path(self.loaded().location()))
 
     def data_commits(self) -> list[dict[str, Any]]:
         """Return the table's data commits as the catalog records them, every one."""

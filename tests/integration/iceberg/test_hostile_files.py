@@ -335,9 +335,9 @@ def test_expiry_and_orphan_removal_never_delete_through_a_link(
     linked.symlink_to(victim_file)
     table_id = client.table("PUBLIC", "EVENTS").id
     removed = remove_orphans(
-        client, folder.parent, table_id, older_than_s=-60, location=str(folder)
+        client, str(folder.parent), table_id, older_than_s=-60, location=str(folder)
     )
-    assert sorted(removed) == [linked, orphan]
+    assert sorted(removed) == [str(linked), str(orphan)]
     assert victim_file.exists() and not linked.is_symlink()
 
 

@@ -20,6 +20,7 @@ from api.client import CatalogClient
 from catalog.data.files import DataCommit, DataMode
 from catalog.data.warehouse import table_folder
 from spark.evolution import conform
+from spark.table_folder import TableFolder
 from spark.warehouse import write_partitions
 from tests.integration.api.servers import RunningServer
 from tests.integration.iceberg.schemas import EVENTS
@@ -37,7 +38,8 @@ def spark_commit(
         [{"ID": i, "COUNT": i * 10, "RATIO": None, "PRICE": None} for i in ids]
     )
     data = conform(batch, table.columns, {c.id: c.name for c in table.columns}, table.primary_key)
-    folder = table_folder(Path(server.settings.warehouse or "").resolve(), table.id)
+    warehouse = str(Path(server.settings.warehouse or "").resolve())
+    folder = TableFolder(table_folder(warehouse, table.id))
     files = write_partitions(data, table.columns, folder, [], 1, uuid.uuid4().hex[:12])
     return client.commit_data(
         table.id,

@@ -76,7 +76,7 @@ def test_spark_reads_what_pyiceberg_committed_as_of_each_commit(
     # The bounds from the manifests prune: a read of ids above 3 does not open the file the
     # delete rewrote (ids 1 and 3), so garbage in its place does not fail it.
     [rewritten] = third.files
-    (table_folder(warehouse, table_id) / rewritten.path).write_bytes(b"not parquet")
+    (Path(table_folder(str(warehouse), table_id)) / rewritten.path).write_bytes(b"not parquet")
     assert _ids(_read(spark, options).where("ID > 3")) == [4, 5]
 
 
@@ -177,7 +177,7 @@ def _old_spark_write(client: CatalogClient, warehouse: Path, rows: list[Clock]) 
     )
     data = conform(batch, table.columns, {c.id: c.name for c in table.columns}, table.primary_key)
     relative = f"p0/before-{uuid.uuid4().hex[:12]}.parquet"
-    path = table_folder(warehouse, table.id) / relative
+    path = Path(table_folder(str(warehouse), table.id)) / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(data, path, compression="zstd")
     stats = file_stats(data, table.columns)
@@ -198,7 +198,8 @@ def _files_by_commit(client: CatalogClient, warehouse: Path) -> list[list[Path]]
     """Return the visible files of CLOCKS, per data commit in commit order."""
     table_id = client.table("PUBLIC", "CLOCKS").id
     commits = client.data_commits(table_id).commits
-    return [[table_folder(warehouse, table_id) / f.path for f in c.files] for c in commits]
+    folder = Path(table_folder(str(warehouse), table_id))
+    return [[folder / f.path for f in c.files] for c in commits]
 
 
 def test_pyiceberg_reads_the_time_and_uuid_spark_wrote_and_spark_reads_both_writers(

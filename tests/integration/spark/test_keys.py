@@ -49,10 +49,11 @@ class Orders:
         return sorted((r.REGION, r.ID, r.QTY) for r in frame.collect())
 
     def files(self) -> list[Path]:
-        return sorted(table_folder(self.warehouse, self.table_id).glob("p*/*.parquet*"))
+        folder = Path(table_folder(str(self.warehouse), self.table_id))
+        return sorted(folder.glob("p*/*.parquet*"))
 
     def committed_files(self) -> list[Path]:
-        folder = table_folder(self.warehouse, self.table_id)
+        folder = Path(table_folder(str(self.warehouse), self.table_id))
         commits = self.client.data_commits(self.table_id).commits
         return sorted(folder / f.path for commit in commits for f in commit.files)
 

@@ -50,7 +50,8 @@ class Facts:
         return self.spark.read.format("catalog").options(**self.options, **options).load()
 
     def files(self) -> list[Path]:
-        folder = table_folder(self.warehouse, self.client.table("PUBLIC", "FACTS").id)
+        table_id = self.client.table("PUBLIC", "FACTS").id
+        folder = Path(table_folder(str(self.warehouse), table_id))
         return sorted(folder.glob("p*/*.parquet"), key=lambda p: p.stat().st_mtime_ns)
 
 

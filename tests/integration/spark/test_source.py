@@ -181,7 +181,8 @@ def test_a_bad_write_fails_clearly_and_leaves_nothing_visible(
         orders.write(rows, schema)
     assert message in str(info.value)
     assert orders.rows() == {5: (5, 5, "kept")}
-    folder = table_folder(orders.warehouse, orders.client.table("PUBLIC", "ORDERS").id)
+    table_id = orders.client.table("PUBLIC", "ORDERS").id
+    folder = Path(table_folder(str(orders.warehouse), table_id))
     files = sorted(folder.glob("p*/*.parquet*"))
     assert len(files) == 1  # the failed write's files were deleted on abort
 
@@ -234,7 +235,7 @@ def test_orphans_of_a_killed_write_are_removed_after_the_grace_period(orders: Ta
     t1 = orders.client.now()
     orders.write([(1, 1, "a")], "ID long, QTY int, NAME string", mode="overwrite")
     table_id = orders.client.table("PUBLIC", "ORDERS").id
-    folder = table_folder(orders.warehouse, table_id)
+    folder = Path(table_folder(str(orders.warehouse), table_id))
     # What an executor of a job killed before its commit leaves: a whole, valid data file
     # beside the committed ones. Readers never see it, before or after it is cleaned up.
     orphan = folder / "p0" / "killed-job.parquet"
@@ -248,8 +249,9 @@ def test_orphans_of_a_killed_write_are_removed_after_the_grace_period(orders: Ta
     pq.write_table(killed, orphan)
     assert orders.rows() == {1: (1, 1, "a")}
     assert orders.rows(t1) == {7: (7, 7, "before")}
-    assert remove_orphans(orders.client, orders.warehouse, table_id, older_than_s=3600) == []
-    assert remove_orphans(orders.client, orders.warehouse, table_id, older_than_s=0) == [orphan]
+    warehouse = str(orders.warehouse)
+    assert remove_orphans(orders.client, warehouse, table_id, older_than_s=3600) == []
+    assert remove_orphans(orders.client, warehouse, table_id, older_than_s=0) == [str(orphan)]
     assert not orphan.exists()
     assert orders.rows() == {1: (1, 1, "a")}
     # Files an overwrite hid are not orphans: time travel still reads them.

@@ -65,7 +65,7 @@ def test_an_upsert_replaces_rows_by_key_and_adds_the_others(items: Items, wareho
     visible = items.client.data_commits(items.table_id).commits
     paths = {f.path for commit in visible for f in commit.files}
     assert latest.removed[0] not in paths
-    folder = table_folder(warehouse, items.table_id)
+    folder = Path(table_folder(str(warehouse), items.table_id))
     assert all((folder / path).is_file() for path in paths)
 
 

@@ -44,7 +44,8 @@ def test_a_table_records_the_location_it_asked_for_as_it_asked() -> None:
         ("/elsewhere/t", "is not inside the warehouse"),
         ("/w", "is not inside the warehouse"),
         ("/w2/t", "is not inside the warehouse"),
-        ("s3://bucket/t", "local filesystem"),
+        ("s3://bucket/t", "is not inside the warehouse"),  # S3, but the warehouse is local
+        ("hdfs://nn/w/t", "in a local folder or on S3"),
         ("file://host/w/t", "names no host"),
         ("w/t", "an absolute path"),
         ("/w/a/../t", "without . or .."),
@@ -127,6 +128,8 @@ def test_local_folder_reads_a_path_or_a_file_uri() -> None:
     assert local_folder("/w/a/") == "/w/a"
     assert local_folder("file:/w/a") == "/w/a"
     assert local_folder("file:///w//a") == "/w/a"
+    with pytest.raises(ValidationError, match="a local folder is needed here, not S3"):
+        local_folder("s3://bucket/a")
 
 
 def test_an_expiry_record_keeps_the_locations_of_dropped_tables() -> None:

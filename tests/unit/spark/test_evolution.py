@@ -15,6 +15,7 @@ from catalog.descriptors import ColumnDescriptor
 from spark.evolution import DataMismatchError, conform, for_file, project
 from spark.pruning import Op, Predicate
 from spark.statistics import file_stats
+from spark.table_folder import TableFolder
 from spark.types import FIELD_ID, arrow_schema
 from spark.warehouse import read_file
 
@@ -86,5 +87,5 @@ def test_time_predicates_filter_rows_in_either_encoding(tmp_path: Path) -> None:
     for op, values, ids in cases:
         predicate = Predicate(TIME, op, values, values)
         for name in ("before.parquet", "now.parquet"):
-            read = read_file(tmp_path / name, COLUMNS, [predicate])
+            read = read_file(TableFolder(str(tmp_path)), name, COLUMNS, [predicate])
             assert read.column("ID").to_pylist() == ids, (name, op)

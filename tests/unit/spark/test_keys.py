@@ -16,6 +16,7 @@ from catalog.descriptors import ColumnDescriptor
 from spark.evolution import conform
 from spark.keys import KeyCheck, PrimaryKeyViolationError, key_text, read_keys
 from spark.statistics import comparable_values
+from spark.table_folder import TableFolder
 from spark.types import arrow_schema
 from spark.warehouse import write_partitions
 from tests.unit.spark.test_pruning import named
@@ -30,7 +31,7 @@ class Files:
     """Data files written into one folder as a write's tasks write them."""
 
     def __init__(self, folder: Path, columns: tuple[ColumnDescriptor, ...] = COLUMNS) -> None:
-        self.folder, self.columns, self.count = folder, columns, 0
+        self.folder, self.columns, self.count = TableFolder(str(folder)), columns, 0
 
     def write(self, rows: list[tuple[Any, ...]], partitions: int = 1) -> list[DataFile]:
         names = [c.name for c in self.columns]
@@ -43,7 +44,7 @@ class Files:
 
 
 def check(folder: Path, key: tuple[ColumnDescriptor, ...] = (ID,)) -> KeyCheck:
-    return KeyCheck(folder, key, "PUBLIC.ORDERS")
+    return KeyCheck(TableFolder(str(folder)), key, "PUBLIC.ORDERS")
 
 
 def test_keys_repeated_within_a_write_are_refused_naming_a_few(tmp_path: Path) -> None:
@@ -128,7 +129,7 @@ def test_keys_are_read_by_column_id_across_a_rename_and_a_widening(tmp_path: Pat
     narrow = named("K", ColumnType.INT32, 2, nullable=False)
     old = Files(tmp_path, (REGION, narrow, QTY)).write([("eu", 7, 1)])
     wide = named("KEY", ColumnType.INT64, 2, nullable=False)
-    keys = read_keys(tmp_path / old[0].path, (wide,))
+    keys = read_keys(TableFolder(str(tmp_path)), old[0].path, (wide,))
     assert keys.schema.field("KEY").type == pa.int64() and keys.column("KEY").to_pylist() == [7]
     now = Files(tmp_path, (REGION, wide, QTY))
     check_now = check(tmp_path, (wide,))

@@ -23,6 +23,7 @@ from spark.planning import Packing
 from spark.pruning import Bounds, Predicate, may_match, row_filter
 from spark.pushdown import push
 from spark.statistics import bounds_of_file, file_stats
+from spark.table_folder import TableFolder
 from spark.types import arrow_schema
 from spark.warehouse import read_file
 from tests.unit.spark.test_types import column
@@ -196,9 +197,9 @@ def test_a_taken_filter_keeps_the_rows_spark_keeps(
 ) -> None:
     predicates, left = push([spark_filter], COLUMNS)
     assert left == [] and len(predicates) == 1
-    path = tmp_path / "f.parquet"
-    pq.write_table(table(ROWS), path, row_group_size=1)
-    assert read_file(path, COLUMNS, predicates).column("ID").to_pylist() == ids
+    pq.write_table(table(ROWS), tmp_path / "f.parquet", row_group_size=1)
+    read = read_file(TableFolder(str(tmp_path)), "f.parquet", COLUMNS, predicates)
+    assert read.column("ID").to_pylist() == ids
 
 
 @pytest.mark.parametrize(
@@ -232,18 +233,18 @@ def test_float_filters_still_skip_files() -> None:
 
 
 def test_row_filter_reads_renamed_and_added_columns_as_the_read_sees_them(tmp_path: Path) -> None:
-    path = tmp_path / "old.parquet"
-    pq.write_table(table(ROWS), path)
+    pq.write_table(table(ROWS), tmp_path / "old.parquet")
+    folder = TableFolder(str(tmp_path))
     renamed = ID.model_copy(update={"name": "KEY"})
     added = column(ColumnType.INT32, 9, default=7)
     read_as = (renamed, added)
     predicates, _ = push([ds.GreaterThan(("KEY",), 1), ds.EqualTo(("C9",), 7)], read_as)
-    assert read_file(path, read_as, predicates).to_pylist() == [
+    assert read_file(folder, "old.parquet", read_as, predicates).to_pylist() == [
         {"KEY": 2, "C9": 7},
         {"KEY": 3, "C9": 7},
     ]
     predicates, _ = push([ds.IsNull(("C9",))], read_as)
-    assert read_file(path, read_as, predicates).num_rows == 0
+    assert read_file(folder, "old.parquet", read_as, predicates).num_rows == 0
     assert row_filter(predicates, lambda c: None) is None
 
 

@@ -3,8 +3,6 @@ written with, whether its commit was merged with others or not."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from catalog import Catalog
 from catalog import commands as c
 from catalog.data.files import DataCommit, DataFile
@@ -33,7 +31,7 @@ def test_a_merged_commit_reads_each_file_with_the_columns_it_was_written_with() 
         )
 
     commits = [commit(1, "a.parquet", 1), commit(2, "b.parquet", 2)]
-    folder = Path("/w/table_1")
+    folder = "/w/table_1"
     sql = view_sql(table, history, commits, folder)
     assert view_sql(table, history, [merged(commits)], folder) == sql
     older, newer = sql.split("\nUNION ALL\n")
