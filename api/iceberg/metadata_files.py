@@ -31,6 +31,7 @@ from api.iceberg.errors import IcebergError
 from api.iceberg.manifests import stored_path
 from api.iceberg.models import TableMetadata
 from catalog.data.table_files import (
+    StoreUnavailableError,
     TableFileError,
     entries,
     file_status,
@@ -203,6 +204,8 @@ def write_new_json(file: str, body: dict[str, Any]) -> bool:
 def _exists(folder: str, name: str) -> bool:
     try:
         file_status(folder, name, "metadata file", f"{folder}/{name}")
+    except StoreUnavailableError as e:  # the warehouse cannot be reached to be written
+        raise OSError(str(e)) from e
     except TableFileError as e:
         if e.missing:
             return False
@@ -225,5 +228,5 @@ async def engine_folders(location: str, name: str) -> None:
 def unwritable(what: str, e: OSError) -> IcebergError:
     """Return the answer to a warehouse write that failed: it may work again later."""
     return IcebergError(
-        "ServiceUnavailableException", 503, f"{what} cannot be written: {e.strerror}"
+        "ServiceUnavailableException", 503, f"{what} cannot be written: {e.strerror or e}"
     )

@@ -100,30 +100,48 @@ class SessionVendor:
     """Hands out keys for a table's folders, asking STS once per half lifetime."""
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[tuple[str, ...], bool], S3Keys] = {}
+        self._kept: dict[tuple[tuple[str, ...], bool], tuple[int, S3Keys]] = {}
+        self._gates: dict[tuple[tuple[str, ...], bool], threading.Lock] = {}
         self._lock = threading.Lock()
 
     def keys_for(self, folders: tuple[str, ...], write: bool) -> S3Keys:
         """Return keys for ``folders`` (blocking: call it in a thread).
+
+        Keys handed out before are handed out again while more than half their lifetime
+        (as the store granted it) is left.
 
         Raises:
             VendingError: STS refused or could not be reached.
             ValidationError: the settings are wrong (``VendingSettings.from_env``).
         """
         key = (tuple(sorted(folders)), write)
+        kept = self._fresh(key)
+        if kept is not None:
+            return kept
+        with self._lock:
+            gate = self._gates.setdefault(key, threading.Lock())
+        with gate:  # one STS call per table's folders at a time; the others take its keys
+            kept = self._fresh(key)
+            if kept is not None:
+                return kept
+            now_ms = time.time_ns() // 1_000_000
+            fresh = self._assume(key[0], write)
+            with self._lock:
+                if len(self._kept) >= _KEPT:
+                    self._kept.clear()
+                    self._gates = {key: gate}
+                self._kept[key] = (now_ms, fresh)
+            return fresh
+
+    def _fresh(self, key: tuple[tuple[str, ...], bool]) -> S3Keys | None:
         now_ms = time.time_ns() // 1_000_000
         with self._lock:
             kept = self._kept.get(key)
-        if kept is not None and kept.expires_at_ms is not None:
-            settings = VendingSettings.from_env(S3Endpoint.from_env())
-            if kept.expires_at_ms - now_ms > settings.seconds * 500:
-                return kept
-        fresh = self._assume(key[0], write)
-        with self._lock:
-            if len(self._kept) >= _KEPT:
-                self._kept.clear()
-            self._kept[key] = fresh
-        return fresh
+        if kept is None:
+            return None
+        issued_ms, keys = kept
+        expires_ms = keys.expires_at_ms or issued_ms
+        return keys if expires_ms - now_ms > (expires_ms - issued_ms) // 2 else None
 
     def _assume(self, folders: tuple[str, ...], write: bool) -> S3Keys:
         from botocore.config import Config
