@@ -6,6 +6,7 @@ whose warehouse is ``s3://lake/wh``; engines are PyIceberg holding no keys of th
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,7 @@ from pyiceberg.table import Table
 
 from api.client import CatalogClient
 from spark.warehouse import remove_orphans
+from tests.integration.iceberg.test_expiry import compacted_stats
 from tests.integration.s3.conftest import BUCKET, SESSION_S, WAREHOUSE, Lake
 from tests.seaweedfs import S3Keys
 
@@ -241,3 +243,32 @@ def test_orphans_of_a_failed_write_are_removed_on_s3(lake: Lake) -> None:
     assert removed == [f"s3://{orphan}"]
     assert admin.get_file_info(orphan).type == pafs.FileType.NotFound
     assert sorted(table.scan().to_arrow()["ID"].to_pylist()) == [1]
+
+
+def test_expiry_deletes_a_dropped_tables_folders_and_overwritten_files_on_s3(lake: Lake) -> None:
+    catalog = lake.pyiceberg()
+    kept = _table(catalog, "EXPIRY.KEPT")
+    kept.append(_rows(1))
+    kept.overwrite(_rows(2))  # the first file is dead once no read reaches it
+    first_file = f"{_key(kept.location())}"
+    dropped = _table(catalog, "EXPIRY.DROPPED")
+    dropped.append(_rows(3))
+    dropped_folder = _key(dropped.location())
+    dropped_metadata = _key(dropped.metadata_location).rsplit("/", 1)[0]
+    catalog.drop_table("EXPIRY.DROPPED")
+    admin = lake.s3.filesystem()
+    listed = admin.get_file_info(pafs.FileSelector(first_file, recursive=True))
+    before = {i.path for i in listed if i.path.endswith(".parquet")}
+    assert len(before) == 2
+    stats = asyncio.run(compacted_stats(lake.server))
+    assert stats["folders_deleted"] == 1
+    for gone in (dropped_folder, dropped_metadata):
+        found = admin.get_file_info(pafs.FileSelector(gone, recursive=True, allow_not_found=True))
+        assert found == [], gone
+    after = {
+        i.path
+        for i in admin.get_file_info(pafs.FileSelector(first_file, recursive=True))
+        if i.path.endswith(".parquet")
+    }
+    assert len(after) == 1 and after < before
+    assert catalog.load_table("EXPIRY.KEPT").scan().to_arrow()["ID"].to_pylist() == [2]
