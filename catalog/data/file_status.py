@@ -5,8 +5,12 @@ Both kinds of folder (``catalog.data.local_files``, ``catalog.data.s3_files``) a
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
+
+_CHUNK = 1 << 20
+"""How much one read takes before the deadline is checked again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,3 +58,32 @@ class StoreUnavailableError(ReadDeadlineError):
     Nothing was written because of it; the same request can be sent again once the store
     answers.
     """
+
+
+class _Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+def read_within(
+    file: _Readable, size: int, what: str, shown: str, *, limit: int, deadline: float
+) -> bytes:
+    """Read ``file`` (of ``size`` bytes when opened) whole, within ``limit`` and ``deadline``.
+
+    Raises:
+        TableFileError: it has more than ``limit`` bytes (or grew past it while read).
+        ReadDeadlineError: the deadline passed while reading.
+    """
+    if size > limit:
+        raise TableFileError(
+            f"{what} {shown} has {size} bytes, more than the {limit} this catalog reads of a {what}"
+        )
+    chunks: list[bytes] = []
+    read = 0
+    while chunk := file.read(_CHUNK):
+        read += len(chunk)
+        if read > limit:  # it grew while read
+            raise TableFileError(f"{what} {shown} has more than the {limit} bytes read")
+        if time.monotonic() > deadline:
+            raise ReadDeadlineError(f"reading {what} {shown} took longer than allowed")
+        chunks.append(chunk)
+    return b"".join(chunks)

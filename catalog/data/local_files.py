@@ -22,12 +22,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from catalog.data.file_status import FileStatus, ReadDeadlineError, TableFileError
+from catalog.data.file_status import FileStatus, TableFileError, read_within
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_CHUNK = 1 << 20
-"""How much one read takes before the deadline is checked again."""
 
 
 def _status(found: os.stat_result) -> FileStatus:
@@ -88,17 +86,7 @@ def _parent(folder: str, relative: str, what: str, shown: str) -> Iterator[tuple
 
 
 def file_status(folder: str, relative: str, what: str, shown: str) -> FileStatus:
-    """Return the status of a regular file ``relative`` to ``folder``, reached through no link.
-
-    Args:
-        folder: the table's folder (an absolute local path).
-        relative: the file's path in it.
-        what: what the file is, for messages ("data file").
-        shown: how messages name it (the location the commit gave).
-
-    Raises:
-        TableFileError: it is missing, reached through a link, or not a regular file.
-    """
+    """Return the status of the regular file ``relative`` under ``folder`` (``table_files``)."""
     with _parent(folder, relative, what, shown) as (fd, name):
         try:
             found = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -114,24 +102,7 @@ def file_status(folder: str, relative: str, what: str, shown: str) -> FileStatus
 def read_file(
     folder: str, relative: str, what: str, shown: str, *, limit: int, deadline: float
 ) -> tuple[FileStatus, bytes]:
-    """Read a regular file ``relative`` to ``folder`` whole, reached through no link.
-
-    Args:
-        folder: the folder the file must be under (an absolute local path).
-        relative: the file's path in it.
-        what: what the file is, for messages ("manifest").
-        shown: how messages name it.
-        limit: the most bytes the file may have.
-        deadline: the ``time.monotonic()`` by which the read must end.
-
-    Returns:
-        The file's status (as opened) and its bytes.
-
-    Raises:
-        TableFileError: missing, reached through a link, not a regular file, or larger
-            than ``limit``.
-        ReadDeadlineError: the deadline passed while reading.
-    """
+    """Read the regular file ``relative`` under ``folder``, through no link (``table_files``)."""
     with _parent(folder, relative, what, shown) as (dir_fd, name):
         try:
             fd = os.open(name, _FILE, dir_fd=dir_fd)
@@ -142,36 +113,12 @@ def read_file(
         os.close(fd)
         raise TableFileError(f"{what} {shown} is not a regular file")
     with os.fdopen(fd, "rb", buffering=0) as file:
-        if found.st_size > limit:
-            raise TableFileError(
-                f"{what} {shown} has {found.st_size} bytes, more than the {limit} this "
-                f"catalog reads of a {what}"
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while chunk := file.read(_CHUNK):
-            size += len(chunk)
-            if size > limit:  # it grew while read
-                raise TableFileError(f"{what} {shown} has more than the {limit} bytes read")
-            if time.monotonic() > deadline:
-                raise ReadDeadlineError(f"reading {what} {shown} took longer than allowed")
-            chunks.append(chunk)
-    return _status(found), b"".join(chunks)
+        data = read_within(file, found.st_size, what, shown, limit=limit, deadline=deadline)
+    return _status(found), data
 
 
 def remove_file(folder: str, relative: str) -> bool:
-    """Delete the name ``relative`` under ``folder``, reached through no link.
-
-    A link there is removed itself; what it points to is left alone. A folder is not
-    removed.
-
-    Returns:
-        True when it was deleted, False when it was not there.
-
-    Raises:
-        TableFileError: the way to it passes a link.
-        OSError: it could not be deleted (a folder is not).
-    """
+    """Delete the name ``relative`` under ``folder`` through no link (``table_files``)."""
     with _parent(folder, relative, "file", relative) as (fd, name):
         try:
             os.unlink(name, dir_fd=fd)
@@ -181,14 +128,7 @@ def remove_file(folder: str, relative: str) -> bool:
 
 
 def entries(folder: str, relative: str = "") -> list[tuple[str, FileStatus]]:
-    """Return the names in the folder ``relative`` to ``folder`` ("" for itself), each's own status.
-
-    The folder is reached through no link; a link in it is listed as a link (``lstat``).
-    A missing folder has no names.
-
-    Raises:
-        TableFileError: the way to it passes a link or a non-folder.
-    """
+    """Return the names in ``relative`` under ``folder``, each's own status (``table_files``)."""
     parts = relative.split("/") if relative else []
     try:
         with _folder(folder, parts, "folder", relative or folder) as fd:

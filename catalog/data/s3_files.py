@@ -8,21 +8,17 @@ name is needed. A store that cannot be reached, or refuses the catalog's keys, i
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from catalog.data.file_status import (
     FileStatus,
-    ReadDeadlineError,
     StoreUnavailableError,
     TableFileError,
+    read_within,
 )
 from catalog.data.s3_store import filesystem, redacted
 from catalog.data.warehouse import S3
-
-_CHUNK = 1 << 20
-"""How much one read takes before the deadline is checked again."""
 
 
 def key_of(folder: str, relative: str = "") -> str:
@@ -92,22 +88,9 @@ def read_file(
 ) -> tuple[FileStatus, bytes]:
     """Read the object ``relative`` under ``folder`` whole, within ``limit`` and ``deadline``."""
     found = file_status(folder, relative, what, shown)
-    if found.size > limit:
-        raise TableFileError(
-            f"{what} {shown} has {found.size} bytes, more than the {limit} this catalog reads "
-            f"of a {what}"
-        )
-    chunks: list[bytes] = []
-    size = 0
     with _store(what, shown), filesystem().open_input_stream(key_of(folder, relative)) as f:
-        while chunk := f.read(_CHUNK):
-            size += len(chunk)
-            if size > limit:  # replaced by a larger one meanwhile
-                raise TableFileError(f"{what} {shown} has more than the {limit} bytes read")
-            if time.monotonic() > deadline:
-                raise ReadDeadlineError(f"reading {what} {shown} took longer than allowed")
-            chunks.append(chunk)
-    return found, b"".join(chunks)
+        data = read_within(f, found.size, what, shown, limit=limit, deadline=deadline)
+    return found, data
 
 
 def remove_file(folder: str, relative: str) -> bool:
