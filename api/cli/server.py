@@ -26,8 +26,9 @@ def register(sub: Any, client: argparse.ArgumentParser) -> None:
     serve.add_argument("--node-name", help="this node's name (env CATALOG_NODE_NAME; host name)")
     serve.add_argument(
         "--warehouse",
-        help="the cluster's warehouse, where each new table's data goes, recorded when the "
-        "cluster is created (env CATALOG_WAREHOUSE; ./warehouse beside the SQLite file)",
+        help="the cluster's warehouse, where each new table's data goes: a folder or "
+        "s3://bucket/prefix (keys and store from AWS_* and CATALOG_S3_ENDPOINT), recorded when "
+        "the cluster is created (env CATALOG_WAREHOUSE; ./warehouse beside the SQLite file)",
     )
     serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]

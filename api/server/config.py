@@ -78,8 +78,9 @@ class ServerSettings:
         descriptor_cache: how many recently read descriptors the node keeps decoded
             (``CATALOG_DESCRIPTOR_CACHE``; 4096, about 1 KB each for a table of six columns,
             up to twice as many held); size it to the tables read often.
-        warehouse: the cluster's warehouse, the folder holding each table's data as
-            ``<warehouse>/table_<id>`` (``CATALOG_WAREHOUSE``). Recorded when the cluster is
+        warehouse: the cluster's warehouse, the folder (or ``s3://bucket/prefix``, see
+            ``docs/storage.md``) holding each table's data as ``<warehouse>/table_<id>``
+            (``CATALOG_WAREHOUSE``). Recorded when the cluster is
             created; each table records its own folder (its location) when it is created, so
             jobs need only the catalog's URL and the table's name. None: the cluster's, or,
             for a new cluster, ``warehouse`` beside the SQLite file (``./warehouse`` on etcd).
