@@ -34,6 +34,8 @@ test: $(STAMP) browser engines
 # (the tests find one under /usr/lib/jvm, or TRINO_JAVA_HOME).
 ENGINES := .cache
 ICEBERG_SPARK_JAR := $(ENGINES)/jars/iceberg-spark-runtime-4.1_2.13-1.12.0.jar
+# Iceberg's S3FileIO (the warehouse on S3) needs the AWS SDK: Iceberg's bundle of it.
+ICEBERG_AWS_JAR := $(ENGINES)/jars/iceberg-aws-bundle-1.12.0.jar
 ICEBERG_PYSPARK := $(ENGINES)/pyspark-4.1/.installed
 TRINO_VERSION := 476
 TRINO := $(ENGINES)/trino/trino-server-core-$(TRINO_VERSION)/plugin/iceberg
@@ -43,7 +45,7 @@ TRINO := $(ENGINES)/trino/trino-server-core-$(TRINO_VERSION)/plugin/iceberg
 KEYCLOAK_VERSION := 26.7.3
 KEYCLOAK := $(ENGINES)/keycloak/keycloak-$(KEYCLOAK_VERSION)/bin/kc.sh
 
-engines: $(ICEBERG_SPARK_JAR) $(ICEBERG_PYSPARK) $(TRINO) $(KEYCLOAK)
+engines: $(ICEBERG_SPARK_JAR) $(ICEBERG_AWS_JAR) $(ICEBERG_PYSPARK) $(TRINO) $(KEYCLOAK)
 
 $(KEYCLOAK):
 	rm -rf $(ENGINES)/keycloak
@@ -55,6 +57,10 @@ $(KEYCLOAK):
 
 $(ICEBERG_SPARK_JAR):
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0 \
+		-DoutputDirectory=$(ENGINES)/jars
+
+$(ICEBERG_AWS_JAR):
+	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-aws-bundle:1.12.0 \
 		-DoutputDirectory=$(ENGINES)/jars
 
 $(ICEBERG_PYSPARK): | $(STAMP)

@@ -7,6 +7,11 @@ metadata files) that the caller may make: reading (``GET``, ``HEAD``) takes ``SE
 ``MODIFY`` on the table, anything else ``MODIFY``. A bulk delete names its keys in its body;
 each must be the table's. Anything else is a 403 ``ForbiddenException`` naming the object,
 and nothing is signed.
+
+Two routes sign: ``/v1/aws/s3/sign`` (the signer a table load names, ``s3.signer.endpoint``,
+which Iceberg clients before 1.11 and PyIceberg call), and the protocol's table-scoped
+``/v1/namespaces/{namespace}/tables/{table}/sign`` (what Iceberg 1.11 and later call, whatever
+the load named), which signs only requests on that table's files.
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ from pydantic import Field
 
 from api.iceberg.errors import bad_request, unavailable
 from api.iceberg.models import IcebergModel
-from api.iceberg.paths import READ
-from api.iceberg.reads import latest_of, warehouse_of
+from api.iceberg.paths import READ, NamespacePath, TablePath
+from api.iceberg.pins import pin_of
+from api.iceberg.reads import latest_of, read_catalog, warehouse_of
+from api.iceberg.visibility import seen_table
 from api.server.errors import ApiError
 from api.server.permits import may, permit
 from api.server.responses import json_response
@@ -82,6 +89,35 @@ def _objects(body: S3SignRequest, endpoint: S3Endpoint) -> list[str]:
 @router.post("/aws/s3/sign", response_model=S3SignResponse, dependencies=READ)
 async def sign_request(request: Request, body: S3SignRequest) -> Response:
     """Sign one S3 request on a table's files the caller may read (or change)."""
+    return _signed(request, body, None)
+
+
+@router.post(
+    "/namespaces/{namespace}/tables/{table}/sign",
+    response_model=S3SignResponse,
+    dependencies=READ,
+)
+async def sign_table_request(
+    request: Request, namespace: NamespacePath, table: TablePath, body: S3SignRequest
+) -> Response:
+    """Sign one S3 request on the files of this table, which the caller may read (or change)."""
+    if pin_of(request) is not None and body.method not in _READS:
+        raise ApiError(
+            Code.FORBIDDEN,
+            "a pinned prefix reads the catalog as of a moment: no "
+            "request that changes a table's files is signed there",
+        )
+    _, found = seen_table(
+        request, read_catalog(request), namespace, table, (Privilege.SELECT, Privilege.MODIFY)
+    )
+    return _signed(request, body, found.id)
+
+
+def _signed(request: Request, body: S3SignRequest, only: int | None) -> Response:
+    """Sign ``body`` if every object it touches is a file of a table the caller may read.
+
+    A change takes ``MODIFY``; with ``only``, every object must be a file of table ``only``.
+    """
     warehouse = warehouse_of(request)
     if not on_s3(warehouse_root(warehouse)):
         raise bad_request("the warehouse is a local folder: there is no S3 request to sign")
@@ -93,10 +129,11 @@ async def sign_request(request: Request, body: S3SignRequest) -> Response:
     privilege = Privilege.SELECT if body.method in _READS else Privilege.MODIFY
     for path in _objects(body, endpoint):
         table_id = table_holding(cat, warehouse, path)
-        if table_id is None:
+        if table_id is None or (only is not None and table_id != only):
+            whose = "a table" if only is None else "the table named in the path"
             raise ApiError(
                 Code.FORBIDDEN,
-                f"{path} is not a file of a table: the catalog signs requests "
+                f"{path} is not a file of {whose}: the catalog signs requests "
                 "on tables' files only",
             )
         if privilege is Privilege.SELECT and may(

@@ -8,8 +8,9 @@ in a namespace of its own. PyIceberg seeds tables and rows (``seed``): its data 
 in the server's warehouse, where the engines read them.
 
 The engines and what they need come from ``make engines`` (Maven Central and PyPI, cached in
-``.cache/``): Iceberg's Spark runtime jar and the PySpark it is built for, and a Trino server.
-DuckDB and its extensions come with the ``test`` extra.
+``.cache/``): Iceberg's Spark runtime jar (with Iceberg's AWS bundle, for S3) and the PySpark
+it is built for, and a Trino server. DuckDB and its extensions come with the ``test`` extra.
+No engine process gets the test process's ``AWS_`` settings (``engine_env``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ CACHE = ROOT / ".cache"
 # which became a class), so its Spark runs on PySpark 4.1.4, installed beside the project's.
 ICEBERG_SPARK_JAR = CACHE / "jars" / "iceberg-spark-runtime-4.1_2.13-1.12.0.jar"
 ICEBERG_PYSPARK = CACHE / "pyspark-4.1"
+ICEBERG_AWS_JAR = CACHE / "jars" / "iceberg-aws-bundle-1.12.0.jar"
+"""The AWS SDK that Iceberg's S3FileIO needs, for tables on S3 (test_s3_engines)."""
 TRINO_HOME = CACHE / "trino" / "trino-server-core-476"
 SETUP_HINT = "run `make engines` (it fetches the engines into .cache/)"
 
@@ -80,6 +83,13 @@ def catalog_settings(folder: Path, **more: Any) -> ServerSettings:
         warehouse=str(folder / "warehouse"),
         **more,
     )
+
+
+def engine_env(**more: str) -> dict[str, str]:
+    """Return the environment of an engine's process: the test process's without any ``AWS_``
+    setting (an engine on S3 holds only what the catalog hands it), and ``more``."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    return {**kept, **more}
 
 
 def stop_group(process: subprocess.Popen[bytes]) -> None:
@@ -222,11 +232,11 @@ class SparkShell:
         self, catalog_uri: str, folder: Path, extra: Mapping[str, str] | None = None
     ) -> None:
         """Start Spark; ``extra`` settings (other catalogs, more cores) override the defaults."""
-        for needed in (ICEBERG_SPARK_JAR, ICEBERG_PYSPARK):
+        for needed in (ICEBERG_SPARK_JAR, ICEBERG_AWS_JAR, ICEBERG_PYSPARK):
             if not needed.exists():
                 pytest.fail(f"{needed} is missing: {SETUP_HINT}")
         confs = {
-            "spark.jars": str(ICEBERG_SPARK_JAR),
+            "spark.jars": f"{ICEBERG_SPARK_JAR},{ICEBERG_AWS_JAR}",
             "spark.driver.memory": "1g",
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
@@ -244,7 +254,7 @@ class SparkShell:
             "spark.sql.catalog.cat.uri": catalog_uri,
             **(extra or {}),
         }
-        env = dict(os.environ, PYTHONPATH=f"{ICEBERG_PYSPARK}{os.pathsep}{ROOT}")
+        env = engine_env(PYTHONPATH=f"{ICEBERG_PYSPARK}{os.pathsep}{ROOT}")
         env.pop("SPARK_HOME", None)
         env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = sys.executable
         self.log_path = folder / "spark.log"
@@ -365,9 +375,7 @@ class TrinoServer:
             "fs.native-local.enabled=true\nlocal.location=/\n"
         )
         java = trino_java_home()
-        env = dict(
-            os.environ, JAVA_HOME=str(java), PATH=f"{java}/bin{os.pathsep}{os.environ['PATH']}"
-        )
+        env = engine_env(JAVA_HOME=str(java), PATH=f"{java}/bin{os.pathsep}{os.environ['PATH']}")
         self.log_path = folder / "launcher.log"
         self._log = self.log_path.open("w")
         # `launcher run` execs the JVM in place: the pid is Trino's own.

@@ -10,8 +10,8 @@ read it and are refused when they write. Each version names the principal that m
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
 import httpx
 import pyarrow as pa
@@ -46,7 +46,13 @@ class SignedServer:
         self.reader = reader
 
 
-def _principal(server: RunningServer, admin: str, name: str, role: str) -> str:
+class Served(Protocol):
+    """A catalog server, in the test process or not: where it answers."""
+
+    url: str
+
+
+def _principal(server: Served, admin: str, name: str, role: str) -> str:
     made = httpx.post(
         f"{server.url}/v1/principals",
         json={"name": name, "role": role},
@@ -86,10 +92,14 @@ def _principals_of_versions(signed: SignedServer) -> list[str]:
 
 
 def _pyiceberg(
-    uri: str, credential: str, token_endpoint: str | None = None, scope: str | None = None
+    uri: str,
+    credential: str,
+    token_endpoint: str | None = None,
+    scope: str | None = None,
+    extra: Mapping[str, str] | None = None,
 ) -> Catalog:
     """PyIceberg on ``uri``, signed in with ``credential`` at ``token_endpoint`` (by default
-    the catalog's own)."""
+    the catalog's own), with ``extra`` settings."""
     scoped = {} if scope is None else {"scope": scope}
     return load_catalog(
         "signed",
@@ -98,6 +108,7 @@ def _pyiceberg(
         credential=credential,
         **{"oauth2-server-uri": token_endpoint or f"{uri}/v1/oauth/tokens"},
         **scoped,
+        **(extra or {}),
     )
 
 
@@ -145,8 +156,15 @@ def _duckdb(uri: str, credential: str) -> Any:
     return _duckdb_with(uri, credential, f"{uri}/v1/oauth/tokens")
 
 
-def _duckdb_with(uri: str, credential: str, token_endpoint: str, scope: str | None = None) -> Any:
-    """A DuckDB connection attached as ``cat``, signing in at ``token_endpoint``."""
+def _duckdb_with(
+    uri: str,
+    credential: str,
+    token_endpoint: str,
+    scope: str | None = None,
+    attach: Mapping[str, str] | None = None,
+) -> Any:
+    """A DuckDB connection attached as ``cat``, signing in at ``token_endpoint``, with more
+    ATTACH options ``attach``."""
     import duckdb as duck
 
     con = duck.connect(
@@ -164,7 +182,8 @@ def _duckdb_with(uri: str, credential: str, token_endpoint: str, scope: str | No
         f"CREATE SECRET signed (TYPE iceberg, CLIENT_ID '{client_id}', "
         f"CLIENT_SECRET '{secret}', OAUTH2_SERVER_URI '{token_endpoint}'{scoped})"
     )
-    con.execute(f"ATTACH 'warehouse' AS cat (TYPE iceberg, SECRET signed, ENDPOINT '{uri}')")
+    more = "".join(f", {option} '{value}'" for option, value in (attach or {}).items())
+    con.execute(f"ATTACH 'warehouse' AS cat (TYPE iceberg, SECRET signed, ENDPOINT '{uri}'{more})")
     return con
 
 
