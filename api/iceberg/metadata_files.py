@@ -24,6 +24,8 @@ import contextlib
 import json
 import os
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -135,22 +137,40 @@ def _delete_unlogged(
             remove_file(folder, name)
 
 
+_LOGS_KEPT = 4096
+_logs: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+_logs_lock = threading.Lock()
+
+
 def write_table_metadata(files: str, file: str, metadata: TableMetadata) -> TableMetadata:
     """Return ``metadata`` with its log, written to ``file`` first when it is not there yet.
 
     The table's folder of metadata files is listed once: for the log, and, when the file is
     new, for the earlier files the table no longer keeps. A load of a table whose file is
-    there writes nothing.
+    there writes nothing; one whose file this process wrote or found before (its name is
+    fixed by the table's state, and a file is never rewritten) reads nothing either: its log
+    is remembered (the last ``_LOGS_KEPT`` files), unless the table deletes its earlier files
+    after a commit (one of them may be answered again for a pinned read, and written again).
 
     Raises:
         OSError: the warehouse cannot be written.
     """
+    with _logs_lock:
+        known = _logs.get(file)
+        if known is not None:
+            _logs.move_to_end(file)
+    if known is not None:
+        return metadata.model_copy(update={"metadata_log": known})
     earlier = _earlier(files, file)
-    logged = metadata.model_copy(
-        update={"metadata_log": metadata_log(earlier, files, metadata.properties)}
-    )
+    log = metadata_log(earlier, files, metadata.properties)
+    logged = metadata.model_copy(update={"metadata_log": log})
     if write_metadata_file(file, logged):
         _delete_unlogged(earlier, files, metadata.properties)
+    if metadata.properties.get(DELETE_AFTER_COMMIT_PROPERTY, "false").lower() != "true":
+        with _logs_lock:
+            _logs[file] = log
+            if len(_logs) > _LOGS_KEPT:
+                _logs.popitem(last=False)
     return logged
 
 

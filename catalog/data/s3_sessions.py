@@ -22,6 +22,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from catalog.data.s3_store import S3Endpoint, S3Keys, own_keys, redacted
@@ -144,27 +145,11 @@ class SessionVendor:
         return keys if expires_ms - now_ms > (expires_ms - issued_ms) // 2 else None
 
     def _assume(self, folders: tuple[str, ...], write: bool) -> S3Keys:
-        from botocore.config import Config
         from botocore.exceptions import BotoCoreError, ClientError
-        from botocore.session import get_session
 
         endpoint = S3Endpoint.from_env()
         settings = VendingSettings.from_env(endpoint)
-        mine = own_keys()
-        client = get_session().create_client(
-            "sts",
-            region_name=endpoint.region,
-            endpoint_url=settings.sts_url,
-            aws_access_key_id=None if mine is None else mine.access_key_id,
-            aws_secret_access_key=None if mine is None else mine.secret_access_key,
-            aws_session_token=None if mine is None else mine.session_token,
-            config=Config(
-                parameter_validation=False,  # a store's STS may take no role
-                connect_timeout=5,
-                read_timeout=15,
-                retries={"max_attempts": 2, "mode": "standard"},
-            ),
-        )
+        client = _sts_client(endpoint, settings.sts_url, own_keys())
         asked: dict[str, Any] = {
             "RoleSessionName": SESSION_NAME,
             "DurationSeconds": settings.seconds,
@@ -184,8 +169,6 @@ class SessionVendor:
             raise VendingError(
                 f"the S3 store's STS could not be reached: {redacted(str(e))}"
             ) from e
-        finally:
-            client.close()
         found = answer["Credentials"]
         return S3Keys(
             found["AccessKeyId"],
@@ -193,6 +176,32 @@ class SessionVendor:
             found.get("SessionToken"),
             int(found["Expiration"].timestamp() * 1000),
         )
+
+
+@lru_cache(maxsize=8)
+def _sts_client(endpoint: S3Endpoint, sts_url: str | None, keys: S3Keys | None) -> Any:
+    """Return an STS client of ``keys`` (None: the environment's chain), kept.
+
+    Making one loads botocore's service models, which takes longer than the call; a client
+    is safe to share between threads.
+    """
+    from botocore.config import Config
+    from botocore.session import get_session
+
+    return get_session().create_client(
+        "sts",
+        region_name=endpoint.region,
+        endpoint_url=sts_url,
+        aws_access_key_id=None if keys is None else keys.access_key_id,
+        aws_secret_access_key=None if keys is None else keys.secret_access_key,
+        aws_session_token=None if keys is None else keys.session_token,
+        config=Config(
+            parameter_validation=False,  # a store's STS may take no role
+            connect_timeout=5,
+            read_timeout=15,
+            retries={"max_attempts": 2, "mode": "standard"},
+        ),
+    )
 
 
 VENDOR = SessionVendor()

@@ -71,7 +71,8 @@ def test_locations_the_catalog_cannot_own_are_refused_and_nothing_is_written(
     refused = {
         str(tmp_path / "elsewhere"): "is not inside the warehouse",
         str(warehouse): "is not inside the warehouse",
-        "s3://bucket/t": "local filesystem",
+        "s3://bucket/t": "is not inside the warehouse",
+        "gs://bucket/t": "in a local folder or on S3",
         "file://host/t": "names no host",
         "lake/relative": "an absolute path",
         f"{warehouse}/lake/../lake/x": "an absolute path without . or ..",

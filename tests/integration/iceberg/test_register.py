@@ -124,7 +124,8 @@ def test_a_metadata_file_the_catalog_cannot_read_is_refused_naming_it(
     refused = {
         str(bad / "missing.json"): "does not exist",
         str(tmp_path / "outside.json"): "is not inside the warehouse",
-        "s3://bucket/m.json": "local filesystem",
+        "s3://bucket/m.json": "is not inside the warehouse",
+        "gs://bucket/m.json": "in a local folder or on S3",
         str(bad / "link.json"): "symbolic link",
         str(bad): "is not a regular file",
         str(bad / "fifo.json"): "is not a regular file",
