@@ -3,8 +3,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# Serving needs the server and the etcd client only (about 100 MB); everything else (Spark,
-# the test and dev tools) comes with `make test`.
+# Serving needs the server and the etcd client only (about 360 MB, half of it pyarrow, which
+# reads and writes a warehouse on S3); everything else (Spark, the test and dev tools) comes
+# with `make test`.
 SERVE_EXTRAS := etcd,api
 SERVE_STAMP := $(VENV)/.serve-installed
 STAMP := $(VENV)/.installed
