@@ -3,10 +3,8 @@ Iceberg REST catalog, seen through pyarrow's S3 filesystem and PyIceberg."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from datetime import UTC, datetime
-from pathlib import Path
 
 import httpx
 import pyarrow as pa
@@ -103,30 +101,6 @@ def test_a_wrong_secret_is_refused(seaweedfs: SeaweedFS, bucket: str) -> None:
     refused(lambda: get(wrong, f"{bucket}/x.txt"))
 
 
-def test_restart_and_crash_keep_data(tmp_path: Path) -> None:
-    with SeaweedFS(tmp_path) as server:
-        server.create_bucket("kept")
-        put(server.filesystem(), "kept/before.txt", b"before")
-        session = server.assume_role(prefix_policy("kept", ""))
-        ports = dict(server.ports)
-
-        server.stop()
-        refused_while_down = server.filesystem(connect_timeout=1, request_timeout=1)
-        with pytest.raises(OSError):
-            get(refused_while_down, "kept/before.txt")
-        server.start()
-        assert server.ports == ports
-        assert get(server.filesystem(), "kept/before.txt") == b"before"
-        # The STS signing key is in the configuration: a session outlives a restart.
-        assert get(server.filesystem(session), "kept/before.txt") == b"before"
-
-        put(server.filesystem(), "kept/after.txt", b"after")
-        server.kill()
-        server.start()
-        fs = server.filesystem()
-        assert (get(fs, "kept/before.txt"), get(fs, "kept/after.txt")) == (b"before", b"after")
-
-
 # --- STS: temporary keys narrowed by a session policy --------------------------------------
 
 
@@ -170,21 +144,6 @@ def test_sts_refuses_short_durations_and_readers(seaweedfs: SeaweedFS) -> None:
     with pytest.raises(STSError) as reader:
         seaweedfs.assume_role(keys=seaweedfs.reader)
     assert reader.value.code == "AccessDenied"
-
-
-def test_sts_session_expires(tmp_path: Path) -> None:
-    """maxSessionLength clamps a session: asked for 900 s, it lasts 3 s and is then refused."""
-    with SeaweedFS(tmp_path, max_session_s=3) as server:
-        server.create_bucket("data")
-        put(server.filesystem(), "data/p/x.txt", b"x")
-        asked = datetime.now(UTC)
-        keys = server.assume_role(prefix_policy("data", "p"), duration_s=MIN_STS_DURATION_S)
-        assert keys.expiration is not None
-        assert (keys.expiration - asked).total_seconds() <= 4
-        fs = server.filesystem(keys)
-        assert get(fs, "data/p/x.txt") == b"x"
-        time.sleep(max(0.0, (keys.expiration - datetime.now(UTC)).total_seconds()) + 1.5)
-        refused(lambda: get(fs, "data/p/x.txt"))
 
 
 # --- the Iceberg REST catalog ------------------------------------------------------------
