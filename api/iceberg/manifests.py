@@ -54,11 +54,12 @@ from api.iceberg.avro_reads import (
     open_manifest_list,
 )
 from api.iceberg.bounds import encode_bound
-from api.iceberg.errors import bad_request, unavailable
+from api.iceberg.errors import bad_request, commit_failed, unavailable
 from catalog.data.files import DataCommit, DataFile
 from catalog.data.iceberg_identity import spark_snapshot_id
 from catalog.data.table_files import (
     ReadDeadlineError,
+    StoreUnavailableError,
     TableFileError,
     arrow_filesystem,
     file_status,
@@ -84,10 +85,15 @@ def _reading(what: str, location: str) -> Iterator[None]:
 
     A file beyond a reading limit, or reached through a link, is refused with the limit's
     own message; reads that outlast the request's deadline answer 503 (nothing was written).
+    A store that does not answer is a definite 409 ``CommitFailedException`` (nothing was
+    written): Iceberg's clients send such a commit again themselves, where a 503 would leave
+    them not knowing whether it landed.
     """
     try:
         yield
-    except ReadDeadlineError as e:  # StoreUnavailableError too: the store did not answer
+    except StoreUnavailableError as e:
+        raise commit_failed(f"{e}; nothing was written: send the commit again") from e
+    except ReadDeadlineError as e:
         raise unavailable(f"{e}; nothing was written: send the commit again") from e
     except TableFileError as e:
         raise bad_request(str(e)) from e
