@@ -177,55 +177,36 @@ def _down_for(lake: Lake, act: Callable[[], Any]) -> Any:
         lake.s3.start()
 
 
-def _answering(lake: Lake, table: Table) -> None:
-    """Wait (10 s at most) until the store reads the table's file with its vended keys again."""
-    files = _keyed(lake, _vended(table))
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            with files.open_input_stream(_key(table.metadata_location)) as f:
-                f.read(1)
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-
-
-def test_a_commit_while_s3_is_down_is_refused_definitely_and_the_client_retry_lands_once(
+def test_a_commit_while_s3_is_down_is_refused_definitely_and_sent_again_lands_once(
     lake: Lake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     catalog = lake.pyiceberg()
-    table = _table(catalog, "FAULT.T")
+    catalog.create_namespace("FAULT")
+    # PyIceberg sends a commit refused with CommitFailedException again by itself (with the
+    # keys it loaded the table with, which live 6 s here); the refusal is let through here,
+    # to be looked at, and the append made again on a fresh load.
+    table = catalog.create_table(
+        "FAULT.T", schema=SCHEMA, properties={"commit.retry.num-retries": "0"}
+    )
     table.append(_rows(1))
     with CatalogClient([lake.server.url], token=lake.token("admin")) as client:
         before = client.versions().latest
         table_id = client.table("FAULT", "T").id
         commits_before = len(client.data_commits(table_id).commits)
-    refusals: list[BaseException] = []
-    between: list[tuple[int, int]] = []
     real = RestCatalog.commit_table
 
     def through_an_outage(self: RestCatalog, *args: Any) -> Any:
-        if refusals:  # S3 is back: PyIceberg's own retry goes through
-            return real(self, *args)
-        try:
-            return _down_for(lake, lambda: real(self, *args))
-        except CommitFailedException as e:
-            refusals.append(e)
-            with CatalogClient([lake.server.url], token=lake.token("admin")) as client:
-                between.append(
-                    (client.versions().latest, len(client.data_commits(table_id).commits))
-                )
-            _answering(lake, table)
-            raise
+        return _down_for(lake, lambda: real(self, *args))
 
     monkeypatch.setattr(RestCatalog, "commit_table", through_an_outage)
-    table.append(_rows(2))  # refused with S3 down (409: definite), sent again by PyIceberg
+    with pytest.raises(CommitFailedException) as refused:  # definite: nothing was written
+        table.append(_rows(2))
     monkeypatch.undo()
-    (refused,) = refusals
-    assert "nothing was written" in str(refused)
-    assert between == [(before, commits_before)], "a refused commit made no version"
+    assert "nothing was written" in str(refused.value)
+    with CatalogClient([lake.server.url], token=lake.token("admin")) as client:
+        assert client.versions().latest == before, "a refused commit made no version"
+        assert len(client.data_commits(table_id).commits) == commits_before
+    catalog.load_table("FAULT.T").append(_rows(2))  # sent again, S3 back
     with CatalogClient([lake.server.url], token=lake.token("admin")) as client:
         assert len(client.data_commits(table_id).commits) == commits_before + 1
     rows = catalog.load_table("FAULT.T").scan().to_arrow()["ID"].to_pylist()
