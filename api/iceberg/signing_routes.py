@@ -28,7 +28,7 @@ from api.iceberg.errors import bad_request, unavailable
 from api.iceberg.models import IcebergModel
 from api.iceberg.paths import READ, NamespacePath, TablePath
 from api.iceberg.pins import pin_of
-from api.iceberg.reads import latest_of, read_catalog, warehouse_of
+from api.iceberg.reads import read_catalog, warehouse_of
 from api.iceberg.visibility import seen_table
 from api.server.errors import ApiError
 from api.server.permits import may, permit
@@ -125,7 +125,7 @@ def _signed(request: Request, body: S3SignRequest, only: int | None) -> Response
         endpoint = S3Endpoint.from_env()
     except ValidationError as e:
         raise unavailable(str(e)) from e
-    cat = latest_of(request)
+    cat = read_catalog(request)  # a pinned prefix's: the table as of the pin
     privilege = Privilege.SELECT if body.method in _READS else Privilege.MODIFY
     for path in _objects(body, endpoint):
         table_id = table_holding(cat, warehouse, path)

@@ -22,7 +22,7 @@ class FileStatus:
         mtime_ns: when it was last written, in nanoseconds since the epoch.
         kind: ``file`` (a regular file, an S3 object), ``folder`` (an S3 prefix), or
             ``other`` (a link, a FIFO, a device).
-        tag: the file's identity: its device and inode, or its S3 ETag.
+        tag: the file's identity: its device and inode, or its S3 modification time.
     """
 
     size: int
