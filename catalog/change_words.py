@@ -13,8 +13,10 @@ from collections.abc import Sequence
 
 from catalog.catalog import Catalog
 from catalog.descriptors import GrantDescriptor, GranteeKind
+from catalog.descriptors.nested import find_id, path_words
 from catalog.entries import (
     AlterColumnEntry,
+    AlterNestedFieldEntry,
     AlterPrincipalEntry,
     AlterTablePropertiesEntry,
     AlterZoneEntry,
@@ -32,6 +34,7 @@ from catalog.entries import (
     NewColumnsEntry,
     NewGrantEntry,
     NewIndexEntry,
+    NewNestedFieldsEntry,
     NewPrincipalEntry,
     NewRoleEntry,
     NewSchemaEntry,
@@ -56,6 +59,8 @@ _COLUMN_VERBS: dict[type[EntryBase], str] = {
     NewColumnsEntry: "added",
     DropColumnsEntry: "dropped",
     AlterColumnEntry: "altered",
+    NewNestedFieldsEntry: "added",
+    AlterNestedFieldEntry: "altered",
 }
 
 
@@ -80,12 +85,16 @@ class _Names:
                 return f"{cat.schema_by_id(table.schema_id).name}.{table.name}"
         return f"table {table_id}"
 
-    def column(self, table_id: int, column_id: int) -> str:
-        for cat in (self.before, self.after):
+    def column(self, table_id: int, column_id: int, *, after_first: bool = False) -> str:
+        """Return a column's name, or a nested field's path."""
+        order = (self.after, self.before) if after_first else (self.before, self.after)
+        for cat in order:
             if cat.has_table(table_id):
-                for column in cat.table_by_id(table_id).columns:
-                    if column.id == column_id:
-                        return column.name
+                try:
+                    path, _ = find_id(cat.table_by_id(table_id).columns, column_id)
+                except KeyError:
+                    continue
+                return path_words(path)
         return f"#{column_id}"
 
     def index(self, index_id: int) -> str:
@@ -237,6 +246,11 @@ def _column_names(entry: EntryBase, names: _Names, table_id: int) -> list[str]:
         return [names.column(table_id, c) for c in entry.column_ids]
     if isinstance(entry, AlterColumnEntry):
         return [entry.column.name]
+    if isinstance(entry, NewNestedFieldsEntry):
+        parent = names.column(table_id, entry.parent_id, after_first=True)
+        return [f"{parent}.{f.name}" for f in entry.fields]
+    if isinstance(entry, AlterNestedFieldEntry):
+        return [names.column(table_id, entry.field_id, after_first=True)]
     return []
 
 

@@ -57,7 +57,18 @@ class ColumnType(enum.StrEnum):
     TIMESTAMP = "TIMESTAMP"
     TIMESTAMP_TZ = "TIMESTAMP_TZ"
     UUID = "UUID"
+    STRUCT = "STRUCT"
+    """Named fields, each of any type (``catalog.descriptors.nested``)."""
+    ARRAY = "ARRAY"
+    """A list of one element type."""
+    MAP = "MAP"
+    """Keys of one type to values of another."""
 
+
+NESTED_TYPES = frozenset({ColumnType.STRUCT, ColumnType.ARRAY, ColumnType.MAP})
+"""The types whose values hold other values: their fields are columns of their own."""
+PLAIN_TYPES = tuple(t for t in ColumnType if t not in NESTED_TYPES)
+"""The types of single values (every type but STRUCT, ARRAY and MAP)."""
 
 MAX_DECIMAL_PRECISION = 38
 MAX_TIME_PRECISION = 9
@@ -148,6 +159,8 @@ def normalize_default(params: TypeParams, value: object) -> DefaultValue:
         ValidationError: the value does not fit the type.
     """
     ctype = params.type
+    if ctype in NESTED_TYPES:
+        raise _fail(f"a {ctype} column takes no default")
     try:
         return _normalize(params, value)
     except (ValueError, TypeError, ArithmeticError) as e:

@@ -108,6 +108,8 @@ def _encoder(cls: type[Model]) -> Callable[[Any], Any]:
     cached = _ENCODERS.get(cls)
     if cached is not None:
         return cached
+    holder: list[Callable[[Any], Any]] = []  # a trampoline for recursive models, as decoders'
+    _ENCODERS[cls] = lambda o: holder[0](o)
     env: dict[str, Any] = {}
     parts = []
     for i, name in enumerate(_wire_fields(cls)):
@@ -145,6 +147,7 @@ def _encoder(cls: type[Model]) -> Callable[[Any], Any]:
     if tag is not None:
         plain = encode
         encode = lambda o: [tag, plain(o)]  # noqa: E731
+    holder.append(encode)
     _ENCODERS[cls] = encode
     return encode
 
@@ -324,6 +327,10 @@ def _model_decoder(cls: type[M]) -> Callable[[Any], M]:
     cached = _MODEL_DECODERS.get(cls)
     if cached is not None:
         return cached
+    # Register a trampoline first, so that recursive models (a column's nested fields are
+    # columns) find a decoder while compiling.
+    holder: list[Decoder] = []
+    _MODEL_DECODERS[cls] = lambda v: holder[0](v)
     names = _wire_fields(cls)
     env: dict[str, Any] = {
         "cls": cls,
@@ -375,9 +382,6 @@ def _model_decoder(cls: type[M]) -> Callable[[Any], M]:
         "    _set(o, '__pydantic_private__', _none)",
         "    return o",
     ]
-    # Register a trampoline first, so that recursive models find a decoder while compiling.
-    holder: list[Decoder] = []
-    _MODEL_DECODERS[cls] = lambda v: holder[0](v)
     exec("\n".join(body), env)
     decode = env["decode"]
     if cls is ColumnDescriptor:  # equal columns are one object (see ``shared_column``)

@@ -19,7 +19,12 @@ from catalog.commands.base import (
     schema_for_new,
     unique,
 )
-from catalog.commands.columns import Column, check_column_count
+from catalog.commands.columns import (
+    Column,
+    check_column_count,
+    check_not_nested,
+    column_descriptors,
+)
 from catalog.commands.iceberg_tables import IcebergTableSpec
 from catalog.commands.indexes import index_columns
 from catalog.commands.zones import created_default_zone
@@ -34,6 +39,7 @@ from catalog.descriptors import (
     TableVersion,
     ZoneDescriptor,
 )
+from catalog.descriptors.nested import all_ids
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.descriptors.tables import (
     DEFAULT_MIN_STALE_ROWS_COUNT,
@@ -151,6 +157,7 @@ class CreateTableCommand(CommandBase):
                 raise ValidationError(f"primary-key column {name} is not a column of the table")
             if column.nullable:
                 raise ValidationError(f"primary-key column {name} must be NOT NULL")
+            check_not_nested(column, "a primary key")
         collations = self.primary_key_collations
         if collations is not None:
             if self.primary_key_kind is not IndexKind.SORTED:
@@ -197,7 +204,7 @@ class CreateTableCommand(CommandBase):
         schema = schema_for_new(cat, self.schema_, self.name, self.if_not_exists, cat.find_table)
         if schema is None:
             return []
-        check_column_count(self.name, len(self.columns))
+        check_column_count(self.name, sum(c.field_count() for c in self.columns))
         if self.keyless:
             return self._keyless_entries(ctx, schema.id)
         pk_name = self.primary_key_name or pk_index_name(self.name)
@@ -250,7 +257,10 @@ class CreateTableCommand(CommandBase):
         table_id = cat.object_id_gen + 1 if zone_entries else cat.object_id_gen
         first = 0 if self.iceberg is None else 1
         numbers = self.column_ids or tuple(range(first, first + len(self.columns)))
-        columns = tuple(c.to_descriptor(i) for i, c in zip(numbers, self.columns, strict=True))
+        next_id = max(first + len(self.columns), max(numbers) + 1, self.last_column_id + 1)
+        columns, next_id = column_descriptors(self.columns, numbers, next_id)
+        if len(all_ids(columns)) != sum(c.field_count() for c in self.columns):
+            raise ValidationError(f"table {self.name}: two columns or nested fields share an id")
         ids = {c.name: c.id for c in columns}
         iceberg = None if self.iceberg is None else self.iceberg.state(self.name, columns)
         location = None if ctx.warehouse is None else table_location(ctx.warehouse, table_id)
@@ -264,7 +274,7 @@ class CreateTableCommand(CommandBase):
             pk_index_id=None if keyless else table_id + 1,
             primary_key=tuple(ids[n] for n in self.primary_key),
             colocation_columns=tuple(ids[n] for n in self.colocation_columns or self.primary_key),
-            next_column_id=max(first + len(columns), max(numbers) + 1, self.last_column_id + 1),
+            next_column_id=next_id,
             versions=(TableVersion(version=self.schema_version, columns=columns),),
             storage_profile=profile,
             stale_rows_fraction=self.stale_rows_fraction,

@@ -22,7 +22,7 @@ from typing import ClassVar, Protocol
 
 from pydantic import Field
 
-from catalog.column_types import ColumnType
+from catalog.column_types import PLAIN_TYPES, ColumnType
 from catalog.data.iceberg_refs import BranchSnapshot, SnapshotRef, StatisticsDocument
 from catalog.errors import ValidationError
 from catalog.model import Model
@@ -189,8 +189,8 @@ _TRANSFORM = re.compile(r"(identity|year|month|day|hour|void|bucket\[(\d+)\]|tru
 _TIMES = (ColumnType.TIMESTAMP, ColumnType.TIMESTAMP_TZ)
 _INTEGERS = (ColumnType.INT8, ColumnType.INT16, ColumnType.INT32, ColumnType.INT64)
 _SUITS: dict[str, tuple[ColumnType, ...]] = {
-    "identity": tuple(ColumnType),
-    "void": tuple(ColumnType),
+    "identity": PLAIN_TYPES,
+    "void": PLAIN_TYPES,
     "bucket": (
         *_INTEGERS,
         ColumnType.DECIMAL,

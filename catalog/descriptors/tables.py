@@ -20,9 +20,14 @@ class ColumnDescriptor(Model):
 
     Its default is a constant (``default``) or a function called for each row that gives
     none (``default_function``, such as ``RAND_UUID``; primary-key columns only), not both.
+
+    A ``STRUCT``, ``ARRAY`` or ``MAP`` column holds ``fields``, each a column of its own with
+    an id from the table's id space (Iceberg's rule): a struct's named fields, an array's one
+    ``element``, a map's ``key`` and ``value`` (``catalog.descriptors.nested``). Nested
+    fields take no default.
     """
 
-    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("default_function",)
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("default_function", "fields")
     """Fields appended to the stored form after its first format; older payloads lack them."""
 
     id: int
@@ -34,6 +39,7 @@ class ColumnDescriptor(Model):
     length: int | None = None
     default: DefaultValue | None = None
     default_function: str | None = None
+    fields: tuple[ColumnDescriptor, ...] = ()
 
     @property
     def params(self) -> TypeParams:
@@ -56,6 +62,7 @@ def shared_column(
     length: int | None,
     default: DefaultValue | None,
     default_function: str | None = None,
+    fields: tuple[ColumnDescriptor, ...] = (),
 ) -> ColumnDescriptor:
     """Return the column with these fields: one object for all equal columns.
 
@@ -76,6 +83,7 @@ def shared_column(
         default.__class__,
         exact,
         default_function,
+        fields,
     )
     found = _shared.get(key)
     if found is not None:
@@ -90,6 +98,7 @@ def shared_column(
         length=length,
         default=default,
         default_function=default_function,
+        fields=fields,
     )
     with _shared_lock:
         _shared[key] = column

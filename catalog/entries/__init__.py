@@ -28,10 +28,12 @@ from catalog.entries.schemas import DropSchemaEntry, NewSchemaEntry, SetSchemaPr
 from catalog.entries.system_views import NewSystemViewEntry
 from catalog.entries.tables import (
     AlterColumnEntry,
+    AlterNestedFieldEntry,
     AlterTablePropertiesEntry,
     DropColumnsEntry,
     DropTableEntry,
     NewColumnsEntry,
+    NewNestedFieldsEntry,
     NewTableEntry,
     RenameTableEntry,
     SetTableIcebergEntry,
@@ -75,12 +77,15 @@ UpdateEntry = Annotated[
     | NewRoleEntry
     | DropRoleEntry
     | NewGrantEntry
-    | DropGrantEntry,
+    | DropGrantEntry
+    | NewNestedFieldsEntry
+    | AlterNestedFieldEntry,
     Field(discriminator="type"),
 ]
 
 __all__ = [
     "AlterColumnEntry",
+    "AlterNestedFieldEntry",
     "AlterPrincipalEntry",
     "AlterTablePropertiesEntry",
     "AlterZoneEntry",
@@ -98,6 +103,7 @@ __all__ = [
     "NewColumnsEntry",
     "NewGrantEntry",
     "NewIndexEntry",
+    "NewNestedFieldsEntry",
     "NewPrincipalEntry",
     "NewRoleEntry",
     "NewSchemaEntry",

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from catalog.column_types import ColumnType
 from catalog.data.iceberg_table import IcebergTableState
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
+from catalog.descriptors.nested import all_ids, replaced
 from catalog.entries.base import TABLES, ChangeEntry, PutEntry, RemoveEntry
 from catalog.events import CatalogEvent
 
@@ -35,7 +37,7 @@ class NewColumnsEntry(_TableAlterEntry):
     columns: tuple[ColumnDescriptor, ...]
 
     def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
-        next_id = max(table.next_column_id, *(c.id + 1 for c in self.columns))
+        next_id = max(table.next_column_id, *(i + 1 for i in all_ids(self.columns)))
         return table.with_columns((*table.columns, *self.columns), next_id)
 
 
@@ -51,7 +53,7 @@ class AlterColumnEntry(_TableAlterEntry):
 
 
 class DropColumnsEntry(_TableAlterEntry):
-    """Remove columns by id as a new schema version."""
+    """Remove columns, or nested fields at any depth, by id as a new schema version."""
 
     type: Literal["drop_columns"] = "drop_columns"
     column_ids: tuple[int, ...]
@@ -59,6 +61,57 @@ class DropColumnsEntry(_TableAlterEntry):
     def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
         gone = set(self.column_ids)
         columns = tuple(c for c in table.columns if c.id not in gone)
+        for field_id in gone - {c.id for c in table.columns}:
+            columns = replaced(columns, field_id, lambda _: None)
+        return table.with_columns(columns, table.next_column_id)
+
+
+class NewNestedFieldsEntry(_TableAlterEntry):
+    """Append fields (ids assigned) to the end of one STRUCT, at any depth.
+
+    A new schema version; the entry carries the new fields only, whatever the struct's size.
+    """
+
+    type: Literal["new_nested_fields"] = "new_nested_fields"
+    parent_id: int
+    fields: tuple[ColumnDescriptor, ...]
+
+    def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
+        added = self.fields
+        columns = replaced(
+            table.columns,
+            self.parent_id,
+            lambda s: s.model_copy(update={"fields": (*s.fields, *added)}),
+        )
+        next_id = max(table.next_column_id, *(i + 1 for i in all_ids(added)))
+        return table.with_columns(columns, next_id)
+
+
+class AlterNestedFieldEntry(_TableAlterEntry):
+    """Rename, widen or make nullable one nested field (matched by id), keeping its fields.
+
+    A new schema version; the entry carries the field's header only.
+    """
+
+    type: Literal["alter_nested_field"] = "alter_nested_field"
+    field_id: int
+    name: str
+    column_type: ColumnType
+    nullable: bool
+    precision: int | None
+    scale: int | None
+    length: int | None
+
+    def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
+        update = {
+            "name": self.name,
+            "type": self.column_type,
+            "nullable": self.nullable,
+            "precision": self.precision,
+            "scale": self.scale,
+            "length": self.length,
+        }
+        columns = replaced(table.columns, self.field_id, lambda f: f.model_copy(update=update))
         return table.with_columns(columns, table.next_column_id)
 
 
