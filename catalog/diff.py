@@ -173,7 +173,7 @@ def _altered(object_type: str, a: Descriptor, b: Descriptor) -> Change:
     if isinstance(a, TableDescriptor) and isinstance(b, TableDescriptor):
         if a.schema_version != b.schema_version:
             fields += (FieldChange("schema_version", a.schema_version, b.schema_version),)
-        columns = tuple(_columns(a.columns, b.columns, ColumnChange, "id"))
+        columns = tuple(_table_columns(a.columns, b.columns))
     if isinstance(a, ViewDescriptor) and isinstance(b, ViewDescriptor):
         if a.current != b.current:
             fields += (_query_change(a, b),)
@@ -186,14 +186,55 @@ def _altered(object_type: str, a: Descriptor, b: Descriptor) -> Change:
     )
 
 
-def _fields(a: Model, b: Model) -> tuple[FieldChange, ...]:
+def _fields(
+    a: Model, b: Model, left_out: frozenset[str] = _NOT_PROPERTIES
+) -> tuple[FieldChange, ...]:
     """The properties of two versions of one object (or column) that differ."""
     return tuple(
         FieldChange(info.alias or name, to_jsonable_python(old), to_jsonable_python(new))
         for name, info in type(b).model_fields.items()
-        if name not in _NOT_PROPERTIES
+        if name not in left_out
         and (old := getattr(a, name, None)) != (new := getattr(b, name, None))
     )
+
+
+_NOT_COLUMN_PROPERTIES = _NOT_PROPERTIES | {"fields"}
+"""A column's nested fields are compared one by one, as columns are."""
+
+
+def _by_id(
+    columns: Iterable[ColumnDescriptor], parent: int | None = None, prefix: tuple[str, ...] = ()
+) -> Iterator[tuple[int, tuple[tuple[str, ...], ColumnDescriptor, int | None]]]:
+    for c in columns:
+        path = (*prefix, c.name)
+        yield c.id, (path, c, parent)
+        yield from _by_id(c.fields, c.id, path)
+
+
+def _table_columns(
+    before: tuple[ColumnDescriptor, ...], after: tuple[ColumnDescriptor, ...]
+) -> Iterator[ColumnChange]:
+    """A table's columns and nested fields that differ, each named by its path.
+
+    A column or field added or dropped carries its own fields, which are not listed again;
+    a column whose nested fields changed is not altered itself unless its own properties did.
+    """
+    if before is after:
+        return
+    old, new = dict(_by_id(before)), dict(_by_id(after))
+    for found in sorted(old.keys() | new.keys()):
+        a, b = old.get(found), new.get(found)
+        if a is None:
+            assert b is not None
+            path, column, parent = b
+            if parent is None or parent in old:
+                yield ColumnChange(found, ".".join(path), ChangeKind.ADDED, after=column)
+        elif b is None:
+            path, column, parent = a
+            if parent is None or parent in new:
+                yield ColumnChange(found, ".".join(path), ChangeKind.DROPPED, before=column)
+        elif a[1] is not b[1] and (fields := _fields(a[1], b[1], _NOT_COLUMN_PROPERTIES)):
+            yield ColumnChange(found, ".".join(b[0]), ChangeKind.ALTERED, fields=fields)
 
 
 def _query_change(a: ViewDescriptor, b: ViewDescriptor) -> FieldChange:

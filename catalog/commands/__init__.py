@@ -14,10 +14,10 @@ import pydantic
 from pydantic import Field, TypeAdapter
 
 from catalog.commands.base import CommandBase, UpdateContext, check_name
+from catalog.commands.column_definitions import Column
 from catalog.commands.columns import (
     AddColumnsCommand,
     AlterColumnCommand,
-    Column,
     DropColumnsCommand,
     RenameColumnCommand,
 )

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator, Sequence
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from catalog.column_types import (
-    NESTED_TYPES,
     ColumnType,
     DefaultValue,
     check_default_function,
@@ -19,11 +16,17 @@ from catalog.column_types import (
     resolve_params,
 )
 from catalog.commands.base import Name, TableCommand, UpdateContext, unique
+from catalog.commands.column_definitions import Column, check_column_count, column_descriptors
+from catalog.commands.nested_columns import (
+    add_nested,
+    altered_field,
+    dropped_fields,
+    renamed_field,
+)
 from catalog.data.iceberg_table import IcebergTableState, check_columns_dropped
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
-from catalog.descriptors.nested import Path, check_shape
+from catalog.descriptors.nested import all_ids, field_count, path_words
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
-from catalog.descriptors.tables import shared_column
 from catalog.entries import (
     AlterColumnEntry,
     DropColumnsEntry,
@@ -32,150 +35,6 @@ from catalog.entries import (
     SetTableIcebergEntry,
 )
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
-from catalog.model import Model
-
-MAX_COLUMNS = 4096
-"""The most columns a table holds. Every answer and event about a table carries its columns,
-and every node keeps them in memory, so one table must not grow without bound; 4,096 is the
-limit of MySQL and about twice SQL Server's and PostgreSQL's, beyond what wide analytic tables
-use."""
-
-
-def check_column_count(table: str, count: int) -> None:
-    """Refuse a table of more than ``MAX_COLUMNS`` columns.
-
-    Raises:
-        ValidationError: TOO_MANY_COLUMNS.
-    """
-    if count > MAX_COLUMNS:
-        raise ValidationError(
-            f"table {table} would have {count} columns; a table holds at most {MAX_COLUMNS}",
-            code=ErrorCode.TOO_MANY_COLUMNS,
-        )
-
-
-class Column(Model):
-    """A column definition as users write it; parameters left out get the type's defaults.
-
-    A ``STRUCT``, ``ARRAY`` or ``MAP`` column gives its ``fields`` (``catalog.descriptors.nested``:
-    an array's ``element``, a map's ``key`` and ``value``), each a ``Column`` that takes no
-    default. A nested field's ``id`` is given only where an Iceberg schema's ids are kept (a
-    registered table, a schema made current again); otherwise each field takes the next id.
-    """
-
-    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("fields", "id")
-    """Fields appended to the stored form after its first format; older payloads lack them."""
-
-    name: Name
-    type: ColumnType
-    nullable: bool = True
-    precision: int | None = None
-    scale: int | None = None
-    length: int | None = None
-    default: DefaultValue | None = None
-    default_function: str | None = None
-    fields: tuple[Column, ...] = Field(default=(), exclude_if=lambda v: not v)
-    id: int | None = Field(default=None, ge=0, le=2**31 - 1, exclude_if=lambda v: v is None)
-
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        if self.default is not None and self.default_function is not None:
-            raise ValidationError(
-                f"column {self.name} has a default and a default function; give one"
-            )
-        key = self.fields[0].nullable if self.type is ColumnType.MAP and self.fields else False
-        check_shape((self.name,), self.type, [f.name for f in self.fields], key)
-        for f in self.fields:
-            if f.default is not None or f.default_function is not None:
-                raise ValidationError(
-                    f"field {self.name}.{f.name}: a nested field takes no default"
-                )
-        self._own_descriptor(0, ())
-        return self
-
-    def field_count(self) -> int:
-        """Return how many columns this is: itself and every nested field."""
-        return 1 + sum(f.field_count() for f in self.fields)
-
-    def given_ids(self) -> list[int]:
-        """Return the ids given to nested fields, at any depth."""
-        return [i for f in self.fields for i in ([] if f.id is None else [f.id]) + f.given_ids()]
-
-    def to_descriptor(
-        self, column_id: int, ids: Iterator[int] | None = None, prefix: Path = ()
-    ) -> ColumnDescriptor:
-        """Return the stored column with id ``column_id``, parameters and default resolved.
-
-        Nested fields without an ``id`` take theirs from ``ids`` (a struct's own fields
-        first, then theirs, as Iceberg numbers them); ``prefix`` is the path of the struct,
-        array or map this column is a field of, for messages.
-
-        Raises:
-            ValidationError: bad parameters, a default that does not fit the type, or a field
-                nested deeper than ``MAX_DEPTH``.
-        """
-        path = (*prefix, self.name)
-        fields: tuple[ColumnDescriptor, ...] = ()
-        if self.fields:
-            key = self.fields[0].nullable if self.type is ColumnType.MAP else False
-            check_shape(path, self.type, [f.name for f in self.fields], key)
-            fresh = ids if ids is not None else itertools.count(column_id + 1)
-            numbers = [next(fresh) if f.id is None else f.id for f in self.fields]
-            fields = tuple(
-                f.to_descriptor(i, fresh, path) for i, f in zip(numbers, self.fields, strict=True)
-            )
-        else:
-            check_shape(path, self.type, (), False)
-        return self._own_descriptor(column_id, fields)
-
-    def _own_descriptor(
-        self, column_id: int, fields: tuple[ColumnDescriptor, ...]
-    ) -> ColumnDescriptor:
-        params = resolve_params(self.type, self.precision, self.scale, self.length)
-        default = None if self.default is None else normalize_default(params, self.default)
-        function = self.default_function
-        if function is not None:
-            function = check_default_function(self.name, self.type, function)
-        return shared_column(
-            id=column_id,
-            name=self.name,
-            type=self.type,
-            nullable=self.nullable,
-            precision=params.precision,
-            scale=params.scale,
-            length=params.length,
-            default=default,
-            default_function=function,
-            fields=fields,
-        )
-
-
-def column_descriptors(
-    columns: Sequence[Column], numbers: Sequence[int], next_id: int, prefix: Path = ()
-) -> tuple[tuple[ColumnDescriptor, ...], int]:
-    """Return the stored columns with ids ``numbers``, and the next id no field has.
-
-    Nested fields without an id of their own are numbered from ``next_id`` (or past the
-    largest id given, if larger), after every column of this level has its id.
-    """
-    given = [i for c in columns for i in c.given_ids()]
-    fresh = itertools.count(max(next_id, *(i + 1 for i in given)) if given else next_id)
-    stored = tuple(c.to_descriptor(i, fresh, prefix) for i, c in zip(numbers, columns, strict=True))
-    return stored, next(fresh)
-
-
-def check_not_nested(column: ColumnDescriptor | Column, what: str) -> None:
-    """Refuse a STRUCT, ARRAY or MAP column where only a plain value can serve.
-
-    Raises:
-        ValidationError: UNSUPPORTED_CHANGE naming ``what`` (a key, an index, ...).
-    """
-    if column.type in NESTED_TYPES:
-        raise ValidationError(
-            f"column {column.name} is a {column.type}; {what} takes only columns of plain "
-            "values (not STRUCT, ARRAY or MAP)",
-            code=ErrorCode.UNSUPPORTED_CHANGE,
-        )
 
 
 def _rows_replaced(table: TableDescriptor) -> SetTableIcebergEntry:
@@ -209,7 +68,7 @@ class AddColumnsCommand(TableCommand):
     no row of the table predates it.
     """
 
-    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("replaces_rows", "column_ids")
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("replaces_rows", "column_ids", "parent")
     """Fields appended to the stored form after its first format; older payloads lack them."""
 
     op: Literal["add_columns"] = "add_columns"
@@ -229,6 +88,9 @@ class AddColumnsCommand(TableCommand):
     """The columns' ids, one per column, in order: each a new one or one of a column the
     table dropped; only with ``replaces_rows``. Empty: the next ids (and left out of the
     stored command)."""
+    parent: tuple[Name, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """The path of the STRUCT the columns are added to, as fields at its end
+    (``catalog.commands.nested_columns``); empty: they are the table's own columns."""
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -236,8 +98,12 @@ class AddColumnsCommand(TableCommand):
         for c in self.columns:
             if c.default_function is not None:
                 raise functional_default_refused(c.name)
-            if not c.nullable and c.default is None and not self.replaces_rows:
+            if self.parent and c.default is not None:
+                raise ValidationError(f"field {c.name}: a nested field takes no default")
+            if not c.nullable and c.default is None and not self.replaces_rows and not self.parent:
                 raise ValidationError(f"NOT NULL column {c.name} needs a default value")
+        if self.parent and self.column_ids:
+            raise ValidationError("column_ids are given only for the table's own columns")
         if self.column_ids:
             if not self.replaces_rows or self.if_not_exists:
                 raise ValidationError(
@@ -252,6 +118,14 @@ class AddColumnsCommand(TableCommand):
         return self
 
     def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
+        if self.parent:
+            return add_nested(
+                table,
+                self.parent,
+                self.columns,
+                if_not_exists=self.if_not_exists,
+                replaces_rows=self.replaces_rows,
+            )
         added = [c for c in self.columns if not self.if_not_exists or table.column(c.name) is None]
         if not added:
             return []
@@ -261,7 +135,8 @@ class AddColumnsCommand(TableCommand):
                     f"column {c.name} already exists in table {table.name}",
                     code=ErrorCode.COLUMN_EXISTS,
                 )
-        check_column_count(table.name, len(table.columns) + len(added))
+        added_fields = sum(c.field_count() for c in added)
+        check_column_count(table.name, field_count(table.columns) + added_fields)
         first = table.next_column_id
         ids = self.column_ids or tuple(range(first, first + len(added)))
         taken = [i for i in ids if i in {c.id for c in table.columns}]
@@ -270,7 +145,13 @@ class AddColumnsCommand(TableCommand):
                 f"column id {taken[0]} is a current column's in table {table.name}",
                 code=ErrorCode.COLUMN_EXISTS,
             )
-        columns = tuple(c.to_descriptor(i) for i, c in zip(ids, added, strict=True))
+        columns, _ = column_descriptors(added, ids, max(first + len(added), max(ids) + 1))
+        taken_nested = all_ids(columns) & all_ids(table.columns)
+        if taken_nested:
+            raise AlreadyExistsError(
+                f"field id {min(taken_nested)} is a current field's in table {table.name}",
+                code=ErrorCode.COLUMN_EXISTS,
+            )
         entries: list[EntryBase] = [NewColumnsEntry(table_id=table.id, columns=columns)]
         if self.replaces_rows:
             entries.append(_rows_replaced(table))
@@ -284,23 +165,40 @@ class DropColumnsCommand(TableCommand):
     missing table is no error (both as in Ignite).
     """
 
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("fields",)
+    """Fields appended to the stored form after its first format; older payloads lack them."""
+
     op: Literal["drop_columns"] = "drop_columns"
     schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     table: Name
-    columns: tuple[Name, ...] = Field(min_length=1)
+    columns: tuple[Name, ...] = ()
     if_exists: bool = False
     if_table_exists: bool = False
+    fields: tuple[Annotated[tuple[Name, ...], Field(min_length=2)], ...] = Field(
+        default=(), exclude_if=lambda v: not v
+    )
+    """Paths of nested fields to drop (``("PAYLOAD", "SOURCE")``); left out of the stored
+    command when empty."""
 
     @model_validator(mode="after")
     def _check(self) -> Self:
+        if not self.columns and not self.fields:
+            raise ValidationError("columns: name at least one column, or a nested field in fields")
         unique(self.columns, "column name")
+        unique(tuple(path_words(p) for p in self.fields), "field path")
         return self
 
     def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
         names = [n for n in self.columns if not self.if_exists or table.column(n) is not None]
-        if not names:
-            return []
         dropped = [_column(table, name) for name in names]
+        under_dropped = all_ids(dropped)
+        nested = [
+            i
+            for i in dropped_fields(table, self.fields, if_exists=self.if_exists)
+            if i not in under_dropped
+        ]
+        if not dropped and not nested:
+            return []
         indexed: dict[int, list[str]] = {}
         for index in ctx.catalog.table_indexes(table.id):
             if index.is_alive:
@@ -317,7 +215,8 @@ class DropColumnsCommand(TableCommand):
         if len(dropped) == len(table.columns):
             raise ValidationError(f"cannot drop every column of table {table.name}")
         check_columns_dropped(table.iceberg, {c.id: c.name for c in dropped}, table.name)
-        return [DropColumnsEntry(table_id=table.id, column_ids=tuple(c.id for c in dropped))]
+        ids = (*(c.id for c in dropped), *nested)
+        return [DropColumnsEntry(table_id=table.id, column_ids=ids)]
 
 
 class AlterColumnCommand(TableCommand):
@@ -329,7 +228,7 @@ class AlterColumnCommand(TableCommand):
     the table's rows), the column may also become NOT NULL: no row of the table predates it.
     """
 
-    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("replaces_rows",)
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("replaces_rows", "path")
     """Fields appended to the stored form after its first format; older payloads lack them."""
 
     op: Literal["alter_column"] = "alter_column"
@@ -346,6 +245,9 @@ class AlterColumnCommand(TableCommand):
     default_function: str | None = None
     replaces_rows: bool = Field(default=False, exclude_if=lambda v: not v)
     """The change comes with a replace of the table's rows, as ``AddColumnsCommand``'s."""
+    path: tuple[Name, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """The nested field of ``column`` to change, by the rest of its path (``("SOURCE",)`` for
+    ``PAYLOAD.SOURCE``); empty: the column itself. A nested field takes no default."""
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -357,6 +259,21 @@ class AlterColumnCommand(TableCommand):
         return data
 
     def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
+        if self.path:
+            if "default" in self.model_fields_set or self.default_function is not None:
+                where = path_words((self.column, *self.path))
+                raise ValidationError(f"field {where}: a nested field takes no default")
+            changed = altered_field(
+                table,
+                (self.column, *self.path),
+                new_type=self.type,
+                precision=self.precision,
+                scale=self.scale,
+                length=self.length,
+                nullable=self.nullable,
+                replaces_rows=self.replaces_rows,
+            )
+            return [*changed, _rows_replaced(table)] if changed and self.replaces_rows else changed
         old = _column(table, self.column)
         new_type = self.type or old.type
         same_type = new_type is old.type
@@ -431,14 +348,21 @@ class RenameColumnCommand(TableCommand):
     The table gets a new schema version. With ``if_table_exists``, a missing table is no error.
     """
 
+    WIRE_APPENDED: ClassVar[tuple[str, ...]] = ("path",)
+    """Fields appended to the stored form after its first format; older payloads lack them."""
+
     op: Literal["rename_column"] = "rename_column"
     schema_: Name = Field(default=PUBLIC_SCHEMA, alias="schema")
     table: Name
     column: Name
     new_name: Name
     if_table_exists: bool = False
+    path: tuple[Name, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """The nested field of ``column`` to rename, by the rest of its path; empty: the column."""
 
     def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
+        if self.path:
+            return renamed_field(table, (self.column, *self.path), self.new_name)
         old = _column(table, self.column)
         if self.new_name == old.name:
             return []

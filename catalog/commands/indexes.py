@@ -17,6 +17,7 @@ from catalog.commands.base import (
     schema_for_new,
     unique,
 )
+from catalog.commands.column_definitions import check_not_nested
 from catalog.descriptors import (
     Collation,
     IndexColumn,
@@ -105,6 +106,7 @@ class CreateIndexCommand(CommandBase):
                     f"column {spec.name} not found in table {table.name}",
                     code=ErrorCode.COLUMN_NOT_FOUND,
                 )
+            check_not_nested(column, "an index")
             chosen.append((column.id, spec.collation))
         columns = index_columns(self.kind, chosen)
         if self.unique:

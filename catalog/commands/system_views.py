@@ -7,7 +7,7 @@ from typing import Literal, Self
 from pydantic import Field, model_validator
 
 from catalog.commands.base import CommandBase, Name, UpdateContext, unique
-from catalog.commands.columns import Column, check_column_count
+from catalog.commands.column_definitions import Column, check_column_count
 from catalog.descriptors import SystemViewDescriptor, SystemViewType
 from catalog.descriptors.schemas import SYSTEM_SCHEMA
 from catalog.entries import EntryBase, NewSystemViewEntry, ObjectIdGenUpdateEntry

@@ -19,7 +19,7 @@ from catalog.commands.base import (
     schema_for_new,
     unique,
 )
-from catalog.commands.columns import (
+from catalog.commands.column_definitions import (
     Column,
     check_column_count,
     check_not_nested,

@@ -24,7 +24,7 @@ from catalog.commands.base import (
     unique,
     user_schema,
 )
-from catalog.commands.columns import check_column_count
+from catalog.commands.column_definitions import check_column_count
 from catalog.commands.view_changes import LAST_ADDED, ViewChange
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
 from catalog.descriptors.views import (

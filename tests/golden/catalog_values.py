@@ -39,6 +39,7 @@ from tests.golden.data_values import (
     golden_row_lineage_data_commit,
 )
 from tests.golden.grant_values import golden_grant_files
+from tests.golden.nested_values import golden_nested_files
 from tests.golden.principal_values import golden_principal_files
 from tests.golden.view_values import golden_view_files
 from tests.unit.catalog.helpers import catalog_with_default_zone
@@ -568,6 +569,7 @@ def golden_files() -> dict[str, bytes]:
         **golden_view_files(),
         **golden_principal_files(),
         **golden_grant_files(),
+        **golden_nested_files(),
     }
 
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from api.wire.roles import Role
-from catalog.commands.columns import MAX_COLUMNS
+from catalog.commands.column_definitions import MAX_COLUMNS
 from tests.integration.api.servers import RunningServer, ServerFactory, free_port, issue_token
 from updatelog import open_log
 from updatelog.kv import Put

@@ -12,7 +12,7 @@ from api.iceberg.types import (
     iceberg_type,
 )
 from catalog import ColumnType
-from catalog.commands.columns import Column
+from catalog.commands.column_definitions import Column
 
 
 def _served(type_: ColumnType, **params: int) -> str:

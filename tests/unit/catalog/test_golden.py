@@ -72,6 +72,11 @@ from tests.golden.grant_values import (
     golden_grant_update,
     golden_grantee,
 )
+from tests.golden.nested_values import (
+    golden_nested_catalog,
+    golden_nested_commands,
+    golden_nested_update,
+)
 from tests.golden.principal_values import golden_principal_catalog, golden_principal_update
 from tests.golden.view_values import (
     golden_view_catalog,
@@ -183,6 +188,11 @@ def test_golden_file_decodes_to_the_expected_value(name: str) -> None:
         "commands_grants_v1.bin": golden_grant_commands(),
         "descriptor_grant_v1.bin": golden_grant(),
         "descriptor_role_v1.bin": golden_grant_catalog().role("ANALYSTS"),
+        "snapshot_nested_v2.bin": golden_nested_catalog(),
+        "update_nested_v3.bin": golden_nested_update()[1],
+        "entries_nested_v1.bin": list(golden_nested_update()[1].entries),
+        "commands_nested_v1.bin": golden_nested_commands(),
+        "descriptor_table_nested_v1.bin": golden_nested_catalog().table("LAKE", "EVENTS"),
     }
     assert decoded == expected[name]
 
@@ -311,3 +321,20 @@ def test_a_golden_grant_and_role_keep_their_ids_and_what_they_name() -> None:
     role = decode_descriptor((GOLDEN_DIR / "descriptor_role_v1.bin").read_bytes())
     assert isinstance(role, RoleDescriptor)
     assert (role.id, role.name, role.update_ts >> 16) == (7, "ANALYSTS", 1_700_000_001_500)
+
+
+def test_the_golden_nested_update_replays_to_the_golden_nested_snapshot() -> None:
+    v1, _ = golden_nested_update()
+    update = decode_update((GOLDEN_DIR / "update_nested_v3.bin").read_bytes())
+    snapshot = decode_snapshot((GOLDEN_DIR / "snapshot_nested_v2.bin").read_bytes())
+    assert update.apply_to(v1).digest() == snapshot.digest()
+    table = snapshot.table("LAKE", "EVENTS")
+    payload = table.column("PAYLOAD")
+    assert payload is not None
+    assert [(f.name, f.id) for f in payload.fields] == [("ORIGIN", 4), ("N", 5), ("ITEMS", 6)]
+    (element,) = payload.fields[2].fields
+    assert [(f.name, f.id, f.nullable) for f in element.fields] == [
+        ("PRICE", 9, True),
+        ("QTY", 13, True),
+    ]
+    assert table.next_column_id == 14
