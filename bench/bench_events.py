@@ -1,7 +1,8 @@
 """E1: the size of one event on a wide table; E2: commit → delivered to 100 event subscribers.
 
 E1 adds one column to a table of 4,095 columns (a table holds at most 4,096) and reads the
-event's frame from a real server's stream: the event carries the change, not the table. E2
+event's frame from a real server's stream: the event carries the change, not the table. E1n
+adds one field to a STRUCT column of 1,000 fields, the same way. E2
 runs a real server, 100 SSE subscribers in another process (``bench.event_subscribers``) and
 a writer committing one DDL at a time; each event's latency runs from the writer sending its
 request (so it includes the commit itself) to a subscriber reading the event. Both figures
@@ -35,17 +36,25 @@ def _ddl(http: httpx.Client, command: dict[str, Any]) -> int:
     return version
 
 
-def _e1(http: httpx.Client) -> tuple[int, int]:
-    """Return the bytes of the ADD COLUMN event's frame and of the table it changed."""
-    columns = [{"name": "ID", "type": "INT64", "nullable": False}]
-    columns += [{"name": f"C{i}", "type": "STRING", "length": 40} for i in range(4094)]
-    create = {"op": "create_table", "name": "WIDE", "columns": columns, "primary_key": ["ID"]}
+def _e1(http: httpx.Client, name: str, nested: bool) -> tuple[int, int]:
+    """Return the bytes of the ADD COLUMN event's frame and of the table it changed.
+
+    ``nested``: the table is ID and a STRUCT of 1,000 fields, and the field is added to it.
+    """
+    columns: list[dict[str, Any]] = [{"name": "ID", "type": "INT64", "nullable": False}]
+    many = 1000 if nested else 4094
+    fields = [{"name": f"C{i}", "type": "STRING", "length": 40} for i in range(many)]
+    columns += [{"name": "PAYLOAD", "type": "STRUCT", "fields": fields}] if nested else fields
+    create = {"op": "create_table", "name": name, "columns": columns, "primary_key": ["ID"]}
     version = _ddl(http, create)
-    table = len(http.get("/v1/schemas/PUBLIC/tables/WIDE").content)
+    table = len(http.get(f"/v1/schemas/PUBLIC/tables/{name}").content)
     params = {"from_version": str(version + 1)}
     with http.stream("GET", "/v1/events", params=params, timeout=30) as stream:
-        add = {"name": "EXTRA", "type": "INT32"}
-        _ddl(http, {"op": "add_columns", "table": "WIDE", "columns": [add]})
+        add: dict[str, Any] = {"op": "add_columns", "table": name}
+        add["columns"] = [{"name": "EXTRA", "type": "INT32"}]
+        if nested:
+            add["parent"] = ["PAYLOAD"]
+        _ddl(http, add)
         frame = b""
         for line in stream.iter_lines():
             if line.startswith(":"):
@@ -95,7 +104,9 @@ def run(quick: bool) -> list[Figure]:
         try:
             with httpx.Client(base_url=url, timeout=60) as http:
                 progress("E1: one ADD COLUMN on a 4,095-column table")
-                frame, table = _e1(http)
+                frame, table = _e1(http, "WIDE", nested=False)
+                progress("E1n: one field added to a STRUCT of 1,000 fields")
+                nested_frame, nested_table = _e1(http, "NESTED", nested=True)
                 progress(f"E2: {SUBSCRIBERS} subscribers, {commits} commits")
                 latencies = _e2(http, url, commits)
         finally:
@@ -110,6 +121,14 @@ def run(quick: bool) -> list[Figure]:
             Sample(E1_BUDGET_BYTES, E1_BUDGET_BYTES, E1_BUDGET_BYTES, "B"),
             "<= 1",
             {"whole_table_bytes": table},
+        ),
+        Figure(
+            "E1n",
+            "event bytes, one field added to a STRUCT of 1,000 fields ÷ 2 KB budget",
+            Sample(nested_frame, nested_frame, nested_frame, "B"),
+            Sample(E1_BUDGET_BYTES, E1_BUDGET_BYTES, E1_BUDGET_BYTES, "B"),
+            "<= 1",
+            {"whole_table_bytes": nested_table},
         ),
         Figure(
             "E2",
