@@ -12,6 +12,13 @@ column, a string bound longer than the catalog keeps (a longer lower bound is cu
 upper bound dropped). A file that lacks the null count of one of its columns records no
 statistics at all, so it is never skipped for want of one.
 
+A STRUCT, ARRAY or MAP column keeps no bound. Iceberg's writers count nulls of primitive
+fields only, so a nested column's null count is known when the manifest gives it or the
+column is NOT NULL (none); else the file records no statistics, as for any column whose null
+count is missing (a reader takes a column a file has no statistics for as one the file lacks,
+all null). The metrics of nested fields (their own ids) are not read: the catalog keeps
+statistics of top-level columns.
+
 A writer chose every byte of a bound, so decoding one costs at most linear time in a bound
 Iceberg allows: a DECIMAL bound is at most 16 bytes (38 digits) and must fit its column's
 precision; a string bound is decoded only as far as the catalog keeps it; any other failure
@@ -26,7 +33,7 @@ import struct
 import uuid
 from collections.abc import Mapping, Sequence
 
-from catalog.column_types import ColumnType
+from catalog.column_types import NESTED_TYPES, ColumnType
 from catalog.data.files import ColumnStats, StatValue
 from catalog.descriptors import ColumnDescriptor
 
@@ -183,7 +190,8 @@ def column_stats(
         upper: per field id, the serialized upper bound.
 
     Returns:
-        One entry per column; None when a column's null count is missing.
+        One entry per column (a nested one's with its null count only); None when a
+        column's null count is missing and not known to be zero.
 
     Raises:
         BoundError: a bound that is not a value of its column's type.
@@ -191,8 +199,13 @@ def column_stats(
     stats: list[ColumnStats] = []
     for column in columns:
         nulls = null_counts.get(column.id)
+        if nulls is None and column.type in NESTED_TYPES and not column.nullable:
+            nulls = 0
         if nulls is None:
             return None
+        if column.type in NESTED_TYPES:
+            stats.append(ColumnStats(column_id=column.id, nulls=nulls))
+            continue
         floating = column.type in (ColumnType.FLOAT32, ColumnType.FLOAT64)
         if floating and nan_counts.get(column.id) != 0:
             low = high = None  # NaN sorts above every number in Spark: no bound is safe

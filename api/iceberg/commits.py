@@ -28,6 +28,7 @@ from api.iceberg.errors import IcebergError, bad_request
 from api.iceberg.evolution import schema_commands
 from api.iceberg.metadata import table_metadata
 from api.iceberg.models import IcebergModel, IcebergSchema, TableIdentifier, TableMetadata
+from api.iceberg.nested_types import source_paths
 from api.iceberg.properties import properties_command, split_properties
 from api.iceberg.refs import snapshot_fields
 from api.iceberg.requirements import TableRequirement
@@ -163,7 +164,7 @@ def _iceberg_command(
     Specs and orders name columns by the fields of ``current``, the schema current after the
     commit; the command names them by name, the catalog keeps their ids.
     """
-    fields = {f.id: f.name for f in current.fields}
+    fields = source_paths(table, current.fields)
     _, set_others = split_properties(changes.set_properties)
     _, removed_others = split_properties(dict.fromkeys(changes.removed_properties, ""))
     specs = tuple(new_spec(fields, spec) for spec in changes.specs)

@@ -17,8 +17,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from api.iceberg.errors import bad_request
-from api.iceberg.evolution import column_of
 from api.iceberg.models import CreateTableRequest, IcebergSchema, PartitionSpec, SortOrder
+from api.iceberg.nested_types import (
+    all_field_ids,
+    column_of,
+    refuse_nested_identifiers,
+    source_paths,
+)
 from api.iceberg.properties import FORMAT_VERSION_PROPERTY, property_fields, split_properties
 from catalog.commands.iceberg_tables import (
     IcebergTableSpec,
@@ -28,6 +33,7 @@ from catalog.commands.iceberg_tables import (
     SortFieldSpec,
 )
 from catalog.commands.tables import CreateTableCommand
+from catalog.descriptors.nested import Path, path_words
 
 SERVED_FORMAT_VERSION = 2
 """The format version of a table created without one."""
@@ -45,18 +51,29 @@ def _member(item: Mapping[str, Any], name: str, what: str) -> Any:
     return item[name]
 
 
-def _source(names: Mapping[int, str], item: Mapping[str, Any], what: str) -> str:
+def _source(names: Mapping[int, Path], item: Mapping[str, Any], what: str) -> str:
     source = _member(item, "source-id", what)
-    if source not in names:
+    path = names.get(source) if isinstance(source, int) else None
+    if path is None:
         raise bad_request(f"{what}: source-id {source} is no field of the schema")
-    return names[source]
+    if len(path) > 1:
+        raise bad_request(
+            f"{what}: source-id {source} is the nested field {path_words(path)}; this catalog "
+            "partitions and sorts by top-level fields only"
+        )
+    return path[0]
 
 
-def new_spec(names: Mapping[int, str], spec: PartitionSpec) -> NewPartitionSpec:
+def new_spec(names: Mapping[int, Path], spec: PartitionSpec) -> NewPartitionSpec:
     """Return a spec of Iceberg's as the catalog's (sources by field name).
 
+    Args:
+        names: the path of every field of the schema, by id (``nested_types.source_paths``).
+        spec: the spec.
+
     Raises:
-        IcebergError: BadRequestException for a field without its members or naming no field.
+        IcebergError: BadRequestException for a field without its members, naming no field
+            or a nested one.
         ValidationError: an unknown transform.
     """
     what = "a partition field"
@@ -74,11 +91,16 @@ def new_spec(names: Mapping[int, str], spec: PartitionSpec) -> NewPartitionSpec:
     )
 
 
-def new_order(names: Mapping[int, str], order: SortOrder) -> NewSortOrder:
+def new_order(names: Mapping[int, Path], order: SortOrder) -> NewSortOrder:
     """Return a sort order of Iceberg's as the catalog's (sources by field name).
 
+    Args:
+        names: the path of every field of the schema, by id (``nested_types.source_paths``).
+        order: the order.
+
     Raises:
-        IcebergError: BadRequestException for a field without its members or naming no field.
+        IcebergError: BadRequestException for a field without its members, naming no field
+            or a nested one.
         ValidationError: an unknown transform, direction or null order.
     """
     what = "a sort field"
@@ -117,7 +139,7 @@ def create_table_command(namespace: str, request: CreateTableRequest) -> CreateT
     format_version = others.pop(FORMAT_VERSION_PROPERTY, str(SERVED_FORMAT_VERSION))
     if format_version not in map(str, SERVED_FORMAT_VERSIONS):
         raise bad_request(f"table {name}: {SERVED_ONLY}, not {format_version!r}")
-    names = {f.id: f.name for f in schema.fields}
+    names = source_paths(name, schema.fields)
     iceberg = IcebergTableSpec(
         format_version=int(format_version),
         partition_spec=None
@@ -143,26 +165,32 @@ def table_command(
     Its fields become the columns, its identifier fields the key (none: a table without a
     key); ``own`` are the catalog's own properties, ``more`` further fields of the command.
 
+    With ``column_ids`` among ``more`` (a register), the nested fields keep their ids too.
+
     Raises:
-        IcebergError: BadRequestException for identifier fields that are not fields, a
-            repeated field id, or a type with no counterpart.
-        ValidationError: a name or column the catalog refuses.
+        IcebergError: BadRequestException for identifier fields that are not top-level
+            fields, a repeated field id, a type with no counterpart, or a nested type
+            object that cannot be read.
+        ValidationError: a name or column the catalog refuses, or a field nested too deep.
     """
     by_id = {f.id: f for f in schema.fields}
+    ids = all_field_ids(name, schema.fields)
+    if len(set(ids)) != len(ids):
+        raise bad_request(f"table {name}: the schema repeats a field id")
+    refuse_nested_identifiers(name, schema.fields, schema.identifier_field_ids)
     missing = [i for i in schema.identifier_field_ids if i not in by_id]
     if missing:
         raise bad_request(
             f"table {name}: identifier field ids {', '.join(map(str, missing))} are not "
             "fields of the schema"
         )
-    if len(by_id) != len(schema.fields):
-        raise bad_request(f"table {name}: the schema repeats a field id")
     key = [by_id[i].name for i in schema.identifier_field_ids]
+    keep_ids = "column_ids" in more
     return CreateTableCommand(
         **{
             "schema": namespace,
             "name": name,
-            "columns": [column_of(name, f) for f in schema.fields],
+            "columns": [column_of(name, f, keep_ids=keep_ids) for f in schema.fields],
             "primary_key": key,
             "keyless": not key,
             "iceberg": iceberg,

@@ -55,6 +55,7 @@ from api.iceberg.avro_reads import (
 )
 from api.iceberg.bounds import encode_bound
 from api.iceberg.errors import bad_request, commit_failed, unavailable
+from catalog.column_types import NESTED_TYPES
 from catalog.data.files import DataCommit, DataFile
 from catalog.data.iceberg_identity import spark_snapshot_id
 from catalog.data.table_files import (
@@ -476,7 +477,11 @@ def _data_file(
     columns: Mapping[int, ColumnDescriptor],
     partition: Record | None = None,
 ) -> IcebergDataFile:
-    stats = [s for s in written.stats or () if s.column_id in columns]
+    stats = [
+        s
+        for s in written.stats or ()
+        if s.column_id in columns and columns[s.column_id].type not in NESTED_TYPES
+    ]  # Iceberg's metrics are of primitive fields: a nested column's are not written
     lower, upper = {}, {}
     for s in stats:
         column = columns[s.column_id]

@@ -1,10 +1,11 @@
 """A table's Iceberg metadata, projected from its descriptor; nothing of it is stored.
 
-Field ids are the catalog's column ids, schema ids its schema versions, the primary key the
-identifier fields, snapshots its data commits (``snapshots``). Specs, sort orders, the
-engines' properties, column docs and the format version are the table's Iceberg state
-(``TableDescriptor.iceberg``); a table without one has one unpartitioned spec and one unsorted
-order, format version 2.
+Field ids are the catalog's column ids (a STRUCT's, ARRAY's or MAP's nested fields have ids
+of their own, served in Iceberg's nested types: ``types``), ``last-column-id`` the last id
+the table gave out, schema ids its schema versions, the primary key the identifier fields,
+snapshots its data commits (``snapshots``). Specs, sort orders, the engines' properties,
+column docs and the format version are the table's Iceberg state (``TableDescriptor.iceberg``);
+a table without one has one unpartitioned spec and one unsorted order, format version 2.
 """
 
 from __future__ import annotations
@@ -91,8 +92,11 @@ def data_number(table: TableDescriptor, metadata: TableMetadata) -> int:
 def iceberg_field(column: ColumnDescriptor | ViewColumn, doc: str | None) -> StructField:
     """Return a table's or view's column as the Iceberg field of its id.
 
+    A nested column's type is Iceberg's nested type object, its fields with their ids.
+
     Raises:
-        NoCounterpartError: its type has no Iceberg counterpart; the message names the column.
+        NoCounterpartError: its type, or a nested field's, has no Iceberg counterpart; the
+            message names the column (and the nested field's path).
     """
     try:
         served = iceberg_type(column)

@@ -5,11 +5,12 @@ without a symbolic link, at most ``MAX_METADATA_FILE_BYTES``, a JSON object of f
 version 2; anything else is refused with a 400 naming the file, and nothing is written.
 
 The table gets, in one catalog version (one ``CREATE TABLE``), the file's current schema
-(field ids become column ids, its identifier fields the primary key, its schema id the
-table's schema version; the older schemas are not kept: the catalog's schema versions hold
-only what the table had in this catalog), its partition specs, sort orders, properties, uuid,
-tags and branches, and its location (``catalog.data.locations``' rules). Then each snapshot
-of branch ``main``'s line (from the current one back through its parents, as far as the file
+(field ids become column ids, nested fields' ids theirs, its identifier fields the primary
+key, its schema id the table's schema version; the older schemas are not kept: the catalog's
+schema versions hold only what the table had in this catalog), its partition specs, sort
+orders (by top-level fields: one using a nested field is refused), properties, uuid, tags
+and branches, and its location (``catalog.data.locations``' rules). Then each snapshot of
+branch ``main``'s line (from the current one back through its parents, as far as the file
 lists them), oldest first, becomes one data commit, read from its manifests as a writer's
 commit is (``appends.record_snapshot``), keeping its id, manifest list, summary, time and
 sequence number. The snapshots off main's line that its tags and branches reach (a branch's
@@ -38,6 +39,7 @@ from api.iceberg.branches import branch_snapshot, check_line
 from api.iceberg.creation import SERVED_FORMAT_VERSION, table_command
 from api.iceberg.errors import bad_request, unavailable
 from api.iceberg.models import IcebergModel, IcebergSchema, TableMetadata
+from api.iceberg.nested_types import nested_ids
 from api.iceberg.properties import split_properties
 from api.iceberg.updates import AddedSnapshot, SetSnapshotRefUpdate
 from api.server.execution import execute_batch
@@ -47,6 +49,7 @@ from catalog.data.iceberg_refs import MAIN, SnapshotRef
 from catalog.data.iceberg_table import IcebergTableState, PartitionSpec, SortOrder
 from catalog.data.table_files import ReadDeadlineError, TableFileError, read_file
 from catalog.data.warehouse import folder_of, inside, warehouse_root
+from catalog.descriptors.nested import path_words
 from catalog.descriptors.tables import INITIAL_TABLE_VERSION
 from catalog.errors import ValidationError
 from catalog.properties import properties_of
@@ -303,6 +306,7 @@ def register_command(
             f"{SERVED_FORMAT_VERSION}, not {metadata.format_version}"
         )
     schema = _current_schema(metadata, file)
+    _refuse_nested_sources(name, metadata, schema, file)
     own, others = split_properties(metadata.properties)
     schema_version = max(INITIAL_TABLE_VERSION, schema.schema_id or 0)
     iceberg = IcebergTableSpec(
@@ -321,6 +325,30 @@ def register_command(
         schema_version=schema_version,
         last_column_id=metadata.last_column_id,
     )
+
+
+def _refuse_nested_sources(
+    name: str, metadata: TableMetadata, schema: IcebergSchema, file: str
+) -> None:
+    """Refuse a partition or sort field whose source is a nested field, naming its path.
+
+    Raises:
+        IcebergError: BadRequestException naming the file, the spec or order and the field.
+    """
+    nested = nested_ids(name, schema.fields)
+    kept: list[tuple[str, list[dict[str, Any]]]] = [
+        *((f"partition spec {s.spec_id}", s.fields) for s in metadata.partition_specs),
+        *((f"sort order {o.order_id}", o.fields) for o in metadata.sort_orders),
+    ]
+    for what, fields in kept:
+        for f in fields:
+            source = f.get("source-id")
+            if isinstance(source, int) and source in nested:
+                raise bad_request(
+                    f"metadata file {file}: {what} uses the nested field "
+                    f"{path_words(nested[source])}; this catalog partitions and sorts by "
+                    "top-level fields only"
+                )
 
 
 @asynccontextmanager

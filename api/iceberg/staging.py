@@ -51,6 +51,7 @@ from api.iceberg.models import (
     SortOrder,
     TableMetadata,
 )
+from api.iceberg.nested_types import source_paths
 from api.iceberg.properties import FORMAT_VERSION_PROPERTY
 from api.iceberg.requirements import AssertCreate, TableRequirement
 from api.iceberg.updates import (
@@ -269,7 +270,7 @@ class CreateChanges:
         """
         if not self.later_specs and not self.later_orders:
             return None
-        names = {f.id: f.name for f in self.schema.fields}
+        names = source_paths(self.name, self.schema.fields)
         return AlterTableIcebergCommand(
             **{"schema": schema, "table": self.name},
             add_specs=tuple(new_spec(names, spec) for spec in self.later_specs),

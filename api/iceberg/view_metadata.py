@@ -35,6 +35,7 @@ from api.iceberg.view_models import (
     ViewVersionBody,
 )
 from api.wire.codes import IcebergType
+from catalog.column_types import NESTED_TYPES
 from catalog.commands.base import unique
 from catalog.commands.view_changes import LAST_ADDED
 from catalog.commands.views import (
@@ -133,6 +134,11 @@ def _columns(view: str, schema: IcebergSchema) -> NewViewSchema:
             mapped = catalog_type(field.type)
         except NoCounterpartError as e:
             raise bad_request(f"view {view}, field {field.name}: {e}") from e
+        if mapped.type in NESTED_TYPES:
+            raise bad_request(
+                f"view {view}, field {field.name}: a view's columns hold plain values; this "
+                f"catalog keeps no {mapped.type} column of a view (a table's columns may be one)"
+            )
         columns.append(
             ViewColumnSpec(
                 name=field.name,

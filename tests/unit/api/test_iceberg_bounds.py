@@ -143,6 +143,35 @@ def test_a_file_missing_a_null_count_keeps_no_statistics() -> None:
     assert column_stats(columns, {0: 0}, {}, {}, {}) is None
 
 
+def _nested(column_id: int, nullable: bool) -> ColumnDescriptor:
+    field = ColumnDescriptor(id=column_id + 10, name="X", type=ColumnType.INT64)
+    return ColumnDescriptor(
+        id=column_id, name="S", type=ColumnType.STRUCT, nullable=nullable, fields=(field,)
+    )
+
+
+def test_a_nested_column_keeps_its_null_count_only_and_its_fields_metrics_are_not_read() -> None:
+    columns = [_column(ColumnType.INT64, 0), _nested(1, nullable=False), _nested(2, True)]
+    field_bytes = {11: b"not a long", 12: to_bytes(ice.LongType(), 5)}  # nested fields' own
+    stats = column_stats(
+        columns,
+        null_counts={0: 0, 2: 4, 11: 1, 12: 0},
+        nan_counts={},
+        lower={0: to_bytes(ice.LongType(), 1), 2: b"?", **field_bytes},
+        upper={0: to_bytes(ice.LongType(), 8), 2: b"?", **field_bytes},
+    )
+    assert stats == (
+        ColumnStats(column_id=0, nulls=0, lower=1, upper=8),
+        ColumnStats(column_id=1, nulls=0),  # NOT NULL: none, though Iceberg gives no count
+        ColumnStats(column_id=2, nulls=4),  # a count given is kept, a bound never
+    )
+
+
+def test_a_nullable_nested_column_without_a_null_count_keeps_no_statistics() -> None:
+    columns = [_column(ColumnType.INT64, 0), _nested(1, nullable=True)]
+    assert column_stats(columns, {0: 0, 11: 0}, {}, {}, {}) is None
+
+
 @pytest.mark.parametrize(
     ("kind", "params", "stored"),
     [

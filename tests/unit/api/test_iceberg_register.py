@@ -91,6 +91,57 @@ def test_a_file_becomes_a_create_with_its_ids_state_and_location() -> None:
     assert command.iceberg.column_docs == {"ID": "the id"}
 
 
+_NESTED_SCHEMA = {
+    "type": "struct",
+    "schema-id": 2,
+    "identifier-field-ids": [3],
+    "fields": [
+        {"id": 3, "name": "ID", "type": "long", "required": True},
+        {
+            "id": 4,
+            "name": "S",
+            "required": False,
+            "type": {
+                "type": "struct",
+                "fields": [
+                    {
+                        "id": 7,
+                        "name": "TAGS",
+                        "required": False,
+                        "type": {
+                            "type": "list",
+                            "element-id": 5,
+                            "element": "string",
+                            "element-required": False,
+                        },
+                    }
+                ],
+            },
+        },
+    ],
+}
+
+
+def test_a_files_nested_fields_keep_their_ids() -> None:
+    command = register_command("LAKE", "T", _with(schemas=[_NESTED_SCHEMA]), FILE)
+    assert command.column_ids == (3, 4)
+    [tags] = command.columns[1].fields
+    assert (tags.name, tags.id, [(e.name, e.id) for e in tags.fields]) == (
+        "TAGS",
+        7,
+        [("element", 5)],
+    )
+
+
+def test_a_spec_of_a_nested_field_is_refused_naming_the_file_and_the_field() -> None:
+    spec = {"spec-id": 0, "fields": [{"source-id": 5, "field-id": 1000, "name": "t"}]}
+    metadata = _with(schemas=[_NESTED_SCHEMA], partition_specs=[spec])
+    refusal = r"partition spec 0 uses the nested field S\.TAGS\.element;"
+    with pytest.raises(IcebergError, match=refusal) as e:
+        register_command("LAKE", "T", metadata, FILE)
+    assert e.value.status == 400 and FILE in e.value.message
+
+
 def test_main_line_is_the_current_snapshot_and_its_parents_oldest_first() -> None:
     assert [s.snapshot_id for s in main_line(_with(), FILE)] == [11, 12]
     assert main_line(_with(current_snapshot_id=-1, refs={}), FILE) == []

@@ -12,15 +12,31 @@ from api.iceberg.types import (
     iceberg_type,
 )
 from catalog import ColumnType
+from catalog.column_types import PLAIN_TYPES
 from catalog.commands.column_definitions import Column
 
 
 def _served(type_: ColumnType, **params: int) -> str:
-    return iceberg_type(Column(name="C", type=type_, **params).to_descriptor(0))
+    served = iceberg_type(Column(name="C", type=type_, **params).to_descriptor(0))
+    assert isinstance(served, str)
+    return served
 
 
 def test_every_catalog_type_has_one_row() -> None:
     assert sorted(m.column_type for m in TYPE_TABLE) == sorted(ColumnType)
+
+
+def test_nested_types_are_the_rows_of_icebergs_nested_type_objects() -> None:
+    nested = {m.column_type: m.iceberg for m in TYPE_TABLE if m.nested}
+    assert nested == {
+        ColumnType.STRUCT: "struct",
+        ColumnType.ARRAY: "list",
+        ColumnType.MAP: "map",
+    }
+    assert [m.column_type for m in TYPE_TABLE if not m.nested] == list(PLAIN_TYPES)
+    for kind, type_ in (("struct", ColumnType.STRUCT), ("list", ColumnType.ARRAY)):
+        assert catalog_type({"type": kind}) == CatalogType(type_)
+    assert catalog_type({"type": "map"}) == CatalogType(ColumnType.MAP)
 
 
 @pytest.mark.parametrize(
@@ -71,7 +87,8 @@ def test_times_finer_than_microseconds_have_no_iceberg_counterpart() -> None:
     [
         ("fixed[16]", r"the Iceberg type fixed\[16\] has no counterpart"),
         ("timestamp_ns", "the Iceberg type timestamp_ns has no counterpart"),
-        ({"type": "list", "element-id": 3, "element": "int"}, "nested Iceberg type list"),
+        ({"type": "variant-struct"}, "nested Iceberg type variant-struct has no counterpart"),
+        (["int"], "nested Iceberg type given has no counterpart"),
     ],
 )
 def test_iceberg_types_without_a_catalog_counterpart_are_refused(
