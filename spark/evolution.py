@@ -5,11 +5,16 @@ renamed columns keep their data (same id), added columns read as their default o
 columns vanish, widened types are cast, and TIME and UUID read as Spark is handed them
 (microseconds since midnight, canonical text) from either encoding a file may hold: Iceberg's
 (``time64``, 16-byte ``uuid``: the source's files now and PyIceberg's) or the one the source
-wrote before (``int64``, text). Writing conforms a DataFrame's batches to the table's columns
-and checks what Spark cannot: NOT NULL, lengths, primary-key columns, times within the day,
-UUID text (written in canonical form). A column the DataFrame lacks is written as its default:
-a constant, or a new value per row for a default function (``RAND_UUID``: a random UUID), else
-null. ``for_file`` turns conformed rows into what a Parquet file holds (``spark.types``).
+wrote before (``int64``, text). Nested columns are read the same way at every depth, by the
+ids of their fields (``spark.reshape``): a struct's field added since a file was written reads
+as null, a dropped one is gone, a renamed one reads under its new name, a widened one is cast.
+Writing conforms a DataFrame's batches to the table's columns and checks what Spark cannot:
+NOT NULL, lengths, primary-key columns, times within the day, UUID text (written in canonical
+form), at every depth of a nested column (a field is named by its path, such as
+``PAYLOAD.ITEMS.element.PRICE``; a struct's fields are matched by name, as columns are). A
+column the DataFrame lacks is written as its default: a constant, or a new value per row for a
+default function (``RAND_UUID``: a random UUID), else null. ``for_file`` turns conformed rows
+into what a Parquet file holds (``spark.types``).
 """
 
 from __future__ import annotations
@@ -20,9 +25,20 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from catalog.column_types import RAND_UUID, ColumnType
+from catalog.column_types import NESTED_TYPES, RAND_UUID, ColumnType
 from catalog.descriptors import ColumnDescriptor
-from spark.types import FIELD_ID, arrow_field, arrow_type, default_scalar, file_field
+from catalog.descriptors.nested import Path, path_words
+from spark.reshape import Reshape, field_ids, struct_fields_of
+from spark.types import (
+    arrow_field,
+    arrow_type,
+    default_scalar,
+    file_field,
+    file_type,
+    given_fields,
+    holds_file_types,
+    named,
+)
 
 MICROS_PER_DAY = 86_400_000_000
 """A TIME holds microseconds since midnight: from 0 to one less than this."""
@@ -36,18 +52,16 @@ class DataMismatchError(ValueError):
 
 def column_ids(schema: pa.Schema) -> dict[int, int]:
     """Return, per Parquet field id in ``schema``, the field's position."""
-    found: dict[int, int] = {}
-    for i, field in enumerate(schema):
-        metadata = field.metadata or {}
-        if FIELD_ID in metadata:
-            found[int(metadata[FIELD_ID])] = i
-    return found
+    return field_ids(schema)
 
 
 def _filled(column: ColumnDescriptor, rows: int) -> pa.Array:
     value = default_scalar(column)
     if value is None:
-        return pa.nulls(rows, type=arrow_type(column))
+        nulls = pa.nulls(rows, type=arrow_type(column))
+        if column.type in NESTED_TYPES:  # its NOT NULL fields hold stand-ins (``Reshape``)
+            return _READ.column(column, nulls, (column.name,))
+        return nulls
     return pa.repeat(pa.scalar(value, type=arrow_type(column)), rows)
 
 
@@ -94,14 +108,36 @@ def _uuid_bytes(values: pa.ChunkedArray | pa.Array) -> pa.Array:
     return pa.ExtensionArray.from_storage(pa.uuid(), storage)
 
 
-def _as_read(column: ColumnDescriptor, values: pa.ChunkedArray) -> pa.ChunkedArray | pa.Array:
+def _as_read(
+    column: ColumnDescriptor, values: pa.ChunkedArray | pa.Array
+) -> pa.ChunkedArray | pa.Array:
     """Return a file's values of ``column`` as Spark is handed them, from either encoding."""
+    if column.type in NESTED_TYPES:
+        return _READ.chunked(column, values, (column.name,))
     if column.type is ColumnType.UUID and _is_uuid_bytes(values.type):
         return _uuid_text(values)
     if column.type is ColumnType.TIME and pa.types.is_time(values.type):
         return values.cast(pa.time64("us")).cast(pa.int64())
     target = arrow_type(column)
     return values if values.type == target else values.cast(target)
+
+
+class _Read(Reshape):
+    """A file's nested values as the version read has them: struct fields matched by id."""
+
+    def struct_fields(self, column: ColumnDescriptor, given: pa.DataType) -> dict[int, int]:
+        return field_ids(struct_fields_of(given))
+
+    def leaf(self, column: ColumnDescriptor, values: pa.Array, path: Path) -> pa.Array:
+        read = _as_read(column, values)
+        assert isinstance(read, pa.Array)
+        return read
+
+    def check(self, column: ColumnDescriptor, nulls: int, path: Path) -> None:
+        """Take what the file holds: a read refuses no value."""
+
+
+_READ = _Read()
 
 
 def project(data: pa.Table, columns: Sequence[ColumnDescriptor]) -> pa.Table:
@@ -133,8 +169,9 @@ def conform(
         key: the primary-key column ids (never null).
 
     Raises:
-        DataMismatchError: a null in a NOT NULL or key column, a value longer than its column
-            allows, a TIME outside the day, or a UUID column's text that is not a UUID.
+        DataMismatchError: a null in a NOT NULL or key column or in a NOT NULL nested field
+            (where its struct has a value), a value longer than its column or field allows, a
+            TIME outside the day, or a UUID's text that is not a UUID.
     """
     arrays: list[pa.Array] = []
     for column in columns:
@@ -142,21 +179,41 @@ def conform(
         if source is None:
             values = _generated(column, batch.num_rows)
         else:
-            values = batch.column(source)
-            target = arrow_type(column)
-            if values.type != target:
-                values = values.cast(target)
+            values = _WRITE.column(column, batch.column(source), (column.name,))
         if values.null_count and (not column.nullable or column.id in key):
             raise DataMismatchError(
                 f"column {column.name} is NOT NULL, but {values.null_count} row(s) have no value"
             )
-        _check_length(column, values)
-        if column.type is ColumnType.TIME:
-            _check_time(column, values)
-        elif column.type is ColumnType.UUID:
-            values = _canonical_uuids(column, values)
         arrays.append(values)
     return pa.Table.from_arrays(arrays, schema=pa.schema([arrow_field(c) for c in columns]))
+
+
+class _Write(Reshape):
+    """A DataFrame's values as the table's: struct fields matched by name, each checked."""
+
+    def struct_fields(self, column: ColumnDescriptor, given: pa.DataType) -> dict[int, int]:
+        return given_fields(column, given)
+
+    def leaf(self, column: ColumnDescriptor, values: pa.Array, path: Path) -> pa.Array:
+        target = arrow_type(column)
+        if values.type != target:
+            values = values.cast(target)
+        where = named(path)
+        _check_length(column, values, where)
+        if column.type is ColumnType.TIME:
+            _check_time(values, where)
+        elif column.type is ColumnType.UUID:
+            values = _canonical_uuids(values, where)
+        return values
+
+    def check(self, column: ColumnDescriptor, nulls: int, path: Path) -> None:
+        if nulls and not column.nullable:
+            raise DataMismatchError(
+                f"field {path_words(path)} is NOT NULL, but {nulls} value(s) have none"
+            )
+
+
+_WRITE = _Write()
 
 
 def for_file(data: pa.Table, columns: Sequence[ColumnDescriptor]) -> pa.Table:
@@ -167,27 +224,51 @@ def for_file(data: pa.Table, columns: Sequence[ColumnDescriptor]) -> pa.Table:
     """
     arrays: list[pa.ChunkedArray | pa.Array] = []
     for column, values in zip(columns, data.columns, strict=True):
-        if column.type is ColumnType.TIME:
-            arrays.append(values.cast(pa.time64("us")))
-        elif column.type is ColumnType.UUID:
-            arrays.append(_uuid_bytes(_canonical_uuids(column, values)))
+        if holds_file_types(column):
+            arrays.append(_FILE.chunked(column, values, (column.name,)))
         else:
             arrays.append(values)
     return pa.Table.from_arrays(arrays, schema=pa.schema([file_field(c) for c in columns]))
 
 
-def _check_time(column: ColumnDescriptor, values: pa.Array) -> None:
+class _File(Reshape):
+    """Conformed values as files hold them: TIME and UUID as Iceberg has them, at any depth."""
+
+    def target(self, column: ColumnDescriptor) -> pa.DataType:
+        return file_type(column)
+
+    def field(self, column: ColumnDescriptor) -> pa.Field:
+        return file_field(column)
+
+    def struct_fields(self, column: ColumnDescriptor, given: pa.DataType) -> dict[int, int]:
+        return {field.id: i for i, field in enumerate(column.fields)}
+
+    def leaf(self, column: ColumnDescriptor, values: pa.Array, path: Path) -> pa.Array:
+        if column.type is ColumnType.TIME:
+            return values.cast(pa.time64("us"))
+        if column.type is ColumnType.UUID:
+            return _uuid_bytes(_canonical_uuids(values, named(path)))
+        return values
+
+    def check(self, column: ColumnDescriptor, nulls: int, path: Path) -> None:
+        """Take conformed values as they are: ``conform`` checked them."""
+
+
+_FILE = _File()
+
+
+def _check_time(values: pa.Array, where: str) -> None:
     outside = pc.or_(pc.less(values, 0), pc.greater_equal(values, MICROS_PER_DAY))
     found = values.filter(outside)
     if len(found):
         raise DataMismatchError(
-            f"column {column.name} is a TIME: microseconds since midnight, from 0 to "
+            f"{where} is a TIME: microseconds since midnight, from 0 to "
             f"{MICROS_PER_DAY - 1}; {len(found)} value(s) are outside the day, such as "
             f"{found[0].as_py()}"
         )
 
 
-def _canonical_uuids(column: ColumnDescriptor, values: pa.Array | pa.ChunkedArray) -> pa.Array:
+def _canonical_uuids(values: pa.Array | pa.ChunkedArray, where: str) -> pa.Array:
     """Return UUID text in canonical form (lower case, hyphens), refusing text that is not one.
 
     Raises:
@@ -203,20 +284,20 @@ def _canonical_uuids(column: ColumnDescriptor, values: pa.Array | pa.ChunkedArra
         except ValueError as e:
             shown = text if len(text) <= 40 else text[:40] + "..."
             raise DataMismatchError(
-                f"column {column.name} is a UUID, and '{shown}' is not one (a UUID is 32 "
+                f"{where} is a UUID, and '{shown}' is not one (a UUID is 32 "
                 "hexadecimal digits, as in 0f8fad5b-d9cb-469f-a165-70867728950e)"
             ) from e
     return pa.array(canonical, type=pa.string())
 
 
-def _check_length(column: ColumnDescriptor, values: pa.Array) -> None:
+def _check_length(column: ColumnDescriptor, values: pa.Array, where: str) -> None:
     if column.type not in (ColumnType.STRING, ColumnType.BYTES) or column.length is None:
         return
     measure = pc.utf8_length if column.type is ColumnType.STRING else pc.binary_length
     longest = pc.max(measure(values)).as_py()
     if longest is not None and longest > column.length:
         raise DataMismatchError(
-            f"column {column.name} holds at most {column.length} "
+            f"{where} holds at most {column.length} "
             f"{'characters' if column.type is ColumnType.STRING else 'bytes'}, "
             f"a value has {longest}"
         )

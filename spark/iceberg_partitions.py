@@ -24,10 +24,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from catalog.column_types import ColumnType
+from catalog.column_types import NESTED_TYPES, ColumnType
 from catalog.data.files import IcebergPartition, StatValue
 from catalog.data.iceberg_table import PartitionSpec
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
+from catalog.descriptors.nested import find_id, path_words
 
 _MICROS_PER_DAY = 86_400_000_000
 _MICROS_PER_HOUR = 3_600_000_000
@@ -70,6 +71,16 @@ def check_spec(spec: PartitionSpec, columns: Sequence[ColumnDescriptor]) -> None
 def _source(by_id: dict[int, ColumnDescriptor], source_id: int, name: str) -> ColumnDescriptor:
     column = by_id.get(source_id)
     if column is None:
+        try:
+            path, _ = find_id(tuple(by_id.values()), source_id)
+        except KeyError:
+            path = ()
+        if path:
+            raise PartitionTransformError(
+                f"partition field {name} is of field {path_words(path)}, inside a nested "
+                "column: the Spark source writes partitions of top-level columns only; write "
+                "the table with an Iceberg engine"
+            )
         raise PartitionTransformError(
             f"partition field {name} is of column id {source_id}, which the table no longer "
             "has: the Spark source cannot write its partitions"
@@ -132,6 +143,11 @@ def _transform(transform: str, column: ColumnDescriptor) -> Callable[[pa.Chunked
     kind = column.type
     if name == "void":
         return lambda a: pa.nulls(len(a), pa.int32())
+    if kind in NESTED_TYPES:
+        raise PartitionTransformError(
+            f"partition field {transform} is of column {column.name}, a {kind}: a partition "
+            "is of a plain value; write the table with an Iceberg engine"
+        )
     if name == "identity" and kind not in (ColumnType.BYTES,):
         return lambda a: _per_value(a, lambda v: _identity(v, kind))
     if name in ("year", "month", "day") and (kind is ColumnType.DATE or kind in _TIMES):

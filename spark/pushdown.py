@@ -2,7 +2,8 @@
 
 Spark hands a Python data source the simple conditions of a WHERE (``DataSourceReader.
 pushFilters``): comparisons of one top-level column with a literal, IN lists, null tests,
-string prefix/suffix/substring tests, and NOT of one of them. A filter becomes a predicate when
+string prefix/suffix/substring tests, and NOT of one of them. A filter on a STRUCT, ARRAY or
+MAP column, or on a field inside one, is left to Spark. A filter becomes a predicate when
 its value is exactly a value of the column's type; the predicate always serves to skip files,
 and the read takes the filter over (Spark does not apply it again) only when Arrow keeps
 exactly the rows Spark would. Every other filter is left to Spark.
@@ -29,7 +30,7 @@ from pyspark.sql.datasource import (
     StringStartsWith,
 )
 
-from catalog.column_types import ColumnType
+from catalog.column_types import NESTED_TYPES, ColumnType
 from catalog.descriptors import ColumnDescriptor
 from spark.pruning import Op, Predicate
 from spark.statistics import NotComparableError, comparable, typed_scalar
@@ -53,7 +54,8 @@ _FLOATS = (ColumnType.FLOAT32, ColumnType.FLOAT64)
 
 def _column(filter_: Filter, columns: dict[str, ColumnDescriptor]) -> ColumnDescriptor | None:
     path: tuple[str, ...] = getattr(filter_, "attribute", ())
-    return columns.get(path[0]) if len(path) == 1 else None
+    column = columns.get(path[0]) if len(path) == 1 else None
+    return None if column is None or column.type in NESTED_TYPES else column
 
 
 def _operands(op: Op, column: ColumnDescriptor, filter_: Filter) -> tuple[object, ...] | None:

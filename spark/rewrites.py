@@ -47,6 +47,22 @@ def keys_from_bytes(parts: Sequence[bytes], key: Sequence[ColumnDescriptor]) -> 
     return distinct.select(names).cast(schema)
 
 
+def _rows_without(data: pa.Table, keys: WrittenKeys) -> pa.Array:
+    """Return, in order, the row numbers of ``data`` whose key is not one of ``keys``.
+
+    Only the key columns and the row numbers are joined: a join carries no STRUCT, ARRAY or
+    MAP column along.
+    """
+    names = [f"k{i}" for i in range(len(keys.columns))]
+    rows = pa.table(
+        [*(data.column(c.name) for c in keys.columns), pa.array(range(data.num_rows), pa.int64())],
+        names=[*names, "row"],
+    )
+    given = keys.keys.select([c.name for c in keys.columns]).rename_columns(names)
+    kept = rows.join(given, keys=names, join_type="left anti", use_threads=False)
+    return kept.column("row").combine_chunks().sort()
+
+
 class Rewrite:
     """The table's files that hold some of a write's keys, written again without those rows.
 
@@ -108,8 +124,7 @@ class Rewrite:
         files, path = self.folder.file(file.path)
         data = pq.read_table(path, filesystem=files)
         data = project(data if deleted is None else without_deleted(data, deleted), self.columns)
-        names = [c.name for c in keys.columns]
-        kept = data.join(keys.keys, keys=names, join_type="left anti", use_threads=False)
+        kept = data.take(_rows_without(data, keys))
         if kept.num_rows == data.num_rows:
             return None
         schema = pa.schema([arrow_field(c) for c in self.columns])

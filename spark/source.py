@@ -73,6 +73,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from api.client import CatalogApiError, CatalogClient, ConflictError
+from catalog.column_types import NESTED_TYPES
 from catalog.data.files import DataFile, rows_and_deletes, table_rows
 from catalog.data.iceberg_table import PartitionSpec
 from catalog.descriptors import ColumnDescriptor
@@ -88,7 +89,7 @@ from spark.rewrites import Rewrite, keys_from_bytes, keys_to_bytes
 from spark.schema import TableAt, resolve_table
 from spark.statistics import bounds_of_file
 from spark.table_folder import TableFolder, table_folder
-from spark.types import accepts, arrow_type, struct_type
+from spark.types import accepts, arrow_type, mismatch, struct_type
 from spark.warehouse import delete_files, read_file, write_partitions
 from updatelog.backoff import jittered
 
@@ -222,7 +223,8 @@ def plan_columns(target: TableAt, schema: StructType, *, keys_only: bool = False
     """Match a DataFrame's columns to the table's, by name; return column id → DataFrame column.
 
     Names match exactly, else case-insensitively. Every DataFrame column must be a table
-    column of an acceptable type (the same or one that widens into it); every table column
+    column of an acceptable type (the same or one that widens into it; a struct's fields are
+    matched by name the same way, and must fit at every depth); every table column
     the DataFrame lacks must be nullable or have a default; a key column may be left out only
     when its default is a function (``RAND_UUID`` gives each written row a new key). With
     ``keys_only`` (a delete), only the key columns are matched, every one of them must be
@@ -249,7 +251,12 @@ def plan_columns(target: TableAt, schema: StructType, *, keys_only: bool = False
             problems.append(f"column {column.name} is given twice")
             continue
         given = to_arrow_type(spark_field.dataType)
-        if not accepts(column, given):
+        if column.type in NESTED_TYPES:
+            problem = mismatch(column, given)
+            if problem is not None:
+                problems.append(problem)
+                continue
+        elif not accepts(column, given):
             problems.append(
                 f"column {column.name} is {arrow_type(column)} in the table; "
                 f"{spark_field.dataType.simpleString()} does not fit it"

@@ -11,6 +11,8 @@ TIME (microseconds since midnight), DATE (days) and the timestamps (microseconds
 epoch), ``Decimal`` for DECIMAL, ``str`` for STRING and UUID (canonical text, whose order is
 that of the 16 bytes Iceberg compares), ``float`` and ``bool``. BYTES keeps only its null
 count. A file's TIME and UUID are recorded in that form from either encoding it holds them in.
+STRUCT, ARRAY and MAP columns record nothing, and nothing is known of them (``bounds_of_file``
+is None): no read condition is taken on them (``spark.pushdown``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from catalog.column_types import ColumnType
+from catalog.column_types import NESTED_TYPES, ColumnType
 from catalog.data.files import ColumnStats, DataFile, StatValue
 from catalog.descriptors import ColumnDescriptor
 from spark.evolution import column_ids
@@ -92,7 +94,7 @@ def file_stats(data: pa.Table, columns: Sequence[ColumnDescriptor]) -> tuple[Col
     stats: list[ColumnStats] = []
     for column in columns:
         position = positions.get(column.id)
-        if position is None:
+        if position is None or column.type in NESTED_TYPES:
             continue
         values = data.column(position)
         lower, upper = _bounds_of(column.type, values)
@@ -190,9 +192,10 @@ def bounds_of_file(file: DataFile, column: ColumnDescriptor) -> Bounds | None:
     """Return what ``file``'s statistics say about ``column``; None when nothing is known.
 
     A file with statistics that has none for the column does not hold it (the column was
-    added after the file was written): its rows read as the column's default, or null.
+    added after the file was written): its rows read as the column's default, or null. Nothing
+    is known of a nested column.
     """
-    if file.stats is None:
+    if file.stats is None or column.type in NESTED_TYPES:
         return None
     for stats in file.stats:
         if stats.column_id == column.id:

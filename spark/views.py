@@ -12,8 +12,11 @@ A view reads exactly the Parquet files visible at the pinned timestamp that are 
 table then (``table_rows``: none written before a replace that made columns required), with
 the table's columns at that timestamp: files written before a column was renamed, widened or
 added are read by the names they were written with and cast, and a column they lack is its
-default (or NULL). The views read with Spark's own Parquet reader, so Spark prunes columns and
-pushes filters into the files itself. A view registered again at another timestamp replaces it.
+default (or NULL). A STRUCT, ARRAY or MAP column is rebuilt field by field the same way (a
+struct's fields by the names the file has, an array's elements and a map's values through
+``transform``), so a field added, dropped, renamed or widened inside it reads as in the
+catalog. The views read with Spark's own Parquet reader, so Spark prunes columns and pushes
+filters into the files itself. A view registered again at another timestamp replaces it.
 
 That reader cannot read TIME and UUID as files hold them (Iceberg's ``time`` and ``uuid``, the
 Spark source's and PyIceberg's encoding): with Spark's defaults a TIME(MICROS) column fails
@@ -23,6 +26,7 @@ column that was dropped since. So a table that has a TIME or UUID column, or who
 files were written with one, is refused before anything is registered: read it with
 ``spark.read.format("catalog")``, which reads every encoding. So is a table with rows an engine
 deleted by position (merge-on-read delete files), which Spark's reader would not leave out.
+A TIME or UUID field inside a nested column counts as such a column.
 The views of a warehouse on S3 read ``s3a://`` URIs: the session needs Hadoop's S3A
 (``hadoop-aws``) and keys of its own; ``spark.read.format("catalog")`` needs neither.
 """
@@ -46,6 +50,7 @@ from catalog.descriptors import (
     TableDescriptor,
     TableVersion,
 )
+from catalog.descriptors.nested import path_words, walk
 from catalog.descriptors.schemas import SYSTEM_SCHEMAS
 from catalog.errors import ValidationError
 from catalog.identifiers import quote_name
@@ -63,10 +68,53 @@ def _string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def sql_type(column: ColumnDescriptor) -> str:
+    """Return the Spark SQL type of a column, its nested fields' names quoted."""
+    if column.type is ColumnType.STRUCT:
+        fields = ", ".join(f"{quoted(f.name)}: {sql_type(f)}" for f in column.fields)
+        return f"STRUCT<{fields}>"
+    if column.type is ColumnType.ARRAY:
+        return f"ARRAY<{sql_type(column.fields[0])}>"
+    if column.type is ColumnType.MAP:
+        key, value = column.fields
+        return f"MAP<{sql_type(key)}, {sql_type(value)}>"
+    return str(spark_type(column).simpleString())
+
+
+def _read_as(old: ColumnDescriptor, new: ColumnDescriptor, expression: str, depth: int = 0) -> str:
+    """Return Spark SQL reading ``expression`` (``old``'s values in a file) as column ``new``.
+
+    Nested values are rebuilt by field id: a struct field the file lacks is NULL, a renamed
+    one is read by its old name; array elements and map values through lambdas (named by
+    depth, so an inner one never hides an outer one).
+    """
+    if new.type is ColumnType.STRUCT:
+        by_id = {f.id: f for f in old.fields}
+        parts = []
+        for f in new.fields:
+            was = by_id.get(f.id)
+            inner = (
+                f"CAST(NULL AS {sql_type(f)})"
+                if was is None
+                else _read_as(was, f, f"{expression}.{quoted(was.name)}", depth + 1)
+            )
+            parts.append(f"{_string(f.name)}, {inner}")
+        return f"IF({expression} IS NULL, NULL, named_struct({', '.join(parts)}))"
+    if new.type is ColumnType.ARRAY:
+        x = f"x{depth}"
+        element = _read_as(old.fields[0], new.fields[0], x, depth + 1)
+        return f"transform({expression}, {x} -> {element})"
+    if new.type is ColumnType.MAP:
+        k, v = f"k{depth}", f"v{depth}"  # a map's key never changes
+        value = _read_as(old.fields[1], new.fields[1], v, depth + 1)
+        return f"transform_values({expression}, ({k}, {v}) -> {value})"
+    return f"CAST({expression} AS {sql_type(new)})"
+
+
 def _literal(column: ColumnDescriptor) -> str:
     """Return the column's constant default as a Spark SQL expression of its type (or NULL)."""
     value: Any = column.default
-    target = spark_type(column).simpleString()
+    target = sql_type(column)
     if value is None:
         return f"CAST(NULL AS {target})"
     if column.type is ColumnType.BYTES:
@@ -103,8 +151,7 @@ def _select(
         if old is None:
             items.append(f"{_literal(column)} AS {quoted(column.name)}")
         else:
-            target = spark_type(column).simpleString()
-            items.append(f"CAST({quoted(old.name)} AS {target}) AS {quoted(column.name)}")
+            items.append(f"{_read_as(old, column, quoted(old.name))} AS {quoted(column.name)}")
     by_folder: dict[str, list[str]] = defaultdict(list)
     for path in files:
         relative = PurePosixPath(path)
@@ -150,9 +197,7 @@ def view_sql(
         for select in _select(columns, versions[schema_version], folder, paths)
     ]
     if not selects:
-        items = ", ".join(
-            f"CAST(NULL AS {spark_type(c).simpleString()}) AS {quoted(c.name)}" for c in columns
-        )
+        items = ", ".join(f"CAST(NULL AS {sql_type(c)}) AS {quoted(c.name)}" for c in columns)
         return f"SELECT * FROM (SELECT {items}) WHERE false"
     return "\nUNION ALL\n".join(selects)
 
@@ -249,13 +294,20 @@ _NOT_NATIVE = (ColumnType.TIME, ColumnType.UUID)
 def _time_or_uuid(
     table: TableDescriptor, history: Sequence[TableVersion], commits: Sequence[DataCommit]
 ) -> list[ColumnDescriptor]:
-    """Return the TIME and UUID columns of ``table`` or of the versions its files hold."""
+    """Return the TIME and UUID columns or nested fields of ``table`` or of its files' versions.
+
+    A nested field is returned named by its path.
+    """
     written = {commit.schema_version_of(f) for commit in commits for f in commit.files}
-    columns = {c.id: c for c in table.columns}
+    found = {f.id: (path, f) for path, f in walk(table.columns)}
     for version in history:
         if version.version in written:
-            columns = {c.id: c for c in version.columns} | columns
-    return [c for c in columns.values() if c.type in _NOT_NATIVE]
+            found = {f.id: (path, f) for path, f in walk(version.columns)} | found
+    return [
+        f.model_copy(update={"name": path_words(path)})
+        for path, f in found.values()
+        if f.type in _NOT_NATIVE
+    ]
 
 
 _SPARK_NAME = re.compile(r"[A-Za-z0-9_]+")
@@ -302,4 +354,4 @@ def _targets(
     return targets
 
 
-__all__ = ["quoted", "register_views", "view_sql"]
+__all__ = ["quoted", "register_views", "sql_type", "view_sql"]

@@ -5,6 +5,8 @@ its class path and Iceberg's session extensions) never meets the catalog's own S
 which share one JVM per test process. Started by ``SparkShell`` (conftest), stopped by it.
 
 Request: ``{"sql": "..."}``. Answer: ``{"rows": [[...], ...]}`` or ``{"error": "Class: text"}``.
+In a row, a struct is the list of its fields' values, an array a list, a map the list of its
+``[key, value]`` pairs, and a value JSON has no type for (a decimal, a date) its text.
 Configuration comes as ``--conf key=value`` arguments.
 """
 
@@ -18,6 +20,10 @@ from typing import Any
 def _plain(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
+    if isinstance(value, tuple | list):  # a struct comes as a Row, which is a tuple
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return [[_plain(k), _plain(v)] for k, v in value.items()]
     return str(value)
 
 

@@ -53,8 +53,59 @@ EXPECTED = [
 ]
 
 
+NESTED_EXPECTED = [
+    (
+        ColumnType.STRUCT,
+        T.StructType(
+            [T.StructField("A", T.IntegerType(), False, {"column_id": 8, "catalog_type": "INT32"})]
+        ),
+        pa.struct([pa.field("A", pa.int32(), nullable=False)]),
+    ),
+    (
+        ColumnType.ARRAY,
+        T.ArrayType(T.StringType(), containsNull=False),
+        pa.list_(pa.field("element", pa.string(), nullable=False)),
+    ),
+    (
+        ColumnType.MAP,
+        T.MapType(T.StringType(), T.LongType(), valueContainsNull=True),
+        pa.map_(pa.string(), pa.int64()),
+    ),
+]
+
+
+def nested(ctype: ColumnType) -> ColumnDescriptor:
+    """Return a NOT NULL nested column (id 7) whose one or two fields are of plain types."""
+    fields = {
+        ColumnType.STRUCT: (
+            column(ColumnType.INT32, 8, nullable=False).model_copy(update={"name": "A"}),
+        ),
+        ColumnType.ARRAY: (
+            column(ColumnType.STRING, 8, nullable=False).model_copy(update={"name": "element"}),
+        ),
+        ColumnType.MAP: (
+            column(ColumnType.STRING, 8, nullable=False).model_copy(update={"name": "key"}),
+            column(ColumnType.INT64, 9).model_copy(update={"name": "value"}),
+        ),
+    }[ctype]
+    return ColumnDescriptor(id=7, name="N", type=ctype, nullable=False, fields=fields)
+
+
 def test_every_catalog_type_is_mapped() -> None:
-    assert {ctype for ctype, *_ in EXPECTED} == set(ColumnType)
+    mapped = {ctype for ctype, *_ in EXPECTED} | {ctype for ctype, *_ in NESTED_EXPECTED}
+    assert mapped == set(ColumnType)
+
+
+@pytest.mark.parametrize(("ctype", "spark", "arrow"), NESTED_EXPECTED)
+def test_nested_type_mapping(ctype: ColumnType, spark: T.DataType, arrow: pa.DataType) -> None:
+    col = nested(ctype)
+    field = spark_field(col)
+    assert field.dataType == spark
+    assert field.nullable is False
+    assert field.metadata["column_id"] == 7
+    assert field.metadata["catalog_type"].startswith(str(ctype))
+    assert arrow_type(col) == arrow
+    assert accepts(col, arrow)
 
 
 @pytest.mark.parametrize(("ctype", "params", "spark", "arrow"), EXPECTED)
