@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from api.cli.base import UsageError, catalog_version, client_of, positive
@@ -231,7 +232,6 @@ def _listing(cat: Catalog, kind: str, schema: str | None) -> View:
 
 def _table_view(body: dict[str, Any]) -> View:
     table = body["table"]
-    columns = table["versions"][-1]["columns"]
     key = set(table["primary_key"])
     indexes = ", ".join(i["name"] for i in body["indexes"]) or "none"
     return View(
@@ -240,20 +240,45 @@ def _table_view(body: dict[str, Any]) -> View:
         [
             [
                 str(c["id"]),
-                c["name"],
+                "  " * (len(path) - 1) + ".".join(path),
                 _type_text(c),
                 "yes" if c["nullable"] else "no",
                 _default_text(c),
                 "PK" if c["id"] in key else "",
             ]
-            for c in columns
+            for path, c, _ in _walk(table["versions"][-1]["columns"])
         ],
         title=f"{body['schema']}.{table['name']} (id {table['id']}, version {body['version']})",
         caption=f"zone {body['zone']['name']}; indexes: {indexes}",
     )
 
 
+def _walk(
+    columns: list[dict[str, Any]], prefix: tuple[str, ...] = (), parent: int | None = None
+) -> Iterator[tuple[tuple[str, ...], dict[str, Any], int | None]]:
+    """Yield each column and nested field with its path and its holder's id, depth first.
+
+    A STRUCT's fields, an ARRAY's ``element`` and a MAP's ``key`` and ``value`` follow their
+    column, each named by its path (``PAYLOAD.ITEMS.element.PRICE``).
+    """
+    for column in columns:
+        path = (*prefix, column["name"])
+        yield path, column, parent
+        yield from _walk(column.get("fields") or [], path, column["id"])
+
+
 def _type_text(column: dict[str, Any]) -> str:
+    """Spell a type: ``DECIMAL(10, 2)``, ``ARRAY<T>``, ``MAP<K, V>``, ``STRUCT<...>``.
+
+    A STRUCT is summed up: its fields are rows of their own.
+    """
+    fields = column.get("fields") or []
+    if column["type"] == "STRUCT":
+        return "STRUCT<...>"
+    if column["type"] == "ARRAY" and len(fields) == 1:
+        return f"ARRAY<{_type_text(fields[0])}>"
+    if column["type"] == "MAP" and len(fields) == 2:
+        return f"MAP<{_type_text(fields[0])}, {_type_text(fields[1])}>"
     params = [str(column[p]) for p in ("precision", "scale", "length") if column[p] is not None]
     return f"{column['type']}({', '.join(params)})" if params else str(column["type"])
 
@@ -309,19 +334,33 @@ def _schema_versions(versions: list[dict[str, Any]]) -> str:
     ``+`` added, ``-`` dropped, ``~`` changed: ``1 (ID, NAME), 2 (+NOTE), 3 (~NOTE)``.
     """
     parts = []
-    before: dict[int, dict[str, Any]] = {}
+    before: dict[int, tuple[str, dict[str, Any], int | None]] = {}
     for version in versions:
-        now = {c["id"]: c for c in version["columns"]}
+        now = {c["id"]: (".".join(p), _own(c), up) for p, c, up in _walk(version["columns"])}
         if not before:
             change = ", ".join(c["name"] for c in version["columns"])
         else:
-            added = [f"+{c['name']}" for i, c in now.items() if i not in before]
-            dropped = [f"-{c['name']}" for i, c in before.items() if i not in now]
-            changed = [f"~{c['name']}" for i, c in now.items() if i in before and before[i] != c]
+            # A field added or dropped with its holder is not listed again.
+            added = [
+                f"+{n}"
+                for i, (n, _, up) in now.items()
+                if i not in before and (up is None or up in before)
+            ]
+            dropped = [
+                f"-{n}"
+                for i, (n, _, up) in before.items()
+                if i not in now and (up is None or up in now)
+            ]
+            changed = [f"~{n}" for i, (n, c, _) in now.items() if i in before and before[i][1] != c]
             change = ", ".join(added + dropped + changed)
         parts.append(f"{version['version']} ({change})")
         before = now
     return ", ".join(parts)
+
+
+def _own(column: dict[str, Any]) -> dict[str, Any]:
+    """A column's own properties: its name and type, not its nested fields (compared apart)."""
+    return {k: v for k, v in column.items() if k != "fields"}
 
 
 def _default_text(column: dict[str, Any]) -> str:

@@ -1,9 +1,10 @@
 """SQL DDL → catalog commands: ``parse_sql`` turns statements into ``CatalogCommand``s.
 
 ``tokens`` reads the text, ``statements`` splits and dispatches it, ``tables``, ``columns``,
-``zones``, ``views`` and ``grants`` translate each kind of statement, ``nodes`` holds helpers
-over the parsed tree. ``show_grants`` reads ``SHOW GRANTS``, a read that is no command. Nothing
-here speaks HTTP: the routes call ``parse_sql`` and turn its errors into answers.
+``nested_alter``, ``zones``, ``views`` and ``grants`` translate each kind of statement,
+``nodes`` holds helpers over the parsed tree. ``show_grants`` reads ``SHOW GRANTS``, a read
+that is no command. Nothing here speaks HTTP: the routes call ``parse_sql`` and turn its
+errors into answers.
 
 May import: sqlglot, catalog.
 """

@@ -15,17 +15,27 @@ TIME                                                   TIME              (precis
 TIMESTAMP                                              TIMESTAMP         (precision)
 TIMESTAMP WITH [LOCAL] TIME ZONE, TIMESTAMPTZ          TIMESTAMP_TZ      (precision)
 UUID                                                   UUID
+STRUCT<name type [NOT NULL], ...>, STRUCT<name: type>,  STRUCT            its fields
+ROW(name type [NOT NULL], ...)
+ARRAY<type>, type ARRAY, type[]                        ARRAY             field ``element``
+MAP<key type, value type>                              MAP               ``key``, ``value``
 =====================================================  ================  =====================
 
 A parameter left out gets the catalog's default for the type (e.g. ``VARCHAR`` is 65536 long,
-``CHAR`` too: there is no fixed-length string type). Defaults must be constants: numbers,
-strings, TRUE/FALSE, NULL, ``X'..'`` (BYTES) and typed literals such as ``DATE '2024-01-31'``.
+``CHAR`` too: there is no fixed-length string type). Nested types nest: a STRUCT's field, an
+ARRAY's element and a MAP's value may be of any type. A STRUCT's field is nullable unless
+``NOT NULL``; an array's element and a map's value are nullable, a map's key is not (the JSON
+command ``create_table`` may make an element or a value NOT NULL).
+
+Defaults must be constants: numbers, strings, TRUE/FALSE, NULL, ``X'..'`` (BYTES) and typed
+literals such as ``DATE '2024-01-31'``.
 """
 
 from __future__ import annotations
 
 import decimal
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -34,6 +44,7 @@ from api.sql.nodes import check_args, name_of, sql_of
 from catalog.column_types import DEFAULT_FUNCTIONS, ColumnType, DefaultValue
 from catalog.commands import Column
 from catalog.descriptors import Collation
+from catalog.descriptors.nested import ELEMENT, KEY, VALUE, path_words
 from catalog.errors import ValidationError
 
 DType = exp.DType
@@ -61,6 +72,11 @@ _TYPES: dict[DType, ColumnType] = {
     DType.TIMESTAMPTZ: ColumnType.TIMESTAMP_TZ,
     DType.UUID: ColumnType.UUID,
 }
+_NESTED: dict[DType, ColumnType] = {
+    DType.STRUCT: ColumnType.STRUCT,
+    DType.ARRAY: ColumnType.ARRAY,
+    DType.MAP: ColumnType.MAP,
+}
 _LENGTH_TYPES = (ColumnType.STRING, ColumnType.BYTES)
 _PRECISION_TYPES = (ColumnType.TIME, ColumnType.TIMESTAMP, ColumnType.TIMESTAMP_TZ)
 _INTEGER = re.compile(r"-?\d+")
@@ -69,26 +85,37 @@ _TZ_LITERAL = (ColumnType.TIMESTAMP, ColumnType.TIMESTAMP_TZ)
 
 @dataclass(frozen=True, slots=True)
 class SqlType:
-    """A column type with the parameters written in SQL (None where left out)."""
+    """A column type with the parameters written in SQL (None where left out).
+
+    A STRUCT, ARRAY or MAP carries its ``fields`` (an array's ``element``, a map's ``key``
+    and ``value``), each a column of its own.
+    """
 
     type: ColumnType
     precision: int | None = None
     scale: int | None = None
     length: int | None = None
+    fields: tuple[Column, ...] = ()
 
 
-def column_type(dtype: exp.Expr | None) -> SqlType:
+def column_type(dtype: exp.Expr | None, path: Sequence[str] = ()) -> SqlType:
     """Map a SQL type to the catalog's column type and its written parameters.
 
+    ``path`` is the column or nested field the type is written for, which a refusal names
+    (none: the message names only the type).
+
     Raises:
-        ValidationError: an unsupported type, or parameters the type does not take.
+        ValidationError: an unsupported type, parameters the type does not take, or a STRUCT,
+            ARRAY or MAP written without its fields' types.
     """
     if not isinstance(dtype, exp.DataType):
-        raise ValidationError("expected a column type")
+        raise ValidationError(f"{_where(path)}expected a column type")
+    if dtype.this in _NESTED:
+        return _nested_type(dtype, tuple(path))
     ctype = _TYPES.get(dtype.this) if isinstance(dtype.this, DType) else None
     if ctype is None:
-        raise ValidationError(f"unsupported column type {sql_of(dtype)}")
-    check_args(dtype, {"this", "expressions"}, f"column type {sql_of(dtype)}")
+        raise ValidationError(f"{_where(path)}unsupported column type {sql_of(dtype)}")
+    check_args(dtype, {"this", "expressions"}, f"{_where(path)}column type {sql_of(dtype)}")
     params = [_type_param(p, dtype) for p in dtype.expressions]
     if ctype is ColumnType.DECIMAL and len(params) <= 2:
         scale = params[1] if len(params) == 2 else None
@@ -100,6 +127,84 @@ def column_type(dtype: exp.Expr | None) -> SqlType:
     if params:
         raise ValidationError(f"column type {sql_of(dtype)} takes no such parameters")
     return SqlType(ctype)
+
+
+def _where(path: Sequence[str]) -> str:
+    """Return how a message starts that names ``path``: a column, or a nested field."""
+    if not path:
+        return ""
+    return f"{'column' if len(path) == 1 else 'field'} {path_words(path)}: "
+
+
+def _nested_type(dtype: exp.DataType, path: tuple[str, ...]) -> SqlType:
+    """Read ``STRUCT<...>`` / ``ROW(...)``, ``ARRAY<...>`` or ``MAP<...>`` and its fields."""
+    ctype = _NESTED[DType(dtype.this)]
+    where = _where(path)
+    check_args(dtype, {"this", "expressions", "nested"}, f"{where}column type {sql_of(dtype)}")
+    parts = dtype.expressions
+    if ctype is ColumnType.STRUCT:
+        if not parts or not all(isinstance(p, exp.ColumnDef) for p in parts):
+            raise ValidationError(
+                f"{where}a STRUCT names each of its fields and gives its type: "
+                "STRUCT<name type, ...>, STRUCT<name: type, ...> or ROW(name type, ...)"
+            )
+        return SqlType(ctype, fields=tuple(_struct_field(p, path) for p in parts))
+    found = f"found {len(parts)} type{'' if len(parts) == 1 else 's'}"
+    if ctype is ColumnType.ARRAY:
+        if len(parts) != 1:
+            raise ValidationError(f"{where}an ARRAY has one element type, ARRAY<type>; {found}")
+        return SqlType(ctype, fields=(_fixed_field(ELEMENT, parts[0], path, nullable=True),))
+    if len(parts) != 2:
+        raise ValidationError(
+            f"{where}a MAP has a key type and a value type, MAP<key type, value type>; {found}"
+        )
+    key = _fixed_field(KEY, parts[0], path, nullable=False)
+    return SqlType(ctype, fields=(key, _fixed_field(VALUE, parts[1], path, nullable=True)))
+
+
+def _fixed_field(name: str, dtype: exp.Expr, parent: tuple[str, ...], *, nullable: bool) -> Column:
+    """Return an array's element or a map's key or value, whose type ``dtype`` gives."""
+    path = (*parent, name)
+    return _field_column(path, column_type(dtype, path), nullable)
+
+
+def _struct_field(defn: exp.ColumnDef, parent: tuple[str, ...]) -> Column:
+    """Return a STRUCT's field: ``name type [NULL | NOT NULL]`` (no default, no key)."""
+    path = (*parent, name_of(defn.this, "a STRUCT field"))
+    what = f"field {path_words(path)}"
+    check_args(defn, {"this", "kind", "constraints"}, what)
+    sql_type = column_type(defn.args.get("kind"), path)
+    nullable: bool | None = None
+    for constraint in defn.args.get("constraints") or []:
+        check_args(constraint, {"kind"}, what)
+        body = constraint.args.get("kind")
+        if not isinstance(body, exp.NotNullColumnConstraint):
+            shown = sql_of(body) if isinstance(body, exp.Expr) else sql_of(constraint)
+            raise ValidationError(
+                f"{what}: a nested field takes only NULL or NOT NULL, not {shown}"
+            )
+        if nullable is not None:
+            raise ValidationError(f"{what}: NULL / NOT NULL given twice")
+        check_args(body, {"allow_null"}, what)
+        nullable = bool(body.args.get("allow_null"))
+    return _field_column(path, sql_type, nullable is not False)
+
+
+def _field_column(path: tuple[str, ...], sql_type: SqlType, nullable: bool) -> Column:
+    """Return the nested field at ``path``; a refusal of its type names the path."""
+    try:
+        return Column(
+            name=path[-1],
+            type=sql_type.type,
+            nullable=nullable,
+            precision=sql_type.precision,
+            scale=sql_type.scale,
+            length=sql_type.length,
+            fields=sql_type.fields,
+        )
+    except ValidationError as e:
+        reason = str(e.details[0]["msg"]) if e.details else e.message
+        raise ValidationError(f"{_where(path)}{reason}", code=e.code, details=e.details) from e
 
 
 def _type_param(param: exp.Expr, dtype: exp.DataType) -> int:
@@ -214,11 +319,15 @@ class ColumnSpec:
             length=self.type.length,
             default=self.default,
             default_function=self.default_function,
+            fields=self.type.fields,
         )
 
 
-def column_spec(defn: exp.Expr) -> ColumnSpec:
+def column_spec(defn: exp.Expr, parent: Sequence[str] = ()) -> ColumnSpec:
     """Read a column definition: name, type, NULL/NOT NULL, DEFAULT, inline PRIMARY KEY.
+
+    ``parent`` is the path of the STRUCT a nested field is defined in (``ADD COLUMN S.F``),
+    which messages name; empty for a column.
 
     Raises:
         ValidationError: any other constraint or clause, or one given twice.
@@ -226,12 +335,13 @@ def column_spec(defn: exp.Expr) -> ColumnSpec:
     if not isinstance(defn, exp.ColumnDef):
         raise ValidationError(f"expected a column definition, found {sql_of(defn)}")
     name = name_of(defn.this, "a column")
-    what = f"column {name}"
+    path = (*parent, name)
+    what = _where(path).removesuffix(": ")
     check_args(defn, {"this", "kind", "constraints", "exists"}, what)
     kind = defn.args.get("kind")
     if kind is None:
         raise ValidationError(f"{what} needs a type")
-    sql_type = column_type(kind)
+    sql_type = column_type(kind, path)
     nullable: bool | None = None
     default: DefaultValue | None = None
     function: str | None = None

@@ -17,6 +17,7 @@ from sqlglot.tokenizer_core import Token, TokenType
 from api.sql.columns import ColumnSpec, collation_of, column_spec
 from api.sql.nodes import check_args, name_of, qualified_name, sql_of
 from api.sql.tokens import (
+    TABLE_DIALECT,
     TokenReader,
     describe,
     first_of,
@@ -55,7 +56,7 @@ def create_table_from_text(text: str, toks: Sequence[Token]) -> CommandBase:
         head_toks, tail, head_end = toks[: close + 1], toks[close + 1 :], toks[close].end + 1
     head, key = _strip_pk_clause(text[:head_end], head_toks)
     options = _table_options(TokenReader(tail), key)
-    node = parse_statement(head)
+    node = parse_statement(head, TABLE_DIALECT)
     if not isinstance(node, exp.Create) or str(node.args.get("kind")).upper() != "TABLE":
         raise ValidationError("cannot read this CREATE TABLE statement")
     return create_table(node, options)

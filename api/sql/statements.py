@@ -15,7 +15,10 @@ the Ignite 3 syntax sqlglot does not know is read from its tokens (see ``api.sql
   ``DROP [COLUMN] [IF EXISTS] c`` (or ``(c, ...)`` or ``c, ...``),
   ``ALTER [COLUMN] c SET DATA TYPE T`` / ``TYPE T``, ``... DROP NOT NULL``, ``... SET NOT NULL``,
   ``... SET DEFAULT v``, ``... DROP DEFAULT``, ``RENAME COLUMN c TO d``, ``RENAME TO u``,
-  ``SET (MIN STALE ROWS n, STALE ROWS FRACTION f)``
+  ``SET (MIN STALE ROWS n, STALE ROWS FRACTION f)``; a column's type may be ``STRUCT<...>``,
+  ``ROW(...)``, ``ARRAY<...>`` or ``MAP<..., ...>`` (``api.sql.columns``), and ADD, DROP,
+  RENAME and ALTER COLUMN name a nested field by its path, ``PAYLOAD.ITEMS.element.PRICE``
+  (``api.sql.nested_alter``)
 - ``CREATE [UNIQUE] INDEX [IF NOT EXISTS] i ON [s.]t [USING HASH | SORTED | TREE]
   (a [ASC | DESC] [NULLS FIRST | LAST], ...)``; ``DROP INDEX [IF EXISTS] [s.]i``;
   ``ALTER INDEX [IF EXISTS] [s.]i RENAME TO j``
@@ -51,13 +54,15 @@ from sqlglot.errors import TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
 from api.sql import create_table, grants, tables, views
+from api.sql.nested_alter import nested_alter
 from api.sql.script_shape import MAX_NESTING, ScriptShape
-from api.sql.tokens import DIALECT, parse_statement, tokenize
+from api.sql.tokens import DIALECT, TABLE_DIALECT, parse_statement, tokenize
 from api.sql.zones import is_zone_statement, zone_command
 from catalog.catalog import Catalog
 from catalog.commands import CommandBase
 from catalog.commands.base import UpdateContext
-from catalog.errors import BatchPosition, CatalogError, ValidationError
+from catalog.descriptors.nested import MAX_DEPTH
+from catalog.errors import BatchPosition, CatalogError, ErrorCode, ValidationError
 
 MAX_SHOWN = 80
 """How many characters of a refused statement its error message quotes."""
@@ -249,12 +254,18 @@ def statement_commands(
     if views.is_view_statement(toks):
         return views.view_commands(text, toks, catalog)
     is_table = len(toks) >= 2 and toks[1].token_type is TokenType.TABLE
+    if is_table:
+        _check_type_nesting(toks)
     if is_table and toks[0].token_type is TokenType.CREATE:
         return [create_table.create_table_from_text(text, toks)]
+    if is_table and toks[0].token_type is TokenType.ALTER:
+        nested = nested_alter(text, toks, catalog)
+        if nested is not None:
+            return nested
     added = tables.add_columns_in_parens(text, toks) or tables.set_table_properties(toks)
     if added is not None:
         return [added]
-    node = parse_statement(text)
+    node = parse_statement(text, TABLE_DIALECT if is_table else DIALECT)
     if isinstance(node, exp.Command) or node.find(exp.Command) is not None:
         dropped = tables.drop_columns_list(toks)
         if dropped is not None:
@@ -263,6 +274,30 @@ def statement_commands(
             raise ValidationError(tables.ONE_KIND_OF_ACTION)
         raise ValidationError(f"unsupported statement (supported: {SUPPORTED})")
     return _commands(node, toks)
+
+
+def _check_type_nesting(toks: list[Token]) -> None:
+    """Refuse a table statement whose types nest ``<`` deeper than the parser is asked to go.
+
+    Parentheses are measured for the whole script (``ScriptShape``); angle brackets only here,
+    where nothing but a type writes them (elsewhere ``<`` is a comparison). The catalog then
+    measures the fields' depth exactly (``MAX_DEPTH``), naming the field.
+
+    Raises:
+        ValidationError: NESTED_TOO_DEEP, ``<`` nested deeper than ``MAX_NESTING``.
+    """
+    depth = deepest = 0
+    for token in toks:
+        if token.token_type is TokenType.LT:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token.token_type is TokenType.GT:
+            depth -= 1
+    if deepest > MAX_NESTING:
+        raise ValidationError(
+            f"the column types nest {deepest} deep; a field sits at most {MAX_DEPTH} levels deep",
+            code=ErrorCode.NESTED_TOO_DEEP,
+        )
 
 
 def _commands(node: exp.Expr, toks: list[Token]) -> list[CommandBase]:

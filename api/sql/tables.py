@@ -6,6 +6,9 @@ read from its tokens here (``CREATE TABLE``'s are in ``api.sql.create_table``):
 - ``ALTER TABLE [IF EXISTS] t ADD [COLUMN] [IF NOT EXISTS] (col TYPE ..., ...)``;
 - ``ALTER TABLE [IF EXISTS] t DROP [COLUMN] [IF EXISTS] a, b`` (sqlglot only reads
   ``DROP COLUMN (a, b)`` and ``DROP COLUMN a, DROP COLUMN b``).
+
+Table statements are parsed with ``TABLE_DIALECT`` (``ROW(...)`` is a STRUCT type). A nested
+field named by its path (``ALTER TABLE t DROP COLUMN s.f``) is ``api.sql.nested_alter``'s.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from api.sql.columns import (
 )
 from api.sql.create_table import table_property
 from api.sql.nodes import check_args, name_of, qualified_name, schema_name, sql_of
-from api.sql.tokens import TokenReader, is_word, matching_paren, parse_statement
+from api.sql.tokens import TABLE_DIALECT, TokenReader, is_word, matching_paren, parse_statement
+from catalog.column_types import NESTED_TYPES
 from catalog.commands import (
     AddColumnsCommand,
     AlterColumnCommand,
@@ -45,8 +49,9 @@ from catalog.commands import (
     RenameTableCommand,
 )
 from catalog.descriptors import IndexKind
+from catalog.descriptors.nested import path_words
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
-from catalog.errors import ValidationError
+from catalog.errors import ErrorCode, ValidationError
 
 ONE_KIND_OF_ACTION = (
     "unsupported ALTER TABLE form; the actions are ADD [COLUMN], DROP [COLUMN], ALTER COLUMN, "
@@ -108,12 +113,12 @@ def alter_table(node: exp.Alter) -> list[CommandBase]:
     """
     check_args(node, {"this", "kind", "actions", "exists"}, "ALTER TABLE")
     schema, table = qualified_name(node.this, "table")
-    target = _Target(schema, table, bool(node.args.get("exists")))
+    target = AlterTarget(schema, table, bool(node.args.get("exists")))
     commands: list[CommandBase] = []
     for action in node.args.get("actions") or []:
         previous = commands[-1] if commands else None
         if isinstance(action, exp.ColumnDef):
-            added = target.add_columns((_added_column(action),), bool(action.args.get("exists")))
+            added = target.add_columns((added_column(action),), bool(action.args.get("exists")))
             if isinstance(previous, AddColumnsCommand) and (
                 previous.if_not_exists == added.if_not_exists
             ):
@@ -129,7 +134,7 @@ def alter_table(node: exp.Alter) -> list[CommandBase]:
             else:
                 commands.append(dropped)
         elif isinstance(action, exp.AlterColumn):
-            commands.append(_alter_column(action, target))
+            commands.append(alter_column(action, target))
         elif isinstance(action, exp.AlterRename):
             commands.append(_rename(action, schema, table, "table", target.if_exists))
         elif isinstance(action, exp.RenameColumn):
@@ -142,7 +147,7 @@ def alter_table(node: exp.Alter) -> list[CommandBase]:
 
 
 @dataclass(frozen=True)
-class _Target:
+class AlterTarget:
     """The table an ``ALTER TABLE [IF EXISTS]`` changes."""
 
     schema: str
@@ -155,20 +160,27 @@ class _Target:
         return {"schema": self.schema, "table": self.table, "if_table_exists": self.if_exists}
 
     def add_columns(self, columns: tuple[Column, ...], if_not_exists: bool) -> AddColumnsCommand:
+        """Return the command adding ``columns`` to this table."""
         return AddColumnsCommand(**self.fields, columns=columns, if_not_exists=if_not_exists)
 
     def drop_columns(self, names: Sequence[str], if_exists: bool) -> DropColumnsCommand:
+        """Return the command dropping the columns ``names`` from this table."""
         return DropColumnsCommand(**self.fields, columns=tuple(names), if_exists=if_exists)
 
 
-def _added_column(defn: exp.ColumnDef) -> Column:
-    spec = column_spec(defn)
+def added_column(defn: exp.ColumnDef, parent: Sequence[str] = ()) -> Column:
+    """Return the column (or, under ``parent``, the nested field) an ADD COLUMN defines.
+
+    Raises:
+        ValidationError: a PRIMARY KEY, or a bad type or default.
+    """
+    spec = column_spec(defn, parent)
     if spec.primary_key:
         raise ValidationError(f"an added column ({spec.name}) cannot be a PRIMARY KEY")
     return spec.to_column()
 
 
-def _drop_columns(action: exp.Drop, target: _Target) -> DropColumnsCommand:
+def _drop_columns(action: exp.Drop, target: AlterTarget) -> DropColumnsCommand:
     if str(action.args.get("kind") or "").upper() != "COLUMN":
         raise ValidationError(f"unsupported ALTER TABLE action {sql_of(action)}")
     check_args(action, {"kind", "tables", "exists"}, "DROP COLUMN")
@@ -179,7 +191,7 @@ def _drop_columns(action: exp.Drop, target: _Target) -> DropColumnsCommand:
     return target.drop_columns(names, bool(action.args.get("exists")))
 
 
-def _rename_column(action: exp.RenameColumn, target: _Target) -> RenameColumnCommand:
+def _rename_column(action: exp.RenameColumn, target: AlterTarget) -> RenameColumnCommand:
     column = name_of(action.this, "a column")
     check_args(action, {"this", "to", "exists"}, f"RENAME COLUMN {column}")
     if action.args.get("exists"):
@@ -191,15 +203,33 @@ def _rename_column(action: exp.RenameColumn, target: _Target) -> RenameColumnCom
     return RenameColumnCommand(**target.fields, column=column, new_name=new_name)
 
 
-def _alter_column(action: exp.AlterColumn, target: _Target) -> AlterColumnCommand:
-    column = name_of(action.this, "a column")
-    what = f"ALTER COLUMN {column}"
+def alter_column(
+    action: exp.AlterColumn, target: AlterTarget, path: Sequence[str] = ()
+) -> AlterColumnCommand:
+    """Return the command of an ``ALTER COLUMN`` action; ``path`` names a nested field.
+
+    With ``path`` (two names or more), the action's own column name is ignored: it stands for
+    the field's last name.
+
+    Raises:
+        ValidationError: an unsupported form, or a nested type given to SET DATA TYPE.
+    """
+    column = name_of(action.this, "a column") if len(path) < 2 else path[0]
+    nested = {"path": tuple(path[1:])} if len(path) >= 2 else {}
+    what = f"ALTER COLUMN {path_words(path) if nested else column}"
     check_args(action, {"this", "dtype", "default", "drop", "allow_null"}, what)
     dtype, default = action.args.get("dtype"), action.args.get("default")
     drop_, allow_null = bool(action.args.get("drop")), action.args.get("allow_null")
     fields: dict[str, Any] = {}
     if dtype is not None:
         sql_type = column_type(dtype)
+        if sql_type.type in NESTED_TYPES:
+            raise ValidationError(
+                f"{what}: SET DATA TYPE takes a plain type, not a {sql_type.type}; a STRUCT's "
+                "fields change one by one, by their paths (ADD COLUMN S.F type, DROP COLUMN S.F, "
+                "RENAME COLUMN S.F TO G, ALTER COLUMN S.F SET DATA TYPE type)",
+                code=ErrorCode.UNSUPPORTED_CHANGE,
+            )
         fields = {
             "type": sql_type.type,
             "precision": sql_type.precision,
@@ -216,7 +246,7 @@ def _alter_column(action: exp.AlterColumn, target: _Target) -> AlterColumnComman
         fields["default"] = None  # DROP DEFAULT
     else:
         raise ValidationError(f"unsupported {what} form")
-    return AlterColumnCommand(**target.fields, column=column, **fields)
+    return AlterColumnCommand(**target.fields, column=column, **fields, **nested)
 
 
 def _rename(
@@ -242,21 +272,22 @@ def alter_index(node: exp.Alter) -> CommandBase:
     return _rename(actions[0], schema, name, "index", bool(node.args.get("exists")))
 
 
-def _token_table(reader: TokenReader) -> _Target:
+def token_table(reader: TokenReader) -> AlterTarget:
+    """Read ``ALTER TABLE [IF EXISTS] [schema.]table``."""
     reader.expect_words("ALTER", "TABLE")
     if_exists = reader.accept_words("IF", "EXISTS")
     first = reader.name("a table name")
     if reader.accept(TokenType.DOT):
-        return _Target(first, reader.name("a table name"), if_exists)
-    return _Target(PUBLIC_SCHEMA, first, if_exists)
+        return AlterTarget(first, reader.name("a table name"), if_exists)
+    return AlterTarget(PUBLIC_SCHEMA, first, if_exists)
 
 
-def _altering(toks: Sequence[Token], action: str) -> tuple[TokenReader, _Target] | None:
+def _altering(toks: Sequence[Token], action: str) -> tuple[TokenReader, AlterTarget] | None:
     """Read ``ALTER TABLE [IF EXISTS] t <action>``; None if the statement starts otherwise."""
     reader = TokenReader(toks)
     if not reader.at_words("ALTER", "TABLE"):
         return None
-    target = _token_table(reader)
+    target = token_table(reader)
     if not reader.accept_words(action):
         return None
     return reader, target
@@ -280,14 +311,14 @@ def add_columns_in_parens(text: str, toks: Sequence[Token]) -> CommandBase | Non
     if close != len(toks) - 1:
         raise ValidationError("expected end of statement after ADD COLUMN (...)")
     body = text[toks[start].end + 1 : toks[close].start]
-    node = parse_statement(f"CREATE TABLE _ ({body})")
+    node = parse_statement(f"CREATE TABLE _ ({body})", TABLE_DIALECT)
     if not isinstance(node, exp.Create) or not isinstance(node.this, exp.Schema):
         raise ValidationError("cannot read the column definitions of ADD COLUMN (...)")
     columns = []
     for defn in node.this.expressions:
         if not isinstance(defn, exp.ColumnDef):
             raise ValidationError(f"ADD COLUMN: expected a column definition, got {sql_of(defn)}")
-        columns.append(_added_column(defn))
+        columns.append(added_column(defn))
     return target.add_columns(tuple(columns), if_not_exists)
 
 

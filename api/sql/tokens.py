@@ -33,6 +33,22 @@ class IgniteDialect(Dialect):
 
 DIALECT = IgniteDialect()
 
+
+class TableDialect(IgniteDialect):
+    """The dialect of ``CREATE TABLE`` and ``ALTER TABLE``: ``ROW(name type, ...)`` is a STRUCT.
+
+    Only these statements read ``ROW`` so (as Trino spells a struct type); elsewhere, in a
+    view's query, ``ROW`` keeps its meaning (``CURRENT ROW``).
+    """
+
+    class Tokenizer(IgniteDialect.Tokenizer):
+        """The catalog's tokenizer with ``ROW`` = ``STRUCT``."""
+
+        KEYWORDS = {**IgniteDialect.Tokenizer.KEYWORDS, "ROW": TokenType.STRUCT}  # noqa: RUF012
+
+
+TABLE_DIALECT = TableDialect()
+
 _WORD = re.compile(r"[^\W\d]\w*")
 _SENTINEL = re.compile(r"<Token token_type: TokenType\.SENTINEL[^>]*>")
 _LITERALS = (TokenType.IDENTIFIER, TokenType.STRING, TokenType.NUMBER)
@@ -50,14 +66,16 @@ def tokenize(text: str) -> list[Token]:
         raise ValidationError(f"cannot read SQL: {e}") from e
 
 
-def parse_statement(text: str) -> exp.Expr:
+def parse_statement(text: str, dialect: Dialect = DIALECT) -> exp.Expr:
     """Parse one statement with sqlglot (which may fall back to a generic ``exp.Command``).
+
+    ``dialect`` is ``TABLE_DIALECT`` for a table's statements, the catalog's own otherwise.
 
     Raises:
         ValidationError: a syntax error, with its line and column within the statement.
     """
     try:
-        nodes = [n for n in DIALECT.parse(text) if n is not None]
+        nodes = [n for n in dialect.parse(text) if n is not None]
     except ParseError as e:
         first = e.errors[0] if e.errors else {}
         where = f" at line {first.get('line')}, column {first.get('col')}" if first else ""
@@ -144,6 +162,13 @@ class TokenReader:
         """
         if not self.accept_words(*words):
             self._fail(" ".join(words))
+
+    def take(self) -> Token | None:
+        """Read the next token, whatever it is; return it (None past the end)."""
+        token = self.peek()
+        if token is not None:
+            self._pos += 1
+        return token
 
     def accept(self, token_type: TokenType) -> Token | None:
         """Read the next token if it has ``token_type``; return it (None if it has not)."""

@@ -28,7 +28,7 @@ from sqlglot.tokenizer_core import Token, TokenType
 from api.sql.nodes import check_args, name_of, qualified_name, sql_of
 from api.sql.tokens import DIALECT, IgniteDialect, is_word
 from catalog.catalog import Catalog
-from catalog.column_types import MAX_DECIMAL_PRECISION, ColumnType
+from catalog.column_types import MAX_DECIMAL_PRECISION, NESTED_TYPES, ColumnType
 from catalog.commands import (
     CommandBase,
     CreateViewCommand,
@@ -38,6 +38,7 @@ from catalog.commands import (
     ViewQuery,
     ViewVersionSpec,
 )
+from catalog.descriptors import ColumnDescriptor, ViewColumn
 from catalog.errors import ValidationError
 from catalog.identifiers import fold
 
@@ -236,16 +237,32 @@ def _schema_of(cat: Catalog, read: set[tuple[str, str]]) -> MappingSchema:
         if found is not None:
             tables = mapping.setdefault(schema, {})
             assert isinstance(tables, dict)
-            tables[name] = {
-                c.name: _sqlglot_type(c.type, c.precision, c.scale) for c in found.columns
-            }
+            tables[name] = {c.name: _sqlglot_type(c) for c in found.columns}
     return MappingSchema(mapping, normalize=False)
 
 
-def _sqlglot_type(column_type: ColumnType, precision: int | None, scale: int | None) -> str:
-    if column_type is ColumnType.DECIMAL:
-        return f"DECIMAL({precision}, {scale})"
-    return _TO_SQLGLOT[column_type]
+def _sqlglot_type(column: ColumnDescriptor | ViewColumn) -> str:
+    """Return a column's type as sqlglot spells it; a STRUCT, ARRAY or MAP with its fields.
+
+    A view's column declared STRUCT, ARRAY or MAP (by the JSON command) gives no fields: its
+    type is unknown to the typing, and so is any column of a view that selects it.
+    """
+    ctype = column.type
+    if ctype is ColumnType.DECIMAL:
+        return f"DECIMAL({column.precision}, {column.scale})"
+    fields = column.fields if isinstance(column, ColumnDescriptor) else ()
+    if ctype in NESTED_TYPES and not fields:
+        return "UNKNOWN"
+    if ctype is ColumnType.STRUCT:
+        named = (
+            f"{exp.to_identifier(f.name, quoted=True).sql()} {_sqlglot_type(f)}" for f in fields
+        )
+        return f"STRUCT<{', '.join(named)}>"
+    if ctype is ColumnType.ARRAY:
+        return f"ARRAY<{_sqlglot_type(fields[0])}>"
+    if ctype is ColumnType.MAP:
+        return f"MAP<{_sqlglot_type(fields[0])}, {_sqlglot_type(fields[1])}>"
+    return _TO_SQLGLOT[ctype]
 
 
 def _folded(node: exp.Expr) -> exp.Expr:

@@ -275,11 +275,17 @@ class _DifferenceBody(_Shape):
 
 
 class ColumnChangeBody(_DifferenceBody):
-    """One column of an altered table.
+    """One column, or one nested field, of an altered table.
 
     ``added`` carries the column in ``after``, ``dropped`` in ``before``; ``altered`` carries
-    ``fields``, its properties that changed (a rename changes ``name``).
+    ``fields``, its properties that changed (a rename changes ``name``). A field added or
+    dropped with its column or struct is not listed apart.
     """
+
+    name: str = Field(
+        description="The column's name, or a nested field's path: its names joined by dots, "
+        "through an array or a map by their fields' names (PAYLOAD.ITEMS.element.PRICE)."
+    )
 
 
 class ChangeBody(_DifferenceBody):

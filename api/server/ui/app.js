@@ -1,7 +1,8 @@
-// The catalog browser: schemas, tables and views at any version or time, a table's columns, keys,
-// indexes and schema versions, a view's query per dialect and versions, a version timeline in words, a diff between versions, the
-// retention leases, the warehouse that pins Iceberg engines to the moment shown, and live updates
-// from the server-sent event stream. Plain JavaScript, no dependencies, served by the API.
+// The catalog browser: schemas, tables and views at any version or time, a table's columns (nested
+// fields as a tree under their column), keys, indexes and schema versions, a view's query per
+// dialect and versions, a version timeline in words, a diff between versions, the retention leases,
+// the warehouse that pins Iceberg engines to the moment shown, and live updates from the
+// server-sent event stream. Plain JavaScript, no dependencies, served by the API.
 "use strict";
 
 const state = { mode: "latest", value: "", token: sessionStorage.getItem("catalog-token") || "", latest: null };
@@ -29,7 +30,13 @@ async function api(path) {
   return body;
 }
 
+// A column's type as the page spells it: a STRUCT is summed up as STRUCT<…> (its fields are rows
+// of their own), an ARRAY or a MAP shows the types it holds.
 function typeName(c) {
+  const fields = c.fields || [];
+  if (c.type === "STRUCT") return "STRUCT<…>";
+  if (c.type === "ARRAY" && fields.length === 1) return `ARRAY<${typeName(fields[0])}>`;
+  if (c.type === "MAP" && fields.length === 2) return `MAP<${typeName(fields[0])}, ${typeName(fields[1])}>`;
   if (c.type === "DECIMAL") return `DECIMAL(${c.precision}, ${c.scale})`;
   if (c.type === "STRING" || c.type === "BYTES") return `${c.type}(${c.length})`;
   if (c.type.startsWith("TIME")) return `${c.type}(${c.precision})`;
@@ -97,6 +104,20 @@ async function showView(schema, name) {
     <h2>Versions</h2><ul data-testid="view-versions">${versions}</ul>`;
 }
 
+// The nested fields of a STRUCT, ARRAY or MAP column, as an indented tree under it: each with its
+// id, its path (``PAYLOAD.ITEMS.element.PRICE``) and its type. Nested fields take no default.
+function fieldRows(fields, prefix) {
+  return (fields || [])
+    .map((f) => {
+      const path = [...prefix, f.name];
+      const indent = `${'<span class="indent"></span>'.repeat(prefix.length - 1)}<span class="indent branch"></span>`;
+      return `<tr data-testid="field-row" data-path="${esc(path.join("."))}" class="field"><td>${f.id}</td>
+        <td>${indent}<span class="muted">${esc(prefix.join("."))}.</span>${esc(f.name)}</td><td><code>${esc(typeName(f))}</code></td>
+        <td>${f.nullable ? "yes" : "NOT NULL"}</td><td></td><td></td></tr>${fieldRows(f.fields, path)}`;
+    })
+    .join("");
+}
+
 function columnsTable(table, columns) {
   const key = new Set(table.primary_key);
   const colocated = new Set(table.colocation_columns);
@@ -104,7 +125,7 @@ function columnsTable(table, columns) {
     .map(
       (c) => `<tr data-testid="column-row"><td>${c.id}</td><td>${esc(c.name)}</td><td><code>${esc(typeName(c))}</code></td>
       <td>${c.nullable ? "yes" : "NOT NULL"}</td><td>${c.default_function ? `<code>${esc(c.default_function)}()</code>` : c.default === null || c.default === undefined ? "" : `<code>${esc(JSON.stringify(c.default))}</code>`}</td>
-      <td>${key.has(c.id) ? "PK" : ""}${colocated.has(c.id) ? " colocation" : ""}</td></tr>`,
+      <td>${key.has(c.id) ? "PK" : ""}${colocated.has(c.id) ? " colocation" : ""}</td></tr>${fieldRows(c.fields, [c.name])}`,
     )
     .join("");
   return `<table data-testid="columns"><tr><th>id</th><th>column</th><th>type</th><th>nullable</th><th>default</th><th>key</th></tr>${rows}</table>`;

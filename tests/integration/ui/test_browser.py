@@ -7,77 +7,21 @@ event stream, and the token prompt of a server that checks tokens.
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
 
 from api.client import CatalogClient
 from api.wire.roles import Role
 from catalog import ColumnType, IndexStatus
 from catalog import commands as c
 from tests.integration.api.servers import RunningServer, ServerFactory, issue_token
-
-WAIT_S = 15
-
-
-def _binary(*names: str) -> str:
-    for name in names:
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.fail(f"none of {names} is installed: apt-get install chromium chromium-driver")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[WebDriver]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = _binary("chromium", "chromium-browser", "google-chrome")
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(flag)
-    service = Service(executable_path=_binary("chromedriver"))
-    driver = webdriver.Chrome(service=service, options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-def _texts(driver: WebDriver, testid: str) -> list[str]:
-    """Return the texts of the elements with ``testid``, read in one pass of the page.
-
-    The page re-renders by replacing its content, so an element found may be gone before its
-    text is read: then read again (a bounded number of times).
-    """
-    selector = f'[data-testid="{testid}"]'
-    for _ in range(20):
-        try:
-            return [e.text for e in driver.find_elements(By.CSS_SELECTOR, selector)]
-        except StaleElementReferenceException:
-            continue
-    raise AssertionError(f"the page kept re-rendering while {testid} was read")
-
-
-def _until(driver: WebDriver, check: Callable[[WebDriver], object], what: str) -> None:
-    WebDriverWait(
-        driver,
-        WAIT_S,
-        poll_frequency=0.1,
-        ignored_exceptions=(StaleElementReferenceException, NoSuchElementException),
-    ).until(check, what)
-
-
-def _open(driver: WebDriver, url: str) -> None:
-    driver.get(url)
-    _until(driver, lambda d: "Loading" not in d.find_element(By.ID, "main").text, "page rendered")
+from tests.integration.ui.pages import open_page, texts, until
 
 
 @pytest.fixture
@@ -112,72 +56,71 @@ def test_tables_table_page_pin_timeline_diff_and_live_updates(
     browser: WebDriver, shop: tuple[RunningServer, CatalogClient, list[int]]
 ) -> None:
     server, client, versions = shop
-    _open(browser, server.url + "/ui/")
-    _until(browser, lambda d: len(_texts(d, "table-row")) == 2, "two tables listed")
-    assert [row.split()[1] for row in _texts(browser, "table-row")] == ["ORDERS", "ITEMS"]
-    assert f"version {versions[-1]}" in _texts(browser, "title")[0]
+    open_page(browser, server.url + "/ui/")
+    until(browser, lambda d: len(texts(d, "table-row")) == 2, "two tables listed")
+    assert [row.split()[1] for row in texts(browser, "table-row")] == ["ORDERS", "ITEMS"]
+    assert f"version {versions[-1]}" in texts(browser, "title")[0]
     loaded = browser.execute_script(
         "return performance.getEntriesByType('resource').map((e) => e.name)"
     )
     assert loaded and all(url.startswith(server.url + "/") for url in loaded), loaded  # no CDN
 
     browser.find_element(By.LINK_TEXT, "ORDERS").click()
-    _until(browser, lambda d: len(_texts(d, "column-row")) == 3, "ORDERS columns")
-    columns = _texts(browser, "column-row")
+    until(browser, lambda d: len(texts(d, "column-row")) == 3, "ORDERS columns")
+    columns = texts(browser, "column-row")
     assert columns[0].split()[:3] == ["0", "ID", "INT64"] and "PK" in columns[0]
     assert "STRING(40)" in columns[2]
-    indexes = {row.split()[0]: row for row in _texts(browser, "index-row")}
+    indexes = {row.split()[0]: row for row in texts(browser, "index-row")}
     assert IndexStatus.REGISTERED.value in indexes["ORDERS_BY_QTY"]  # built later, by the DB
     assert IndexStatus.AVAILABLE.value in indexes["ORDERS_PK"]  # created with the table
-    assert len(_texts(browser, "schema-version")) == 2
+    assert len(texts(browser, "schema-version")) == 2
     orders = client.table("PUBLIC", "ORDERS")
-    assert _texts(browser, "location") == [orders.location]  # in the warehouse beside the file
+    assert texts(browser, "location") == [orders.location]  # in the warehouse beside the file
 
     # Pin the version before NOTE was added: the same page shows that moment.
     Select(browser.find_element(By.ID, "pin-mode")).select_by_value("version")
     browser.find_element(By.ID, "pin-value").send_keys(str(versions[2]))
     browser.find_element(By.CSS_SELECTOR, '#pin button[type="submit"]').click()
-    _until(browser, lambda d: len(_texts(d, "column-row")) == 2, "the pinned version's columns")
+    until(browser, lambda d: len(texts(d, "column-row")) == 2, "the pinned version's columns")
     browser.find_element(By.CSS_SELECTOR, '[data-testid="nav-tables"]').click()
-    _until(browser, lambda d: _texts(d, "engine-pin"), "the engines' warehouse for the pin")
-    assert f"catalog@v{versions[2]}" in _texts(browser, "engine-pin")[0]
+    until(browser, lambda d: texts(d, "engine-pin"), "the engines' warehouse for the pin")
+    assert f"catalog@v{versions[2]}" in texts(browser, "engine-pin")[0]
     Select(browser.find_element(By.ID, "pin-mode")).select_by_value("latest")
     browser.find_element(By.CSS_SELECTOR, '#pin button[type="submit"]').click()
 
     browser.find_element(By.CSS_SELECTOR, '[data-testid="nav-timeline"]').click()
-    _until(browser, lambda d: len(_texts(d, "version-row")) == versions[-1], "every version")
-    rows = _texts(browser, "version-row")
+    until(browser, lambda d: len(texts(d, "version-row")) == versions[-1], "every version")
+    rows = texts(browser, "version-row")
     # Newest first, in words: ITEMS, then ADD COLUMN NOTE.
     assert "created table PUBLIC.ITEMS, 1 column" in rows[0]
     assert "added column NOTE to PUBLIC.ORDERS" in rows[1]
-    assert "object_id_gen" not in " ".join(_texts(browser, "version-change"))
-    assert "local via python-client" in _texts(browser, "version-origin")[0]  # who, from what
+    assert "object_id_gen" not in " ".join(texts(browser, "version-change"))
+    assert "local via python-client" in texts(browser, "version-origin")[0]  # who, from what
     assert browser.find_elements(By.CSS_SELECTOR, "svg.timeline circle")
 
-    _open(browser, server.url + f"/ui/#/diff?from={versions[2]}&to={versions[4]}")
-    _until(browser, lambda d: len(_texts(d, "change-row")) >= 2, "the diff")
-    changes = " | ".join(_texts(browser, "change-row"))
+    open_page(browser, server.url + f"/ui/#/diff?from={versions[2]}&to={versions[4]}")
+    until(browser, lambda d: len(texts(d, "change-row")) >= 2, "the diff")
+    changes = " | ".join(texts(browser, "change-row"))
     assert "ITEMS added" in changes and "ORDERS altered" in changes
     # The altered table shows the one column added, not the whole table twice.
-    assert _texts(browser, "column-change") == ["+ column NOTE: STRING(40)"]
-    assert _texts(browser, "field-change") == ["schema_version 1 → 2"]
+    assert texts(browser, "column-change") == ["+ column NOTE: STRING(40)"]
+    assert texts(browser, "field-change") == ["schema_version 1 → 2"]
 
     # The leases that hold, and what they keep.
     lease = client.take_lease(client.now(), 600, "ui-report")
     browser.find_element(By.CSS_SELECTOR, '[data-testid="nav-leases"]').click()
-    _until(browser, lambda d: len(_texts(d, "lease-row")) == 1, "the lease")
+    until(browser, lambda d: len(texts(d, "lease-row")) == 1, "the lease")
     assert (
-        lease.id in _texts(browser, "lease-row")[0]
-        and "ui-report" in _texts(browser, "lease-row")[0]
+        lease.id in texts(browser, "lease-row")[0] and "ui-report" in texts(browser, "lease-row")[0]
     )
     client.release_lease(lease.id)
 
     # Live: a change made elsewhere shows up without a reload.
-    _open(browser, server.url + "/ui/")
-    _until(browser, lambda d: f"v{versions[-1]}" in d.find_element(By.ID, "live").text, "live")
+    open_page(browser, server.url + "/ui/")
+    until(browser, lambda d: f"v{versions[-1]}" in d.find_element(By.ID, "live").text, "live")
     later = client.sql("CREATE TABLE LATER (ID BIGINT PRIMARY KEY)").version
-    _until(browser, lambda d: len(_texts(d, "table-row")) == 3, "the new table appears live")
-    _until(browser, lambda d: f"v{later}" in d.find_element(By.ID, "live").text, "live badge")
+    until(browser, lambda d: len(texts(d, "table-row")) == 3, "the new table appears live")
+    until(browser, lambda d: f"v{later}" in d.find_element(By.ID, "live").text, "live badge")
 
 
 def test_a_server_that_checks_tokens_asks_for_one(browser: WebDriver, tmp_path: Path) -> None:
@@ -193,12 +136,12 @@ def _ask_for_a_token(browser: WebDriver, server: RunningServer, store: str) -> N
     reader = issue_token(store, Role.READER)
     browser.get(server.url + "/ui/")
     browser.execute_script("sessionStorage.clear()")
-    _open(browser, server.url + "/ui/")
-    _until(browser, lambda d: d.find_element(By.ID, "token-form").is_displayed(), "token prompt")
+    open_page(browser, server.url + "/ui/")
+    until(browser, lambda d: d.find_element(By.ID, "token-form").is_displayed(), "token prompt")
     assert "UNAUTHENTICATED" in browser.find_element(By.ID, "main").text
     browser.find_element(By.ID, "token").send_keys(reader)
     browser.find_element(By.CSS_SELECTOR, '#token-form button[type="submit"]').click()
-    _until(browser, lambda d: "Catalog" in d.find_element(By.ID, "main").text, "the catalog")
+    until(browser, lambda d: "Catalog" in d.find_element(By.ID, "main").text, "the catalog")
     browser.execute_script("sessionStorage.clear()")
 
 
@@ -207,8 +150,8 @@ def test_the_api_reference_draws_offline_from_this_server_alone(
 ) -> None:
     server = shop[0]
     browser.get(server.url + "/docs")
-    _until(browser, lambda d: d.current_url.startswith(server.url + "/ui/docs/"), "redirected")
-    _until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".opblock"), "operations drawn")
+    until(browser, lambda d: d.current_url.startswith(server.url + "/ui/docs/"), "redirected")
+    until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".opblock"), "operations drawn")
     summaries = " ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".opblock"))
     assert "/v1/ddl" in summaries and "/v1/schemas/{schema}/tables/{name}" in summaries
     loaded = browser.execute_script(
@@ -223,20 +166,20 @@ def test_views_are_listed_and_shown_with_their_query_at_any_version(
     server, client, _ = shop
     first = client.sql("CREATE VIEW big AS SELECT id FROM orders").version
     client.sql("CREATE OR REPLACE VIEW big (order_id COMMENT 'the order') AS SELECT id FROM items")
-    _open(browser, server.url + "/ui/")
-    _until(browser, lambda d: len(_texts(d, "view-row")) == 1, "the view listed")
-    assert _texts(browser, "view-row")[0].split() == ["PUBLIC", "BIG", "spark,", "trino", "2"]
+    open_page(browser, server.url + "/ui/")
+    until(browser, lambda d: len(texts(d, "view-row")) == 1, "the view listed")
+    assert texts(browser, "view-row")[0].split() == ["PUBLIC", "BIG", "spark,", "trino", "2"]
     browser.find_element(By.LINK_TEXT, "BIG").click()
-    _until(browser, lambda d: _texts(d, "view-query"), "the view's query")
-    assert _texts(browser, "view-query") == ["SELECT id FROM items"] * 2
-    assert _texts(browser, "view-column") == ["ORDER_ID INT64 the order"]
-    assert [v.split(",")[0] for v in _texts(browser, "view-version")] == ["v2 (current)", "v1"]
+    until(browser, lambda d: texts(d, "view-query"), "the view's query")
+    assert texts(browser, "view-query") == ["SELECT id FROM items"] * 2
+    assert texts(browser, "view-column") == ["ORDER_ID INT64 the order"]
+    assert [v.split(",")[0] for v in texts(browser, "view-version")] == ["v2 (current)", "v1"]
 
     Select(browser.find_element(By.ID, "pin-mode")).select_by_value("version")
     browser.find_element(By.ID, "pin-value").send_keys(str(first))
     browser.find_element(By.CSS_SELECTOR, '#pin button[type="submit"]').click()
-    _until(browser, lambda d: _texts(d, "view-query") == ["SELECT id FROM orders"] * 2, "then")
-    assert _texts(browser, "view-column") == ["ID INT64"]
+    until(browser, lambda d: texts(d, "view-query") == ["SELECT id FROM orders"] * 2, "then")
+    assert texts(browser, "view-column") == ["ID INT64"]
 
 
 def test_a_principal_of_the_role_none_sees_its_part_on_the_page(
@@ -262,11 +205,11 @@ def test_a_principal_of_the_role_none_sees_its_part_on_the_page(
         signed = httpx.post(f"{server.url}/v1/oauth/tokens", data=form, timeout=10)
         browser.get(server.url + "/ui/")
         browser.execute_script("sessionStorage.clear()")
-        _open(browser, server.url + "/ui/")
-        _until(browser, lambda d: d.find_element(By.ID, "token-form").is_displayed(), "prompt")
+        open_page(browser, server.url + "/ui/")
+        until(browser, lambda d: d.find_element(By.ID, "token-form").is_displayed(), "prompt")
         browser.find_element(By.ID, "token").send_keys(signed.json()["access_token"])
         browser.find_element(By.CSS_SELECTOR, '#token-form button[type="submit"]').click()
-        _until(browser, lambda d: "ORDERS" in d.find_element(By.ID, "main").text, "ORDERS")
+        until(browser, lambda d: "ORDERS" in d.find_element(By.ID, "main").text, "ORDERS")
         assert "SECRETS" not in browser.find_element(By.ID, "main").text
         browser.execute_script("sessionStorage.clear()")
     finally:

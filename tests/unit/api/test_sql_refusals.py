@@ -53,7 +53,7 @@ REFUSED: list[tuple[str, str]] = [
     ("CREATE TABLE t (a INT PRIMARY KEY, b INT, c INT) COLOCATE BY (b)", "not a primary-key"),
     # column types
     ("CREATE TABLE t (a INT PRIMARY KEY, b DATETIME)", "unsupported column type DATETIME"),
-    ("CREATE TABLE t (a INT PRIMARY KEY, b INT ARRAY)", "unsupported column type"),
+    ("CREATE TABLE t (a INT PRIMARY KEY, b GEOMETRY)", "unsupported column type GEOMETRY"),
     ("CREATE TABLE t (a INT PRIMARY KEY, b JSON)", "unsupported column type JSON"),
     ("CREATE TABLE t (a INT PRIMARY KEY, b TIMESTAMP WITH TIME ZONE(3, 1))", "syntax error"),
     ("CREATE TABLE t (a INT PRIMARY KEY, b FLOAT(10))", "takes no such parameters"),
