@@ -32,7 +32,7 @@ from catalog.commands import CommandBase
 from catalog.commands.column_definitions import column_descriptors
 from catalog.commands.columns import AddColumnsCommand
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
-from catalog.descriptors.nested import KEY, Path, path_words, walk
+from catalog.descriptors.nested import KEY, Path, a_type, path_words, walk
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,8 @@ def _check_kind(tree: FieldTree, old: OldField, new: NewField) -> None:
     kind = old.column.type
     if (kind in NESTED_TYPES or wanted in NESTED_TYPES) and kind is not wanted:
         raise tree.refuse(
-            f"field {where} is a {kind} and cannot become a {wanted}; drop it and add a new field"
+            f"field {where} is {a_type(kind)} and cannot become {a_type(wanted)}; drop it and add "
+            "a new field"
         )
     held = [f.id for f in old.column.fields]
     if kind in (ColumnType.ARRAY, ColumnType.MAP) and held != [f.id for f in new.children]:

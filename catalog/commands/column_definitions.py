@@ -18,7 +18,7 @@ from catalog.column_types import (
 )
 from catalog.commands.base import Name
 from catalog.descriptors import ColumnDescriptor
-from catalog.descriptors.nested import Path, check_shape
+from catalog.descriptors.nested import Path, a_type, check_shape
 from catalog.descriptors.tables import shared_column
 from catalog.errors import ErrorCode, ValidationError
 from catalog.model import Model
@@ -161,7 +161,7 @@ def check_not_nested(column: ColumnDescriptor | Column, what: str) -> None:
     """
     if column.type in NESTED_TYPES:
         raise ValidationError(
-            f"column {column.name} is a {column.type}; {what} takes only columns of plain "
+            f"column {column.name} is {a_type(column.type)}; {what} takes only columns of plain "
             "values (not STRUCT, ARRAY or MAP)",
             code=ErrorCode.UNSUPPORTED_CHANGE,
         )

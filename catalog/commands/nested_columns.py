@@ -16,7 +16,15 @@ from catalog.column_types import ColumnType, check_widening, resolve_params
 from catalog.commands.column_definitions import Column, check_column_count, column_descriptors
 from catalog.data.iceberg_table import check_columns_dropped
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
-from catalog.descriptors.nested import KEY, Path, field_count, find_path, fixed_names, path_words
+from catalog.descriptors.nested import (
+    KEY,
+    Path,
+    a_type,
+    field_count,
+    find_path,
+    fixed_names,
+    path_words,
+)
 from catalog.entries import AlterNestedFieldEntry, EntryBase, NewNestedFieldsEntry
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
 
@@ -53,7 +61,7 @@ def _struct(table: TableDescriptor, path: Path) -> ColumnDescriptor:
         inner = {ColumnType.ARRAY: "element", ColumnType.MAP: "value"}.get(found.type)
         hint = f"; add fields to the struct it holds, {path_words(path)}.{inner}" if inner else ""
         raise ValidationError(
-            f"field {path_words(path)} is a {found.type}, not a STRUCT: fields are added to "
+            f"field {path_words(path)} is {a_type(found.type)}, not a STRUCT: fields are added to "
             f"structs only{hint}",
             code=ErrorCode.UNSUPPORTED_CHANGE,
         )
@@ -122,8 +130,8 @@ def dropped_fields(table: TableDescriptor, paths: Sequence[Path], *, if_exists: 
         parent, field = found
         if parent.type is not ColumnType.STRUCT:
             raise ValidationError(
-                f"cannot drop {path_words(path)}: the {field.name} of a {parent.type} goes only "
-                f"with it; drop {path_words(path[:-1])} itself",
+                f"cannot drop {path_words(path)}: the {field.name} of {a_type(parent.type)} goes "
+                f"only with it; drop {path_words(path[:-1])} itself",
                 code=ErrorCode.UNSUPPORTED_CHANGE,
             )
         gone[field.id] = (parent, path)
@@ -156,7 +164,8 @@ def renamed_field(table: TableDescriptor, path: Path, new_name: str) -> list[Ent
         return []
     if fixed_names(parent.type) is not None:
         raise ValidationError(
-            f"cannot rename {path_words(path)}: the fields of a {parent.type} keep their names",
+            f"cannot rename {path_words(path)}: the fields of {a_type(parent.type)} keep their "
+            "names",
             code=ErrorCode.UNSUPPORTED_CHANGE,
         )
     if any(f.name == new_name for f in parent.fields):

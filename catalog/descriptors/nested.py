@@ -38,6 +38,11 @@ def path_words(path: Sequence[str]) -> str:
     return ".".join(path)
 
 
+def a_type(ctype: ColumnType) -> str:
+    """Return a type's name after its article: ``a STRUCT``, ``an ARRAY``, ``an INT32``."""
+    return f"{'an' if ctype.value[0] in 'AEIOU' else 'a'} {ctype}"
+
+
 def fixed_names(ctype: ColumnType) -> tuple[str, ...] | None:
     """Return the names an ARRAY's or a MAP's fields must have; None for any other type."""
     if ctype is ColumnType.ARRAY:
@@ -66,7 +71,7 @@ def check_shape(path: Path, ctype: ColumnType, names: Sequence[str], key_nullabl
         )
     if ctype not in NESTED_TYPES:
         if names:
-            raise ValidationError(f"field {where}: a {ctype} has no fields")
+            raise ValidationError(f"field {where}: {a_type(ctype)} has no fields")
         return
     fixed = fixed_names(ctype)
     if fixed is None:
@@ -81,7 +86,7 @@ def check_shape(path: Path, ctype: ColumnType, names: Sequence[str], key_nullabl
     if tuple(names) != fixed:
         spelled = ", ".join(fixed)
         raise ValidationError(
-            f"field {where}: a {ctype} has exactly the field(s) {spelled}, in that order; "
+            f"field {where}: {a_type(ctype)} has exactly the field(s) {spelled}, in that order; "
             f"got {', '.join(names) or 'none'}"
         )
     if ctype is ColumnType.MAP and key_nullable:

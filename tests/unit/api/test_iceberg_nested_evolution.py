@@ -213,7 +213,7 @@ def test_added_nested_fields_take_the_ids_iceberg_clients_give_them() -> None:
             lambda b: _field(b, "P", "IN").update(
                 type={"type": "list", "element-id": 99, "element": "int"}
             ),
-            r"field P\.IN is a STRUCT and cannot become a ARRAY",
+            r"field P\.IN is a STRUCT and cannot become an ARRAY",
         ),
         (
             lambda b: _field(b, "L")["type"].update({"element-id": 99}),

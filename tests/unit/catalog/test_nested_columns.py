@@ -102,7 +102,7 @@ def test_every_nested_field_has_its_own_id_numbered_as_iceberg_numbers_them() ->
             lambda: field("M", T.MAP, field("key", T.STRING), field("value", T.INT32)),
             "key cannot be null",
         ),
-        (lambda: field("X", T.INT32, field("A", T.INT32)), "a INT32 has no fields"),
+        (lambda: field("X", T.INT32, field("A", T.INT32)), "an INT32 has no fields"),
         (lambda: field("S", T.STRUCT, field("A", T.INT32, default=1)), "takes no default"),
     ],
 )
