@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from catalog.catalog import Catalog
 from catalog.descriptors import GrantDescriptor, GranteeKind
-from catalog.descriptors.nested import find_id, path_words
+from catalog.descriptors.nested import path_words, walk
 from catalog.entries import (
     AlterColumnEntry,
     AlterNestedFieldEntry,
@@ -76,6 +76,8 @@ class _Names:
         self.made_grants: dict[int, GrantDescriptor] = {}
         """Grants the version made (one it also takes back is in neither catalog)."""
         self.made_roles: dict[int, str] = {}
+        self._paths: dict[tuple[int, int], dict[int, str]] = {}
+        """Each table's columns and nested fields by id, as paths, per catalog."""
 
     def table(self, table_id: int, *, before_first: bool = False) -> str:
         order = (self.before, self.after) if before_first else (self.after, self.before)
@@ -90,11 +92,13 @@ class _Names:
         order = (self.after, self.before) if after_first else (self.before, self.after)
         for cat in order:
             if cat.has_table(table_id):
-                try:
-                    path, _ = find_id(cat.table_by_id(table_id).columns, column_id)
-                except KeyError:
-                    continue
-                return path_words(path)
+                key = (id(cat), table_id)
+                paths = self._paths.get(key)
+                if paths is None:
+                    columns = cat.table_by_id(table_id).columns
+                    paths = self._paths[key] = {f.id: path_words(p) for p, f in walk(columns)}
+                if column_id in paths:
+                    return paths[column_id]
         return f"#{column_id}"
 
     def index(self, index_id: int) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 import pydantic
 from pydantic import BaseModel, ConfigDict
 
-from catalog.errors import ValidationError
+from catalog.errors import ErrorCode, ValidationError
 
 
 def validation_error_from(error: pydantic.ValidationError, what: str) -> ValidationError:
@@ -18,9 +18,13 @@ def validation_error_from(error: pydantic.ValidationError, what: str) -> Validat
     its full location, so a client sees ``columns.1.default: ...`` rather than a chain.
     """
     details: list[dict[str, Any]] = []
+    codes: list[ErrorCode] = []
     for e in error.errors(include_url=False, include_input=False):
         loc = [str(p) for p in e["loc"]]
         cause = e.get("ctx", {}).get("error")
+        codes.append(
+            cause.code if isinstance(cause, ValidationError) else ErrorCode.VALIDATION_ERROR
+        )
         if isinstance(cause, ValidationError) and cause.details:
             details.extend({**d, "loc": loc + list(d["loc"])} for d in cause.details)
         elif isinstance(cause, ValidationError):
@@ -32,14 +36,18 @@ def validation_error_from(error: pydantic.ValidationError, what: str) -> Validat
     message = f"invalid {what}: {where + ': ' if where else ''}{first['msg']}"
     if len(details) > 1:
         message += f" (and {len(details) - 1} more problem(s))"
-    return ValidationError(message, details=details)
+    # The first refusal, which the message names, keeps its code (a field nested too deep
+    # stays NESTED_TOO_DEEP, whatever pydantic adds after it).
+    code = codes[0] if codes else ErrorCode.VALIDATION_ERROR
+    return ValidationError(message, details=details, code=code)
 
 
 class Model(BaseModel):
     """Frozen, strict-shaped base: unknown fields are refused, change with ``model_copy``.
 
     Constructing a model with bad input raises our ``ValidationError`` (code
-    ``VALIDATION_ERROR``), never pydantic's, so every caller sees one error family.
+    ``VALIDATION_ERROR``, or the code of the first refusal it names), never pydantic's, so
+    every caller sees one error family.
     """
 
     # Fields whose wire name would shadow a BaseModel attribute (``schema``) are declared as

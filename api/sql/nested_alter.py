@@ -141,21 +141,21 @@ class _Statement:
         if parens:
             reader.expect(TokenType.R_PAREN, "',' or ')' after a column definition")
         reader.expect_end()
-        commands: list[AddColumnsCommand] = []
+        runs: list[tuple[Path, list[Column]]] = []
         for parent, column in added:
-            last = commands[-1] if commands else None
-            if last is not None and last.parent == parent:
-                commands[-1] = last.model_copy(update={"columns": (*last.columns, column)})
+            if runs and runs[-1][0] == parent:
+                runs[-1][1].append(column)
             else:
-                commands.append(
-                    AddColumnsCommand(
-                        **self._target.fields,
-                        columns=(column,),
-                        if_not_exists=if_not_exists,
-                        parent=parent,
-                    )
-                )
-        return list(commands)
+                runs.append((parent, [column]))
+        return [
+            AddColumnsCommand(
+                **self._target.fields,
+                columns=tuple(columns),
+                if_not_exists=if_not_exists,
+                parent=parent,
+            )
+            for parent, columns in runs
+        ]
 
     def _definition(self) -> tuple[Path, Column]:
         """Read ``path type [constraints]`` up to the next top-level ``,`` or ``)``."""

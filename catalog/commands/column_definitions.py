@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 from pydantic import Field, model_validator
 
@@ -12,14 +12,17 @@ from catalog.column_types import (
     NESTED_TYPES,
     ColumnType,
     DefaultValue,
+    TypeParams,
     check_default_function,
     normalize_default,
     resolve_params,
 )
 from catalog.commands.base import Name
-from catalog.descriptors import ColumnDescriptor
-from catalog.descriptors.nested import Path, a_type, check_shape
+from catalog.data.iceberg_table import IcebergTableState
+from catalog.descriptors import ColumnDescriptor, TableDescriptor
+from catalog.descriptors.nested import MAX_DEPTH, Path, a_type, check_shape
 from catalog.descriptors.tables import shared_column
+from catalog.entries import SetTableIcebergEntry
 from catalog.errors import ErrorCode, ValidationError
 from catalog.model import Model
 
@@ -65,6 +68,27 @@ class Column(Model):
     default_function: str | None = None
     fields: tuple[Column, ...] = Field(default=(), exclude_if=lambda v: not v)
     id: int | None = Field(default=None, ge=0, le=2**31 - 1, exclude_if=lambda v: v is None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shallow_enough(cls, data: Any) -> Any:
+        # Measured on the raw input, before any field is validated: a definition nested
+        # hundreds deep must be refused in words, not by running out of stack.
+        level, depth = [data], 0
+        while level:
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ValidationError(
+                    f"column {_name_of(data)}: fields are nested more than {MAX_DEPTH} levels deep",
+                    code=ErrorCode.NESTED_TOO_DEEP,
+                )
+            level = [
+                f
+                for d in level
+                if isinstance(d, dict) and isinstance(d.get("fields"), list | tuple)
+                for f in d["fields"]
+            ]
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -139,6 +163,11 @@ class Column(Model):
         )
 
 
+def _name_of(data: Any) -> str:
+    name = data.get("name") if isinstance(data, dict) else getattr(data, "name", None)
+    return str(name)[:128] if name is not None else "(unnamed)"
+
+
 def column_descriptors(
     columns: Sequence[Column], numbers: Sequence[int], next_id: int, prefix: Path = ()
 ) -> tuple[tuple[ColumnDescriptor, ...], int]:
@@ -165,3 +194,39 @@ def check_not_nested(column: ColumnDescriptor | Column, what: str) -> None:
             "values (not STRUCT, ARRAY or MAP)",
             code=ErrorCode.UNSUPPORTED_CHANGE,
         )
+
+
+def changed_params(
+    old: ColumnDescriptor,
+    new_type: ColumnType | None,
+    precision: int | None,
+    scale: int | None,
+    length: int | None,
+) -> TypeParams:
+    """Return the type an ALTER asks for.
+
+    Parameters left out keep the column's if its type stays, or take the new type's defaults.
+
+    Raises:
+        ValidationError: bad parameters for the type.
+    """
+    ctype = new_type or old.type
+    same = ctype is old.type
+    return resolve_params(
+        ctype,
+        precision if precision is not None else (old.precision if same else None),
+        scale if scale is not None else (old.scale if same else None),
+        length if length is not None else (old.length if same else None),
+    )
+
+
+def rows_replaced(table: TableDescriptor) -> SetTableIcebergEntry:
+    """Return the entry making the table's rows count from its next schema version on.
+
+    ``table`` is the table before the command's own schema version: the rows of every file
+    written with an earlier one are gone.
+    """
+    state = table.iceberg or IcebergTableState()
+    return SetTableIcebergEntry(
+        table_id=table.id, iceberg=state.model_copy(update={"rows_from": table.schema_version + 1})
+    )

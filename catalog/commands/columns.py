@@ -13,17 +13,22 @@ from catalog.column_types import (
     check_widening,
     functional_default_refused,
     normalize_default,
-    resolve_params,
 )
 from catalog.commands.base import Name, TableCommand, UpdateContext, unique
-from catalog.commands.column_definitions import Column, check_column_count, column_descriptors
+from catalog.commands.column_definitions import (
+    Column,
+    changed_params,
+    check_column_count,
+    column_descriptors,
+    rows_replaced,
+)
 from catalog.commands.nested_columns import (
     add_nested,
     altered_field,
     dropped_fields,
     renamed_field,
 )
-from catalog.data.iceberg_table import IcebergTableState, check_columns_dropped
+from catalog.data.iceberg_table import check_columns_dropped
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
 from catalog.descriptors.nested import all_ids, field_count, path_words
 from catalog.descriptors.schemas import PUBLIC_SCHEMA
@@ -32,21 +37,8 @@ from catalog.entries import (
     DropColumnsEntry,
     EntryBase,
     NewColumnsEntry,
-    SetTableIcebergEntry,
 )
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
-
-
-def _rows_replaced(table: TableDescriptor) -> SetTableIcebergEntry:
-    """Return the entry making the table's rows count from its next schema version on.
-
-    ``table`` is the table before the command's own schema version: the rows of every file
-    written with an earlier one are gone.
-    """
-    state = table.iceberg or IcebergTableState()
-    return SetTableIcebergEntry(
-        table_id=table.id, iceberg=state.model_copy(update={"rows_from": table.schema_version + 1})
-    )
 
 
 def _column(table: TableDescriptor, name: str) -> ColumnDescriptor:
@@ -104,6 +96,11 @@ class AddColumnsCommand(TableCommand):
                 raise ValidationError(f"NOT NULL column {c.name} needs a default value")
         if self.parent and self.column_ids:
             raise ValidationError("column_ids are given only for the table's own columns")
+        if not self.replaces_rows and any(c.given_ids() for c in self.columns):
+            raise ValidationError(
+                "a nested field's id is given only with replaces_rows: a dropped field's id "
+                "comes back only when no row of the table predates it"
+            )
         if self.column_ids:
             if not self.replaces_rows or self.if_not_exists:
                 raise ValidationError(
@@ -146,6 +143,8 @@ class AddColumnsCommand(TableCommand):
                 code=ErrorCode.COLUMN_EXISTS,
             )
         columns, _ = column_descriptors(added, ids, max(first + len(added), max(ids) + 1))
+        if len(all_ids(columns)) != added_fields:
+            raise ValidationError(f"table {table.name}: two new columns or fields share an id")
         taken_nested = all_ids(columns) & all_ids(table.columns)
         if taken_nested:
             raise AlreadyExistsError(
@@ -154,7 +153,7 @@ class AddColumnsCommand(TableCommand):
             )
         entries: list[EntryBase] = [NewColumnsEntry(table_id=table.id, columns=columns)]
         if self.replaces_rows:
-            entries.append(_rows_replaced(table))
+            entries.append(rows_replaced(table))
         return entries
 
 
@@ -185,18 +184,15 @@ class DropColumnsCommand(TableCommand):
         if not self.columns and not self.fields:
             raise ValidationError("columns: name at least one column, or a nested field in fields")
         unique(self.columns, "column name")
-        unique(tuple(path_words(p) for p in self.fields), "field path")
+        if len(set(self.fields)) != len(self.fields):
+            twice = next(p for p in self.fields if self.fields.count(p) > 1)
+            raise ValidationError(f"field path {path_words(twice)} is given twice")
         return self
 
     def entries_for(self, ctx: UpdateContext, table: TableDescriptor) -> list[EntryBase]:  # noqa: D102
         names = [n for n in self.columns if not self.if_exists or table.column(n) is not None]
         dropped = [_column(table, name) for name in names]
-        under_dropped = all_ids(dropped)
-        nested = [
-            i
-            for i in dropped_fields(table, self.fields, if_exists=self.if_exists)
-            if i not in under_dropped
-        ]
+        nested = dropped_fields(table, self.fields, names, if_exists=self.if_exists)
         if not dropped and not nested:
             return []
         indexed: dict[int, list[str]] = {}
@@ -273,18 +269,9 @@ class AlterColumnCommand(TableCommand):
                 nullable=self.nullable,
                 replaces_rows=self.replaces_rows,
             )
-            return [*changed, _rows_replaced(table)] if changed and self.replaces_rows else changed
+            return [*changed, rows_replaced(table)] if changed and self.replaces_rows else changed
         old = _column(table, self.column)
-        new_type = self.type or old.type
-        same_type = new_type is old.type
-        params = resolve_params(
-            new_type,
-            self.precision
-            if self.precision is not None
-            else (old.precision if same_type else None),
-            self.scale if self.scale is not None else (old.scale if same_type else None),
-            self.length if self.length is not None else (old.length if same_type else None),
-        )
+        params = changed_params(old, self.type, self.precision, self.scale, self.length)
         is_key = old.id in table.primary_key
         if params != old.params:
             if is_key:
@@ -337,7 +324,7 @@ class AlterColumnCommand(TableCommand):
             return []
         entries: list[EntryBase] = [AlterColumnEntry(table_id=table.id, column=new)]
         if self.replaces_rows:
-            entries.append(_rows_replaced(table))
+            entries.append(rows_replaced(table))
         return entries
 
 

@@ -10,10 +10,17 @@ added fields, or the changed field's header, never the whole column.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from catalog.column_types import ColumnType, check_widening, resolve_params
-from catalog.commands.column_definitions import Column, check_column_count, column_descriptors
+from catalog.column_types import ColumnType, check_widening
+from catalog.commands.base import unique
+from catalog.commands.column_definitions import (
+    Column,
+    changed_params,
+    check_column_count,
+    column_descriptors,
+    rows_replaced,
+)
 from catalog.data.iceberg_table import check_columns_dropped
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
 from catalog.descriptors.nested import (
@@ -23,6 +30,7 @@ from catalog.descriptors.nested import (
     field_count,
     find_path,
     fixed_names,
+    parents,
     path_words,
 )
 from catalog.entries import AlterNestedFieldEntry, EntryBase, NewNestedFieldsEntry
@@ -40,23 +48,24 @@ def nested_field(
     return None if found is None else (parent, found)
 
 
+def _not_found(table: TableDescriptor, path: Path) -> NotFoundError:
+    return NotFoundError(
+        f"field {path_words(path)} not found in table {table.name}",
+        code=ErrorCode.COLUMN_NOT_FOUND,
+    )
+
+
 def _existing(table: TableDescriptor, path: Path) -> tuple[ColumnDescriptor, ColumnDescriptor]:
     found = nested_field(table, path)
     if found is None:
-        raise NotFoundError(
-            f"field {path_words(path)} not found in table {table.name}",
-            code=ErrorCode.COLUMN_NOT_FOUND,
-        )
+        raise _not_found(table, path)
     return found
 
 
 def _struct(table: TableDescriptor, path: Path) -> ColumnDescriptor:
     found = find_path(table.columns, path)
     if found is None:
-        raise NotFoundError(
-            f"field {path_words(path)} not found in table {table.name}",
-            code=ErrorCode.COLUMN_NOT_FOUND,
-        )
+        raise _not_found(table, path)
     if found.type is not ColumnType.STRUCT:
         inner = {ColumnType.ARRAY: "element", ColumnType.MAP: "value"}.get(found.type)
         hint = f"; add fields to the struct it holds, {path_words(path)}.{inner}" if inner else ""
@@ -89,6 +98,7 @@ def add_nested(
     added = [c for c in columns if not if_not_exists or c.name not in names]
     if not added:
         return []
+    unique(tuple(c.name for c in added), f"field name in {path_words(parent_path)}")
     for c in added:
         where = path_words((*parent_path, c.name))
         if c.name in names:
@@ -108,11 +118,21 @@ def add_nested(
     first = table.next_column_id
     numbers = range(first, first + len(added))
     fields, _ = column_descriptors(added, numbers, first + len(added), parent_path)
-    return [NewNestedFieldsEntry(table_id=table.id, parent_id=parent.id, fields=fields)]
+    entries: list[EntryBase] = [
+        NewNestedFieldsEntry(table_id=table.id, parent_id=parent.id, fields=fields)
+    ]
+    if replaces_rows:
+        entries.append(rows_replaced(table))
+    return entries
 
 
-def dropped_fields(table: TableDescriptor, paths: Sequence[Path], *, if_exists: bool) -> list[int]:
+def dropped_fields(
+    table: TableDescriptor, paths: Sequence[Path], columns: Collection[str], *, if_exists: bool
+) -> list[int]:
     """Return the ids of the nested fields at ``paths`` after checking they may be dropped.
+
+    A field inside one of ``columns`` (dropped by the same command) or inside another of
+    ``paths`` goes with it: it must exist (unless ``if_exists``), and is not returned.
 
     Raises:
         NotFoundError: no field at a path (unless ``if_exists``).
@@ -120,13 +140,16 @@ def dropped_fields(table: TableDescriptor, paths: Sequence[Path], *, if_exists: 
             struct, or a field a partition field uses.
     """
     gone: dict[int, tuple[ColumnDescriptor, Path]] = {}
+    held = parents(table.columns) if paths else {}
+    given = set(paths)
     for path in paths:
-        found = nested_field(table, path)
+        found = held.get(path)
         if found is None:
             if if_exists:
                 continue
-            _existing(table, path)
-        assert found is not None
+            raise _not_found(table, path)
+        if path[0] in columns or any(path[:n] in given for n in range(2, len(path))):
+            continue
         parent, field = found
         if parent.type is not ColumnType.STRUCT:
             raise ValidationError(
@@ -196,14 +219,7 @@ def altered_field(
     """
     parent, old = _existing(table, path)
     where = path_words(path)
-    ctype = new_type or old.type
-    same = ctype is old.type
-    params = resolve_params(
-        ctype,
-        precision if precision is not None else (old.precision if same else None),
-        scale if scale is not None else (old.scale if same else None),
-        length if length is not None else (old.length if same else None),
-    )
+    params = changed_params(old, new_type, precision, scale, length)
     becomes_nullable = old.nullable if nullable is None else nullable
     is_key = parent.type is ColumnType.MAP and old.name == KEY
     if is_key and (params != old.params or becomes_nullable):

@@ -12,7 +12,7 @@ names here (a name may itself hold a dot); ``path_words`` spells one for people.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from catalog.column_types import NESTED_TYPES, ColumnType
 from catalog.descriptors.tables import ColumnDescriptor
@@ -140,27 +140,36 @@ def find_id(columns: Sequence[ColumnDescriptor], field_id: int) -> tuple[Path, C
 
 def replaced(
     columns: tuple[ColumnDescriptor, ...],
-    field_id: int,
-    change: Callable[[ColumnDescriptor], ColumnDescriptor | None],
+    changes: Mapping[int, Callable[[ColumnDescriptor], ColumnDescriptor | None]],
 ) -> tuple[ColumnDescriptor, ...]:
-    """Return ``columns`` with the field of id ``field_id`` (at any depth) changed.
+    """Return ``columns`` with the fields of the ids in ``changes`` (at any depth) changed.
 
-    ``change`` returns the new field, or None to remove it. Columns and fields off the way to
-    it are kept as the same objects.
+    Each change returns the new field, or None to remove it. One pass over the columns;
+    columns and fields off the way to a change are kept as the same objects.
     """
     out: list[ColumnDescriptor] = []
+    same = True
     for column in columns:
-        if column.id == field_id:
+        change = changes.get(column.id)
+        new: ColumnDescriptor | None = column
+        if change is not None:
             new = change(column)
-            if new is not None:
-                out.append(new)
-        elif column.fields and _holds(column, field_id):
-            fields = replaced(column.fields, field_id, change)
-            out.append(column.model_copy(update={"fields": fields}))
-        else:
-            out.append(column)
-    return tuple(out)
+        elif column.fields:
+            fields = replaced(column.fields, changes)
+            if fields is not column.fields:
+                new = column.model_copy(update={"fields": fields})
+        same = same and new is column
+        if new is not None:
+            out.append(new)
+    return columns if same else tuple(out)
 
 
-def _holds(column: ColumnDescriptor, field_id: int) -> bool:
-    return any(c.id == field_id for _, c in walk(column.fields))
+def parents(
+    columns: Sequence[ColumnDescriptor],
+) -> dict[Path, tuple[ColumnDescriptor, ColumnDescriptor]]:
+    """Return every nested field by its path, with the column or field that holds it."""
+    found: dict[Path, tuple[ColumnDescriptor, ColumnDescriptor]] = {}
+    for path, column in walk(columns):
+        for f in column.fields:
+            found[(*path, f.name)] = (column, f)
+    return found

@@ -61,9 +61,14 @@ class DropColumnsEntry(_TableAlterEntry):
     def changed(self, table: TableDescriptor) -> TableDescriptor:  # noqa: D102
         gone = set(self.column_ids)
         columns = tuple(c for c in table.columns if c.id not in gone)
-        for field_id in gone - {c.id for c in table.columns}:
-            columns = replaced(columns, field_id, lambda _: None)
+        nested = gone - {c.id for c in table.columns}
+        if nested:
+            columns = replaced(columns, dict.fromkeys(nested, _removed))
         return table.with_columns(columns, table.next_column_id)
+
+
+def _removed(_: ColumnDescriptor) -> None:
+    return None
 
 
 class NewNestedFieldsEntry(_TableAlterEntry):
@@ -80,8 +85,7 @@ class NewNestedFieldsEntry(_TableAlterEntry):
         added = self.fields
         columns = replaced(
             table.columns,
-            self.parent_id,
-            lambda s: s.model_copy(update={"fields": (*s.fields, *added)}),
+            {self.parent_id: lambda s: s.model_copy(update={"fields": (*s.fields, *added)})},
         )
         next_id = max(table.next_column_id, *(i + 1 for i in all_ids(added)))
         return table.with_columns(columns, next_id)
@@ -111,7 +115,7 @@ class AlterNestedFieldEntry(_TableAlterEntry):
             "scale": self.scale,
             "length": self.length,
         }
-        columns = replaced(table.columns, self.field_id, lambda f: f.model_copy(update=update))
+        columns = replaced(table.columns, {self.field_id: lambda f: f.model_copy(update=update)})
         return table.with_columns(columns, table.next_column_id)
 
 

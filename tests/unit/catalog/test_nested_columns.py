@@ -136,7 +136,8 @@ def test_nested_fields_count_toward_the_column_limit() -> None:
 
 def test_keys_and_indexes_take_plain_columns_only() -> None:
     struct_key = field("K", T.STRUCT, field("A", T.INT32), nullable=False)
-    error = bad_shape(lambda: c.CreateTable(name="T", columns=[struct_key], primary_key=["K"]))
+    create = lambda: c.CreateTable(name="T", columns=[struct_key], primary_key=["K"])  # noqa: E731
+    error = bad_shape(create, ErrorCode.UNSUPPORTED_CHANGE)
     assert "column K is a STRUCT; a primary key takes only" in error.message
     index = c.CreateIndex(table="EV", name="BY_ATTRS", columns=["ATTRS"])
     assert "an index" in refused(events_table(), ErrorCode.UNSUPPORTED_CHANGE, index).message
@@ -322,3 +323,57 @@ def test_nested_changes_diff_by_path_and_name_what_changed() -> None:
         ("PAYLOAD.ORIGIN", ChangeKind.ALTERED),
         ("PAYLOAD.ITEMS.element.SKU", ChangeKind.DROPPED),
     }
+
+
+def test_a_definition_nested_hundreds_deep_is_refused_before_it_is_read() -> None:
+    raw: dict[str, Any] = {"name": "LEAF", "type": "INT32"}
+    for depth in range(400):
+        raw = {"name": f"S{depth}", "type": "STRUCT", "fields": [raw]}
+    command = {"op": "create_table", "name": "T", "columns": [raw], "primary_key": ["S399"]}
+    error = bad_shape(lambda: c.parse(command), ErrorCode.NESTED_TOO_DEEP)
+    assert f"nested more than {MAX_DEPTH} levels deep" in error.message
+
+
+def test_nested_ids_are_given_only_with_a_replace_and_never_twice() -> None:
+    with_id = field("S", T.STRUCT, field("X", T.INT32, id=4))
+    error = bad_shape(lambda: c.AddColumns(table="EV", columns=[with_id]))
+    assert "only with replaces_rows" in error.message
+    twice = field("S", T.STRUCT, field("X", T.INT32, id=500), field("Y", T.INT32, id=500))
+    add = c.AddColumns(table="EV", columns=[twice], replaces_rows=True)
+    assert "share an id" in refused(events_table(), ErrorCode.VALIDATION_ERROR, add).message
+
+
+def test_a_nested_field_added_with_a_replace_moves_where_the_rows_count_from() -> None:
+    required = field("R", T.INT32, nullable=False)
+    add = c.AddColumns(table="EV", parent=["PAYLOAD"], columns=[required], replaces_rows=True)
+    prepared = run(events_table(), add)
+    assert entry_types(prepared) == ["new_nested_fields", "set_table_iceberg"]
+    assert prepared.catalog.table("PUBLIC", "EV").rows_from == 2
+
+
+def test_a_struct_and_fields_inside_it_drop_together() -> None:
+    drop = c.DropColumns(
+        table="EV",
+        columns=["PAYLOAD"],
+        fields=[["PAYLOAD", "ITEMS", "element", "SKU"], ["PAYLOAD", "ITEMS", "element", "PRICE"]],
+    )
+    prepared = run(events_table(), drop)
+    assert [col.name for col in prepared.catalog.table("PUBLIC", "EV").columns] == ["ID", "ATTRS"]
+    both = c.DropColumns(
+        table="EV", fields=[["PAYLOAD", "ITEMS"], ["PAYLOAD", "ITEMS", "element", "SKU"]]
+    )
+    cat = apply(events_table(), both)
+    assert [f.name for f in at(cat, "PAYLOAD").fields] == ["SOURCE", "N"]
+
+
+def test_paths_are_told_apart_by_their_names_not_by_their_dotted_spelling() -> None:
+    drop = c.DropColumns(table="EV", fields=[["A.B", "C"], ["A", "B.C"]], if_exists=True)
+    assert not run(events_table(), drop).entries
+    error = bad_shape(lambda: c.DropColumns(table="EV", fields=[["A", "B"], ["A", "B"]]))
+    assert "A.B is given twice" in error.message
+
+
+def test_fields_added_to_one_struct_in_one_command_have_distinct_names() -> None:
+    twice = [field("Q", T.INT32), field("Q", T.INT64)]
+    error = bad_shape(lambda: c.AddColumns(table="EV", parent=["PAYLOAD"], columns=twice))
+    assert "Q" in error.message
