@@ -9,15 +9,16 @@ Spark source compares them in (``spark.statistics``): field ids are the catalog'
 
 Doubt keeps no bound: a float column whose NaN count is not known to be zero, a ``binary``
 column, a string bound longer than the catalog keeps (a longer lower bound is cut, a longer
-upper bound dropped). A file that lacks the null count of one of its columns records no
-statistics at all, so it is never skipped for want of one.
+upper bound dropped). A file that lacks the null count of one of its plain columns records
+no statistics at all, so it is never skipped for want of one (a reader takes a column a file
+has no statistics for as one the file lacks, all null).
 
 A STRUCT, ARRAY or MAP column keeps no bound. Iceberg's writers count nulls of primitive
-fields only, so a nested column's null count is known when the manifest gives it or the
-column is NOT NULL (none); else the file records no statistics, as for any column whose null
-count is missing (a reader takes a column a file has no statistics for as one the file lacks,
-all null). The metrics of nested fields (their own ids) are not read: the catalog keeps
-statistics of top-level columns.
+fields only, so a nested column's null count is kept when the manifest gives it or the column
+is NOT NULL (none); else the nested column has no entry, and the file keeps its plain columns'
+statistics: readers never prune on a nested column (``spark.statistics.bounds_of_file``
+knows nothing of one). The metrics of nested fields (their own ids) are not read: the catalog
+keeps statistics of top-level columns.
 
 A writer chose every byte of a bound, so decoding one costs at most linear time in a bound
 Iceberg allows: a DECIMAL bound is at most 16 bytes (38 digits) and must fit its column's
@@ -190,8 +191,8 @@ def column_stats(
         upper: per field id, the serialized upper bound.
 
     Returns:
-        One entry per column (a nested one's with its null count only); None when a
-        column's null count is missing and not known to be zero.
+        One entry per column (a nested one's with its null count only, and none when that
+        count is not known); None when a plain column's null count is missing.
 
     Raises:
         BoundError: a bound that is not a value of its column's type.
@@ -201,6 +202,8 @@ def column_stats(
         nulls = null_counts.get(column.id)
         if nulls is None and column.type in NESTED_TYPES and not column.nullable:
             nulls = 0
+        if nulls is None and column.type in NESTED_TYPES:
+            continue  # readers know nothing of a nested column: the others keep theirs
         if nulls is None:
             return None
         if column.type in NESTED_TYPES:

@@ -24,8 +24,10 @@ from api.iceberg.bounds import (
     encode_bound,
 )
 from catalog.column_types import ColumnType
-from catalog.data.files import ColumnStats, StatValue
+from catalog.data.files import ColumnStats, DataFile, StatValue
 from catalog.descriptors import ColumnDescriptor
+from spark.pruning import Bounds
+from spark.statistics import bounds_of_file
 
 
 def _column(kind: ColumnType, column_id: int = 1, **params: int) -> ColumnDescriptor:
@@ -167,9 +169,15 @@ def test_a_nested_column_keeps_its_null_count_only_and_its_fields_metrics_are_no
     )
 
 
-def test_a_nullable_nested_column_without_a_null_count_keeps_no_statistics() -> None:
+def test_a_nullable_nested_column_without_a_null_count_leaves_the_others_their_statistics() -> None:
     columns = [_column(ColumnType.INT64, 0), _nested(1, nullable=True)]
-    assert column_stats(columns, {0: 0, 11: 0}, {}, {}, {}) is None
+    lower, upper = {0: (5).to_bytes(8, "little")}, {0: (9).to_bytes(8, "little")}
+    stats = column_stats(columns, {0: 0, 11: 0}, {}, lower, upper)
+    assert stats == (ColumnStats(column_id=0, nulls=0, lower=5, upper=9),)
+    # A reader knows nothing of the nested column (it never takes it for one the file lacks).
+    written = DataFile(path="f.parquet", partition=0, rows=3, size=1, stats=stats)
+    assert bounds_of_file(written, columns[1]) is None
+    assert bounds_of_file(written, columns[0]) == Bounds(3, 0, 5, 9)
 
 
 @pytest.mark.parametrize(
