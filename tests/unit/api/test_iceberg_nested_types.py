@@ -207,7 +207,7 @@ def _tables(draw: st.DrawFn) -> list[Column]:
     return [draw(_columns(n, 1)) for n in names]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(_tables())
 def test_a_served_schema_reads_back_as_the_same_columns_with_the_same_ids(
     columns: list[Column],
