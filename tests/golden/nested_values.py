@@ -7,13 +7,13 @@ field added at the end of a struct, one widened, one made nullable, one renamed,
 
 from __future__ import annotations
 
-from catalog import Catalog, ColumnType, VersionedUpdate, prepare
+from catalog import Catalog, ColumnType, VersionedUpdate
 from catalog import commands as c
 from catalog.commands.base import CommandBase
 from catalog.marshalling import encode_commands, encode_entries, encode_update
 from catalog.snapshots import encode_snapshot
 from catalog.wire import encode_descriptor
-from tests.unit.catalog.helpers import catalog_with_default_zone
+from tests.golden.stamped_updates import stamped_update
 
 T0 = 1_700_000_000_000
 """The golden nested values' epoch (ms)."""
@@ -81,16 +81,7 @@ def golden_nested_commands() -> list[CommandBase]:
 
 def golden_nested_update() -> tuple[Catalog, VersionedUpdate]:
     """Return version 1 and update 2: the nested commands' entries."""
-    v1 = catalog_with_default_zone(activation_ts=T0 << 16)
-    prepared = prepare(v1, golden_nested_commands())
-    update = VersionedUpdate(
-        version=2,
-        proposal_ts=((T0 + 1_000) << 16) + 1,
-        delay_ms=500,
-        entries=list(prepared.entries),
-        stamps=True,
-    )
-    return v1, update
+    return stamped_update(T0, golden_nested_commands())
 
 
 def golden_nested_catalog() -> Catalog:

@@ -6,7 +6,7 @@ Each secret is hashed with a fixed salt, so the values are the same on every run
 
 from __future__ import annotations
 
-from catalog import Catalog, VersionedUpdate, prepare
+from catalog import Catalog, VersionedUpdate
 from catalog.commands.base import CommandBase
 from catalog.commands.principals import (
     AlterPrincipalCommand,
@@ -17,7 +17,7 @@ from catalog.descriptors.principals import PrincipalRole, hash_secret
 from catalog.marshalling import encode_entries, encode_update
 from catalog.snapshots import encode_snapshot
 from catalog.wire import encode_descriptor
-from tests.unit.catalog.helpers import catalog_with_default_zone
+from tests.golden.stamped_updates import stamped_update
 
 T0 = 1_700_000_000_000
 """The golden principals' epoch (ms)."""
@@ -54,16 +54,7 @@ def golden_principal_commands() -> list[CommandBase]:
 
 def golden_principal_update() -> tuple[Catalog, VersionedUpdate]:
     """Return version 1 and update 2: the principal commands' entries, stamping what they change."""
-    v1 = catalog_with_default_zone(activation_ts=T0 << 16)
-    prepared = prepare(v1, golden_principal_commands())
-    update = VersionedUpdate(
-        version=2,
-        proposal_ts=((T0 + 1_000) << 16) + 1,
-        delay_ms=500,
-        entries=list(prepared.entries),
-        stamps=True,
-    )
-    return v1, update
+    return stamped_update(T0, golden_principal_commands())
 
 
 def golden_principal_catalog() -> Catalog:
