@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pydantic
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -59,6 +60,13 @@ class IcebergError(Exception):
 def bad_request(message: str) -> IcebergError:
     """Return a 400 ``BadRequestException`` saying ``message``."""
     return IcebergError(IcebergType.BAD_REQUEST, 400, message)
+
+
+def malformed(what: str, error: pydantic.ValidationError) -> IcebergError:
+    """Return a 400 saying what cannot be read: ``what``, then pydantic's first problem."""
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return bad_request(f"{what}: {where}: {first['msg']}")
 
 
 def unsupported(message: str) -> IcebergError:

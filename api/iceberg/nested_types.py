@@ -19,7 +19,7 @@ from typing import Any
 
 import pydantic
 
-from api.iceberg.errors import bad_request
+from api.iceberg.errors import bad_request, malformed
 from api.iceberg.models import StructField
 from api.iceberg.types import CatalogType, NoCounterpartError, catalog_type
 from catalog.column_types import ColumnType
@@ -80,11 +80,7 @@ def _struct_field(where: str, item: object) -> StructField:
     try:
         return StructField.model_validate(item)
     except pydantic.ValidationError as e:
-        first = e.errors()[0]
-        member = ".".join(str(p) for p in first["loc"])
-        raise bad_request(
-            f"{where}: a struct's field cannot be read: {member}: {first['msg']}"
-        ) from e
+        raise malformed(f"{where}: a struct's field cannot be read", e) from e
 
 
 def _member_field(

@@ -37,7 +37,7 @@ from pydantic import Field
 from api.iceberg.avro_reads import READ_DEADLINE_S
 from api.iceberg.branches import branch_snapshot, check_line
 from api.iceberg.creation import SERVED_FORMAT_VERSION, table_command
-from api.iceberg.errors import bad_request, unavailable
+from api.iceberg.errors import bad_request, malformed, unavailable
 from api.iceberg.models import IcebergModel, IcebergSchema, TableMetadata
 from api.iceberg.nested_types import nested_ids
 from api.iceberg.properties import split_properties
@@ -104,11 +104,7 @@ def read_metadata_file(location: str, warehouse: str) -> TableMetadata:
     try:
         return TableMetadata.model_validate(body)
     except pydantic.ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise bad_request(
-            f"metadata file {location} is not Iceberg table metadata: {where}: {first['msg']}"
-        ) from e
+        raise malformed(f"metadata file {location} is not Iceberg table metadata", e) from e
 
 
 def _current_schema(metadata: TableMetadata, file: str) -> IcebergSchema:

@@ -103,7 +103,7 @@ class Column(Model):
                 raise ValidationError(
                     f"field {self.name}.{f.name}: a nested field takes no default"
                 )
-        self._own_descriptor(0, ())
+        self._resolved()
         return self
 
     def field_count(self) -> int:
@@ -141,14 +141,19 @@ class Column(Model):
             check_shape(path, self.type, (), False)
         return self._own_descriptor(column_id, fields)
 
-    def _own_descriptor(
-        self, column_id: int, fields: tuple[ColumnDescriptor, ...]
-    ) -> ColumnDescriptor:
+    def _resolved(self) -> tuple[TypeParams, DefaultValue | None, str | None]:
+        """Return the type with its parameters, the default and the default function, checked."""
         params = resolve_params(self.type, self.precision, self.scale, self.length)
         default = None if self.default is None else normalize_default(params, self.default)
         function = self.default_function
         if function is not None:
             function = check_default_function(self.name, self.type, function)
+        return params, default, function
+
+    def _own_descriptor(
+        self, column_id: int, fields: tuple[ColumnDescriptor, ...]
+    ) -> ColumnDescriptor:
+        params, default, function = self._resolved()
         return shared_column(
             id=column_id,
             name=self.name,

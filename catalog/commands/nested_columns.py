@@ -25,6 +25,7 @@ from catalog.data.iceberg_table import check_columns_dropped
 from catalog.descriptors import ColumnDescriptor, TableDescriptor
 from catalog.descriptors.nested import (
     KEY,
+    Held,
     Path,
     a_type,
     field_count,
@@ -37,17 +38,6 @@ from catalog.entries import AlterNestedFieldEntry, EntryBase, NewNestedFieldsEnt
 from catalog.errors import AlreadyExistsError, ErrorCode, NotFoundError, ValidationError
 
 
-def nested_field(
-    table: TableDescriptor, path: Path
-) -> tuple[ColumnDescriptor, ColumnDescriptor] | None:
-    """Return the field at ``path`` (two names or more) and the column or field holding it."""
-    parent = find_path(table.columns, path[:-1])
-    if parent is None:
-        return None
-    found = next((f for f in parent.fields if f.name == path[-1]), None)
-    return None if found is None else (parent, found)
-
-
 def _not_found(table: TableDescriptor, path: Path) -> NotFoundError:
     return NotFoundError(
         f"field {path_words(path)} not found in table {table.name}",
@@ -55,11 +45,13 @@ def _not_found(table: TableDescriptor, path: Path) -> NotFoundError:
     )
 
 
-def _existing(table: TableDescriptor, path: Path) -> tuple[ColumnDescriptor, ColumnDescriptor]:
-    found = nested_field(table, path)
-    if found is None:
+def _existing(table: TableDescriptor, path: Path) -> Held:
+    """Return the nested field at ``path`` (two names or more) and what holds it."""
+    parent = find_path(table.columns, path[:-1])
+    found = None if parent is None else next((f for f in parent.fields if f.name == path[-1]), None)
+    if parent is None or found is None:
         raise _not_found(table, path)
-    return found
+    return parent, found
 
 
 def _struct(table: TableDescriptor, path: Path) -> ColumnDescriptor:

@@ -164,11 +164,13 @@ def replaced(
     return columns if same else tuple(out)
 
 
-def parents(
-    columns: Sequence[ColumnDescriptor],
-) -> dict[Path, tuple[ColumnDescriptor, ColumnDescriptor]]:
+Held = tuple[ColumnDescriptor, ColumnDescriptor]
+"""A nested field's holder (the column or field it is a field of) and the field."""
+
+
+def parents(columns: Sequence[ColumnDescriptor]) -> dict[Path, Held]:
     """Return every nested field by its path, with the column or field that holds it."""
-    found: dict[Path, tuple[ColumnDescriptor, ColumnDescriptor]] = {}
+    found: dict[Path, Held] = {}
     for path, column in walk(columns):
         for f in column.fields:
             found[(*path, f.name)] = (column, f)

@@ -66,8 +66,8 @@ def _moved(ids: dict[str, int], path: str, to: str | None) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
-class AddField:
-    """Add string field ``name`` at the end of the struct at ``parent``."""
+class _AtField:
+    """A change of field ``name`` of the struct at ``parent``."""
 
     parent: tuple[str, ...]
     name: str
@@ -75,6 +75,11 @@ class AddField:
     @property
     def path(self) -> str:
         return ".".join((*self.parent, self.name))
+
+
+@dataclass(frozen=True)
+class AddField(_AtField):
+    """Add string field ``name`` at the end of the struct at ``parent``."""
 
     def apply(self, kind: Struct, value: Value, fill: str | None) -> tuple[Struct, Value]:
         added = None if fill is None else f"{self.name}{fill}"
@@ -122,15 +127,8 @@ class RenameField:
 
 
 @dataclass(frozen=True)
-class DropField:
+class DropField(_AtField):
     """Drop field ``name`` of the struct at ``parent``."""
-
-    parent: tuple[str, ...]
-    name: str
-
-    @property
-    def path(self) -> str:
-        return ".".join((*self.parent, self.name))
 
     def apply(self, kind: Struct, value: Value, fill: str | None) -> tuple[Struct, Value]:
         kept = Struct(tuple((n, k) for n, k in kind.fields if n != self.name))
